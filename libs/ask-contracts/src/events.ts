@@ -1,0 +1,93 @@
+/**
+ * Events on an ask's stream (Redis stream `ask:{askId}:events`), relayed to the dashboard as SSE.
+ * Every event carries the Redis stream id as its SSE id, so `Last-Event-ID` resumes without gap or repeat.
+ */
+
+/** Redis key of an ask's event stream. */
+export const askStreamKey = (askId: string): string => `ask:${askId}:events`;
+
+export interface AcceptedEvent {
+  askId: string;
+  sessionId: string;
+}
+
+export interface RetrievedEvent {
+  counts: { insight: number; recommendation: number; knowledge: number };
+  /** The best few items: kind, id, title and cosine similarity. */
+  top: Array<{ kind: string; id: string; title: string; score: number }>;
+}
+
+/** What the budget planner decided for this turn. All figures are tokens. */
+export interface BudgetEvent {
+  provider: string;
+  model: string;
+  /** Effective context window (catalog, project override, or the lower cap). */
+  window: number;
+  maxTokens: number;
+  reserve: number;
+  margin: number;
+  counter: 'exact' | 'approximate';
+  counterId: string;
+  /** Calibration factor applied to the approximate counter (1 when none). */
+  calibration: number;
+  available: number;
+  /** Tokens of what is sent: system prompt, kept turns, kept context and the question, with framing. */
+  used: number;
+  turnsKept: number;
+  turnsDropped: number;
+  contextKept: number;
+  contextDropped: number;
+}
+
+export interface DeltaEvent {
+  text: string;
+}
+
+/**
+ * Sent when an attempt restarts after a worker crash or an upstream retry: the client discards the
+ * text of the answer received so far; the next deltas restart the answer from its first word.
+ */
+export interface ResetEvent {
+  attempt: number;
+  reason: string;
+}
+
+export interface DoneEvent {
+  messageId: string;
+  /** As the provider reported them (null when it reported none). */
+  usage: { promptTokens: number | null; completionTokens: number | null };
+  /** Sources cited by the answer, best first. */
+  sources: Array<{ kind: string; id: string; title: string; source?: string }>;
+  /** Set when the provider's reported prompt tokens are far below what we sent (silent truncation). */
+  warning?: string;
+}
+
+/** The typed error body of libs/ask-errors, plus its HTTP status. */
+export interface ErrorEvent {
+  status: number;
+  code: string;
+  error: string;
+  details?: string;
+}
+
+export interface AskEventMap {
+  accepted: AcceptedEvent;
+  retrieved: RetrievedEvent;
+  budget: BudgetEvent;
+  delta: DeltaEvent;
+  reset: ResetEvent;
+  done: DoneEvent;
+  error: ErrorEvent;
+}
+
+export type AskEventType = keyof AskEventMap;
+
+/** An event as read back from the stream. `id` is the Redis stream id. */
+export interface AskEvent<T extends AskEventType = AskEventType> {
+  id: string;
+  type: T;
+  data: AskEventMap[T];
+}
+
+/** Events after which the stream has ended. */
+export const TERMINAL_EVENTS: ReadonlySet<AskEventType> = new Set(['done', 'error']);

@@ -1,0 +1,54 @@
+/**
+ * Queue names and job payloads shared by the gateway and both workers.
+ *
+ * Queue names are permanent: renaming one strands the jobs waiting in it.
+ */
+export enum QueueName {
+  /** Gateway → retrieval worker: embed the question and rank the project's items. */
+  AskRetrieval = 'ask-retrieval',
+  /** Retrieval worker → synthesis worker: budget the prompt, call the LLM, persist the turn. */
+  AskSynthesis = 'ask-synthesis',
+}
+
+/** Job names inside each queue (one handler each). */
+export enum JobName {
+  Retrieve = 'retrieve',
+  Synthesize = 'synthesize',
+}
+
+/** Kinds of item the retrieval worker ranks. */
+export type RetrievedKind = 'insight' | 'recommendation' | 'knowledge';
+
+/** One ranked item handed from retrieval to synthesis. `score` is cosine similarity (1 − distance), in [−1, 1]. */
+export interface RetrievedItem {
+  id: string;
+  kind: RetrievedKind;
+  /** Display title: insight name, recommendation title, or knowledge source title. */
+  title: string;
+  /** The text that goes into the prompt (name + description for insights, chunk text for knowledge). */
+  text: string;
+  score: number;
+  /** Where it came from, for citations (knowledge source path/URI), when known. */
+  source?: string;
+}
+
+/** Payload of the retrieval job. The ask id is also the BullMQ job id of both jobs. */
+export interface RetrieveJobData {
+  askId: string;
+  projectId: string;
+  sessionId: string;
+  question: string;
+  /** ISO time the gateway accepted the ask; the ask's deadline is measured from it. */
+  acceptedAt: string;
+}
+
+/** Payload of the synthesis job: the retrieval payload plus the ranked items, best first. */
+export interface SynthesizeJobData extends RetrieveJobData {
+  items: RetrievedItem[];
+}
+
+/** Map from queue to the (job name, payload) it carries: a wrong payload is a compile error. */
+export interface JobPayloads {
+  [QueueName.AskRetrieval]: { name: JobName.Retrieve; data: RetrieveJobData };
+  [QueueName.AskSynthesis]: { name: JobName.Synthesize; data: SynthesizeJobData };
+}
