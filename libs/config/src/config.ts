@@ -1,0 +1,46 @@
+import { z } from 'zod';
+
+/**
+ * The service's settings, read once from the environment at boot and validated; everything else reads
+ * settings only through the object this returns. Defaults fit the development machine (local
+ * PostgreSQL with trust auth, local Redis) and the embedded `local` providers.
+ */
+const schema = z.object({
+  DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/ask'),
+  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379/0'),
+  /** Prefix for every BullMQ key and event stream, so test runs never share keys with a running stack. */
+  ASK_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]+$/).default('ask'),
+  GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /** Health/metrics port of each worker; 0 picks a free port. */
+  RETRIEVAL_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(3101),
+  SYNTHESIS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(3102),
+  RETRIEVAL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  SYNTHESIS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  /** How long an ask may take from acceptance to its last event, in milliseconds. */
+  ASK_DEADLINE_MS: z.coerce.number().int().min(1000).default(120_000),
+  /** How long a finished ask's event stream is kept in Redis, in seconds. */
+  ASK_EVENTS_TTL_S: z.coerce.number().int().min(60).default(86_400),
+  /** Admin key that creates projects and project API keys; unset disables the admin routes. */
+  ASK_ADMIN_KEY: z.string().min(16).optional(),
+  /** 32 bytes, base64 or hex: encrypts provider credentials at rest (AES-256-GCM). */
+  ASK_ENCRYPTION_KEY: z.string().optional(),
+  LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
+});
+
+export type AppConfig = Readonly<z.infer<typeof schema>>;
+
+/** Raised at boot when the environment is invalid; the message names each bad variable. */
+export class ConfigError extends Error {}
+
+/**
+ * Parses and validates settings from `env` (default `process.env`).
+ * @throws ConfigError naming every invalid variable.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid environment:\n  ${lines.join('\n  ')}`);
+  }
+  return Object.freeze(parsed.data);
+}

@@ -1,0 +1,84 @@
+import type { ProviderId } from '@ask/model-catalog';
+import type { ChatMessage } from '@ask/token-counting';
+
+/** Embedding providers; `local` is the embedded lexical embedder (no model, no network). */
+export type EmbeddingProviderId = 'local' | 'openai' | 'azure-foundry' | 'bedrock' | 'vertex' | 'ollama';
+
+/** A project's embedding settings (stored as JSON on the project; no secrets here). */
+export interface EmbeddingSettings {
+  provider: EmbeddingProviderId;
+  model: string;
+  /** Vector length; known before anything is stored. */
+  dimensions: number;
+  baseUrl?: string;
+  /** Bedrock region, Vertex location. */
+  region?: string;
+  /** Vertex project id. */
+  gcpProject?: string;
+  /** Azure API version. */
+  apiVersion?: string;
+}
+
+/** A project's LLM settings (stored as JSON on the project; no secrets here). */
+export interface LlmSettings {
+  provider: ProviderId;
+  model: string;
+  baseUrl?: string;
+  /** Override of the catalog's context window, in tokens. */
+  contextWindow?: number;
+  /** Lower cap on the window for cost control (the second seed's maxContextTokens), in tokens. */
+  maxContextTokens?: number;
+  /** Tokens reserved for the answer; default 2,048 for ask. */
+  maxTokens?: number;
+  /** Ollama only: sent as options.num_ctx when set; otherwise the server's default applies. */
+  numCtx?: number;
+  region?: string;
+  gcpProject?: string;
+  apiVersion?: string;
+}
+
+/** Secrets of a project's providers, decrypted only in the worker that calls the provider. */
+export interface ProviderCredentials {
+  apiKey?: string;
+  awsAccessKeyId?: string;
+  awsSecretAccessKey?: string;
+  awsSessionToken?: string;
+  /** Vertex: an access token, or a service-account JSON for ADC. */
+  gcpAccessToken?: string;
+  gcpServiceAccountJson?: string;
+}
+
+/** One streamed chat call. `messages` starts with the system message when there is one. */
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  /** Completion budget in tokens (the provider's max_tokens). */
+  maxTokens: number;
+  signal?: AbortSignal;
+}
+
+/** What a chat stream yields: text as it arrives, then usage as the provider reported it. */
+export type ChatChunk =
+  | { type: 'delta'; text: string }
+  | { type: 'usage'; promptTokens: number | null; completionTokens: number | null };
+
+/** A chat provider adapter. Errors thrown are classified by `classifyUpstreamError`. */
+export interface ChatProvider {
+  readonly provider: ProviderId;
+  streamChat(request: ChatRequest): AsyncIterable<ChatChunk>;
+  /**
+   * Exact prompt tokens of a request from the provider's count endpoint (Anthropic `count_tokens`,
+   * Vertex `:countTokens`), where one exists.
+   */
+  countRequestTokens?(request: ChatRequest): Promise<number>;
+}
+
+/** An embedding provider adapter. Every vector has `dimensions` numbers. */
+export interface EmbeddingProvider {
+  readonly provider: EmbeddingProviderId;
+  readonly model: string;
+  readonly dimensions: number;
+  /** Largest batch one call accepts. */
+  readonly maxBatchSize: number;
+  embed(texts: string[], signal?: AbortSignal): Promise<number[][]>;
+}
