@@ -6,7 +6,7 @@ describe('loadConfig', () => {
     expect(config.DATABASE_URL).toBe('postgres://postgres@127.0.0.1:5432/ask');
     expect(config.REDIS_URL).toBe('redis://127.0.0.1:6379/0');
     expect(config.GATEWAY_PORT).toBe(3000);
-    expect(config.ASK_KEY_PREFIX).toBe('ask');
+    expect(config.ASK_KEY_PREFIX).toBe('ask-service');
   });
 
   it('coerces numbers from strings', () => {

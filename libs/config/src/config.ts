@@ -9,7 +9,7 @@ const schema = z.object({
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/ask'),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379/0'),
   /** Prefix for every BullMQ key and event stream, so test runs never share keys with a running stack. */
-  ASK_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]+$/).default('ask'),
+  ASK_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]+$/).default('ask-service'),
   GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   /** Health/metrics port of each worker; 0 picks a free port. */
   RETRIEVAL_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(3101),
