@@ -1,1 +1,6 @@
-export * from "./types";
+export * from './types';
+export * from './catalog-entry';
+export * from './catalog';
+export { HOSTED_CATALOG } from './catalog.hosted';
+export { OLLAMA_CATALOG } from './catalog.ollama';
+export * from './resolve-model';
