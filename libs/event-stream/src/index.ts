@@ -1,1 +1,2 @@
-export * from "./ask-event-stream";
+export * from './ask-event-stream';
+export * from './event-stream.module';
