@@ -1,1 +1,4 @@
-export {};
+export * from './codes';
+export * from './ask-error';
+export * from './factories';
+export * from './sanitize';

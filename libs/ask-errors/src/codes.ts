@@ -1,0 +1,86 @@
+/**
+ * The machine-readable codes the /ask API and its SSE `error` event carry. The dashboard branches on
+ * these, never on the human-readable `error` text (seed 000, "Typed errors"); they are stable.
+ *
+ * The first five are the seed's table; the last five are the API's own (validation, auth, lookups,
+ * throttling, and the catch-all for errors that are not ours).
+ */
+export enum AskErrorCode {
+  EmbeddingNotConfigured = 'embedding_not_configured',
+  LlmNotConfigured = 'llm_not_configured',
+  ContextOverflow = 'context_overflow',
+  LlmUpstream = 'llm_upstream',
+  LlmSynthesisFailed = 'llm_synthesis_failed',
+  InvalidRequest = 'invalid_request',
+  Unauthorized = 'unauthorized',
+  NotFound = 'not_found',
+  RateLimited = 'rate_limited',
+  InternalError = 'internal_error',
+}
+
+/** Every code, in declaration order. */
+export const ASK_ERROR_CODES: readonly AskErrorCode[] = Object.values(AskErrorCode);
+
+/**
+ * Default HTTP status per code. Source: seed 000 "Typed errors" table for the seed codes
+ * (`llm_upstream` is 502, or 504 when the call was cancelled or timed out; see `llmUpstream`).
+ */
+export const ASK_ERROR_STATUS: Readonly<Record<AskErrorCode, number>> = {
+  [AskErrorCode.EmbeddingNotConfigured]: 412,
+  [AskErrorCode.LlmNotConfigured]: 412,
+  [AskErrorCode.ContextOverflow]: 413,
+  [AskErrorCode.LlmUpstream]: 502,
+  [AskErrorCode.LlmSynthesisFailed]: 500,
+  [AskErrorCode.InvalidRequest]: 400,
+  [AskErrorCode.Unauthorized]: 401,
+  [AskErrorCode.NotFound]: 404,
+  [AskErrorCode.RateLimited]: 429,
+  [AskErrorCode.InternalError]: 500,
+};
+
+/**
+ * The short lowercase `error` message of the response body per code. `context_overflow`'s is the
+ * seed's sample body verbatim; the others follow its form. The text may be reworded between releases;
+ * clients branch on `code`.
+ */
+export const ERROR_MESSAGES: Readonly<Record<AskErrorCode, string>> = {
+  [AskErrorCode.EmbeddingNotConfigured]: 'this project has no embedding provider configured',
+  [AskErrorCode.LlmNotConfigured]: 'this project has no llm provider configured',
+  [AskErrorCode.ContextOverflow]: "this conversation has grown past the model's context window",
+  [AskErrorCode.LlmUpstream]: 'the llm provider rejected the request',
+  [AskErrorCode.LlmSynthesisFailed]: 'the llm provider failed to answer this question',
+  [AskErrorCode.InvalidRequest]: 'the request is invalid',
+  [AskErrorCode.Unauthorized]: 'authentication is required',
+  [AskErrorCode.NotFound]: 'not found',
+  [AskErrorCode.RateLimited]: 'too many requests',
+  [AskErrorCode.InternalError]: 'internal error',
+};
+
+/** The `error` message of a 504 `llm_upstream` (the provider call was cancelled or timed out). */
+export const UPSTREAM_TIMEOUT_MESSAGE = 'the llm provider did not answer in time';
+
+/**
+ * What the dashboard shows per code. For the seed codes this is seed 000's "Dashboard surfaces" column
+ * verbatim (the 504 `llm_upstream` row says "Same as 502 messaging", so both statuses share one copy).
+ */
+export const DASHBOARD_COPY: Readonly<Record<AskErrorCode, string>> = {
+  [AskErrorCode.EmbeddingNotConfigured]:
+    'This project has no embedding provider configured. Add one under project settings → Embedding to enable Ask.',
+  [AskErrorCode.LlmNotConfigured]:
+    'This project has no LLM provider configured. Add one under project settings → LLM to enable Ask.',
+  [AskErrorCode.ContextOverflow]:
+    "This conversation has grown past the model's context window. Start a new chat, or switch to a model with a wider context window.",
+  [AskErrorCode.LlmUpstream]:
+    'The LLM provider rejected the request. Try again; if it keeps happening, check provider credentials and quota.',
+  [AskErrorCode.LlmSynthesisFailed]: 'The LLM provider failed to answer this question. Try again, or start a new chat.',
+  [AskErrorCode.InvalidRequest]: 'The request could not be understood. Check the question and try again.',
+  [AskErrorCode.Unauthorized]: 'You are not signed in, or you do not have access to this project. Sign in and try again.',
+  [AskErrorCode.NotFound]: 'This project or conversation could not be found.',
+  [AskErrorCode.RateLimited]: 'Too many questions in a short time. Wait a moment and try again.',
+  [AskErrorCode.InternalError]: 'Something went wrong on our side. Try again in a moment.',
+};
+
+/** True when `value` is one of the `AskErrorCode` strings. */
+export function isAskErrorCode(value: unknown): value is AskErrorCode {
+  return typeof value === 'string' && (ASK_ERROR_CODES as readonly string[]).includes(value);
+}

@@ -1,0 +1,98 @@
+import { AskError } from './ask-error';
+import { AskErrorCode, UPSTREAM_TIMEOUT_MESSAGE } from './codes';
+import { sanitizeProviderMessage } from './sanitize';
+
+/** 412 `embedding_not_configured`: the project has no embedding provider set (seed 000). */
+export function embeddingNotConfigured(): AskError {
+  return new AskError(AskErrorCode.EmbeddingNotConfigured);
+}
+
+/**
+ * 412 `llm_not_configured`: the project has no LLM provider set, or it failed to instantiate (seed 000).
+ * @param details what failed, e.g. `provider=bedrock: missing region`; sanitised before use.
+ */
+export function llmNotConfigured(details?: string): AskError {
+  return new AskError(AskErrorCode.LlmNotConfigured, { details: optionalDetails(details) });
+}
+
+/** The figures of a context overflow, all in tokens except `model`. */
+export interface ContextOverflowFigures {
+  /** The model id as the project names it. */
+  model: string;
+  /** The context window planned against. */
+  window: number;
+  /** Tokens of the current question. */
+  question: number;
+  /** Tokens of the retrieved insights and recommendations still in the prompt at the end. */
+  rag: number;
+  /** Tokens of the retrieved knowledge chunks still in the prompt at the end. */
+  knowledge: number;
+}
+
+/**
+ * 413 `context_overflow`: even after trimming history and shrinking the retrieved context to one item,
+ * the request exceeds the model's window (seed 000). `details` is the seed's form:
+ * `model=claude-sonnet-4-6 window=200000 question=12 rag=1200 knowledge=0`.
+ */
+export function contextOverflow(figures: ContextOverflowFigures): AskError {
+  const { model, window, question, rag, knowledge } = figures;
+  const safeModel = model.replace(/\s+/g, '_');
+  return new AskError(AskErrorCode.ContextOverflow, {
+    details: `model=${safeModel} window=${window} question=${question} rag=${rag} knowledge=${knowledge}`,
+  });
+}
+
+/**
+ * `llm_upstream`: the provider rejected the call with a 4xx that is not a context overflow (rate limit,
+ * content filter, billing) → 502; or the call was cancelled or its deadline passed (`timeout`) → 504.
+ * Seed 000. The provider's message goes to `details` after `sanitizeProviderMessage`.
+ */
+export function llmUpstream(message: string, options: { timeout?: boolean; cause?: unknown } = {}): AskError {
+  return new AskError(AskErrorCode.LlmUpstream, {
+    status: options.timeout ? 504 : 502,
+    error: options.timeout ? UPSTREAM_TIMEOUT_MESSAGE : undefined,
+    details: optionalDetails(message),
+    cause: options.cause,
+  });
+}
+
+/** 500 `llm_synthesis_failed`: an unexpected provider failure (seed 000). `details` is sanitised. */
+export function llmSynthesisFailed(details?: string, cause?: unknown): AskError {
+  return new AskError(AskErrorCode.LlmSynthesisFailed, { details: optionalDetails(details), cause });
+}
+
+/** 400 `invalid_request`: the body failed validation; `details` says which field and why. */
+export function invalidRequest(details?: string): AskError {
+  return new AskError(AskErrorCode.InvalidRequest, { details: optionalDetails(details) });
+}
+
+/** 401 `unauthorized`: no valid credentials for the project. Never echoes the credential. */
+export function unauthorized(details?: string): AskError {
+  return new AskError(AskErrorCode.Unauthorized, { details: optionalDetails(details) });
+}
+
+/** 404 `not_found`: the project, session or ask does not exist (or is not the caller's). */
+export function notFound(details?: string): AskError {
+  return new AskError(AskErrorCode.NotFound, { details: optionalDetails(details) });
+}
+
+/** 429 `rate_limited`: the caller asked too often; `retryAfterSeconds` goes to `details` when set. */
+export function rateLimited(retryAfterSeconds?: number): AskError {
+  return new AskError(AskErrorCode.RateLimited, {
+    details: retryAfterSeconds === undefined ? undefined : `retry_after=${retryAfterSeconds}`,
+  });
+}
+
+/** 500 `internal_error`: not one of ours. `errorId` (when given) goes to `details` to find the log line. */
+export function internalError(errorId?: string, cause?: unknown): AskError {
+  return new AskError(AskErrorCode.InternalError, {
+    details: errorId === undefined ? undefined : `error_id=${errorId}`,
+    cause,
+  });
+}
+
+function optionalDetails(details: string | undefined): string | undefined {
+  if (details === undefined) return undefined;
+  const clean = sanitizeProviderMessage(details);
+  return clean === '' ? undefined : clean;
+}

@@ -1,0 +1,65 @@
+/** Longest sanitised provider message, in characters (an ellipsis marks a cut). */
+export const MAX_PROVIDER_MESSAGE_CHARS = 500;
+
+/** Longest input scanned, in characters: a provider's HTML error page is cut before the regexes run. */
+const MAX_SCANNED_CHARS = 20000;
+
+const REDACTED = '***';
+
+/**
+ * Redaction rules, applied in order. Each replaces a secret with `***` and keeps what names it
+ * (a scheme, a header name, a key prefix), so the message still reads as a sentence.
+ */
+const RULES: ReadonlyArray<[RegExp, string]> = [
+  // Credentials in URLs: https://user:pass@host → https://***@host
+  [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi, `$1${REDACTED}@`],
+  // JWTs (three base64url segments, the first a JSON header)
+  [/\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g, REDACTED],
+  // Bearer / Basic tokens in an Authorization header or prose
+  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, `$1 ${REDACTED}`],
+  // Anthropic and OpenAI keys: sk-ant-…, sk-proj-…, sk-…
+  [/\bsk-ant-[A-Za-z0-9_-]+/g, `sk-ant-${REDACTED}`],
+  [/\bsk-[A-Za-z0-9_-]{8,}/g, `sk-${REDACTED}`],
+  // Google OAuth access tokens and API keys
+  [/\bya29\.[A-Za-z0-9._-]+/g, `ya29.${REDACTED}`],
+  [/\bAIza[0-9A-Za-z_-]{30,}/g, REDACTED],
+  // AWS access key ids (long-term AKIA…, temporary ASIA…)
+  [/\b(AKIA|ASIA)[A-Z0-9]{16}\b/g, REDACTED],
+  // Query-string secrets: ?key=…, &api_key=…, &X-Amz-Signature=…, &sig=…
+  [
+    /([?&](?:api[-_]?key|key|token|access[-_]?token|secret|client[-_]?secret|password|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|code)=)[^&\s#"']+/gi,
+    `$1${REDACTED}`,
+  ],
+  // Named secrets in headers, JSON or prose: api-key: …, "x-api-key": "…", key=…, password=…
+  [
+    /\b((?:x-api-key|api[-_]?key|apikey|x-goog-api-key|key|secret|secret[-_]?access[-_]?key|password|passwd|token|access[-_]?token|client[-_]?secret)["']?\s*[:=]\s*["']?)[^\s"',;&}]+/gi,
+    `$1${REDACTED}`,
+  ],
+  // AWS secret access keys: 40 base64 characters mixing case and digits, standing alone
+  [/(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[0-9])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g, REDACTED],
+];
+
+/**
+ * Makes a provider's error message safe to put in an error body's `details` and in logs.
+ *
+ * Removes API keys (`sk-…`, `sk-ant-…`, Google `AIza…`), AWS access key ids (`AKIA…`/`ASIA…`) and
+ * 40-character secret keys, `Bearer`/`Basic` tokens, Google `ya29.` tokens, JWTs, `api-key`/`x-api-key`/
+ * `key=`/`password=` values, query-string secrets and `user:pass@` credentials in URLs; then collapses
+ * whitespace and cuts the result to `MAX_PROVIDER_MESSAGE_CHARS` (500) characters.
+ *
+ * @param message the provider's raw message (any length, characters).
+ * @returns the sanitised single-line message, at most 500 characters; never throws.
+ */
+export function sanitizeProviderMessage(message: string): string {
+  const raw = String(message ?? '');
+  // A cut may split a secret; drop the trailing fragment so no half-key survives unredacted.
+  let text = raw.length > MAX_SCANNED_CHARS ? raw.slice(0, MAX_SCANNED_CHARS).replace(/\S+$/, '') : raw;
+  for (const [pattern, replacement] of RULES) {
+    text = text.replace(pattern, replacement);
+  }
+  text = text.replace(/\s+/g, ' ').trim();
+  if (text.length > MAX_PROVIDER_MESSAGE_CHARS) {
+    text = `${text.slice(0, MAX_PROVIDER_MESSAGE_CHARS - 1)}…`;
+  }
+  return text;
+}
