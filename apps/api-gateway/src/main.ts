@@ -1,8 +1,17 @@
 import 'reflect-metadata';
-import { Injectable, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { PING } from '@ask/ask-contracts';
-@Injectable() class A { v = PING; }
-@Injectable() class B { constructor(readonly a: A) {} }
-@Module({ providers: [A, B] }) class M {}
-(async () => { const app = await NestFactory.createApplicationContext(M, { logger: false }); console.log('DI:', app.get(B).a.v, process.argv.slice(2)); await app.close(); })();
+import { Logger } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '@ask/config';
+import { createGateway } from './gateway.factory';
+
+/** Starts the API gateway on GATEWAY_PORT. */
+async function bootstrap(): Promise<void> {
+  const app = await createGateway();
+  const config = app.get<AppConfig>(APP_CONFIG);
+  await app.listen(config.GATEWAY_PORT, '0.0.0.0');
+  new Logger('api-gateway').log(`listening on :${config.GATEWAY_PORT}`);
+}
+
+bootstrap().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

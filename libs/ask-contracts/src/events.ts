@@ -37,6 +37,8 @@ export interface BudgetEvent {
   turnsDropped: number;
   contextKept: number;
   contextDropped: number;
+  /** Ids of the stored messages (earlier turns) this prompt carried, oldest first. */
+  keptTurnIds: string[];
 }
 
 export interface DeltaEvent {

@@ -24,6 +24,8 @@ const schema = z.object({
   ASK_ADMIN_KEY: z.string().min(16).optional(),
   /** 32 bytes, base64 or hex: encrypts provider credentials at rest (AES-256-GCM). */
   ASK_ENCRYPTION_KEY: z.string().optional(),
+  /** Pause between the local stand-in LLM's streamed chunks, in milliseconds (0 in benchmarks). */
+  LOCAL_LLM_CHUNK_DELAY_MS: z.coerce.number().int().min(0).max(5_000).default(25),
   LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
 });
 

@@ -1,2 +1,3 @@
 export * from './metrics';
 export * from './health-server';
+export * from './worker-bootstrap';

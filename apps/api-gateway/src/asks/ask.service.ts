@@ -1,0 +1,53 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { embeddingNotConfigured, llmNotConfigured, notFound } from '@ask/ask-errors';
+import { AskEventStream } from '@ask/event-stream';
+import { ProjectsRepository, SessionsRepository } from '@ask/persistence';
+import { AskRetrievalProducer } from './ask-retrieval.producer';
+import type { AskAccepted, AskDto } from './ask.dto';
+
+/**
+ * Accepts an ask: checks the project and its providers (412 before anything is queued), resolves or
+ * creates the session, opens the ask's event stream with `accepted`, and enqueues retrieval.
+ */
+@Injectable()
+export class AskService {
+  constructor(
+    private readonly projects: ProjectsRepository,
+    private readonly sessions: SessionsRepository,
+    private readonly events: AskEventStream,
+    private readonly producer: AskRetrievalProducer,
+  ) {}
+
+  /**
+   * @throws AskError 404 not_found (unknown project or a session of another project),
+   *   412 embedding_not_configured / llm_not_configured.
+   */
+  async accept(projectId: string, body: AskDto): Promise<AskAccepted> {
+    const project = await this.projects.findById(projectId);
+    if (!project) throw notFound('project not found');
+    if (!project.embeddingSettings) throw embeddingNotConfigured();
+    if (!project.llmSettings) throw llmNotConfigured();
+
+    let sessionId = body.sessionId;
+    if (sessionId) {
+      const session = await this.sessions.findForProject(projectId, sessionId);
+      if (!session) throw notFound('session not found');
+    } else {
+      sessionId = (await this.sessions.create(projectId, titleFrom(body.question))).id;
+    }
+
+    const askId = randomUUID();
+    const acceptedAt = new Date().toISOString();
+    await this.events.open(askId, { projectId, sessionId, acceptedAt });
+    await this.events.publish(askId, 'accepted', { askId, sessionId });
+    await this.producer.enqueue({ askId, projectId, sessionId, question: body.question, acceptedAt });
+    return { askId, sessionId, eventsUrl: `/api/v1/asks/${askId}/events` };
+  }
+}
+
+/** A session's title: its first question, on one line, at most 80 characters. */
+function titleFrom(question: string): string {
+  const flat = question.replace(/\s+/g, ' ').trim();
+  return flat.length <= 80 ? flat : `${flat.slice(0, 79)}…`;
+}

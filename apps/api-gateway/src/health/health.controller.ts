@@ -1,0 +1,35 @@
+import { Controller, Get, Header, HttpException, HttpStatus, Inject } from '@nestjs/common';
+import type Redis from 'ioredis';
+import { DataSource } from 'typeorm';
+import { EVENTS_REDIS } from '@ask/event-stream';
+import { registry } from '@ask/observability';
+
+/** Liveness/readiness and Prometheus metrics of the gateway. */
+@Controller()
+export class HealthController {
+  constructor(
+    private readonly db: DataSource,
+    @Inject(EVENTS_REDIS) private readonly redis: Redis,
+  ) {}
+
+  /** 200 `{status:"ok"}` when PostgreSQL and Redis answer; 503 naming the failing ones otherwise. */
+  @Get('health')
+  async health(): Promise<{ status: string }> {
+    const failing: string[] = [];
+    await Promise.all([
+      this.db.query('SELECT 1').catch(() => failing.push('postgres')),
+      this.redis.ping().catch(() => failing.push('redis')),
+    ]);
+    if (failing.length) {
+      throw new HttpException({ message: `unavailable: ${failing.sort().join(', ')}` }, HttpStatus.SERVICE_UNAVAILABLE);
+    }
+    return { status: 'ok' };
+  }
+
+  /** Prometheus text format. */
+  @Get('metrics')
+  @Header('content-type', registry.contentType)
+  metrics(): Promise<string> {
+    return registry.metrics();
+  }
+}

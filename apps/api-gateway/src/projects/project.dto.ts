@@ -1,0 +1,132 @@
+import { Type } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+
+const LLM_PROVIDERS = ['local', 'openai', 'azure-foundry', 'anthropic', 'bedrock', 'vertex', 'ollama'] as const;
+const EMBEDDING_PROVIDERS = ['local', 'openai', 'azure-foundry', 'bedrock', 'vertex', 'ollama'] as const;
+
+/** Limits on project settings (tokens unless named). */
+export const LIMITS = {
+  topK: { min: 1, max: 50 },
+  maxTokens: { min: 16, max: 128_000 },
+  systemPromptChars: 8_000,
+  maxHistoryMessages: { min: 2, max: 1_000 },
+  window: { min: 1_024, max: 10_000_000 },
+  dimensions: { min: 8, max: 4_096 },
+} as const;
+
+/** A project's embedding provider settings. */
+export class EmbeddingSettingsDto {
+  @IsIn(EMBEDDING_PROVIDERS)
+  provider!: (typeof EMBEDDING_PROVIDERS)[number];
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  model!: string;
+
+  @IsInt()
+  @Min(LIMITS.dimensions.min)
+  @Max(LIMITS.dimensions.max)
+  dimensions!: number;
+
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  baseUrl?: string;
+
+  @IsOptional() @IsString() @MaxLength(100) region?: string;
+  @IsOptional() @IsString() @MaxLength(200) gcpProject?: string;
+  @IsOptional() @IsString() @MaxLength(50) apiVersion?: string;
+}
+
+/** A project's LLM provider settings. */
+export class LlmSettingsDto {
+  @IsIn(LLM_PROVIDERS)
+  provider!: (typeof LLM_PROVIDERS)[number];
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  model!: string;
+
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  baseUrl?: string;
+
+  @IsOptional() @IsInt() @Min(LIMITS.window.min) @Max(LIMITS.window.max) contextWindow?: number;
+  @IsOptional() @IsInt() @Min(LIMITS.window.min) @Max(LIMITS.window.max) maxContextTokens?: number;
+  @IsOptional() @IsInt() @Min(LIMITS.maxTokens.min) @Max(LIMITS.maxTokens.max) maxTokens?: number;
+  @IsOptional() @IsInt() @Min(256) @Max(LIMITS.window.max) numCtx?: number;
+  @IsOptional() @IsString() @MaxLength(100) region?: string;
+  @IsOptional() @IsString() @MaxLength(200) gcpProject?: string;
+  @IsOptional() @IsString() @MaxLength(50) apiVersion?: string;
+}
+
+/** Provider secrets: write-only, encrypted at rest, never returned. */
+export class CredentialsDto {
+  @IsOptional() @IsString() @MaxLength(4_000) apiKey?: string;
+  @IsOptional() @IsString() @MaxLength(200) awsAccessKeyId?: string;
+  @IsOptional() @IsString() @MaxLength(400) awsSecretAccessKey?: string;
+  @IsOptional() @IsString() @MaxLength(4_000) awsSessionToken?: string;
+  @IsOptional() @IsString() @MaxLength(4_000) gcpAccessToken?: string;
+  @IsOptional() @IsString() @MaxLength(20_000) gcpServiceAccountJson?: string;
+}
+
+/** Settings shared by create and update; every field optional on update. */
+export class ProjectSettingsDto {
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => EmbeddingSettingsDto)
+  embedding?: EmbeddingSettingsDto | null;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => LlmSettingsDto)
+  llm?: LlmSettingsDto | null;
+
+  @IsOptional() @IsInt() @Min(LIMITS.topK.min) @Max(LIMITS.topK.max) topK?: number;
+  @IsOptional() @IsInt() @Min(LIMITS.maxTokens.min) @Max(LIMITS.maxTokens.max) maxTokens?: number;
+  @IsOptional() @IsString() @MaxLength(LIMITS.systemPromptChars) systemPrompt?: string;
+
+  @IsOptional()
+  @IsInt()
+  @Min(LIMITS.maxHistoryMessages.min)
+  @Max(LIMITS.maxHistoryMessages.max)
+  maxHistoryMessages?: number | null;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => CredentialsDto)
+  credentials?: CredentialsDto;
+}
+
+/** Body of `POST /api/v1/projects`. */
+export class CreateProjectDto extends ProjectSettingsDto {
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  name!: string;
+}
+
+/** Body of `PATCH /api/v1/projects/:projectId`. */
+export class UpdateProjectDto extends ProjectSettingsDto {
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  name?: string;
+}

@@ -1,0 +1,46 @@
+import { Injectable } from '@nestjs/common';
+import { notFound } from '@ask/ask-errors';
+import { type Project, type ProjectSettingsInput, ProjectsRepository } from '@ask/persistence';
+import type { CreateProjectDto, ProjectSettingsDto, UpdateProjectDto } from './project.dto';
+
+/**
+ * Creates, reads and updates projects. Credentials in a body are encrypted at rest by the repository
+ * and never come back: the public shape says only whether some are stored.
+ */
+@Injectable()
+export class ProjectsService {
+  constructor(private readonly projects: ProjectsRepository) {}
+
+  /** @throws EncryptionKeyMissingError (→ 400) when credentials are sent and no encryption key is set. */
+  async create(body: CreateProjectDto): Promise<Project> {
+    const project = await this.projects.create({ ...toSettings(body), name: body.name });
+    if (body.credentials) await this.projects.setCredentials(project.id, body.credentials);
+    return (await this.projects.findById(project.id)) as Project;
+  }
+
+  /** @throws AskError 404 not_found. */
+  async get(projectId: string): Promise<Project> {
+    const project = await this.projects.findById(projectId);
+    if (!project) throw notFound('project not found');
+    return project;
+  }
+
+  /** Applies only the fields present in the body. @throws AskError 404 not_found. */
+  async update(projectId: string, body: UpdateProjectDto): Promise<Project> {
+    const updated = await this.projects.updateSettings(projectId, { ...toSettings(body), name: body.name });
+    if (!updated) throw notFound('project not found');
+    if (body.credentials) await this.projects.setCredentials(projectId, body.credentials);
+    return this.get(projectId);
+  }
+}
+
+function toSettings(body: ProjectSettingsDto): ProjectSettingsInput {
+  return {
+    embeddingSettings: body.embedding === undefined ? undefined : body.embedding && { ...body.embedding },
+    llmSettings: body.llm === undefined ? undefined : body.llm && { ...body.llm },
+    topK: body.topK,
+    maxTokens: body.maxTokens,
+    systemPrompt: body.systemPrompt,
+    maxHistoryMessages: body.maxHistoryMessages,
+  };
+}

@@ -1,0 +1,16 @@
+import 'reflect-metadata';
+import { APP_CONFIG, type AppConfig } from '@ask/config';
+import { EVENTS_REDIS } from '@ask/event-stream';
+import { bootWorker } from '@ask/observability';
+import { RetrievalWorkerModule } from './retrieval-worker.module';
+
+/** Starts the retrieval worker (no HTTP server; health and metrics on RETRIEVAL_HEALTH_PORT). */
+bootWorker({
+  name: 'retrieval-worker',
+  module: RetrievalWorkerModule,
+  healthPort: (app) => app.get<AppConfig>(APP_CONFIG).RETRIEVAL_HEALTH_PORT,
+  redis: (app) => app.get(EVENTS_REDIS),
+}).catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,38 @@
+import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import type { Job } from 'bullmq';
+import { JobName, QueueName, type RetrieveJobData } from '@ask/ask-contracts';
+import { internalError, toErrorEvent } from '@ask/ask-errors';
+import { APP_CONFIG, type AppConfig } from '@ask/config';
+import { AskEventStream } from '@ask/event-stream';
+import { RetrievalService } from './retrieval.service';
+
+/** Unpacks retrieval jobs and hands them to {@link RetrievalService}; ends the ask on the last failed attempt. */
+@Processor(QueueName.AskRetrieval)
+export class RetrievalProcessor extends WorkerHost implements OnApplicationBootstrap {
+  private readonly logger = new Logger(RetrievalProcessor.name);
+
+  constructor(
+    private readonly retrieval: RetrievalService,
+    private readonly events: AskEventStream,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    super();
+  }
+
+  onApplicationBootstrap(): void {
+    this.worker.concurrency = this.config.RETRIEVAL_CONCURRENCY;
+  }
+
+  async process(job: Job<RetrieveJobData>): Promise<void> {
+    if (job.name !== JobName.Retrieve) throw new Error(`unknown job ${job.name} on ${QueueName.AskRetrieval}`);
+    try {
+      await this.retrieval.retrieve(job.data);
+    } catch (err) {
+      const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      this.logger.error(`ask ${job.data.askId}: retrieval attempt ${job.attemptsMade + 1} failed: ${(err as Error).message}`);
+      if (last) await this.events.publish(job.data.askId, 'error', toErrorEvent(internalError()));
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { RetrieveJobData, RetrievedItem } from '@ask/ask-contracts';
+import { embeddingNotConfigured, isAskError, toErrorEvent } from '@ask/ask-errors';
+import { AskEventStream } from '@ask/event-stream';
+import { createEmbeddingProvider, classifyUpstreamError, toAskError } from '@ask/llm-providers';
+import { ProjectsRepository, RetrievalRepository } from '@ask/persistence';
+import { AskSynthesisProducer } from './ask-synthesis.producer';
+
+/** How many of the best items the `retrieved` event lists. */
+const TOP_IN_EVENT = 5;
+
+/**
+ * Embeds the question with the project's embedding provider, ranks the project's insights,
+ * recommendations and knowledge chunks by cosine distance (pgvector, top-K from the project's
+ * settings), emits `retrieved` and hands the ranked items to synthesis.
+ */
+@Injectable()
+export class RetrievalService {
+  private readonly logger = new Logger(RetrievalService.name);
+
+  constructor(
+    private readonly projects: ProjectsRepository,
+    private readonly retrieval: RetrievalRepository,
+    private readonly events: AskEventStream,
+    private readonly synthesis: AskSynthesisProducer,
+  ) {}
+
+  /**
+   * Runs one retrieval. A typed failure (no embedding provider, provider rejects) ends the ask with an
+   * `error` event; an infrastructure failure is thrown so BullMQ retries the job.
+   */
+  async retrieve(data: RetrieveJobData): Promise<void> {
+    let items: RetrievedItem[];
+    try {
+      items = await this.rank(data);
+    } catch (err) {
+      if (!isAskError(err)) throw err;
+      await this.events.publish(data.askId, 'error', toErrorEvent(err));
+      return;
+    }
+    await this.events.publish(data.askId, 'retrieved', {
+      counts: {
+        insight: items.filter((i) => i.kind === 'insight').length,
+        recommendation: items.filter((i) => i.kind === 'recommendation').length,
+        knowledge: items.filter((i) => i.kind === 'knowledge').length,
+      },
+      top: items.slice(0, TOP_IN_EVENT).map(({ kind, id, title, score }) => ({ kind, id, title, score: round(score) })),
+    });
+    await this.synthesis.enqueue({ ...data, items });
+  }
+
+  private async rank(data: RetrieveJobData): Promise<RetrievedItem[]> {
+    const project = await this.projects.findById(data.projectId);
+    if (!project?.embedding) throw embeddingNotConfigured();
+    const credentials = await this.projects.getCredentials(data.projectId);
+    const embedder = createEmbeddingProvider(project.embedding, credentials);
+    let vector: number[];
+    try {
+      [vector] = await embedder.embed([data.question]);
+    } catch (err) {
+      const failure = classifyUpstreamError(err, project.embedding.provider);
+      this.logger.warn(`ask ${data.askId}: embedding failed (${failure.kind})`);
+      throw toAskError(failure);
+    }
+    return this.retrieval.search(data.projectId, vector, project.topK);
+  }
+}
+
+function round(score: number): number {
+  return Math.round(score * 10_000) / 10_000;
+}

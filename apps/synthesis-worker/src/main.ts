@@ -1,0 +1,16 @@
+import 'reflect-metadata';
+import { APP_CONFIG, type AppConfig } from '@ask/config';
+import { EVENTS_REDIS } from '@ask/event-stream';
+import { bootWorker } from '@ask/observability';
+import { SynthesisWorkerModule } from './synthesis-worker.module';
+
+/** Starts the synthesis worker (no HTTP server; health and metrics on SYNTHESIS_HEALTH_PORT). */
+bootWorker({
+  name: 'synthesis-worker',
+  module: SynthesisWorkerModule,
+  healthPort: (app) => app.get<AppConfig>(APP_CONFIG).SYNTHESIS_HEALTH_PORT,
+  redis: (app) => app.get(EVENTS_REDIS),
+}).catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

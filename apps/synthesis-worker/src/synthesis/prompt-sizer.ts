@@ -1,0 +1,88 @@
+import type { RetrievedItem } from '@ask/ask-contracts';
+import { assembleMessages, planPrompt, renderContextItem, type PromptPlan } from '@ask/context-budget';
+import type { ResolvedModel } from '@ask/model-catalog';
+import type { ChatMessage, TokenCounter } from '@ask/token-counting';
+import type { StoredMessage } from '@ask/persistence';
+
+/** The default system prompt when a project sets none. Its tokens ride inside the 600-token reserve. */
+export const DEFAULT_SYSTEM_PROMPT =
+  'You answer questions about one project using only the retrieved context (its insights, ' +
+  'recommendations and knowledge documents) and the conversation so far. Cite the numbered sources ' +
+  'you use, like [2]. If the context does not contain the answer, say so plainly.';
+
+/** Everything the sizer needs for one turn. Token figures are tokens; `calibration` is a factor ≥ 1. */
+export interface SizingInput {
+  model: ResolvedModel;
+  counter: TokenCounter;
+  /** True when the count is exact (local exact tokenizer, or verified by the provider's count endpoint). */
+  exact: boolean;
+  /** Multiplies approximate counts (learned from reported usage); 1 for exact counters. */
+  calibration: number;
+  maxTokens: number;
+  systemPrompt: string;
+  question: string;
+  /** Earlier turns, oldest first, each with its cached counts for `counter.id`. */
+  history: Array<{ message: StoredMessage; questionTokens: number; answerTokens: number }>;
+  /** Ranked items, best first. */
+  items: RetrievedItem[];
+  maxHistoryMessages?: number | null;
+  /** A lower window than the model's, after the provider disclosed a smaller limit (re-budget). */
+  windowOverride?: number;
+}
+
+/** The sized prompt: the plan, the messages to send, and what was kept. */
+export interface SizedPrompt {
+  plan: PromptPlan;
+  messages: ChatMessage[];
+  keptItems: RetrievedItem[];
+  keptTurns: StoredMessage[];
+  window: number;
+}
+
+/**
+ * Counts the new question and the rendered retrieved items (history counts come cached), plans the
+ * prompt with libs/context-budget (pair trimming, then RAG shrink), and assembles the messages.
+ * @throws AskError 413 context_overflow when even the question with one item cannot fit.
+ */
+export function sizePrompt(input: SizingInput): SizedPrompt {
+  const scale = (n: number) => (input.calibration > 1 ? Math.ceil(n * input.calibration) : n);
+  const window = input.windowOverride ?? input.model.window;
+  const rendered = input.items.map((item, i) => renderContextItem(toRenderable(item), i + 1));
+  const plan = planPrompt({
+    model: input.model.model,
+    window,
+    maxTokens: input.maxTokens,
+    exact: input.exact,
+    systemPromptTokens: scale(input.counter.countText(input.systemPrompt)),
+    questionTokens: scale(input.counter.countText(input.question)),
+    history: input.history.map((h) => ({
+      id: h.message.id,
+      questionTokens: scale(h.questionTokens),
+      answerTokens: scale(h.answerTokens),
+    })),
+    items: input.items.map((item, i) => ({
+      id: item.id,
+      kind: item.kind,
+      score: item.score,
+      tokens: scale(input.counter.countText(rendered[i])),
+    })),
+    perMessageTokens: input.counter.perMessageTokens,
+    perRequestTokens: input.counter.perRequestTokens,
+    maxHistoryMessages: input.maxHistoryMessages ?? undefined,
+  });
+  const keptItemIds = new Set(plan.keptItemIds);
+  const keptTurnIds = new Set(plan.keptTurnIds);
+  const keptItems = input.items.filter((item) => keptItemIds.has(item.id));
+  const keptTurns = input.history.map((h) => h.message).filter((m) => keptTurnIds.has(m.id));
+  const messages = assembleMessages({
+    systemPrompt: input.systemPrompt,
+    contextItems: input.items.map((item, i) => ({ item, text: rendered[i] })).filter(({ item }) => keptItemIds.has(item.id)).map(({ text }) => text),
+    history: keptTurns.map((m) => ({ question: m.question, answer: m.answer })),
+    question: input.question,
+  });
+  return { plan, messages, keptItems, keptTurns, window };
+}
+
+function toRenderable(item: RetrievedItem) {
+  return { id: item.id, kind: item.kind, title: item.title, text: item.text, score: item.score };
+}

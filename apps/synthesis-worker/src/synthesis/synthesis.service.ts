@@ -1,0 +1,305 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { SynthesizeJobData } from '@ask/ask-contracts';
+import { contextOverflow, isAskError, llmNotConfigured, toErrorEvent } from '@ask/ask-errors';
+import { APP_CONFIG, type AppConfig } from '@ask/config';
+import { AskEventStream } from '@ask/event-stream';
+import {
+  type ChatProvider,
+  type ChatRequest,
+  classifyUpstreamError,
+  createChatProvider,
+  detectSilentTruncation,
+  LocalChatProvider,
+  streamWithRetry,
+  toAskError,
+} from '@ask/llm-providers';
+import { type ModelRef, resolveModel, type ResolvedModel } from '@ask/model-catalog';
+import { askDurationSeconds, asksTotal, calibrationFactor, countingFaultsTotal, promptTokensPlanned, turnsDroppedTotal } from '@ask/observability';
+import { type Project, ProjectsRepository, SessionsRepository, type StoredMessage, UsageRepository } from '@ask/persistence';
+import { type CounterChoice, learnCalibration, selectTokenCounter, type TokenCounter } from '@ask/token-counting';
+import { DEFAULT_SYSTEM_PROMPT, sizePrompt, type SizedPrompt } from './prompt-sizer';
+
+/** Default completion budget for ask, in tokens (seed 000: "default 2048 for /ask"). */
+export const DEFAULT_MAX_TOKENS = 2048;
+/** Reported prompt tokens above our estimate by more than this factor are logged as a counting fault. */
+const COUNTING_FAULT_RATIO = 1.15;
+/** Usage records read to learn a model's calibration factor. */
+const CALIBRATION_SAMPLE = 200;
+
+/** What the worker knows about the attempt it runs (BullMQ retries after crashes or infra faults). */
+export interface AttemptInfo {
+  attempt: number;
+}
+
+/**
+ * One synthesis: size the prompt against the model's window (cached counts, pair trimming, RAG
+ * shrink), call the provider with streaming, store the question/answer pair once (keyed by the ask
+ * id), and emit `budget`, `delta`…, then `done`, or one `error` with the typed body.
+ *
+ * Typed failures end the ask with an `error` event and return; infrastructure failures are thrown so
+ * BullMQ retries the job (a later attempt emits `reset` if text was already streamed).
+ */
+@Injectable()
+export class SynthesisService {
+  private readonly logger = new Logger(SynthesisService.name);
+
+  constructor(
+    private readonly projects: ProjectsRepository,
+    private readonly sessions: SessionsRepository,
+    private readonly usage: UsageRepository,
+    private readonly events: AskEventStream,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async synthesize(data: SynthesizeJobData, { attempt }: AttemptInfo): Promise<void> {
+    const deadline = Date.parse(data.acceptedAt) + this.config.ASK_DEADLINE_MS;
+    if (attempt > 1 && (await this.finishIfAlreadyStored(data))) return;
+    if (attempt > 1) await this.resetIfStreamed(data.askId, attempt);
+    try {
+      await this.run(data, AbortSignal.timeout(Math.max(1, deadline - Date.now())));
+    } catch (err) {
+      if (!isAskError(err)) throw err;
+      await this.events.publish(data.askId, 'error', toErrorEvent(err));
+      asksTotal.inc({ outcome: err.code });
+      askDurationSeconds.observe((Date.now() - Date.parse(data.acceptedAt)) / 1000);
+    }
+  }
+
+  private async run(data: SynthesizeJobData, signal: AbortSignal): Promise<void> {
+    const project = await this.projects.findById(data.projectId);
+    if (!project?.llmSettings) throw llmNotConfigured();
+    const llm = project.llmSettings;
+    const ref: ModelRef = { provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl };
+    const model = resolveModel(ref, { contextWindow: llm.contextWindow, maxContextTokens: llm.maxContextTokens });
+    const choice = selectTokenCounter(ref, model.tokenizer);
+    const counter = choice.counter;
+    const calibration = choice.exact ? 1 : await this.calibration(model.model, counter.id);
+    const maxTokens = llm.maxTokens ?? project.maxTokens ?? DEFAULT_MAX_TOKENS;
+    const provider = await this.provider(project, counter);
+    const history = await this.historyWithCounts(data.sessionId, counter);
+
+    const size = (windowOverride?: number): SizedPrompt =>
+      sizePrompt({
+        model,
+        counter,
+        exact: choice.exact,
+        calibration,
+        maxTokens,
+        systemPrompt: project.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+        question: data.question,
+        history,
+        items: data.items,
+        maxHistoryMessages: project.maxHistoryMessages,
+        windowOverride,
+      });
+
+    let sized = size();
+    sized = await this.verifyWithCountEndpoint(sized, choice, provider, maxTokens, size, signal);
+    await this.publishBudget(data.askId, model, choice, calibration, maxTokens, sized);
+
+    const request: ChatRequest = { model: model.model, messages: sized.messages, maxTokens, signal };
+    let result = await this.stream(data.askId, provider, request, model, sized);
+    if (result.overflow) {
+      // Never retried as-is: re-budget below the limit the provider disclosed (or 10% tighter), once.
+      const limit = result.overflow.limit ?? Math.floor(sized.window * 0.9);
+      sized = size(Math.min(limit, sized.window - 1));
+      await this.publishBudget(data.askId, model, choice, calibration, maxTokens, sized);
+      result = await this.stream(data.askId, provider, { ...request, messages: sized.messages }, model, sized);
+      if (result.overflow) {
+        throw contextOverflow({ model: model.model, window: sized.window, question: counter.countText(data.question), rag: 0, knowledge: 0 });
+      }
+    }
+
+    const answer = result.text;
+    const stored = await this.sessions.appendMessage({
+      projectId: data.projectId,
+      sessionId: data.sessionId,
+      askId: data.askId,
+      question: data.question,
+      answer,
+      tokenCounts: { [counter.id]: { question: counter.countText(data.question), answer: counter.countText(answer) } },
+      promptTokens: result.promptTokens,
+      completionTokens: result.completionTokens,
+      provider: model.provider,
+      model: model.model,
+    });
+    const warning = await this.checkReportedUsage(model, counter, sized, result.promptTokens);
+    await this.events.publish(data.askId, 'done', {
+      messageId: stored.message.id,
+      usage: { promptTokens: result.promptTokens, completionTokens: result.completionTokens },
+      sources: sized.keptItems.map(({ kind, id, title, source }) => ({ kind, id, title, source })),
+      ...(warning ? { warning } : {}),
+    });
+    asksTotal.inc({ outcome: 'done' });
+    askDurationSeconds.observe((Date.now() - Date.parse(data.acceptedAt)) / 1000);
+  }
+
+  /** Streams one call, publishing each delta. Returns the text and usage, or the overflow to re-budget. */
+  private async stream(
+    askId: string,
+    provider: ChatProvider,
+    request: ChatRequest,
+    model: ResolvedModel,
+    sized: SizedPrompt,
+  ): Promise<{ text: string; promptTokens: number | null; completionTokens: number | null; overflow?: { limit?: number } }> {
+    let text = '';
+    let promptTokens: number | null = null;
+    let completionTokens: number | null = null;
+    try {
+      for await (const chunk of streamWithRetry(provider, request, { signal: request.signal })) {
+        if (chunk.type === 'delta') {
+          if (!chunk.text) continue;
+          text += chunk.text;
+          await this.events.publish(askId, 'delta', { text: chunk.text });
+        } else {
+          promptTokens = chunk.promptTokens;
+          completionTokens = chunk.completionTokens;
+        }
+      }
+    } catch (err) {
+      const failure = classifyUpstreamError(err, model.provider);
+      if (failure.kind === 'overflow' && text === '') return { text, promptTokens, completionTokens, overflow: { limit: failure.limit } };
+      this.logger.warn(`ask ${askId}: ${model.provider}/${model.model} failed (${failure.kind}) after ${sized.plan.used} planned tokens`);
+      if (failure.kind === 'overflow') throw contextOverflow({ model: model.model, window: sized.window, question: 0, rag: 0, knowledge: 0 });
+      throw toAskError(failure);
+    }
+    return { text, promptTokens, completionTokens };
+  }
+
+  /**
+   * With a remote exact counter (Anthropic count_tokens, Vertex countTokens), counts the assembled
+   * request at the provider; when it would not fit, re-plans once with the observed ratio as factor.
+   */
+  private async verifyWithCountEndpoint(
+    sized: SizedPrompt,
+    choice: CounterChoice,
+    provider: ChatProvider,
+    maxTokens: number,
+    size: (windowOverride?: number) => SizedPrompt,
+    signal: AbortSignal,
+  ): Promise<SizedPrompt> {
+    if (!choice.remote || !provider.countRequestTokens) return sized;
+    const exactTokens = await provider.countRequestTokens({ model: sized.plan.model ?? '', messages: sized.messages, maxTokens, signal });
+    if (exactTokens + maxTokens <= sized.window) return sized;
+    const over = exactTokens + maxTokens - sized.window;
+    return size(sized.window - over - 1);
+  }
+
+  private async publishBudget(
+    askId: string,
+    model: ResolvedModel,
+    choice: CounterChoice,
+    calibration: number,
+    maxTokens: number,
+    sized: SizedPrompt,
+  ): Promise<void> {
+    const { plan } = sized;
+    await this.events.publish(askId, 'budget', {
+      provider: model.provider,
+      model: model.model,
+      window: sized.window,
+      maxTokens,
+      reserve: plan.reserve,
+      margin: plan.margin,
+      counter: choice.exact ? 'exact' : 'approximate',
+      counterId: choice.counter.id,
+      calibration,
+      available: plan.available,
+      used: plan.used,
+      turnsKept: plan.turnsKept,
+      turnsDropped: plan.turnsDropped,
+      contextKept: plan.contextKept,
+      contextDropped: plan.contextDropped,
+      keptTurnIds: plan.keptTurnIds,
+    });
+    promptTokensPlanned.observe({ model: model.model }, plan.used);
+    if (plan.turnsDropped) turnsDroppedTotal.inc({ model: model.model }, plan.turnsDropped);
+  }
+
+  /**
+   * The session's earlier turns with their token counts under `counter`. Counts cached under this
+   * counter id are reused; missing ones (a model switch) are counted once and stored.
+   */
+  private async historyWithCounts(sessionId: string, counter: TokenCounter) {
+    const messages = await this.sessions.history(sessionId);
+    const missing = messages.filter((m) => !m.tokenCounts?.[counter.id]);
+    if (missing.length) {
+      const counts = missing.map((m) => ({ question: counter.countText(m.question), answer: counter.countText(m.answer) }));
+      await this.sessions.setTokenCounts(missing.map((m) => m.id), counter.id, counts);
+      missing.forEach((m, i) => (m.tokenCounts = { ...m.tokenCounts, [counter.id]: counts[i] }));
+    }
+    return messages.map((message: StoredMessage) => ({
+      message,
+      questionTokens: message.tokenCounts[counter.id].question,
+      answerTokens: message.tokenCounts[counter.id].answer,
+    }));
+  }
+
+  private async calibration(model: string, counterId: string): Promise<number> {
+    const records = await this.usage.recent(model, counterId, CALIBRATION_SAMPLE);
+    const factor = learnCalibration(records.map((r) => ({ estimated: r.estimated, reported: r.reported })));
+    calibrationFactor.set({ model }, factor);
+    return factor;
+  }
+
+  /** Records reported usage for calibration; returns a warning when the provider silently truncated. */
+  private async checkReportedUsage(
+    model: ResolvedModel,
+    counter: TokenCounter,
+    sized: SizedPrompt,
+    reported: number | null,
+  ): Promise<string | undefined> {
+    if (reported === null || reported <= 0) return undefined;
+    const estimated = counter.countMessages(sized.messages);
+    await this.usage.record({ model: model.model, counterId: counter.id, estimated, reported });
+    if (reported > estimated * COUNTING_FAULT_RATIO) {
+      countingFaultsTotal.inc({ model: model.model });
+      this.logger.warn(`counting fault: model=${model.model} counter=${counter.id} estimated=${estimated} reported=${reported}`);
+    }
+    if (model.provider === 'ollama' && detectSilentTruncation(estimated, reported)) {
+      this.logger.warn(`silent truncation suspected: model=${model.model} sent=${estimated} reported=${reported}`);
+      return `the provider reported ${reported} prompt tokens for ${estimated} sent: it may have truncated the prompt silently`;
+    }
+    return undefined;
+  }
+
+  private async provider(project: Project, counter: TokenCounter): Promise<ChatProvider> {
+    const llm = project.llmSettings!;
+    if (llm.provider === 'local') {
+      return new LocalChatProvider({ counter, chunkDelayMs: this.config.LOCAL_LLM_CHUNK_DELAY_MS });
+    }
+    const credentials = (await this.projects.getCredentials(project.id)) ?? {};
+    try {
+      return createChatProvider(llm, credentials);
+    } catch (err) {
+      this.logger.warn(`project ${project.id}: provider ${llm.provider} failed to instantiate: ${(err as Error).name}`);
+      throw llmNotConfigured(`provider ${llm.provider} could not be instantiated`);
+    }
+  }
+
+  /** A retried job whose pair is already stored ends with `done` (no second pair, no second answer). */
+  private async finishIfAlreadyStored(data: SynthesizeJobData): Promise<boolean> {
+    const events = await this.events.readAll(data.askId);
+    if (events.some((e) => e.type === 'done' || e.type === 'error')) return true;
+    const stored = (await this.sessions.history(data.sessionId)).find((m) => m.askId === data.askId);
+    if (!stored) return false;
+    await this.events.publish(data.askId, 'reset', { attempt: 0, reason: 'answer already stored; resending it' });
+    await this.events.publish(data.askId, 'delta', { text: stored.answer });
+    await this.events.publish(data.askId, 'done', {
+      messageId: stored.id,
+      usage: { promptTokens: stored.promptTokens, completionTokens: stored.completionTokens },
+      sources: [],
+    });
+    return true;
+  }
+
+  /** Before a retried attempt streams, tells clients to discard text an earlier attempt streamed. */
+  private async resetIfStreamed(askId: string, attempt: number): Promise<void> {
+    const events = await this.events.readAll(askId);
+    const lastReset = events.map((e) => e.type).lastIndexOf('reset');
+    if (events.slice(lastReset + 1).some((e) => e.type === 'delta' || e.type === 'budget')) {
+      await this.events.publish(askId, 'reset', { attempt, reason: 'the worker restarted this answer' });
+    }
+  }
+}
+

@@ -1,0 +1,34 @@
+import { type INestApplicationContext, Logger, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import type Redis from 'ioredis';
+import { startHealthServer } from './health-server';
+
+/** How a worker app boots: its module, its name for logs, and where its health port and Redis come from. */
+export interface WorkerBootOptions {
+  name: string;
+  module: Type<unknown>;
+  /** The health/metrics port from the app's validated config. */
+  healthPort(app: INestApplicationContext): number;
+  /** The app's Redis connection for the health check. */
+  redis(app: INestApplicationContext): Redis;
+}
+
+/**
+ * Starts a worker: a Nest application context (no HTTP server) with shutdown hooks, plus its small
+ * health/metrics port checking PostgreSQL and Redis. SIGTERM closes the port, then Nest closes the
+ * BullMQ workers (in-flight jobs finish or are handed back) and the connections.
+ */
+export async function bootWorker(options: WorkerBootOptions): Promise<INestApplicationContext> {
+  const app = await NestFactory.createApplicationContext(options.module);
+  app.enableShutdownHooks();
+  const redis = options.redis(app);
+  const db = app.get(DataSource);
+  const health = await startHealthServer(options.healthPort(app), {
+    redis: () => redis.ping(),
+    postgres: () => db.query('SELECT 1'),
+  });
+  new Logger(options.name).log(`ready; health and metrics on :${health.port}`);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void health.close());
+  return app;
+}
