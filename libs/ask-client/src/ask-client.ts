@@ -1,0 +1,142 @@
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { AskEvent, AskEventType, BudgetEvent, DoneEvent, ErrorEvent } from '@ask/ask-contracts';
+
+/** A non-2xx answer of the API, with its typed body `{ error, code, details? }`. */
+export class AskApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: { error?: string; code?: string; details?: string },
+  ) {
+    super(`${status} ${body.code ?? 'error'}: ${body.error ?? ''}${body.details ? ` (${body.details})` : ''}`);
+    this.name = 'AskApiError';
+  }
+}
+
+/** Options of {@link AskClient.events}. */
+export interface EventsOptions {
+  /** Resume after this event id (sent as `Last-Event-ID`). */
+  lastEventId?: string;
+  signal?: AbortSignal;
+}
+
+/** The outcome of one ask as a client reassembles it from the events. */
+export interface AskOutcome {
+  askId: string;
+  sessionId: string;
+  /** The answer text: deltas after the last `reset`, concatenated. */
+  answer: string;
+  budget?: BudgetEvent;
+  done?: DoneEvent;
+  error?: ErrorEvent;
+  /** Every event in the order received. */
+  events: AskEvent[];
+}
+
+/**
+ * A small typed HTTP + SSE client of the Ask API (used by the CLI, the end-to-end tests and the
+ * benchmarks). Server-sent events are parsed with `eventsource-parser`.
+ */
+export class AskClient {
+  constructor(
+    readonly baseUrl: string,
+    private readonly apiKey?: string,
+  ) {}
+
+  /** Any JSON request; resolves the parsed body, rejects with {@link AskApiError} on a non-2xx status. */
+  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await fetch(new URL(path, this.baseUrl), {
+      method,
+      headers: this.headers(body === undefined ? {} : { 'content-type': 'application/json' }),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    const parsed = text ? JSON.parse(text) : undefined;
+    if (!response.ok) throw new AskApiError(response.status, parsed ?? {});
+    return parsed as T;
+  }
+
+  /** `POST /api/v1/projects/:projectId/ask`. */
+  ask(projectId: string, question: string, sessionId?: string) {
+    return this.request<{ askId: string; sessionId: string; eventsUrl: string }>(
+      'POST',
+      `/api/v1/projects/${projectId}/ask`,
+      sessionId ? { question, sessionId } : { question },
+    );
+  }
+
+  /** The ask's events as they arrive (SSE), until the server ends the stream. */
+  async *events(askId: string, options: EventsOptions = {}): AsyncGenerator<AskEvent> {
+    const headers = this.headers({ accept: 'text/event-stream' });
+    if (options.lastEventId) headers['last-event-id'] = options.lastEventId;
+    const response = await fetch(new URL(`/api/v1/asks/${askId}/events`, this.baseUrl), { headers, signal: options.signal });
+    if (!response.ok || !response.body) {
+      const text = await response.text().catch(() => '');
+      throw new AskApiError(response.status, text ? JSON.parse(text) : {});
+    }
+    const queue: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (event) => queue.push(event) });
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      parser.feed(decoder.decode(chunk, { stream: true }));
+      while (queue.length) {
+        const message = queue.shift()!;
+        yield { id: message.id ?? '', type: (message.event ?? 'message') as AskEventType, data: JSON.parse(message.data) };
+      }
+    }
+  }
+
+  /**
+   * Asks and follows the events to the end, reconnecting with `Last-Event-ID` if the stream drops
+   * before a terminal event (at most `maxReconnects` times).
+   */
+  async askAndWait(
+    projectId: string,
+    question: string,
+    options: { sessionId?: string; onEvent?: (event: AskEvent) => void; maxReconnects?: number } = {},
+  ): Promise<AskOutcome> {
+    const accepted = await this.ask(projectId, question, options.sessionId);
+    const outcome: AskOutcome = { askId: accepted.askId, sessionId: accepted.sessionId, answer: '', events: [] };
+    let lastEventId: string | undefined;
+    for (let attempt = 0; attempt <= (options.maxReconnects ?? 5); attempt += 1) {
+      try {
+        for await (const event of this.events(accepted.askId, { lastEventId })) {
+          lastEventId = event.id;
+          outcome.events.push(event);
+          applyEvent(outcome, event);
+          options.onEvent?.(event);
+        }
+      } catch (err) {
+        if (err instanceof AskApiError) throw err;
+      }
+      if (outcome.done || outcome.error) return outcome;
+    }
+    throw new Error(`ask ${accepted.askId}: the event stream ended without done or error`);
+  }
+
+  private headers(extra: Record<string, string>): Record<string, string> {
+    return this.apiKey ? { ...extra, authorization: `Bearer ${this.apiKey}` } : { ...extra };
+  }
+}
+
+/** Folds one event into an outcome: deltas append, `reset` clears the answer, terminal events are kept. */
+export function applyEvent(outcome: AskOutcome, event: AskEvent): void {
+  switch (event.type) {
+    case 'delta':
+      outcome.answer += (event.data as { text: string }).text;
+      break;
+    case 'reset':
+      outcome.answer = '';
+      break;
+    case 'budget':
+      outcome.budget = event.data as BudgetEvent;
+      break;
+    case 'done':
+      outcome.done = event.data as DoneEvent;
+      break;
+    case 'error':
+      outcome.error = event.data as ErrorEvent;
+      break;
+    default:
+      break;
+  }
+}
