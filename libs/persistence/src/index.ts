@@ -1,1 +1,12 @@
-export {};
+export { CredentialsCipher } from './credentials-cipher';
+export { createDataSource, dataSourceOptions } from './data-source';
+export type { DataSourceTuning, PersistenceConfig } from './data-source';
+export { ensureDatabase, revertMigrations, runMigrations } from './database-admin';
+export * from './entities';
+export * from './errors';
+export { isUuid } from './ids';
+export { MIGRATIONS } from './migrations';
+export { PersistenceModule, REPOSITORIES } from './persistence.module';
+export type { PersistenceModuleOptions } from './persistence.module';
+export * from './repositories';
+export { INDEXED_EMBEDDING_DIMENSIONS, MAX_VECTOR_DIMENSIONS } from './vector';

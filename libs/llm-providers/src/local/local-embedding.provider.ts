@@ -1,0 +1,197 @@
+import type { EmbeddingProvider, EmbeddingProviderId } from '../types';
+
+/** Options of {@link LocalEmbeddingProvider}. */
+export interface LocalEmbeddingOptions {
+  /** Vector length; default 256 (one of the persistence layer's HNSW-indexed lengths). */
+  dimensions?: number;
+}
+
+/** Feature families (index into FAMILY_WEIGHT). */
+const FAMILY = { word: 0, bigram: 1, charGram: 2, unspacedGram: 3 } as const;
+/**
+ * Weight of each family before normalisation: whole words carry the most meaning per feature;
+ * character grams are many per word, so each weighs less. Chosen by hand, not fitted.
+ */
+const FAMILY_WEIGHT = [1.0, 0.7, 0.35, 0.8] as const;
+/** Character n-gram lengths taken inside each word (padded with a boundary mark). */
+const CHAR_GRAM_MIN = 3;
+const CHAR_GRAM_MAX = 5;
+/** Seeds that keep the families' hashes apart. */
+const SEED = { word: 0x9e3779b1, bigram: 0x85ebca77, charGram: 0xc2b2ae3d, unspacedGram: 0x27d4eb2f } as const;
+
+/** Tokens: runs of letters, marks and digits (any script), or one symbol such as an emoji. */
+const TOKEN = /[\p{L}\p{M}\p{N}]+|\p{S}/gu;
+/** Scripts written without spaces between words; their text is also cut into 1–2 character grams. */
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+
+/**
+ * The embedded `local` embedding provider: deterministic, in-process, no model and no network.
+ *
+ * It is LEXICAL, not semantic: texts are close when they share words, word pairs or character
+ * n-grams, not when they mean the same thing in other words. Features of the NFKC-lowercased text:
+ * word unigrams, word bigrams, character 3–5-grams of each word (with a boundary mark, so
+ * morphology such as "index"/"indexes" overlaps), and for scripts without spaces (Han, Kana, Thai…)
+ * character unigrams and bigrams. Each feature is hashed (32-bit FNV-1a, then a murmur3 finaliser)
+ * to one of `dimensions` buckets with a sign from another hash bit (signed hashing, so collisions
+ * cancel on average instead of piling up), weighted by 1 + ln(tf) (sublinear term frequency) and
+ * its family weight; the vector is L2-normalised. An empty text gets the vector of a fixed
+ * `<empty>` feature, so every vector has norm 1.
+ */
+export class LocalEmbeddingProvider implements EmbeddingProvider {
+  readonly provider: EmbeddingProviderId = 'local';
+  readonly model = 'local-lexical-v1';
+  readonly dimensions: number;
+  /** No upstream limit; 64 keeps one call's work to a few milliseconds. */
+  readonly maxBatchSize = 64;
+  /** Scratch feature counts, reused by every call (embedding is synchronous, so never shared). */
+  private readonly counts = new FeatureCounts();
+
+  /** @throws RangeError unless `dimensions` is an integer in 8..16,000. */
+  constructor(options: LocalEmbeddingOptions = {}) {
+    const dimensions = options.dimensions ?? 256;
+    if (!Number.isInteger(dimensions) || dimensions < 8 || dimensions > 16_000) {
+      throw new RangeError(`local embedding dimensions must be an integer in 8..16000, got ${dimensions}`);
+    }
+    this.dimensions = dimensions;
+  }
+
+  /**
+   * One unit vector of `dimensions` numbers per text, in order. Synchronous work; the signal is
+   * checked before each text.
+   * @throws the signal's reason when aborted.
+   */
+  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+    const out: number[][] = [];
+    for (const text of texts) {
+      signal?.throwIfAborted();
+      out.push(this.embedOne(text));
+    }
+    return out;
+  }
+
+  /** The vector of one text (see the class comment). */
+  embedOne(text: string): number[] {
+    const counts = this.counts;
+    counts.clear();
+    const normalised = text.normalize('NFKC').toLowerCase();
+    let previous: string | null = null;
+    for (const match of normalised.matchAll(TOKEN)) {
+      const w = match[0];
+      counts.add(hashString(w, SEED.word), FAMILY.word);
+      if (previous !== null) counts.add(hashString(`${previous} ${w}`, SEED.bigram), FAMILY.bigram);
+      previous = w;
+      addCharGrams(`\u0002${w}\u0003`, counts);
+      if (UNSPACED.test(w)) addUnspacedGrams(w, counts);
+    }
+    if (counts.size === 0) counts.add(hashString('<empty>', SEED.word), FAMILY.word);
+
+    const vector = new Float64Array(this.dimensions);
+    counts.forEach((key, tf) => {
+      const mixed = fmix32(key);
+      const bucket = mixed % this.dimensions;
+      const sign = (fmix32(mixed ^ 0x5bd1e995) & 1) === 0 ? 1 : -1;
+      vector[bucket] += sign * FAMILY_WEIGHT[key & 3] * (1 + Math.log(tf));
+    });
+    let norm = 0;
+    for (const v of vector) norm += v * v;
+    norm = Math.sqrt(norm);
+    if (norm === 0) {
+      // All features cancelled out (vanishingly rare): fall back to the first axis.
+      const unit = new Array<number>(this.dimensions).fill(0);
+      unit[0] = 1;
+      return unit;
+    }
+    return Array.from(vector, (v) => v / norm);
+  }
+}
+
+/** Character CHAR_GRAM_MIN..CHAR_GRAM_MAX-grams of `s` (by UTF-16 code unit), hashed incrementally. */
+function addCharGrams(s: string, counts: FeatureCounts): void {
+  const n = s.length;
+  for (let start = 0; start < n; start++) {
+    let h = SEED.charGram ^ 0x811c9dc5;
+    for (let len = 1; len <= CHAR_GRAM_MAX && start + len <= n; len++) {
+      h = Math.imul(h ^ s.charCodeAt(start + len - 1), 0x01000193);
+      if (len >= CHAR_GRAM_MIN) counts.add((h ^ len) >>> 0, FAMILY.charGram);
+    }
+  }
+}
+
+/** Character unigrams and bigrams (by code point) of the unspaced-script characters of `word`. */
+function addUnspacedGrams(word: string, counts: FeatureCounts): void {
+  const chars = Array.from(word);
+  for (let i = 0; i < chars.length; i++) {
+    if (!UNSPACED.test(chars[i])) continue;
+    counts.add(hashString(chars[i], SEED.unspacedGram), FAMILY.unspacedGram);
+    if (i + 1 < chars.length) counts.add(hashString(chars[i] + chars[i + 1], SEED.unspacedGram), FAMILY.unspacedGram);
+  }
+}
+
+/** 32-bit FNV-1a of the UTF-16 code units of `s`, offset by `seed`. */
+function hashString(s: string, seed: number): number {
+  let h = (0x811c9dc5 ^ seed) >>> 0;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/** murmur3's 32-bit finaliser: spreads every input bit over the output. */
+function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/**
+ * Counts of 32-bit feature keys: an open-addressing hash table on typed arrays (far cheaper than a
+ * Map for the ~10,000 features of a 400-token chunk). A key is the feature hash with its low 2
+ * bits replaced by the family index.
+ */
+class FeatureCounts {
+  private keys = new Uint32Array(1 << 12);
+  private tfs = new Uint32Array(1 << 12);
+  private used: number[] = [];
+
+  get size(): number {
+    return this.used.length;
+  }
+
+  clear(): void {
+    for (const slot of this.used) this.tfs[slot] = 0;
+    this.used = [];
+  }
+
+  add(hash: number, family: number): void {
+    if ((this.used.length + 1) * 2 > this.keys.length) this.grow();
+    const key = ((hash & ~3) | family) >>> 0;
+    const mask = this.keys.length - 1;
+    let slot = fmix32(key) & mask;
+    while (this.tfs[slot] !== 0 && this.keys[slot] !== key) slot = (slot + 1) & mask;
+    if (this.tfs[slot] === 0) {
+      this.keys[slot] = key;
+      this.used.push(slot);
+    }
+    this.tfs[slot]++;
+  }
+
+  forEach(visit: (key: number, tf: number) => void): void {
+    for (const slot of this.used) visit(this.keys[slot], this.tfs[slot]);
+  }
+
+  private grow(): void {
+    const entries = this.used.map((slot) => [this.keys[slot], this.tfs[slot]] as const);
+    this.keys = new Uint32Array(this.keys.length * 2);
+    this.tfs = new Uint32Array(this.tfs.length * 2);
+    this.used = [];
+    const mask = this.keys.length - 1;
+    for (const [key, tf] of entries) {
+      let slot = fmix32(key) & mask;
+      while (this.tfs[slot] !== 0) slot = (slot + 1) & mask;
+      this.keys[slot] = key;
+      this.tfs[slot] = tf;
+      this.used.push(slot);
+    }
+  }
+}

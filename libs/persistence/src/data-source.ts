@@ -1,0 +1,43 @@
+import type { AppConfig } from '@ask/config';
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import { ENTITIES } from './entities';
+import { MIGRATIONS } from './migrations';
+
+/** Connection settings the persistence layer needs from the app config. */
+export type PersistenceConfig = Pick<AppConfig, 'DATABASE_URL'>;
+
+/** Tuning of the pg pool; defaults suit one app process. */
+export interface DataSourceTuning {
+  /** Largest number of pooled connections (pg `max`); default 10. */
+  poolSize?: number;
+  /** Name reported in pg_stat_activity.application_name; default `ask`. */
+  applicationName?: string;
+}
+
+/**
+ * TypeORM options for the service's database: every entity and migration, `synchronize: false`
+ * (schema changes go through migrations only), migrations not run on connect.
+ */
+export function dataSourceOptions(config: PersistenceConfig, tuning: DataSourceTuning = {}): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: config.DATABASE_URL,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    migrationsRun: false,
+    logging: ['error'],
+    applicationName: tuning.applicationName ?? 'ask',
+    poolSize: tuning.poolSize ?? 10,
+  };
+}
+
+/**
+ * A DataSource for `config.DATABASE_URL`, not yet initialised: call `initialize()` before use and
+ * `destroy()` at shutdown.
+ */
+export function createDataSource(config: PersistenceConfig, tuning: DataSourceTuning = {}): DataSource {
+  return new DataSource(dataSourceOptions(config, tuning));
+}

@@ -1,0 +1,5 @@
+import { InitialSchema1796015478593 } from './1796015478593-initial-schema';
+import { EmbeddingHnswIndexes1796015478594 } from './1796015478594-embedding-hnsw-indexes';
+
+/** Every migration, oldest first. Listed as classes (not a glob) so they load under SWC and jest. */
+export const MIGRATIONS = [InitialSchema1796015478593, EmbeddingHnswIndexes1796015478594];

@@ -1,0 +1,54 @@
+import { loadConfig, type AppConfig } from '@ask/config';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { CredentialsCipher } from './credentials-cipher';
+import { dataSourceOptions, type DataSourceTuning } from './data-source';
+import {
+  ApiKeysRepository,
+  InsightsRepository,
+  KnowledgeRepository,
+  ProjectsRepository,
+  RetrievalRepository,
+  SessionsRepository,
+  UsageRepository,
+} from './repositories';
+
+/** Every repository the module provides and exports. */
+export const REPOSITORIES = [
+  ProjectsRepository,
+  ApiKeysRepository,
+  SessionsRepository,
+  RetrievalRepository,
+  KnowledgeRepository,
+  InsightsRepository,
+  UsageRepository,
+];
+
+/** Options of {@link PersistenceModule.forRoot}. */
+export interface PersistenceModuleOptions extends DataSourceTuning {
+  /** The validated app config; default `loadConfig()` (process environment). */
+  config?: Pick<AppConfig, 'DATABASE_URL' | 'ASK_ENCRYPTION_KEY'>;
+}
+
+/**
+ * Nest wiring of the persistence layer: one TypeORM DataSource (`TypeOrmModule.forRootAsync`, no
+ * `synchronize`, no migrations on boot — run `persistence:migrate`), the credentials cipher keyed by
+ * ASK_ENCRYPTION_KEY, and every repository, exported.
+ */
+@Module({})
+export class PersistenceModule {
+  /** @throws EncryptionKeyInvalidError at boot when ASK_ENCRYPTION_KEY is set but not 32 bytes. */
+  static forRoot(options: PersistenceModuleOptions = {}): DynamicModule {
+    const config = options.config ?? loadConfig();
+    return {
+      module: PersistenceModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          useFactory: () => dataSourceOptions(config, options),
+        }),
+      ],
+      providers: [{ provide: CredentialsCipher, useFactory: () => new CredentialsCipher(config.ASK_ENCRYPTION_KEY) }, ...REPOSITORIES],
+      exports: [CredentialsCipher, ...REPOSITORIES],
+    };
+  }
+}

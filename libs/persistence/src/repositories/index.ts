@@ -1,0 +1,8 @@
+export * from './api-keys.repository';
+export * from './insights.repository';
+export { KnowledgeRepository } from './knowledge.repository';
+export type { KnowledgeChunkInput, KnowledgeSource, KnowledgeSourceInput, ReplaceSourceResult } from './knowledge.repository';
+export * from './projects.repository';
+export * from './retrieval.repository';
+export * from './sessions.repository';
+export * from './usage.repository';

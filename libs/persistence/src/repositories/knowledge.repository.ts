@@ -1,0 +1,236 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { EmbeddingSpaceMismatchError, type EmbeddingSpace } from '../errors';
+import { isUuid } from '../ids';
+import { assertDimensions, vectorParam } from '../vector';
+
+/** A knowledge document's identity and version. */
+export interface KnowledgeSourceInput {
+  /** Where it came from (relative path, URL or id); unique per project, the replace key. */
+  uri: string;
+  title: string;
+  /** SHA-256 (hex) of the document text; equal to the stored one → the document is skipped. */
+  contentHash: string;
+}
+
+/** One chunk to store, in document order. */
+export interface KnowledgeChunkInput {
+  text: string;
+  /** Tokens of `text` under the chunker's counter (o200k_base). */
+  tokenCount: number;
+  /** Its embedding; every chunk of a call has the same length. */
+  embedding: readonly number[];
+}
+
+/** A stored knowledge source. */
+export interface KnowledgeSource {
+  id: string;
+  uri: string;
+  title: string;
+  contentHash: string;
+  chunkCount: number;
+  embeddingDims: number;
+  embeddingModel: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What {@link KnowledgeRepository.replaceSource} did. */
+export interface ReplaceSourceResult {
+  sourceId: string;
+  /** `created`: new uri; `replaced`: its chunks were replaced; `unchanged`: same hash, nothing written. */
+  status: 'created' | 'replaced' | 'unchanged';
+  chunkCount: number;
+}
+
+/** Rows inserted per INSERT statement when storing chunks (keeps each statement's parameters small). */
+const CHUNK_INSERT_BATCH = 200;
+
+/** Knowledge sources and their chunks, written one whole source per transaction. */
+@Injectable()
+export class KnowledgeRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Stores a document's chunks, replacing any earlier version of the same uri, in ONE transaction:
+   * the source row is locked, an unchanged `contentHash` returns `unchanged` without writing, else the
+   * old chunks are deleted and the new ones inserted with ordinals 0..n−1.
+   * @param embeddingModel `provider/model` that produced the embeddings.
+   * @throws EmbeddingSpaceMismatchError when the project already stores vectors of another model or
+   *   length (nothing is written); RangeError when the chunks' embeddings differ in length.
+   */
+  async replaceSource(
+    projectId: string,
+    source: KnowledgeSourceInput,
+    chunks: readonly KnowledgeChunkInput[],
+    embeddingModel: string,
+  ): Promise<ReplaceSourceResult> {
+    const dimensions = chunks[0]?.embedding.length ?? 0;
+    if (chunks.length > 0) assertDimensions(dimensions);
+    for (const chunk of chunks) {
+      if (chunk.embedding.length !== dimensions) {
+        throw new RangeError(`chunk embeddings differ in length: ${chunk.embedding.length} vs ${dimensions}`);
+      }
+    }
+    return this.dataSource.transaction(async (manager) => {
+      // Serialise writers of one project so the embedding-space check cannot race.
+      await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`knowledge:${projectId}`]);
+      const existing: Array<{ id: string; content_hash: string; chunk_count: number }> = await manager.query(
+        'SELECT id, content_hash, chunk_count FROM knowledge_sources WHERE project_id = $1 AND uri = $2 FOR UPDATE',
+        [projectId, source.uri],
+      );
+      const current = existing[0];
+      if (current && current.content_hash === source.contentHash) {
+        return { sourceId: current.id, status: 'unchanged', chunkCount: current.chunk_count };
+      }
+      if (chunks.length > 0) {
+        await assertEmbeddingSpace(manager, projectId, { model: embeddingModel, dimensions }, current?.id ?? null);
+      }
+      let sourceId: string;
+      if (current) {
+        sourceId = current.id;
+        await manager.query('DELETE FROM knowledge_chunks WHERE source_id = $1', [sourceId]);
+        await manager.query(
+          `UPDATE knowledge_sources SET title = $2, content_hash = $3, chunk_count = $4, embedding_dims = $5,
+                  embedding_model = $6, updated_at = now() WHERE id = $1`,
+          [sourceId, source.title, source.contentHash, chunks.length, dimensions, embeddingModel],
+        );
+      } else {
+        const rows = await manager.query(
+          `INSERT INTO knowledge_sources (project_id, uri, title, content_hash, chunk_count, embedding_dims, embedding_model)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+          [projectId, source.uri, source.title, source.contentHash, chunks.length, dimensions, embeddingModel],
+        );
+        sourceId = rows[0].id;
+      }
+      for (let start = 0; start < chunks.length; start += CHUNK_INSERT_BATCH) {
+        const batch = chunks.slice(start, start + CHUNK_INSERT_BATCH);
+        await manager.query(
+          `INSERT INTO knowledge_chunks (source_id, project_id, ordinal, text, token_count, embedding, embedding_dims)
+           SELECT $1, $2, c.ordinal, c.text, c.token_count, c.embedding::vector, $3
+             FROM unnest($4::int[], $5::text[], $6::int[], $7::text[]) AS c(ordinal, text, token_count, embedding)`,
+          [
+            sourceId,
+            projectId,
+            dimensions,
+            batch.map((_, i) => start + i),
+            batch.map((c) => c.text),
+            batch.map((c) => c.tokenCount),
+            batch.map((c) => vectorParam(c.embedding)),
+          ],
+        );
+      }
+      return { sourceId, status: current ? 'replaced' : 'created', chunkCount: chunks.length };
+    });
+  }
+
+  /** The project's source with this uri, or null. */
+  async findSource(projectId: string, uri: string): Promise<KnowledgeSource | null> {
+    if (!isUuid(projectId)) return null;
+    const rows = await this.dataSource.query(`${SOURCE_SELECT} WHERE project_id = $1 AND uri = $2`, [projectId, uri]);
+    return rows[0] ? toSource(rows[0]) : null;
+  }
+
+  /** The project's sources, by uri. */
+  async listSources(projectId: string): Promise<KnowledgeSource[]> {
+    if (!isUuid(projectId)) return [];
+    const rows = await this.dataSource.query(`${SOURCE_SELECT} WHERE project_id = $1 ORDER BY uri`, [projectId]);
+    return rows.map(toSource);
+  }
+
+  /**
+   * Deletes the project's source with this uri and its chunks.
+   * @returns false when there was none.
+   */
+  async deleteSource(projectId: string, uri: string): Promise<boolean> {
+    if (!isUuid(projectId)) return false;
+    const [, affected] = await this.dataSource.query('DELETE FROM knowledge_sources WHERE project_id = $1 AND uri = $2', [
+      projectId,
+      uri,
+    ]);
+    return affected > 0;
+  }
+
+  /**
+   * Deletes every knowledge source, insight and recommendation of the project (before re-embedding
+   * it with another model).
+   */
+  async deleteAllForProject(projectId: string): Promise<void> {
+    if (!isUuid(projectId)) return;
+    await this.dataSource.transaction(async (manager) => {
+      for (const table of ['knowledge_sources', 'insights', 'recommendations']) {
+        await manager.query(`DELETE FROM ${table} WHERE project_id = $1`, [projectId]);
+      }
+    });
+  }
+
+  /**
+   * The embedding spaces (model and length) of every vector stored for the project, across knowledge,
+   * insights and recommendations; more than one means vectors were mixed (the guards prevent it).
+   */
+  async storedEmbeddingSpaces(projectId: string): Promise<EmbeddingSpace[]> {
+    if (!isUuid(projectId)) return [];
+    return storedSpaces(this.dataSource.manager, projectId, null);
+  }
+}
+
+const SOURCE_SELECT =
+  'SELECT id, uri, title, content_hash, chunk_count, embedding_dims, embedding_model, created_at, updated_at FROM knowledge_sources';
+
+interface SourceRow {
+  id: string;
+  uri: string;
+  title: string;
+  content_hash: string;
+  chunk_count: number;
+  embedding_dims: number;
+  embedding_model: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toSource(r: SourceRow): KnowledgeSource {
+  return {
+    id: r.id,
+    uri: r.uri,
+    title: r.title,
+    contentHash: r.content_hash,
+    chunkCount: r.chunk_count,
+    embeddingDims: r.embedding_dims,
+    embeddingModel: r.embedding_model,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/**
+ * Distinct (model, dimensions) of the project's stored vectors, ignoring the knowledge source
+ * `exceptSourceId` (the one being replaced) and empty sources.
+ */
+export async function storedSpaces(manager: EntityManager, projectId: string, exceptSourceId: string | null): Promise<EmbeddingSpace[]> {
+  const rows: Array<{ model: string; dimensions: number }> = await manager.query(
+    `SELECT DISTINCT embedding_model AS model, embedding_dims AS dimensions FROM (
+       SELECT embedding_model, embedding_dims FROM knowledge_sources
+        WHERE project_id = $1 AND chunk_count > 0 AND ($2::uuid IS NULL OR id <> $2::uuid)
+       UNION ALL SELECT embedding_model, embedding_dims FROM insights WHERE project_id = $1
+       UNION ALL SELECT embedding_model, embedding_dims FROM recommendations WHERE project_id = $1
+     ) spaces ORDER BY 1, 2`,
+    [projectId, exceptSourceId],
+  );
+  return rows.map((r) => ({ model: r.model, dimensions: r.dimensions }));
+}
+
+/**
+ * @throws EmbeddingSpaceMismatchError when the project stores vectors of a space other than `incoming`.
+ */
+export async function assertEmbeddingSpace(
+  manager: EntityManager,
+  projectId: string,
+  incoming: EmbeddingSpace,
+  exceptSourceId: string | null,
+): Promise<void> {
+  const stored = await storedSpaces(manager, projectId, exceptSourceId);
+  if (stored.some((s) => s.model !== incoming.model || s.dimensions !== incoming.dimensions)) {
+    throw new EmbeddingSpaceMismatchError(projectId, stored, incoming);
+  }
+}

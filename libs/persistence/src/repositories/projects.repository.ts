@@ -1,0 +1,159 @@
+import type { EmbeddingSettings, LlmSettings, ProviderCredentials } from '@ask/llm-providers';
+import { Injectable } from '@nestjs/common';
+import { DataSource, type Repository } from 'typeorm';
+import { CredentialsCipher } from '../credentials-cipher';
+import { ProjectEntity } from '../entities';
+import { isUuid } from '../ids';
+
+/** A project as the rest of the service sees it: settings, never credentials. */
+export interface Project {
+  id: string;
+  name: string;
+  /** Null: no embedding provider configured. */
+  embeddingSettings: EmbeddingSettings | null;
+  /** Null: no LLM provider configured. */
+  llmSettings: LlmSettings | null;
+  /** Items retrieved per ask. */
+  topK: number;
+  /** Tokens reserved for the answer. */
+  maxTokens: number;
+  /** Null: the service's default system prompt. */
+  systemPrompt: string | null;
+  /** Cap on history messages per ask; null: no cap. */
+  maxHistoryMessages: number | null;
+  /** Whether encrypted provider credentials are stored (their content is never exposed here). */
+  hasCredentials: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Settings a project is created with or updated to; omitted fields keep their value (or default). */
+export interface ProjectSettingsInput {
+  name?: string;
+  embeddingSettings?: EmbeddingSettings | null;
+  llmSettings?: LlmSettings | null;
+  topK?: number;
+  maxTokens?: number;
+  systemPrompt?: string | null;
+  maxHistoryMessages?: number | null;
+}
+
+const PUBLIC_COLUMNS = [
+  'p.id',
+  'p.name',
+  'p.embeddingSettings',
+  'p.llmSettings',
+  'p.topK',
+  'p.maxTokens',
+  'p.systemPrompt',
+  'p.maxHistoryMessages',
+  'p.createdAt',
+  'p.updatedAt',
+];
+
+/**
+ * Projects and their provider settings and credentials. Credentials are sealed with
+ * {@link CredentialsCipher} (AES-256-GCM) and only ever returned by {@link getCredentials}.
+ */
+@Injectable()
+export class ProjectsRepository {
+  private readonly projects: Repository<ProjectEntity>;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly cipher: CredentialsCipher,
+  ) {
+    this.projects = dataSource.getRepository(ProjectEntity);
+  }
+
+  /**
+   * Creates a project. Unset settings take the column defaults (top-K 8, `max_tokens` 2,048, no
+   * providers, default system prompt, no history cap).
+   * @throws QueryFailedError on a CHECK violation (top-K or `max_tokens` below 1).
+   */
+  async create(input: ProjectSettingsInput & { name: string }): Promise<Project> {
+    const inserted = await this.projects.insert(this.projects.create(input));
+    const id = inserted.identifiers[0]['id'] as string;
+    return (await this.findById(id)) as Project;
+  }
+
+  /** The project, or null when there is none with this id (or the id is not a UUID). */
+  async findById(id: string): Promise<Project | null> {
+    if (!isUuid(id)) return null;
+    const row = await this.projects
+      .createQueryBuilder('p')
+      .select(PUBLIC_COLUMNS)
+      .addSelect('p.credentials_encrypted IS NOT NULL', 'has_credentials')
+      .where('p.id = :id', { id })
+      .getRawAndEntities();
+    const entity = row.entities[0];
+    return entity ? toProject(entity, row.raw[0]['has_credentials'] === true) : null;
+  }
+
+  /**
+   * Applies the given settings (an explicit null clears a nullable one).
+   * @returns the updated project, or null when it does not exist.
+   */
+  async updateSettings(id: string, patch: ProjectSettingsInput): Promise<Project | null> {
+    if (!isUuid(id)) return null;
+    const values = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+    if (Object.keys(values).length > 0) {
+      await this.projects.update({ id }, values as Partial<ProjectEntity>);
+    }
+    return this.findById(id);
+  }
+
+  /**
+   * Stores the project's provider credentials encrypted (null removes them).
+   * @returns false when the project does not exist.
+   * @throws EncryptionKeyMissingError when credentials are given and ASK_ENCRYPTION_KEY is unset.
+   */
+  async setCredentials(id: string, credentials: ProviderCredentials | null): Promise<boolean> {
+    if (!isUuid(id)) return false;
+    const sealed = credentials === null ? null : this.cipher.seal(id, credentials);
+    const result = await this.projects.update({ id }, { credentialsEncrypted: sealed });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /**
+   * The project's decrypted provider credentials; null when none are stored or the project does not
+   * exist. Call only where the provider is called (the synthesis and retrieval workers).
+   * @throws EncryptionKeyMissingError when credentials are stored and ASK_ENCRYPTION_KEY is unset;
+   *   CredentialsUndecryptableError when they fail authentication.
+   */
+  async getCredentials(id: string): Promise<ProviderCredentials | null> {
+    if (!isUuid(id)) return null;
+    const rows: Array<{ credentials_encrypted: Buffer | null }> = await this.dataSource.query(
+      'SELECT credentials_encrypted FROM projects WHERE id = $1',
+      [id],
+    );
+    const sealed = rows[0]?.credentials_encrypted;
+    return sealed ? this.cipher.open(id, sealed) : null;
+  }
+
+  /**
+   * Deletes the project and, by cascade, everything it owns.
+   * @returns false when it did not exist.
+   */
+  async delete(id: string): Promise<boolean> {
+    if (!isUuid(id)) return false;
+    const result = await this.projects.delete({ id });
+    return (result.affected ?? 0) > 0;
+  }
+}
+
+function toProject(e: ProjectEntity, hasCredentials: boolean): Project {
+  return {
+    id: e.id,
+    name: e.name,
+    embeddingSettings: e.embeddingSettings,
+    llmSettings: e.llmSettings,
+    topK: e.topK,
+    maxTokens: e.maxTokens,
+    systemPrompt: e.systemPrompt,
+    maxHistoryMessages: e.maxHistoryMessages,
+    hasCredentials,
+    createdAt: e.createdAt,
+    updatedAt: e.updatedAt,
+  };
+}

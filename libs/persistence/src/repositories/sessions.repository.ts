@@ -1,0 +1,261 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { TokenCountsByCounter } from '../entities';
+import { SessionNotFoundError } from '../errors';
+import { isUuid } from '../ids';
+
+/** A session of one project. */
+export interface Session {
+  id: string;
+  projectId: string;
+  title: string | null;
+  createdAt: Date;
+  /** Moves with each stored message. */
+  updatedAt: Date;
+}
+
+/** A session in a listing, with how many question/answer pairs it holds. */
+export interface SessionSummary extends Session {
+  messageCount: number;
+}
+
+/** One stored question/answer pair. */
+export interface StoredMessage {
+  id: string;
+  sessionId: string;
+  askId: string;
+  question: string;
+  answer: string;
+  status: 'complete';
+  /** Cached counts per token counter id, in tokens. */
+  tokenCounts: TokenCountsByCounter;
+  /** As the provider reported them; null when it did not. */
+  promptTokens: number | null;
+  completionTokens: number | null;
+  provider: string | null;
+  model: string | null;
+  createdAt: Date;
+}
+
+/** What the synthesis worker stores when an answer is complete. */
+export interface AppendMessageInput {
+  /** The project the session must belong to. */
+  projectId: string;
+  sessionId: string;
+  /** The ask id (BullMQ job id): the persistence key, one pair per ask. */
+  askId: string;
+  question: string;
+  answer: string;
+  /** Counts already known for this pair, per counter id, in tokens. */
+  tokenCounts?: TokenCountsByCounter;
+  promptTokens?: number | null;
+  completionTokens?: number | null;
+  provider?: string | null;
+  model?: string | null;
+}
+
+/** Result of {@link SessionsRepository.appendMessage}. */
+export interface AppendMessageResult {
+  /** The stored row: the new one, or the one an earlier attempt of the same ask stored. */
+  message: StoredMessage;
+  /** False when a row for this ask id already existed (a retried job). */
+  inserted: boolean;
+}
+
+interface MessageRow {
+  id: string;
+  session_id: string;
+  ask_id: string;
+  question: string;
+  answer: string;
+  status: 'complete';
+  token_counts: TokenCountsByCounter;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  provider: string | null;
+  model: string | null;
+  created_at: Date;
+}
+
+const MESSAGE_COLUMNS =
+  'm.id, m.session_id, m.ask_id, m.question, m.answer, m.status, m.token_counts, m.prompt_tokens, ' +
+  'm.completion_tokens, m.provider, m.model, m.created_at';
+
+/**
+ * Ask sessions and their question/answer pairs. Every read that takes a project id is scoped to
+ * it: a session of another project is "not found", never returned.
+ */
+@Injectable()
+export class SessionsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Creates an empty session for the project. Throws QueryFailedError (FK) when the project does not exist. */
+  async create(projectId: string, title: string | null = null): Promise<Session> {
+    const rows = await this.dataSource.query(
+      'INSERT INTO ask_sessions (project_id, title) VALUES ($1, $2) RETURNING id, project_id, title, created_at, updated_at',
+      [projectId, title],
+    );
+    return toSession(rows[0]);
+  }
+
+  /** The session when it exists AND belongs to the project; null otherwise. */
+  async findForProject(projectId: string, sessionId: string): Promise<Session | null> {
+    if (!isUuid(projectId) || !isUuid(sessionId)) return null;
+    const rows = await this.dataSource.query(
+      'SELECT id, project_id, title, created_at, updated_at FROM ask_sessions WHERE id = $1 AND project_id = $2',
+      [sessionId, projectId],
+    );
+    return rows[0] ? toSession(rows[0]) : null;
+  }
+
+  /**
+   * The project's sessions, most recently active first (`updated_at` desc), with message counts.
+   * @param limit at most this many (default 100).
+   * @param offset skipped first (default 0).
+   */
+  async list(projectId: string, { limit = 100, offset = 0 }: { limit?: number; offset?: number } = {}): Promise<SessionSummary[]> {
+    if (!isUuid(projectId)) return [];
+    const rows = await this.dataSource.query(
+      `SELECT s.id, s.project_id, s.title, s.created_at, s.updated_at,
+              (SELECT count(*)::int FROM ask_session_messages m WHERE m.session_id = s.id) AS message_count
+         FROM ask_sessions s
+        WHERE s.project_id = $1
+        ORDER BY s.updated_at DESC, s.id
+        LIMIT $2 OFFSET $3`,
+      [projectId, limit, offset],
+    );
+    return rows.map((r: SessionRow & { message_count: number }) => ({ ...toSession(r), messageCount: r.message_count }));
+  }
+
+  /**
+   * Deletes the project's session and its messages.
+   * @returns false when no such session exists for this project.
+   */
+  async delete(projectId: string, sessionId: string): Promise<boolean> {
+    if (!isUuid(projectId) || !isUuid(sessionId)) return false;
+    const [, affected] = await this.dataSource.query('DELETE FROM ask_sessions WHERE id = $1 AND project_id = $2', [
+      sessionId,
+      projectId,
+    ]);
+    return affected > 0;
+  }
+
+  /**
+   * The session's question/answer pairs, oldest first (created_at, then insertion order), with their
+   * cached token counts. Call after {@link findForProject} has checked the session's project.
+   * @param limit only the newest `limit` pairs (still returned oldest first); default all.
+   */
+  async history(sessionId: string, { limit }: { limit?: number } = {}): Promise<StoredMessage[]> {
+    if (!isUuid(sessionId)) return [];
+    const rows: MessageRow[] = await this.dataSource.query(
+      `SELECT * FROM (
+         SELECT ${MESSAGE_COLUMNS}, m.seq FROM ask_session_messages m
+          WHERE m.session_id = $1
+          ORDER BY m.created_at DESC, m.seq DESC
+          LIMIT $2
+       ) newest ORDER BY created_at, seq`,
+      [sessionId, limit ?? null],
+    );
+    return rows.map(toMessage);
+  }
+
+  /**
+   * Stores the pair of one ask, once: `INSERT … ON CONFLICT (ask_id) DO NOTHING`, then the stored
+   * row either way, so a retried job neither fails nor stores twice. Bumps the session's
+   * `updated_at` when a row is inserted.
+   * @throws SessionNotFoundError when the session does not exist or belongs to another project.
+   */
+  async appendMessage(input: AppendMessageInput): Promise<AppendMessageResult> {
+    if (!isUuid(input.projectId) || !isUuid(input.sessionId)) throw new SessionNotFoundError(input.sessionId);
+    return this.dataSource.transaction(async (manager) => {
+      const inserted: MessageRow[] = await manager.query(
+        `INSERT INTO ask_session_messages
+           (session_id, ask_id, question, answer, token_counts, prompt_tokens, completion_tokens, provider, model)
+         SELECT s.id, $3, $4, $5, $6::jsonb, $7, $8, $9, $10
+           FROM ask_sessions s WHERE s.id = $1 AND s.project_id = $2
+         ON CONFLICT (ask_id) DO NOTHING
+         RETURNING ${MESSAGE_COLUMNS.replace(/m\./g, '')}`,
+        [
+          input.sessionId,
+          input.projectId,
+          input.askId,
+          input.question,
+          input.answer,
+          JSON.stringify(input.tokenCounts ?? {}),
+          input.promptTokens ?? null,
+          input.completionTokens ?? null,
+          input.provider ?? null,
+          input.model ?? null,
+        ],
+      );
+      if (inserted[0]) {
+        await manager.query('UPDATE ask_sessions SET updated_at = now() WHERE id = $1', [input.sessionId]);
+        return { message: toMessage(inserted[0]), inserted: true };
+      }
+      const existing: MessageRow[] = await manager.query(
+        `SELECT ${MESSAGE_COLUMNS} FROM ask_session_messages m
+           JOIN ask_sessions s ON s.id = m.session_id
+          WHERE m.ask_id = $1 AND s.project_id = $2`,
+        [input.askId, input.projectId],
+      );
+      if (!existing[0]) throw new SessionNotFoundError(input.sessionId);
+      return { message: toMessage(existing[0]), inserted: false };
+    });
+  }
+
+  /**
+   * Caches token counts of messages under a counter id (e.g. after a model switch counted old
+   * messages with a new counter), merged into `token_counts` without touching other counters.
+   * @param messageIds the messages, parallel to `counts`.
+   * @param counts `{ question, answer }` in tokens for each message.
+   * @returns the number of messages updated.
+   * @throws RangeError when the arrays differ in length.
+   */
+  async setTokenCounts(
+    messageIds: readonly string[],
+    counterId: string,
+    counts: ReadonlyArray<{ question: number; answer: number }>,
+  ): Promise<number> {
+    if (messageIds.length !== counts.length) {
+      throw new RangeError(`setTokenCounts: ${messageIds.length} message ids but ${counts.length} counts`);
+    }
+    if (messageIds.length === 0) return 0;
+    const [, affected] = await this.dataSource.query(
+      `UPDATE ask_session_messages m
+          SET token_counts = m.token_counts || jsonb_build_object($2::text, jsonb_build_object('question', c.question, 'answer', c.answer))
+         FROM unnest($1::uuid[], $3::int[], $4::int[]) AS c(id, question, answer)
+        WHERE m.id = c.id`,
+      [messageIds, counterId, counts.map((c) => c.question), counts.map((c) => c.answer)],
+    );
+    return affected;
+  }
+}
+
+interface SessionRow {
+  id: string;
+  project_id: string;
+  title: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toSession(r: SessionRow): Session {
+  return { id: r.id, projectId: r.project_id, title: r.title, createdAt: r.created_at, updatedAt: r.updated_at };
+}
+
+function toMessage(r: MessageRow): StoredMessage {
+  return {
+    id: r.id,
+    sessionId: r.session_id,
+    askId: r.ask_id,
+    question: r.question,
+    answer: r.answer,
+    status: r.status,
+    tokenCounts: r.token_counts,
+    promptTokens: r.prompt_tokens,
+    completionTokens: r.completion_tokens,
+    provider: r.provider,
+    model: r.model,
+    createdAt: r.created_at,
+  };
+}
