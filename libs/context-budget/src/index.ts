@@ -1,1 +1,4 @@
-export {};
+export * from './budget';
+export * from './trim';
+export * from './plan-prompt';
+export * from './assemble';

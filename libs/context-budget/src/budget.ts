@@ -1,0 +1,68 @@
+/** `max_tokens` reserved for generation on /ask when the project sets none (seed 000: "default 2048"). */
+export const DEFAULT_MAX_TOKENS = 2048;
+
+/** Flat reserve for the system prompt and scaffolding, in tokens (seed 000: "~600 tokens"). */
+export const DEFAULT_RESERVE = 600;
+
+/** Safety margin with an exact counter, percent of the window (seed 000: 5%). */
+export const EXACT_MARGIN_PERCENT = 5;
+
+/** Safety margin with the approximate counter, percent of the window (seed 000: 15%). */
+export const APPROXIMATE_MARGIN_PERCENT = 15;
+
+/** What `computeBudget` needs. All figures are tokens. */
+export interface BudgetInput {
+  /** The context window planned against (catalog, override or cap; see model-catalog `resolveModel`). */
+  window: number;
+  /** Reserved for generation; default 2048. */
+  maxTokens?: number;
+  /** Reserved for the system prompt and scaffolding; default 600. */
+  reserve?: number;
+  /** True when the token counter is exact (5% margin); false for the approximate counter (15%). */
+  exact: boolean;
+}
+
+/** The budget of one request. All figures are tokens. */
+export interface Budget {
+  window: number;
+  maxTokens: number;
+  reserve: number;
+  /** ceil(window × 5%) with an exact counter, ceil(window × 15%) with the approximate one. */
+  margin: number;
+  /**
+   * window − maxTokens − reserve − margin: what the question, retrieved context and earlier turns may
+   * use. Zero or negative when the window cannot hold the rest; planning then answers 413.
+   */
+  available: number;
+  exact: boolean;
+}
+
+function checkTokens(name: string, value: number, min: number): void {
+  if (!Number.isInteger(value) || value < min) {
+    throw new RangeError(`${name} must be a whole number of tokens ≥ ${min}, got ${value}`);
+  }
+}
+
+/**
+ * The seed 000 budget formula:
+ * `available = window − max_tokens − reserve − ceil(window × (exact ? 5% : 15%))`.
+ *
+ * Examples (tokens): window 128000 exact → 118952; 32000 approximate → 24552; 8192 approximate with
+ * max_tokens 1024 → 5339.
+ *
+ * @throws RangeError when a figure is not a whole number, the window or max_tokens is not positive,
+ *   the reserve is negative, or max_tokens is not smaller than the window. Never an `AskError`:
+ *   these are configuration mistakes, not an overflow.
+ */
+export function computeBudget(input: BudgetInput): Budget {
+  const { window, maxTokens = DEFAULT_MAX_TOKENS, reserve = DEFAULT_RESERVE, exact } = input;
+  checkTokens('window', window, 1);
+  checkTokens('maxTokens', maxTokens, 1);
+  checkTokens('reserve', reserve, 0);
+  if (maxTokens >= window) {
+    throw new RangeError(`maxTokens (${maxTokens}) must be smaller than the window (${window})`);
+  }
+  // Integer arithmetic: window × 15 is exact, so the ceiling never picks up a floating-point crumb.
+  const margin = Math.ceil((window * (exact ? EXACT_MARGIN_PERCENT : APPROXIMATE_MARGIN_PERCENT)) / 100);
+  return { window, maxTokens, reserve, margin, available: window - maxTokens - reserve - margin, exact };
+}
