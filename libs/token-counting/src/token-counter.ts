@@ -26,3 +26,17 @@ export interface TokenCounter {
   /** Tokens of a whole request: Σ (countText(content) + perMessageTokens) + perRequestTokens. */
   countMessages(messages: readonly ChatMessage[]): number;
 }
+
+/**
+ * Tokens of a whole request under a counter's framing: Σ (countText(content) + perMessageTokens) +
+ * perRequestTokens. Every counter here implements `countMessages` with this, so a planner that caches
+ * `countText(content)` per message gets the same figure by adding the framing itself.
+ */
+export function countFramedMessages(
+  counter: Pick<TokenCounter, 'countText' | 'perMessageTokens' | 'perRequestTokens'>,
+  messages: readonly ChatMessage[],
+): number {
+  let total = counter.perRequestTokens;
+  for (const message of messages) total += counter.countText(message.content) + counter.perMessageTokens;
+  return total;
+}

