@@ -51,14 +51,14 @@ export class RetrievalService {
 
   private async rank(data: RetrieveJobData): Promise<RetrievedItem[]> {
     const project = await this.projects.findById(data.projectId);
-    if (!project?.embedding) throw embeddingNotConfigured();
+    if (!project?.embeddingSettings) throw embeddingNotConfigured();
     const credentials = await this.projects.getCredentials(data.projectId);
-    const embedder = createEmbeddingProvider(project.embedding, credentials);
+    const embedder = createEmbeddingProvider(project.embeddingSettings, credentials ?? {});
     let vector: number[];
     try {
       [vector] = await embedder.embed([data.question]);
     } catch (err) {
-      const failure = classifyUpstreamError(err, project.embedding.provider);
+      const failure = classifyUpstreamError(err, project.embeddingSettings.provider);
       this.logger.warn(`ask ${data.askId}: embedding failed (${failure.kind})`);
       throw toAskError(failure);
     }

@@ -47,7 +47,7 @@ export interface SizedPrompt {
 export function sizePrompt(input: SizingInput): SizedPrompt {
   const scale = (n: number) => (input.calibration > 1 ? Math.ceil(n * input.calibration) : n);
   const window = input.windowOverride ?? input.model.window;
-  const rendered = input.items.map((item, i) => renderContextItem(toRenderable(item), i + 1));
+  const rendered = input.items.map((item, i) => renderContextItem(toRenderable(item), i));
   const plan = planPrompt({
     model: input.model.model,
     window,

@@ -94,7 +94,7 @@ export class SynthesisService {
       });
 
     let sized = size();
-    sized = await this.verifyWithCountEndpoint(sized, choice, provider, maxTokens, size, signal);
+    sized = await this.verifyWithCountEndpoint(model.model, sized, choice, provider, maxTokens, size, signal);
     await this.publishBudget(data.askId, model, choice, calibration, maxTokens, sized);
 
     const request: ChatRequest = { model: model.model, messages: sized.messages, maxTokens, signal };
@@ -171,6 +171,7 @@ export class SynthesisService {
    * request at the provider; when it would not fit, re-plans once with the observed ratio as factor.
    */
   private async verifyWithCountEndpoint(
+    modelId: string,
     sized: SizedPrompt,
     choice: CounterChoice,
     provider: ChatProvider,
@@ -179,7 +180,7 @@ export class SynthesisService {
     signal: AbortSignal,
   ): Promise<SizedPrompt> {
     if (!choice.remote || !provider.countRequestTokens) return sized;
-    const exactTokens = await provider.countRequestTokens({ model: sized.plan.model ?? '', messages: sized.messages, maxTokens, signal });
+    const exactTokens = await provider.countRequestTokens({ model: modelId, messages: sized.messages, maxTokens, signal });
     if (exactTokens + maxTokens <= sized.window) return sized;
     const over = exactTokens + maxTokens - sized.window;
     return size(sized.window - over - 1);
@@ -236,7 +237,7 @@ export class SynthesisService {
   }
 
   private async calibration(model: string, counterId: string): Promise<number> {
-    const records = await this.usage.recent(model, counterId, CALIBRATION_SAMPLE);
+    const records = (await this.usage.recent(model, CALIBRATION_SAMPLE)).filter((r) => r.counterId === counterId);
     const factor = learnCalibration(records.map((r) => ({ estimated: r.estimated, reported: r.reported })));
     calibrationFactor.set({ model }, factor);
     return factor;

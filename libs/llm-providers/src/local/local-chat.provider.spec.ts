@@ -1,3 +1,4 @@
+import { renderContextItem } from '@ask/context-budget';
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
 import { composeAnswer, LocalChatProvider, parseUserMessage } from './local-chat.provider';
 
@@ -13,15 +14,10 @@ const wordCounter: TokenCounter = {
   },
 };
 
-const userMessage = [
-  'Context:',
-  '[1] knowledge · HNSW indexes (score 0.81)',
-  'An HNSW index creates a multilayer graph. It has better query performance than IVFFlat but slower build times.',
-  '[2] knowledge · IVFFlat (score 0.42)',
-  'An IVFFlat index divides vectors into lists, and then searches a subset of those lists.',
-  '',
-  'Question: Which index has better query performance?',
-].join('\n');
+const userMessage =
+  renderContextItem({ kind: 'knowledge', title: 'HNSW indexes', score: 0.81, text: 'An HNSW index creates a multilayer graph. It has better query performance than IVFFlat but slower build times.' }, 0) +
+  renderContextItem({ kind: 'knowledge', title: 'IVFFlat', score: 0.42, text: 'An IVFFlat index divides vectors into lists, and then searches a subset of those lists.\n\nLists are built with k-means.' }, 1) +
+  'Which index has better query performance?';
 
 describe(LocalChatProvider.name, () => {
   describe('parseUserMessage', () => {

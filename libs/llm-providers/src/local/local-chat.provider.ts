@@ -29,8 +29,8 @@ const STOPWORDS = new Set(
 /**
  * The embedded `local` LLM: a stand-in WITHOUT a model. It answers from the retrieved context alone,
  * quoting the sentences that share the most words with the question, each with its source title, and
- * streams the answer in several deltas. It reads the context block that libs/context-budget renders
- * (items headed `[n] …`) from the last user message.
+ * streams the answer in several deltas. It reads the context items that libs/context-budget renders
+ * (`renderContextItem`) from the last user message.
  *
  * Usage is reported as `counter` counts the request and the answer (tokens).
  */
@@ -96,31 +96,27 @@ export function composeAnswer(messages: readonly ChatMessage[], maxPassages: num
   return lines.join('\n');
 }
 
-/** Splits the final user message into its context passages (`[n] header` blocks) and the question. */
+/**
+ * Splits the final user message into its context passages and the question. The message is the
+ * rendered items of libs/context-budget (`[n] kind · title · score 0.83`, the text, a blank line),
+ * then the question: so the question is what follows the last blank line after the last header.
+ */
 export function parseUserMessage(content: string): { passages: ContextPassage[]; question: string } {
-  const marker = content.lastIndexOf('\nQuestion:');
-  const question = marker >= 0 ? content.slice(marker + '\nQuestion:'.length).trim() : content.trim();
-  const contextPart = marker >= 0 ? content.slice(0, marker) : '';
-  const passages: ContextPassage[] = [];
-  const header = /^\[(\d+)\]\s*(.*)$/gm;
+  const header = /^\[(\d+)\] (?:insight|recommendation|knowledge) · (.*?) · score -?[\d.]+$/gm;
   const heads: Array<{ index: number; title: string; start: number; end: number }> = [];
   let m: RegExpExecArray | null;
-  while ((m = header.exec(contextPart)) !== null) {
-    heads.push({ index: Number(m[1]), title: cleanTitle(m[2]), start: m.index, end: m.index + m[0].length });
+  while ((m = header.exec(content)) !== null) {
+    heads.push({ index: Number(m[1]), title: m[2].trim(), start: m.index, end: m.index + m[0].length });
   }
-  heads.forEach((h, i) => {
-    const text = contextPart.slice(h.end, i + 1 < heads.length ? heads[i + 1].start : undefined).trim();
-    passages.push({ index: h.index, title: h.title, text });
-  });
-  return { passages, question };
-}
-
-function cleanTitle(header: string): string {
-  // Headers look like `knowledge · Title (score 0.83)`; keep the title.
-  return header
-    .replace(/\s*\(score[^)]*\)\s*$/i, '')
-    .replace(/^(insight|recommendation|knowledge)\s*[·:|-]\s*/i, '')
-    .trim();
+  if (heads.length === 0) return { passages: [], question: content.trim() };
+  const lastBreak = content.lastIndexOf('\n\n');
+  const questionStart = lastBreak > heads[heads.length - 1].end ? lastBreak + 2 : content.length;
+  const passages = heads.map((h, i) => ({
+    index: h.index,
+    title: h.title,
+    text: content.slice(h.end, i + 1 < heads.length ? heads[i + 1].start : questionStart).trim(),
+  }));
+  return { passages, question: content.slice(questionStart).trim() };
 }
 
 function keywords(text: string): Set<string> {

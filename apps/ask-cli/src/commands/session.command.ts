@@ -1,0 +1,66 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { AskClient, type AskOutcome } from '@ask/ask-client';
+import type { BudgetEvent } from '@ask/ask-contracts';
+
+/** The questions of a session file: one per line; blank lines and `#` comments skipped. */
+export function readQuestions(path: string): string[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'));
+}
+
+/** One line describing a turn's budget (all figures tokens). */
+export function formatBudget(b: BudgetEvent): string {
+  return (
+    `budget: ${b.provider}/${b.model} window=${b.window} max_tokens=${b.maxTokens} reserve=${b.reserve} ` +
+    `margin=${b.margin} (${b.counter} ${b.counterId}${b.calibration > 1 ? ` ×${b.calibration}` : ''}) ` +
+    `available=${b.available} used=${b.used} turns kept=${b.turnsKept} dropped=${b.turnsDropped} ` +
+    `context kept=${b.contextKept} dropped=${b.contextDropped}`
+  );
+}
+
+/**
+ * Asks every question in order in ONE session over HTTP + SSE, printing each answer as it streams and
+ * each turn's budget. Returns the outcomes.
+ */
+export async function runSession(
+  client: AskClient,
+  projectId: string,
+  questions: string[],
+  out: (text: string) => void = (t) => process.stdout.write(t),
+): Promise<AskOutcome[]> {
+  const outcomes: AskOutcome[] = [];
+  let sessionId: string | undefined;
+  for (const [i, question] of questions.entries()) {
+    out(`\n━━ Turn ${i + 1}/${questions.length}: ${question}\n`);
+    const outcome = await client.askAndWait(projectId, question, {
+      sessionId,
+      onEvent: (event) => {
+        if (event.type === 'budget') out(`${formatBudget(event.data as BudgetEvent)}\n\n`);
+        if (event.type === 'delta') out((event.data as { text: string }).text);
+        if (event.type === 'reset') out('\n[answer restarted]\n');
+      },
+    });
+    sessionId = outcome.sessionId;
+    if (outcome.error) out(`\nerror ${outcome.error.status} ${outcome.error.code}: ${outcome.error.error}${outcome.error.details ? ` (${outcome.error.details})` : ''}\n`);
+    else out(`\n(done: prompt_tokens=${outcome.done?.usage.promptTokens ?? '?'} completion_tokens=${outcome.done?.usage.completionTokens ?? '?'})\n`);
+    outcomes.push(outcome);
+  }
+  return outcomes;
+}
+
+/** `ask session --project ID --questions FILE [--gateway URL]`. */
+export function registerSessionCommand(program: Command): void {
+  program
+    .command('session')
+    .description('ask every question of a file in one session over HTTP + SSE')
+    .requiredOption('--project <id>', 'project id')
+    .requiredOption('--questions <file>', 'one question per line')
+    .option('--gateway <url>', 'gateway base URL', 'http://127.0.0.1:3000')
+    .option('--api-key <key>', 'project API key (Authorization: Bearer)')
+    .action(async (flags: { project: string; questions: string; gateway: string; apiKey?: string }) => {
+      await runSession(new AskClient(flags.gateway, flags.apiKey), flags.project, readQuestions(flags.questions));
+    });
+}

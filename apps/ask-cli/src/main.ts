@@ -1,0 +1,18 @@
+import 'reflect-metadata';
+import { Command } from 'commander';
+import { registerDemoCommand } from './commands/demo.command';
+import { registerIngestCommands } from './commands/ingest.command';
+import { registerProjectCommands } from './commands/project.command';
+import { registerSessionCommand } from './commands/session.command';
+
+/** `ask`: the Ask service's command line (projects, ingestion, sessions, the end-to-end demo). */
+const program = new Command('ask').description('The Ask service command line').showHelpAfterError();
+registerProjectCommands(program);
+registerIngestCommands(program);
+registerSessionCommand(program);
+registerDemoCommand(program);
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
