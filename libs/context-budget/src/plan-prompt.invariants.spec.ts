@@ -1,0 +1,183 @@
+import { AskErrorCode, isAskError } from '@ask/ask-errors';
+import type { ChatMessage, TokenCounter } from '@ask/token-counting';
+import { assembleMessages } from './assemble';
+import { planPrompt, type PlanInput } from './plan-prompt';
+import type { ContextItemCost, HistoryTurn } from './trim';
+
+/** mulberry32: a small seeded PRNG, so every run checks the same sessions and a failure reproduces. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A counter where one character is one token, with configurable framing: counts are exact by construction. */
+function charCounter(perMessageTokens: number, perRequestTokens: number): TokenCounter {
+  const countText = (text: string): number => text.length;
+  return {
+    id: 'test:chars',
+    exact: true,
+    perMessageTokens,
+    perRequestTokens,
+    countText,
+    countMessages: (messages: readonly ChatMessage[]) =>
+      messages.reduce((sum, m) => sum + countText(m.content) + perMessageTokens, perRequestTokens),
+  };
+}
+
+const WINDOWS = [4096, 8192, 16384, 32000, 32768, 65536, 128000, 200000];
+const KINDS: ContextItemCost['kind'][] = ['insight', 'recommendation', 'knowledge'];
+
+/** One random session: sizes span "everything fits" to "nothing fits". */
+function randomInput(random: () => number): PlanInput {
+  const int = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
+  const window = WINDOWS[int(0, WINDOWS.length - 1)];
+  const scale = window / 8192;
+  const history: HistoryTurn[] = Array.from({ length: int(0, 40) }, (_, i) => ({
+    id: `t${i}`,
+    questionTokens: int(1, Math.ceil(300 * scale)),
+    answerTokens: int(1, Math.ceil(random() < 0.1 ? 8000 * scale : 900 * scale)),
+  }));
+  const items: ContextItemCost[] = Array.from({ length: int(0, 10) }, (_, i) => ({
+    id: `c${i}`,
+    kind: KINDS[int(0, 2)],
+    score: Math.round(random() * 100) / 100,
+    tokens: int(1, Math.ceil(random() < 0.1 ? 6000 * scale : 600 * scale)),
+  }));
+  return {
+    model: `m-${window}`,
+    window,
+    maxTokens: int(1, Math.min(4096, window / 2)),
+    reserve: random() < 0.5 ? undefined : int(0, 1000),
+    exact: random() < 0.5,
+    systemPromptTokens: int(0, random() < 0.1 ? 3000 : 700),
+    questionTokens: int(1, Math.ceil(random() < 0.1 ? 9000 * scale : 500 * scale)),
+    history,
+    items,
+    perMessageTokens: int(0, 6),
+    perRequestTokens: int(0, 4),
+    maxHistoryMessages: random() < 0.3 ? int(0, 30) : undefined,
+  };
+}
+
+const SESSIONS = 3000;
+const random = seededRandom(20240917);
+const cases = Array.from({ length: SESSIONS }, () => randomInput(random));
+
+/** The request as it would go upstream, texts made of as many characters as their token counts. */
+function assemble(input: PlanInput, keptTurnIds: string[], keptItemIds: string[]): ChatMessage[] {
+  const turns = new Map(input.history.map((t) => [t.id, t]));
+  const items = new Map(input.items.map((i) => [i.id, i]));
+  return assembleMessages({
+    systemPrompt: 's'.repeat(input.systemPromptTokens),
+    contextItems: keptItemIds.map((id) => 'c'.repeat(items.get(id)?.tokens ?? 0)),
+    history: keptTurnIds.map((id) => ({
+      question: 'q'.repeat(turns.get(id)?.questionTokens ?? 0),
+      answer: 'a'.repeat(turns.get(id)?.answerTokens ?? 0),
+    })),
+    question: 'Q'.repeat(input.questionTokens),
+  });
+}
+
+describe(`${planPrompt.name} invariants over ${SESSIONS} seeded random sessions`, () => {
+  const outcomes = cases.map((input) => {
+    try {
+      return { input, plan: planPrompt(input) };
+    } catch (error) {
+      return { input, error };
+    }
+  });
+  const planned = outcomes.flatMap((o) => (o.plan ? [{ input: o.input, plan: o.plan }] : []));
+  const overflowed = outcomes.filter((o) => o.error !== undefined);
+
+  it('exercises both outcomes: plans and 413s', () => {
+    expect(planned.length).toBeGreaterThan(SESSIONS / 4);
+    expect(overflowed.length).toBeGreaterThan(SESSIONS / 50);
+  });
+
+  it('never sends a request whose input plus max_tokens exceeds the window', () => {
+    for (const { input, plan } of planned) {
+      const messages = assemble(input, plan.keptTurnIds, plan.keptItemIds);
+      const counted = charCounter(input.perMessageTokens ?? 0, input.perRequestTokens ?? 0).countMessages(messages);
+      expect(counted).toBe(plan.used);
+      expect(plan.used + plan.maxTokens).toBeLessThanOrEqual(plan.window - plan.margin);
+    }
+  });
+
+  it('never sends an answer without its question, and keeps whole pairs as a suffix of the session', () => {
+    for (const { input, plan } of planned) {
+      const ids = input.history.map((t) => t.id);
+      expect(plan.keptTurnIds).toEqual(ids.slice(ids.length - plan.turnsKept));
+      const roles = assemble(input, plan.keptTurnIds, plan.keptItemIds).map((m) => m.role);
+      roles.forEach((role, i) => {
+        if (role === 'assistant') expect(roles[i - 1]).toBe('user');
+      });
+      expect(roles[roles.length - 1]).toBe('user');
+    }
+  });
+
+  it('never drops the system prompt and never forms an empty message list', () => {
+    for (const { input, plan } of planned) {
+      const messages = assemble(input, plan.keptTurnIds, plan.keptItemIds);
+      expect(messages.length).toBeGreaterThanOrEqual(2);
+      expect(messages[0]).toEqual({ role: 'system', content: 's'.repeat(input.systemPromptTokens) });
+    }
+  });
+
+  it('packs tight: the next older pair would not have fitted, unless the message cap stopped it', () => {
+    for (const { input, plan } of planned) {
+      const next = input.history[input.history.length - plan.turnsKept - 1];
+      const capped = input.maxHistoryMessages !== undefined && plan.turnsKept >= Math.floor(input.maxHistoryMessages / 2);
+      if (next === undefined || capped) continue;
+      const keptTokens = input.history
+        .slice(input.history.length - plan.turnsKept)
+        .reduce((sum, t) => sum + t.questionTokens + t.answerTokens + 2 * (input.perMessageTokens ?? 0), 0);
+      const nextCost = next.questionTokens + next.answerTokens + 2 * (input.perMessageTokens ?? 0);
+      expect(keptTokens + nextCost).toBeGreaterThan(plan.historyBudget);
+    }
+  });
+
+  it('drops items lowest score first and only as many as needed', () => {
+    for (const { input, plan } of planned) {
+      const score = new Map(input.items.map((i) => [i.id, i.score]));
+      const tokens = new Map(input.items.map((i) => [i.id, i.tokens]));
+      const keptScores = plan.keptItemIds.map((id) => score.get(id) ?? 0);
+      const droppedScores = plan.droppedItemIds.map((id) => score.get(id) ?? 0);
+      expect(plan.contextKept + plan.contextDropped).toBe(input.items.length);
+      if (droppedScores.length > 0) {
+        expect(Math.min(...keptScores)).toBeGreaterThanOrEqual(Math.max(...droppedScores));
+        // Putting back the best dropped item would not have fitted even with no history.
+        expect(plan.historyBudget - (tokens.get(plan.droppedItemIds[0]) ?? 0)).toBeLessThan(0);
+      }
+    }
+  });
+
+  it('answers 413 context_overflow only when the question with its best item (or alone) cannot fit', () => {
+    for (const { input, error } of overflowed) {
+      expect(isAskError(error)).toBe(true);
+      if (!isAskError(error)) continue;
+      expect(error.code).toBe(AskErrorCode.ContextOverflow);
+      expect(error.status).toBe(413);
+      const best = [...input.items].sort((a, b) => b.score - a.score)[0];
+      const bestTokens = best?.tokens ?? 0;
+      const rag = best && best.kind !== 'knowledge' ? bestTokens : 0;
+      expect(error.details).toBe(
+        `model=${input.model} window=${input.window} question=${input.questionTokens} rag=${rag} knowledge=${bestTokens - rag}`,
+      );
+      // Recomputed from the seed's formula: the question and the best item (or nothing) exceed the room.
+      const { window, exact } = input;
+      const maxTokens = input.maxTokens ?? 2048;
+      const reserve = input.reserve ?? 600;
+      const margin = Math.ceil((window * (exact ? 5 : 15)) / 100);
+      const perMessage = input.perMessageTokens ?? 0;
+      const fixed = input.systemPromptTokens + perMessage + (input.perRequestTokens ?? 0);
+      const room = window - maxTokens - reserve - margin - Math.max(0, fixed - reserve) - input.questionTokens - perMessage;
+      expect(bestTokens).toBeGreaterThan(room);
+    }
+  });
+});
