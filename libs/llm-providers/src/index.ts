@@ -1,1 +1,16 @@
-export * from "./types";
+export * from './types';
+export * from './errors/upstream-errors';
+export * from './errors/retry-after';
+export * from './errors/classify-upstream-error';
+export * from './errors/to-ask-error';
+export * from './stream-with-retry';
+export * from './silent-truncation';
+export * from './create-chat-provider';
+export * from './create-embedding-provider';
+export { OpenAiChatProvider, openAiCompatibleFetch } from './chat/openai-chat.provider';
+export { OllamaChatProvider } from './chat/ollama-chat.provider';
+export { OpenAiEmbeddingProvider } from './embedding/openai-embedding.provider';
+export { OllamaEmbeddingProvider } from './embedding/ollama-embedding.provider';
+export { checkEmbeddings } from './embedding/check-embeddings';
+export { LocalChatProvider } from './local/local-chat.provider';
+export { LocalEmbeddingProvider } from './local/local-embedding.provider';

@@ -1,0 +1,122 @@
+import { llmNotConfigured } from '@ask/ask-errors';
+import { type ProviderId, resolveModel } from '@ask/model-catalog';
+import { selectTokenCounter, type TokenCounter } from '@ask/token-counting';
+import OpenAI, { AzureOpenAI } from 'openai';
+import { OllamaChatProvider } from './chat/ollama-chat.provider';
+import { OpenAiChatProvider, openAiCompatibleFetch } from './chat/openai-chat.provider';
+import { LocalChatProvider } from './local/local-chat.provider';
+import type { ChatProvider, LlmSettings, ProviderCredentials } from './types';
+import { type FetchLike, trimSlash } from './wire/http';
+
+/** Where each provider lives when the project does not set `baseUrl`. */
+export const DEFAULT_BASE_URLS = {
+  openai: 'https://api.openai.com/v1',
+  anthropic: 'https://api.anthropic.com',
+  ollama: 'http://localhost:11434',
+} as const;
+
+/** Options of the provider factories (tests and the CLI point every provider at the fake upstream). */
+export interface ProviderFactoryOptions {
+  /** `fetch` for the fetch-based adapters and the openai / Anthropic SDKs. */
+  fetch?: FetchLike;
+  /**
+   * Base URL per provider, replacing the canonical endpoint WITHOUT changing what the settings mean:
+   * `openai` keeps the canonical endpoint's behaviour (exact tiktoken counting, `max_completion_tokens`)
+   * while pointing at `<override>` (include `/v1`); `anthropic`, `bedrock`, `vertex`, `ollama` and
+   * `azure-foundry` replace the host (Azure's override replaces the resource endpoint).
+   */
+  baseUrlOverrides?: Partial<Record<ProviderId, string>>;
+  /** The `local` provider's token counter; defaults to the catalog's choice for `local`. */
+  counter?: TokenCounter;
+}
+
+function requireField<T>(value: T | undefined, provider: string, what: string): T {
+  if (value === undefined || value === null || value === '') {
+    throw llmNotConfigured(`provider=${provider}: ${what} is not set`);
+  }
+  return value;
+}
+
+/** SDK options every client gets: no SDK retries (ours are in `streamWithRetry`), no SDK logs. */
+const SDK_COMMON = { maxRetries: 0, logLevel: 'off' as const };
+
+/**
+ * An OpenAI-wire client for Azure: the classic deployment path
+ * (`/openai/deployments/{model}/chat/completions?api-version=…`) when `apiVersion` is set, else the v1
+ * API (`/openai/v1/…`, https://learn.microsoft.com/azure/ai-foundry/openai/api-version-lifecycle).
+ */
+export function azureOpenAiClient(endpoint: string, apiKey: string, apiVersion: string | undefined, fetchImpl?: FetchLike): OpenAI {
+  if (apiVersion) {
+    return new AzureOpenAI({ endpoint: trimSlash(endpoint), apiKey, apiVersion, fetch: fetchImpl, ...SDK_COMMON });
+  }
+  return new OpenAI({
+    baseURL: `${trimSlash(endpoint)}/openai/v1`,
+    apiKey,
+    defaultHeaders: { 'api-key': apiKey },
+    organization: null,
+    project: null,
+    fetch: fetchImpl,
+    ...SDK_COMMON,
+  });
+}
+
+/**
+ * Builds the chat adapter a project's LLM settings name.
+ *
+ * | provider | adapter | needs |
+ * | --- | --- | --- |
+ * | `openai` | OpenAI Chat Completions; `baseUrl` set → an OpenAI-compatible gateway (vLLM, llama.cpp) | `apiKey` (optional with `baseUrl`) |
+ * | `azure-foundry` | Claude models → Anthropic wire at `{baseUrl}/anthropic`; others → OpenAI wire (deployment path with `apiVersion`, else v1) | `baseUrl` (resource endpoint), `apiKey` |
+ * | `anthropic` | Anthropic Messages + `count_tokens` | `apiKey` |
+ * | `bedrock` | ConverseStream, SigV4 via the AWS SDK (keys, or the default credential chain) | `region` |
+ * | `vertex` | Gemini `streamGenerateContent` + `:countTokens`; Claude via `streamRawPredict`; Llama/Qwen/DeepSeek/Mistral via the OpenAI-compatible MaaS endpoint | `gcpProject`, `region` (default `us-central1`), ADC / service account / access token |
+ * | `ollama` | native `/api/chat` | nothing (`baseUrl` default `http://localhost:11434`) |
+ * | `local` | the in-process stand-in | nothing |
+ *
+ * No request is made here. Credentials go only into the SDK clients; nothing is logged.
+ *
+ * @throws AskError 412 `llm_not_configured` when a required field or credential is missing.
+ */
+export function createChatProvider(
+  settings: LlmSettings,
+  credentials: ProviderCredentials,
+  options: ProviderFactoryOptions = {},
+): ChatProvider {
+  const override = options.baseUrlOverrides?.[settings.provider];
+  switch (settings.provider) {
+    case 'openai': {
+      const custom = settings.baseUrl !== undefined && settings.baseUrl !== '';
+      const apiKey = custom ? (credentials.apiKey ?? 'no-key') : requireField(credentials.apiKey, 'openai', 'apiKey');
+      const fetchImpl = custom ? openAiCompatibleFetch(options.fetch ?? fetch) : options.fetch;
+      const client = new OpenAI({
+        baseURL: override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.openai,
+        apiKey,
+        organization: null,
+        project: null,
+        fetch: fetchImpl,
+        ...SDK_COMMON,
+      });
+      return new OpenAiChatProvider({ client, provider: 'openai', maxTokensField: custom ? 'max_tokens' : 'max_completion_tokens' });
+    }
+    case 'azure-foundry': {
+      const endpoint = requireField(override ?? settings.baseUrl, 'azure-foundry', 'baseUrl (the resource endpoint)');
+      const apiKey = requireField(credentials.apiKey, 'azure-foundry', 'apiKey');
+      const client = azureOpenAiClient(endpoint, apiKey, settings.apiVersion, options.fetch);
+      return new OpenAiChatProvider({ client, provider: 'azure-foundry', maxTokensField: 'max_completion_tokens' });
+    }
+    case 'ollama':
+      return new OllamaChatProvider({
+        baseUrl: override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.ollama,
+        numCtx: settings.numCtx,
+        apiKey: credentials.apiKey,
+        fetch: options.fetch,
+      });
+    case 'local': {
+      const counter =
+        options.counter ?? selectTokenCounter({ provider: 'local', model: settings.model }, resolveModel({ provider: 'local', model: settings.model }).tokenizer).counter;
+      return new LocalChatProvider({ counter });
+    }
+    default:
+      throw llmNotConfigured(`provider=${settings.provider}: adapter not available yet`);
+  }
+}

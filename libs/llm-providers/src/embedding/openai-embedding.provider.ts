@@ -1,0 +1,48 @@
+import type OpenAI from 'openai';
+import type { EmbeddingProvider, EmbeddingProviderId } from '../types';
+import { checkEmbeddings } from './check-embeddings';
+
+/** Options of `OpenAiEmbeddingProvider`. */
+export interface OpenAiEmbeddingOptions {
+  /** A configured `OpenAI` or `AzureOpenAI` client with `maxRetries: 0`. */
+  client: OpenAI;
+  provider: Extract<EmbeddingProviderId, 'openai' | 'azure-foundry'>;
+  /** Model id, or the Azure deployment name. */
+  model: string;
+  /** Vector length, from the project's settings. */
+  dimensions: number;
+}
+
+/**
+ * Embeddings on the OpenAI wire (https://platform.openai.com/docs/api-reference/embeddings/create)
+ * through the `openai` SDK: api.openai.com, OpenAI-compatible gateways, Azure OpenAI / Foundry.
+ *
+ * `dimensions` is sent to `text-embedding-3-*` models, which shorten their vectors on request
+ * (https://platform.openai.com/docs/guides/embeddings#use-cases); other models are only checked.
+ * Up to 2048 inputs per call (the API's limit).
+ *
+ * @throws the SDK's APIError; EmbeddingShapeError when a vector is not `dimensions` long.
+ */
+export class OpenAiEmbeddingProvider implements EmbeddingProvider {
+  readonly provider: OpenAiEmbeddingOptions['provider'];
+  readonly model: string;
+  readonly dimensions: number;
+  readonly maxBatchSize = 2048;
+
+  constructor(private readonly options: OpenAiEmbeddingOptions) {
+    this.provider = options.provider;
+    this.model = options.model;
+    this.dimensions = options.dimensions;
+  }
+
+  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+    if (texts.length === 0) return [];
+    const shortens = /text-embedding-3/.test(this.model);
+    const response = await this.options.client.embeddings.create(
+      { model: this.model, input: texts, ...(shortens ? { dimensions: this.dimensions } : {}) },
+      { signal },
+    );
+    const vectors = [...response.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
+    return checkEmbeddings(this.provider, texts.length, this.dimensions, vectors);
+  }
+}

@@ -1,0 +1,201 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { anthropicRoutes } from './routes/anthropic.routes';
+import { bedrockRoutes } from './routes/bedrock.routes';
+import { ollamaRoutes } from './routes/ollama.routes';
+import { openaiRoutes } from './routes/openai.routes';
+import { vertexRoutes } from './routes/vertex.routes';
+import type { FakeFault, FaultKind, RecordedRequest, Route, RouteContext, StreamPart } from './route';
+
+export type { FakeFault, FaultKind, RecordedRequest } from './route';
+
+/** Options of `startFakeUpstream`. */
+export interface FakeUpstreamOptions {
+  /** TCP port on 127.0.0.1; 0 (default) picks a free one. */
+  port?: number;
+  /** Pause between streamed chunks, in milliseconds; default 2 (so clients see several reads). */
+  chunkDelayMs?: number;
+}
+
+/** A running fake upstream. */
+export interface FakeUpstream {
+  /** `http://127.0.0.1:<port>`, no trailing slash. */
+  readonly url: string;
+  readonly port: number;
+  /** Every request received, oldest first; secret-bearing headers are reduced to their scheme. */
+  readonly requests: RecordedRequest[];
+  /**
+   * Injects `fault` into the next `count` (default 1) requests to generation and embedding routes
+   * (count endpoints are never faulted). A string is shorthand for `{ kind }`.
+   */
+  setFault(fault: FakeFault | FaultKind, count?: number): void;
+  /** Removes pending faults. */
+  clearFaults(): void;
+  /** Stops listening and destroys open connections (stalled ones included). */
+  close(): Promise<void>;
+}
+
+const ROUTES: readonly Route[] = [...openaiRoutes, ...anthropicRoutes, ...bedrockRoutes, ...vertexRoutes, ...ollamaRoutes];
+
+const FAULT_KINDS: readonly FaultKind[] = ['429', '500', 'stall', 'disconnect', 'truncate', 'silent-truncation', 'content-filter'];
+
+/** Which credential scheme a request carries, never the credential itself. */
+function authScheme(req: IncomingMessage): RecordedRequest['auth'] {
+  const authorization = req.headers['authorization'];
+  if (typeof authorization === 'string') {
+    if (authorization.startsWith('AWS4-HMAC-SHA256 ')) return 'aws-sigv4';
+    if (/^Bearer \S+/.test(authorization)) return 'bearer';
+  }
+  if (typeof req.headers['x-api-key'] === 'string' && req.headers['x-api-key'].length > 0) return 'x-api-key';
+  if (typeof req.headers['api-key'] === 'string' && req.headers['api-key'].length > 0) return 'api-key';
+  return null;
+}
+
+const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'api-key', 'x-amz-security-token', 'x-goog-api-key']);
+
+function safeHeaders(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    out[key] = SECRET_HEADERS.has(key) ? '[redacted]' : Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function parseHeaderFault(req: IncomingMessage): FakeFault | undefined {
+  const value = req.headers['x-fake-fault'];
+  if (typeof value !== 'string') return undefined;
+  const kind = value.trim() as FaultKind;
+  return FAULT_KINDS.includes(kind) ? { kind } : undefined;
+}
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Starts the loopback fake upstream: one `node:http` server on 127.0.0.1 that speaks OpenAI, Azure
+ * OpenAI / Foundry, Anthropic, Bedrock Runtime, Vertex AI and Ollama wire formats (see the route
+ * modules for the paths), counts prompts with a real tokenizer, enforces each model's catalog window
+ * with that provider's own error, streams `FAKE_ANSWER` in that provider's chunk format and injects
+ * faults (`x-fake-fault` header, or `setFault`).
+ *
+ * @returns once listening. Never binds anything but 127.0.0.1.
+ */
+export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Promise<FakeUpstream> {
+  const requests: RecordedRequest[] = [];
+  const pending: FakeFault[] = [];
+  const chunkDelayMs = options.chunkDelayMs ?? 2;
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const route = ROUTES.find((r) => r.method === req.method && r.pattern.test(url.pathname));
+    const raw = await readBody(req);
+    const record: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      route: route?.name ?? 'not-found',
+      auth: authScheme(req),
+      headers: safeHeaders(req),
+      body: undefined,
+    };
+    requests.push(record);
+    if (!route) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `fake upstream: no route for ${req.method} ${url.pathname}` } }));
+      return;
+    }
+    let body: Record<string, unknown> = {};
+    if (raw.length > 0) {
+      try {
+        body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+      } catch {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'fake upstream: the body is not JSON' } }));
+        return;
+      }
+    }
+    record.body = body;
+    const fault = route.faultable ? (parseHeaderFault(req) ?? pending.shift()) : undefined;
+    if (fault) record.fault = fault.kind;
+    const match = url.pathname.match(route.pattern) ?? [];
+    const ctx: RouteContext = {
+      req,
+      res,
+      url,
+      params: match.slice(1).map((p) => decodeURIComponent(p ?? '')),
+      body,
+      fault,
+      record,
+      json(status, payload, headers = {}) {
+        res.writeHead(status, { 'content-type': 'application/json', ...headers });
+        res.end(JSON.stringify(payload));
+      },
+      async stream(contentType, parts: StreamPart[], afterChunks = 2) {
+        res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-cache', 'x-request-id': `req_fake_${requests.length}` });
+        let written = 0;
+        for (const part of parts) {
+          if (fault?.kind === 'truncate' && part.final) break;
+          if (fault?.kind === 'disconnect' && written >= (fault.afterChunks ?? afterChunks)) {
+            req.socket.destroy();
+            return;
+          }
+          if (res.destroyed) return;
+          res.write(part.data);
+          written++;
+          if (chunkDelayMs > 0) await delay(chunkDelayMs);
+        }
+        res.end();
+      },
+    };
+    if (route.auth && !route.auth.accepts(record.auth)) {
+      route.auth.reject(ctx);
+      return;
+    }
+    if (fault?.kind === 'stall') return; // no bytes until the client gives up or close() destroys the socket
+    if (fault?.kind === '429') return route.errors.rateLimited(ctx, fault.retryAfterSeconds ?? 1);
+    if (fault?.kind === '500') return route.errors.serverError(ctx);
+    if (fault?.kind === 'content-filter') return route.errors.contentFilter(ctx, fault.message);
+    await route.handle(ctx);
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: `fake upstream bug: ${(err as Error).message}` } }));
+      } else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    setFault(fault, count = 1) {
+      const f = typeof fault === 'string' ? { kind: fault } : fault;
+      for (let i = 0; i < count; i++) pending.push(f);
+    },
+    clearFaults() {
+      pending.length = 0;
+    },
+    close() {
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}

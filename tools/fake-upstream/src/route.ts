@@ -1,0 +1,79 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/**
+ * Faults the fake injects:
+ * - `429`: the provider's rate-limit error with `retry-after` (and `retry-after-ms` where the provider sends it);
+ * - `500`: the provider's internal-error body;
+ * - `stall`: no bytes at all until the client gives up;
+ * - `disconnect`: the stream starts, then the socket is destroyed after `afterChunks` writes;
+ * - `truncate`: the stream ends cleanly but without its final event(s);
+ * - `silent-truncation`: Ollama only, a normal answer reporting `prompt_eval_count` far below the prompt;
+ * - `content-filter`: the provider's content-filter 400, with `message` when given.
+ */
+export type FaultKind = '429' | '500' | 'stall' | 'disconnect' | 'truncate' | 'silent-truncation' | 'content-filter';
+
+export interface FakeFault {
+  kind: FaultKind;
+  /** `429`: seconds in `retry-after`; default 1. */
+  retryAfterSeconds?: number;
+  /** `content-filter`: the provider message to send (tests plant fake keys here). */
+  message?: string;
+  /** `disconnect`: stream writes before the socket is destroyed; default 2. */
+  afterChunks?: number;
+}
+
+/** One request as received. Secret-bearing headers are `[redacted]`; `auth` names the scheme only. */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  route: string;
+  auth: 'bearer' | 'x-api-key' | 'api-key' | 'aws-sigv4' | null;
+  headers: Record<string, string>;
+  body: unknown;
+  fault?: FaultKind;
+  /** Prompt tokens the fake counted, when the route counts them. */
+  promptTokens?: number;
+}
+
+/** One write of a streamed answer; `final` marks the provider's closing event(s), dropped by `truncate`. */
+export interface StreamPart {
+  data: string | Uint8Array;
+  final?: boolean;
+}
+
+/** What a route handler gets. */
+export interface RouteContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  /** The route pattern's capture groups, URI-decoded. */
+  params: string[];
+  body: Record<string, unknown>;
+  fault?: FakeFault;
+  record: RecordedRequest;
+  /** Sends a JSON answer. */
+  json(status: number, payload: unknown, headers?: Record<string, string>): void;
+  /** Streams `parts` with a short pause between writes, applying `disconnect` and `truncate` faults. */
+  stream(contentType: string, parts: StreamPart[], afterChunks?: number): Promise<void>;
+}
+
+/** A provider's error answers for the faults every route supports. */
+export interface ErrorPersona {
+  rateLimited(ctx: RouteContext, retryAfterSeconds: number): void;
+  serverError(ctx: RouteContext): void;
+  contentFilter(ctx: RouteContext, message?: string): void;
+}
+
+/** One endpoint of one provider. */
+export interface Route {
+  name: string;
+  method: 'POST' | 'GET';
+  /** Tested against the URL path (no query); capture groups become `params`. */
+  pattern: RegExp;
+  /** Count endpoints are never faulted, so a fault set for "the next request" hits the generation. */
+  faultable: boolean;
+  auth?: { accepts(scheme: RecordedRequest['auth']): boolean; reject(ctx: RouteContext): void };
+  errors: ErrorPersona;
+  handle(ctx: RouteContext): void | Promise<void>;
+}

@@ -1,0 +1,4 @@
+import type { Route } from '../route';
+
+/** Filled in by the next commit. */
+export const anthropicRoutes: readonly Route[] = [];
