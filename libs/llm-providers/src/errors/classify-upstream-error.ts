@@ -1,4 +1,6 @@
+import Anthropic from '@anthropic-ai/sdk';
 import { sanitizeProviderMessage } from '@ask/ask-errors';
+import OpenAI from 'openai';
 import type { ProviderId } from '@ask/model-catalog';
 import { parseRetryAfter, readHeader } from './retry-after';
 import {
@@ -223,7 +225,15 @@ function readBody(body: Dict | undefined, facts: UpstreamErrorFacts, depth = 0):
   facts.actual ??= num(inner['n_prompt_tokens']);
 }
 
+const ABORT_CLASSES: ReadonlyArray<abstract new (...args: never[]) => unknown> = [
+  OpenAI.APIUserAbortError,
+  OpenAI.APIConnectionTimeoutError,
+  Anthropic.APIUserAbortError,
+  Anthropic.APIConnectionTimeoutError,
+];
+
 function isAbort(e: Dict): boolean {
+  if (ABORT_CLASSES.some((cls) => e instanceof cls)) return true;
   const name = str(e['name']) ?? '';
   return (
     name === 'AbortError' ||
@@ -295,6 +305,7 @@ export function describeUpstreamError(err: unknown): UpstreamErrorFacts {
     }
     current = e['cause'];
   }
+  facts.codes = [...new Set(facts.codes.filter((c) => c.length > 0))];
   if (facts.status === undefined) {
     for (const code of facts.codes) {
       if (STATUS_BY_CODE[code] !== undefined) {
