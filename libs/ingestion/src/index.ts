@@ -1,1 +1,10 @@
-export {};
+export { chunkDocument, MARKDOWN_SEPARATORS } from './chunk-document';
+export type { ChunkOptions, DocumentChunk } from './chunk-document';
+export { IngestionModule } from './ingestion.module';
+export { embeddingSpace, IngestionService } from './ingestion.service';
+export type { IngestionProgress, IngestionResult, IngestOptions, InsightsIngestionResult } from './ingestion.service';
+export { loadInsightsFile, MAX_INSIGHTS_FILE_BYTES, parseInsights } from './insights-file';
+export type { InsightsFile } from './insights-file';
+export { DocumentLoadError, loadDocuments } from './load-documents';
+export type { DocumentLoadErrorCode, LoadDocumentsOptions, SourceDocument } from './load-documents';
+export { countTokens } from './token-length';

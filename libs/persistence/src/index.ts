@@ -9,4 +9,4 @@ export { MIGRATIONS } from './migrations';
 export { PersistenceModule, REPOSITORIES } from './persistence.module';
 export type { PersistenceModuleOptions } from './persistence.module';
 export * from './repositories';
-export { INDEXED_EMBEDDING_DIMENSIONS, MAX_VECTOR_DIMENSIONS } from './vector';
+export { INDEXED_EMBEDDING_DIMENSIONS, MAX_VECTOR_DIMENSIONS, parseVector, vectorParam } from './vector';

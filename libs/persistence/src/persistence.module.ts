@@ -33,7 +33,8 @@ export interface PersistenceModuleOptions extends DataSourceTuning {
 /**
  * Nest wiring of the persistence layer: one TypeORM DataSource (`TypeOrmModule.forRootAsync`, no
  * `synchronize`, no migrations on boot — run `persistence:migrate`), the credentials cipher keyed by
- * ASK_ENCRYPTION_KEY, and every repository, exported.
+ * ASK_ENCRYPTION_KEY, and every repository, exported. Global: import it once, in the app's root
+ * module; other modules (e.g. IngestionModule) inject the repositories without importing it.
  */
 @Module({})
 export class PersistenceModule {
@@ -42,6 +43,7 @@ export class PersistenceModule {
     const config = options.config ?? loadConfig();
     return {
       module: PersistenceModule,
+      global: true,
       imports: [
         TypeOrmModule.forRootAsync({
           useFactory: () => dataSourceOptions(config, options),
