@@ -1,0 +1,31 @@
+# One image for all three apps (and the migrate job). The app is chosen at run time:
+#   docker build -t ask-service .
+#   docker run ask-service                                        # APP=api-gateway (default)
+#   docker run -e APP=retrieval-worker ask-service
+#   docker run ask-service node tools/run-ts.js apps/synthesis-worker/src/main.ts
+#   docker run ask-service npm run migrate
+# `docker build --build-arg APP=synthesis-worker` bakes another default in.
+#
+# There is no build step: tools/run-ts.js compiles the TypeScript with SWC as it is required, so the
+# image keeps the devDependencies (@swc/core, @swc-node/register) that do that.
+FROM node:20-bookworm-slim
+
+WORKDIR /app
+
+# Dependencies first, so a source change does not reinstall them. Full `npm ci` (not --omit=dev):
+# run-ts.js needs @swc-node/register at run time.
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund && npm cache clean --force
+
+COPY . .
+
+ARG APP=api-gateway
+ENV APP=${APP} \
+    NX_DAEMON=false
+
+USER node
+
+# Gateway HTTP port; the workers' health/metrics ports are 3101 (retrieval) and 3102 (synthesis).
+EXPOSE 3000 3101 3102
+
+CMD ["sh", "-c", "exec node tools/run-ts.js \"apps/${APP}/src/main.ts\""]
