@@ -1,7 +1,9 @@
 import { llmNotConfigured } from '@ask/ask-errors';
 import { type ProviderId, resolveModel } from '@ask/model-catalog';
 import { selectTokenCounter, type TokenCounter } from '@ask/token-counting';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI, { AzureOpenAI } from 'openai';
+import { AnthropicChatProvider } from './chat/anthropic-chat.provider';
 import { OllamaChatProvider } from './chat/ollama-chat.provider';
 import { OpenAiChatProvider, openAiCompatibleFetch } from './chat/openai-chat.provider';
 import { LocalChatProvider } from './local/local-chat.provider';
@@ -61,6 +63,25 @@ export function azureOpenAiClient(endpoint: string, apiKey: string, apiVersion: 
 }
 
 /**
+ * An Anthropic Messages client: the key in `x-api-key` (Anthropic and Foundry document that header;
+ * the SDK's own bearer is dropped), SDK retries and logs off.
+ */
+export function anthropicClient(baseURL: string, apiKey: string, fetchImpl?: FetchLike): Anthropic {
+  return new Anthropic({
+    baseURL: trimSlash(baseURL),
+    apiKey,
+    defaultHeaders: { 'x-api-key': apiKey, authorization: null },
+    fetch: fetchImpl,
+    ...SDK_COMMON,
+  });
+}
+
+/** True for Claude model ids and deployment names (`claude-sonnet-4-6`, `anthropic.claude-…`). */
+export function isClaude(model: string): boolean {
+  return /(^|[./])claude/i.test(model);
+}
+
+/**
  * Builds the chat adapter a project's LLM settings name.
  *
  * | provider | adapter | needs |
@@ -98,9 +119,18 @@ export function createChatProvider(
       });
       return new OpenAiChatProvider({ client, provider: 'openai', maxTokensField: custom ? 'max_tokens' : 'max_completion_tokens' });
     }
+    case 'anthropic': {
+      const apiKey = requireField(credentials.apiKey, 'anthropic', 'apiKey');
+      const client = anthropicClient(override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.anthropic, apiKey, options.fetch);
+      return new AnthropicChatProvider({ client, provider: 'anthropic', countTokens: true });
+    }
     case 'azure-foundry': {
       const endpoint = requireField(override ?? settings.baseUrl, 'azure-foundry', 'baseUrl (the resource endpoint)');
       const apiKey = requireField(credentials.apiKey, 'azure-foundry', 'apiKey');
+      if (isClaude(settings.model)) {
+        const client = anthropicClient(`${trimSlash(endpoint)}/anthropic`, apiKey, options.fetch);
+        return new AnthropicChatProvider({ client, provider: 'azure-foundry', countTokens: false });
+      }
       const client = azureOpenAiClient(endpoint, apiKey, settings.apiVersion, options.fetch);
       return new OpenAiChatProvider({ client, provider: 'azure-foundry', maxTokensField: 'max_completion_tokens' });
     }

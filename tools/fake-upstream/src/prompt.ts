@@ -1,5 +1,5 @@
 import { type ProviderId, resolveModel } from '@ask/model-catalog';
-import { Tiktoken } from 'js-tiktoken/lite';
+import { type ChatMessage, selectTokenCounter, type TokenCounter, tiktokenCounter } from '@ask/token-counting';
 
 /** A chat prompt as the fake reads it off any wire format. */
 export interface FakeMessage {
@@ -16,33 +16,31 @@ export const FAKE_ANSWER_CHUNKS: readonly string[] = [
 ];
 export const FAKE_ANSWER = FAKE_ANSWER_CHUNKS.join('');
 
-/** Tokens each message adds beyond its text, and once per request (OpenAI's chat framing). */
-const PER_MESSAGE_TOKENS = 3;
-const PER_REQUEST_TOKENS = 3;
-
-let o200k: Tiktoken | undefined;
-
-/** The o200k_base encoder (js-tiktoken's bundled ranks), loaded on first use (~1 s). */
-function encoder(): Tiktoken {
-  if (!o200k) {
-    const ranks = require('js-tiktoken/ranks/o200k_base');
-    o200k = new Tiktoken(ranks.default ?? ranks);
-  }
-  return o200k;
-}
-
 /**
- * Tokens of a text as the fake counts it: the real o200k_base tokenizer (js-tiktoken). It is exact for
- * OpenAI models and a real BPE count for the others, which is what the fake needs to enforce windows
- * deterministically.
+ * The tokenizer the fake counts a model's prompts with: libs/token-counting's exact counter for the
+ * model's family when there is one (tiktoken for OpenAI models, the bundled Llama 3 / Qwen / Gemma /
+ * DeepSeek / Mistral / GPT-OSS tokenizers for open-weight models), else the real o200k_base BPE
+ * (Claude and Gemini publish no tokenizer; their local references are not exact and slow to load).
+ * `baseUrl` marks an OpenAI-compatible server (vLLM, llama.cpp, Vertex MaaS): its model's own family
+ * tokenizer counts, not OpenAI's.
  */
-export function countTextTokens(text: string): number {
-  return text.length === 0 ? 0 : encoder().encode(text).length;
+export function counterFor(provider: ProviderId, model: string, baseUrl?: string): TokenCounter {
+  const choice = selectTokenCounter({ provider, model, baseUrl }, resolveModel({ provider, model }).tokenizer);
+  return choice.counter.exact ? choice.counter : tiktokenCounter('o200k_base');
 }
 
-/** Prompt tokens of a request: Σ (text + 3) + 3, in tokens. */
-export function countPromptTokens(messages: readonly FakeMessage[]): number {
-  return messages.reduce((sum, m) => sum + countTextTokens(m.content) + PER_MESSAGE_TOKENS, PER_REQUEST_TOKENS);
+/** Tokens of a text with the model's counter (no framing). */
+export function countTextTokens(provider: ProviderId, model: string, text: string, baseUrl?: string): number {
+  return counterFor(provider, model, baseUrl).countText(text);
+}
+
+/** Prompt tokens of a request with the model's counter: Σ (text + per-message framing) + per-request framing. */
+export function countPromptTokens(provider: ProviderId, model: string, messages: readonly FakeMessage[], baseUrl?: string): number {
+  const normalised: ChatMessage[] = messages.map((m) => ({
+    role: m.role === 'system' ? 'system' : m.role === 'assistant' || m.role === 'model' ? 'assistant' : 'user',
+    content: m.content,
+  }));
+  return counterFor(provider, model, baseUrl).countMessages(normalised);
 }
 
 /** The context window the fake enforces for a model: the catalog's (`resolveModel`), in tokens. */

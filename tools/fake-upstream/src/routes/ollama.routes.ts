@@ -62,7 +62,7 @@ async function chat(ctx: RouteContext): Promise<void> {
   const model = String(ctx.body['model'] ?? '');
   const list = Array.isArray(ctx.body['messages']) ? (ctx.body['messages'] as Array<Record<string, unknown>>) : [];
   const messages: FakeMessage[] = list.map((m) => ({ role: String(m['role'] ?? 'user'), content: textOf(m['content']) }));
-  const prompt = countPromptTokens(messages);
+  const prompt = countPromptTokens('ollama', model, messages);
   ctx.record.promptTokens = prompt;
   const options = (ctx.body['options'] ?? {}) as Record<string, unknown>;
   const window = typeof options['num_ctx'] === 'number' ? options['num_ctx'] : windowOf('ollama', model);
@@ -75,7 +75,7 @@ async function chat(ctx: RouteContext): Promise<void> {
     reported = ollamaShiftedPrompt(window);
   }
   if (ctx.fault?.kind === 'silent-truncation') reported = Math.max(1, Math.floor(prompt / 4));
-  const evalCount = countTextTokens(FAKE_ANSWER);
+  const evalCount = countTextTokens('ollama', model, FAKE_ANSWER);
   const final = {
     model,
     created_at: CREATED_AT,
@@ -122,7 +122,7 @@ function embed(ctx: RouteContext): void {
   const row = EMBED_MODELS.find(([pattern]) => pattern.test(model));
   const dimensions = typeof ctx.body['dimensions'] === 'number' ? ctx.body['dimensions'] : (row?.[1] ?? 768);
   const context = row?.[2] ?? 8192;
-  const counts = texts.map(countTextTokens);
+  const counts = texts.map((t) => countTextTokens('ollama', model, t));
   if (ctx.body['truncate'] === false && counts.some((c) => c > context)) {
     return ctx.json(400, { error: 'the input length exceeds the context length' });
   }

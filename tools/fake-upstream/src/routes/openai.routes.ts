@@ -141,12 +141,13 @@ export function openAiChat(p: OpenAiPersona | 'by-model', provider: ProviderId, 
     const model = modelFrom(ctx);
     const who = p === 'by-model' ? personaOf(model) : p;
     const messages = messagesOf(ctx.body);
-    const prompt = countPromptTokens(messages);
+    const gateway = who === 'vllm' || who === 'llamacpp' ? 'http://gateway' : undefined;
+    const prompt = countPromptTokens(provider, model, messages, gateway);
     ctx.record.promptTokens = prompt;
     const maxTokens = Number(ctx.body['max_completion_tokens'] ?? ctx.body['max_tokens'] ?? 0);
     const over = overflow(who, windowOf(provider, model), prompt, maxTokens);
     if (over) return ctx.json(over.status, over.body);
-    const completion = countTextTokens(FAKE_ANSWER);
+    const completion = countTextTokens(provider, model, FAKE_ANSWER, gateway);
     const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
     const base = { id: 'chatcmpl-fake', created: 1767225600, model, system_fingerprint: 'fp_fake' };
     if (ctx.body['stream'] !== true) {
@@ -193,7 +194,7 @@ export function openAiEmbeddings(modelFrom: (ctx: RouteContext) => string) {
     const texts = Array.isArray(input) ? input.map(String) : [String(input ?? '')];
     const dimensions = Number(ctx.body['dimensions'] ?? defaultDimensions(model));
     const base64 = ctx.body['encoding_format'] === 'base64';
-    const tokens = texts.reduce((s, t) => s + countTextTokens(t), 0);
+    const tokens = texts.reduce((s, t) => s + countTextTokens('openai', 'text-embedding-3-small', t), 0);
     ctx.json(200, {
       object: 'list',
       data: texts.map((text, index) => {
