@@ -28,7 +28,8 @@ export function dataSourceOptions(config: PersistenceConfig, tuning: DataSourceT
     migrationsTransactionMode: 'each',
     synchronize: false,
     migrationsRun: false,
-    logging: ['error'],
+    // Failed queries are thrown to the caller; TypeORM's own logging would print their parameters.
+    logging: false,
     applicationName: tuning.applicationName ?? 'ask',
     poolSize: tuning.poolSize ?? 10,
   };

@@ -1,0 +1,65 @@
+import { revertMigrations, runMigrations } from '../database-admin';
+import { createTestDatabase, type TestDatabase } from '../testing';
+import { MIGRATIONS } from './index';
+
+const TABLES = [
+  'api_keys',
+  'ask_session_messages',
+  'ask_sessions',
+  'insights',
+  'knowledge_chunks',
+  'knowledge_sources',
+  'migrations',
+  'projects',
+  'recommendations',
+  'token_usage_records',
+];
+
+describe('migrations', () => {
+  let db: TestDatabase;
+  const tables = async () =>
+    (await db.dataSource.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`)).map((r: { tablename: string }) => r.tablename);
+  const hnswIndexes = async () =>
+    (await db.dataSource.query(`SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%' ORDER BY 1`)).map((r: { indexname: string }) => r.indexname);
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(() => db.drop());
+
+  it('lists the migrations oldest first', () => {
+    expect(MIGRATIONS.map((m) => m.name)).toEqual(['InitialSchema1796015478593', 'EmbeddingHnswIndexes1796015478594']);
+  });
+
+  it('up: creates every table, the vector extension and 18 partial HNSW indexes', async () => {
+    expect(await tables()).toEqual(TABLES);
+    expect(await db.dataSource.query(`SELECT extname FROM pg_extension WHERE extname = 'vector'`)).toEqual([{ extname: 'vector' }]);
+    const indexes = await hnswIndexes();
+    expect(indexes).toHaveLength(18);
+    expect(indexes.filter((n: string) => n.startsWith('knowledge_chunks_'))).toEqual([
+      'knowledge_chunks_embedding_1024_hnsw_idx',
+      'knowledge_chunks_embedding_1536_hnsw_idx',
+      'knowledge_chunks_embedding_256_hnsw_idx',
+      'knowledge_chunks_embedding_384_hnsw_idx',
+      'knowledge_chunks_embedding_512_hnsw_idx',
+      'knowledge_chunks_embedding_768_hnsw_idx',
+    ]);
+    const [def] = await db.dataSource.query(`SELECT indexdef FROM pg_indexes WHERE indexname = 'knowledge_chunks_embedding_256_hnsw_idx'`);
+    expect(def.indexdef).toBe(
+      'CREATE INDEX knowledge_chunks_embedding_256_hnsw_idx ON public.knowledge_chunks USING hnsw (((embedding)::vector(256)) vector_cosine_ops) WHERE (embedding_dims = 256)',
+    );
+  });
+
+  it('up again: nothing pending', async () => {
+    expect(await runMigrations(db.url)).toEqual([]);
+  });
+
+  it('down: reverts the indexes, then the tables, and up restores them', async () => {
+    expect(await revertMigrations(db.url, 1)).toBe(1);
+    expect(await hnswIndexes()).toEqual([]);
+    expect(await revertMigrations(db.url, 5)).toBe(1);
+    expect(await tables()).toEqual(['migrations']);
+    expect((await runMigrations(db.url)).map((m) => m.name)).toEqual(['InitialSchema1796015478593', 'EmbeddingHnswIndexes1796015478594']);
+    expect(await tables()).toEqual(TABLES);
+  });
+});

@@ -1,0 +1,142 @@
+import { CredentialsCipher } from '../credentials-cipher';
+import { CredentialsUndecryptableError, EncryptionKeyMissingError } from '../errors';
+import { createTestDatabase, type TestDatabase } from '../testing';
+import { ProjectsRepository } from './projects.repository';
+
+const KEY = 'c'.repeat(64);
+const PLANTED = 'sk-planted-4f9a0c1e7b';
+const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
+
+describe(ProjectsRepository.name, () => {
+  let db: TestDatabase;
+  let projects: ProjectsRepository;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(KEY));
+  });
+  afterAll(() => db.drop());
+
+  describe('create', () => {
+    it('stores the name and applies the defaults', async () => {
+      const project = await projects.create({ name: 'Docs' });
+      expect({ ...project, id: undefined, createdAt: undefined, updatedAt: undefined }).toEqual({
+        id: undefined,
+        name: 'Docs',
+        embeddingSettings: null,
+        llmSettings: null,
+        topK: 8,
+        maxTokens: 2048,
+        systemPrompt: null,
+        maxHistoryMessages: null,
+        hasCredentials: false,
+        createdAt: undefined,
+        updatedAt: undefined,
+      });
+      expect(project.createdAt).toBeInstanceOf(Date);
+    });
+
+    it('stores given settings', async () => {
+      const project = await projects.create({
+        name: 'Configured',
+        embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
+        llmSettings: { provider: 'local', model: 'local-extractive' } as never,
+        topK: 4,
+        maxTokens: 512,
+        systemPrompt: 'Be brief.',
+        maxHistoryMessages: 10,
+      });
+      expect(await projects.findById(project.id)).toMatchObject({
+        embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
+        llmSettings: { provider: 'local', model: 'local-extractive' },
+        topK: 4,
+        maxTokens: 512,
+        systemPrompt: 'Be brief.',
+        maxHistoryMessages: 10,
+      });
+    });
+
+    it('rejects a top-K below 1', async () => {
+      await expect(projects.create({ name: 'bad', topK: 0 })).rejects.toThrow(/projects_top_k_check/);
+    });
+  });
+
+  describe('findById', () => {
+    it('returns null for an unknown id and for a non-UUID', async () => {
+      expect(await projects.findById(UNKNOWN_ID)).toBeNull();
+      expect(await projects.findById('../etc/passwd')).toBeNull();
+    });
+  });
+
+  describe('updateSettings', () => {
+    it('changes only the given fields, and null clears', async () => {
+      const project = await projects.create({ name: 'P', systemPrompt: 'x', topK: 3 });
+      const updated = await projects.updateSettings(project.id, { maxTokens: 1000, systemPrompt: null });
+      expect(updated).toMatchObject({ name: 'P', topK: 3, maxTokens: 1000, systemPrompt: null });
+    });
+
+    it('returns null for an unknown project', async () => {
+      expect(await projects.updateSettings(UNKNOWN_ID, { topK: 2 })).toBeNull();
+    });
+  });
+
+  describe('setCredentials / getCredentials', () => {
+    it('stores credentials encrypted: the raw column never holds the plaintext', async () => {
+      const project = await projects.create({ name: 'Secret' });
+      expect(await projects.setCredentials(project.id, { apiKey: PLANTED })).toBe(true);
+      const [raw] = await db.dataSource.query('SELECT credentials_encrypted, row_to_json(p)::text AS whole FROM projects p WHERE id = $1', [project.id]);
+      expect(Buffer.isBuffer(raw.credentials_encrypted)).toBe(true);
+      expect(raw.credentials_encrypted.includes(Buffer.from(PLANTED))).toBe(false);
+      expect(raw.whole).not.toContain(PLANTED);
+      expect(await projects.getCredentials(project.id)).toEqual({ apiKey: PLANTED });
+    });
+
+    it('never puts credentials in the public shape', async () => {
+      const project = await projects.create({ name: 'Shape' });
+      await projects.setCredentials(project.id, { apiKey: PLANTED });
+      const found = await projects.findById(project.id);
+      expect(found?.hasCredentials).toBe(true);
+      expect(JSON.stringify(found)).not.toContain(PLANTED);
+      expect(Object.keys(found ?? {})).not.toContain('credentialsEncrypted');
+    });
+
+    it('null removes them', async () => {
+      const project = await projects.create({ name: 'Clear' });
+      await projects.setCredentials(project.id, { apiKey: PLANTED });
+      await projects.setCredentials(project.id, null);
+      expect(await projects.getCredentials(project.id)).toBeNull();
+      expect((await projects.findById(project.id))?.hasCredentials).toBe(false);
+    });
+
+    it('throws a clear error when a credential is stored without ASK_ENCRYPTION_KEY', async () => {
+      const keyless = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
+      const project = await keyless.create({ name: 'Keyless' });
+      await expect(keyless.setCredentials(project.id, { apiKey: PLANTED })).rejects.toThrow(EncryptionKeyMissingError);
+      expect(await keyless.getCredentials(project.id)).toBeNull();
+    });
+
+    it('refuses to decrypt with another key or after the value is copied to another project', async () => {
+      const a = await projects.create({ name: 'A' });
+      const b = await projects.create({ name: 'B' });
+      await projects.setCredentials(a.id, { apiKey: PLANTED });
+      await expect(new ProjectsRepository(db.dataSource, new CredentialsCipher('d'.repeat(64))).getCredentials(a.id)).rejects.toThrow(
+        CredentialsUndecryptableError,
+      );
+      await db.dataSource.query('UPDATE projects SET credentials_encrypted = (SELECT credentials_encrypted FROM projects WHERE id = $1) WHERE id = $2', [a.id, b.id]);
+      await expect(projects.getCredentials(b.id)).rejects.toThrow(CredentialsUndecryptableError);
+    });
+
+    it('returns false for an unknown project', async () => {
+      expect(await projects.setCredentials(UNKNOWN_ID, { apiKey: 'x' })).toBe(false);
+    });
+  });
+
+  describe('delete', () => {
+    it('deletes the project once', async () => {
+      const project = await projects.create({ name: 'Gone' });
+      expect(await projects.delete(project.id)).toBe(true);
+      expect(await projects.delete(project.id)).toBe(false);
+      expect(await projects.findById(project.id)).toBeNull();
+    });
+  });
+});

@@ -1,0 +1,135 @@
+import { CredentialsCipher } from '../credentials-cipher';
+import { createTestDatabase, type TestDatabase } from '../testing';
+import { vectorParam } from '../vector';
+import { InsightsRepository } from './insights.repository';
+import { KnowledgeRepository } from './knowledge.repository';
+import { ProjectsRepository } from './projects.repository';
+import { RetrievalRepository, searchSql } from './retrieval.repository';
+
+const MODEL = 'test/fixed';
+
+/** Deterministic pseudo-random unit vectors (mulberry32), so the index test is repeatable. */
+function randomUnitVectors(count: number, dimensions: number, seed: number): number[][] {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296 - 0.5;
+  };
+  return Array.from({ length: count }, () => {
+    const v = Array.from({ length: dimensions }, next);
+    const norm = Math.hypot(...v);
+    return v.map((x) => x / norm);
+  });
+}
+
+describe(RetrievalRepository.name, () => {
+  let db: TestDatabase;
+  let retrieval: RetrievalRepository;
+  let knowledge: KnowledgeRepository;
+  let insights: InsightsRepository;
+  let projects: ProjectsRepository;
+  let projectA: string;
+  let projectB: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    retrieval = new RetrievalRepository(db.dataSource);
+    knowledge = new KnowledgeRepository(db.dataSource);
+    insights = new InsightsRepository(db.dataSource);
+    projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
+    projectA = (await projects.create({ name: 'A' })).id;
+    projectB = (await projects.create({ name: 'B' })).id;
+
+    await knowledge.replaceSource(
+      projectA,
+      { uri: 'docs/a.md', title: 'Doc A', contentHash: 'h' },
+      [
+        { text: 'exact match', tokenCount: 2, embedding: [1, 0, 0] },
+        { text: 'orthogonal', tokenCount: 1, embedding: [0, 1, 0] },
+        { text: 'opposite', tokenCount: 1, embedding: [-1, 0, 0] },
+      ],
+      MODEL,
+    );
+    await insights.upsertInsights(projectA, [{ externalId: 'i1', name: 'Insight one', description: 'Mostly aligned.', contentHash: 'h', embedding: [4, 3, 0] }], MODEL);
+    await insights.upsertRecommendations(projectA, [{ externalId: 'r1', title: 'Rec one', body: 'Somewhat aligned.', contentHash: 'h', embedding: [3, 4, 0] }], MODEL);
+    // Project B holds the best possible match for the same query: it must never show up for A.
+    await knowledge.replaceSource(projectB, { uri: 'docs/b.md', title: 'Doc B', contentHash: 'h' }, [{ text: 'B secret', tokenCount: 2, embedding: [1, 0, 0] }], MODEL);
+    await insights.upsertInsights(projectB, [{ externalId: 'i1', name: 'B insight', description: 'B only.', contentHash: 'h', embedding: [1, 0, 0] }], MODEL);
+  });
+  afterAll(() => db.drop());
+
+  describe('search', () => {
+    it('ranks insights, recommendations and chunks together by cosine similarity (score = 1 − distance)', async () => {
+      const items = await retrieval.search(projectA, [1, 0, 0], 10);
+      expect(items.map((i) => [i.kind, i.title, i.text, i.source])).toEqual([
+        ['knowledge', 'Doc A', 'exact match', 'docs/a.md'],
+        ['insight', 'Insight one', 'Insight one\nMostly aligned.', undefined],
+        ['recommendation', 'Rec one', 'Rec one\nSomewhat aligned.', undefined],
+        ['knowledge', 'Doc A', 'orthogonal', 'docs/a.md'],
+        ['knowledge', 'Doc A', 'opposite', 'docs/a.md'],
+      ]);
+      const scores = items.map((i) => i.score);
+      [1, 0.8, 0.6, 0, -1].forEach((expected, i) => expect(scores[i]).toBeCloseTo(expected, 12));
+    });
+
+    it('cuts the merged ranking to top-K', async () => {
+      expect((await retrieval.search(projectA, [1, 0, 0], 2)).map((i) => i.text)).toEqual(['exact match', 'Insight one\nMostly aligned.']);
+    });
+
+    it("never returns another project's rows", async () => {
+      const a = await retrieval.search(projectA, [1, 0, 0], 200);
+      expect(a.map((i) => i.text).join(' ')).not.toMatch(/B secret|B only/);
+      const b = await retrieval.search(projectB, [1, 0, 0], 200);
+      // Equal distances are ordered by kind, then id.
+      expect(b.map((i) => i.text)).toEqual(['B insight\nB only.', 'B secret']);
+    });
+
+    it('compares only vectors of the query length', async () => {
+      expect(await retrieval.search(projectA, [1, 0, 0, 0], 5)).toEqual([]);
+    });
+
+    it('returns nothing for an unknown or malformed project id', async () => {
+      expect(await retrieval.search('00000000-0000-4000-8000-000000000000', [1, 0, 0], 5)).toEqual([]);
+      expect(await retrieval.search("x' OR 1=1 --", [1, 0, 0], 5)).toEqual([]);
+    });
+
+    it('rejects a top-K outside 1..200', async () => {
+      await expect(retrieval.search(projectA, [1, 0, 0], 0)).rejects.toThrow(RangeError);
+      await expect(retrieval.search(projectA, [1, 0, 0], 201)).rejects.toThrow(RangeError);
+      await expect(retrieval.search(projectA, [1, 0, 0], 1.5)).rejects.toThrow(RangeError);
+    });
+
+    it('uses the partial HNSW index of the query length (EXPLAIN), and still returns exact neighbours', async () => {
+      const project = (await projects.create({ name: 'Indexed' })).id;
+      const vectors = randomUnitVectors(1000, 256, 42);
+      for (let s = 0; s < 4; s++) {
+        await knowledge.replaceSource(
+          project,
+          { uri: `bulk/${s}`, title: `Bulk ${s}`, contentHash: 'h' },
+          vectors.slice(s * 250, (s + 1) * 250).map((embedding, i) => ({ text: `chunk ${s * 250 + i}`, tokenCount: 2, embedding })),
+          'test/random-256',
+        );
+      }
+      await knowledge.refreshStatistics();
+      const query = vectors[567];
+      const plan: Array<{ 'QUERY PLAN': string }> = await db.dataSource.transaction(async (m) => {
+        await m.query('SET LOCAL hnsw.iterative_scan = strict_order');
+        // At 1,000 rows an exact scan and sort is still cheaper, so price sorting out: the HNSW index
+        // is then the only way to get rows in distance order, and its use shows that the query's
+        // expression and predicate match the partial index (a non-matching one could not be used at
+        // all). On the PostgreSQL manual (5,917 chunks) the planner picks the index unprompted.
+        await m.query('SET LOCAL enable_sort = off');
+        return m.query(`EXPLAIN (COSTS OFF) ${searchSql(256)}`, [project, vectorParam(query), 8]);
+      });
+      const text = plan.map((r) => r['QUERY PLAN']).join('\n');
+      expect(text).toContain('Index Scan using knowledge_chunks_embedding_256_hnsw_idx on knowledge_chunks k');
+      expect(text).toContain('Order By: ((embedding)::vector(256) <=>');
+      const items = await retrieval.search(project, query, 8);
+      expect(items[0].text).toBe('chunk 567');
+      expect(items[0].score).toBeCloseTo(1, 6);
+    }, 60_000);
+  });
+});

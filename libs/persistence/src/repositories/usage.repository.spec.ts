@@ -1,0 +1,35 @@
+import { createTestDatabase, type TestDatabase } from '../testing';
+import { UsageRepository } from './usage.repository';
+
+describe(UsageRepository.name, () => {
+  let db: TestDatabase;
+  let usage: UsageRepository;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    usage = new UsageRepository(db.dataSource);
+  });
+  afterAll(() => db.drop());
+
+  describe('record / recent', () => {
+    it("returns the model's newest n records, newest first", async () => {
+      for (const [estimated, reported] of [
+        [100, 110],
+        [200, 190],
+        [300, 330],
+      ]) {
+        await usage.record({ model: 'gpt-4o', counterId: 'approx:script-aware', estimated, reported });
+      }
+      await usage.record({ model: 'other', counterId: 'x', estimated: 1, reported: 1 });
+      const recent = await usage.recent('gpt-4o', 2);
+      expect(recent.map(({ createdAt: _, ...r }) => r)).toEqual([
+        { model: 'gpt-4o', counterId: 'approx:script-aware', estimated: 300, reported: 330 },
+        { model: 'gpt-4o', counterId: 'approx:script-aware', estimated: 200, reported: 190 },
+      ]);
+    });
+
+    it('rejects a negative count', async () => {
+      await expect(usage.record({ model: 'm', counterId: 'c', estimated: -1, reported: 1 })).rejects.toThrow(/token_usage_records_estimated_check/);
+    });
+  });
+});
