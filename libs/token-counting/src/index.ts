@@ -7,3 +7,4 @@ export * from './local-tokenizers';
 export * from './local-tokenizer-counter';
 export * from './open-family';
 export * from './select-token-counter';
+export * from './calibration';

@@ -6,11 +6,12 @@ export type TiktokenEncodingName = 'o200k_base' | 'cl100k_base';
 
 /**
  * OpenAI chat framing, from OpenAI's cookbook "How to count tokens with tiktoken"
- * (`num_tokens_from_messages`): every message costs 3 tokens beyond its text
- * (`<|start|>{role}<|message|>` … `<|end|>`, role counted in the 3) and every reply is primed with 3
- * (`<|start|>assistant<|message|>`). Same figures for gpt-3.5-turbo-0613 onwards, GPT-4, GPT-4o, GPT-4.1, GPT-5.
+ * (`num_tokens_from_messages`): every message costs `tokens_per_message = 3`
+ * (`<|start|>{role}<|message|>` … `<|end|>`) plus its encoded role value (`system`, `user`, `assistant`:
+ * 1 token each in o200k_base and cl100k_base), and every reply is primed with 3
+ * (`<|start|>assistant<|message|>`). Same figures for gpt-3.5-turbo-0613 onwards, GPT-4, GPT-4o, GPT-4.1.
  */
-export const OPENAI_PER_MESSAGE_TOKENS = 3;
+export const OPENAI_PER_MESSAGE_TOKENS = 3 + 1;
 /** See {@link OPENAI_PER_MESSAGE_TOKENS}. */
 export const OPENAI_PER_REQUEST_TOKENS = 3;
 
@@ -55,7 +56,7 @@ export class TiktokenCounter implements TokenCounter {
     return tiktokenEncoder(this.encoding).encode(text, [], []).length;
   }
 
-  /** Tokens of a chat request with OpenAI framing (3 per message, 3 per request). */
+  /** Tokens of a chat request with OpenAI framing (3 + 1 for the role per message, 3 per request). */
   countMessages(messages: readonly ChatMessage[]): number {
     return countFramedMessages(this, messages);
   }
