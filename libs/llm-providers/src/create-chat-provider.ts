@@ -2,8 +2,10 @@ import { llmNotConfigured } from '@ask/ask-errors';
 import { type ProviderId, resolveModel } from '@ask/model-catalog';
 import { selectTokenCounter, type TokenCounter } from '@ask/token-counting';
 import Anthropic from '@anthropic-ai/sdk';
+import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import OpenAI, { AzureOpenAI } from 'openai';
 import { AnthropicChatProvider } from './chat/anthropic-chat.provider';
+import { BedrockChatProvider } from './chat/bedrock-chat.provider';
 import { OllamaChatProvider } from './chat/ollama-chat.provider';
 import { OpenAiChatProvider, openAiCompatibleFetch } from './chat/openai-chat.provider';
 import { LocalChatProvider } from './local/local-chat.provider';
@@ -76,6 +78,24 @@ export function anthropicClient(baseURL: string, apiKey: string, fetchImpl?: Fet
   });
 }
 
+/**
+ * A Bedrock Runtime client: static keys when the project stored them, else the SDK's default credential
+ * chain (environment, shared config/SSO profile, container or instance role); SigV4 signing by the SDK;
+ * `endpoint` overrides the regional `bedrock-runtime.{region}.amazonaws.com` (VPC endpoints, tests);
+ * one attempt (retries are `streamWithRetry`'s).
+ */
+export function bedrockClient(region: string, endpoint: string | undefined, credentials: ProviderCredentials): BedrockRuntimeClient {
+  const { awsAccessKeyId, awsSecretAccessKey, awsSessionToken } = credentials;
+  return new BedrockRuntimeClient({
+    region,
+    ...(endpoint ? { endpoint: trimSlash(endpoint) } : {}),
+    ...(awsAccessKeyId && awsSecretAccessKey
+      ? { credentials: { accessKeyId: awsAccessKeyId, secretAccessKey: awsSecretAccessKey, ...(awsSessionToken ? { sessionToken: awsSessionToken } : {}) } }
+      : {}),
+    maxAttempts: 1,
+  });
+}
+
 /** True for Claude model ids and deployment names (`claude-sonnet-4-6`, `anthropic.claude-…`). */
 export function isClaude(model: string): boolean {
   return /(^|[./])claude/i.test(model);
@@ -133,6 +153,10 @@ export function createChatProvider(
       }
       const client = azureOpenAiClient(endpoint, apiKey, settings.apiVersion, options.fetch);
       return new OpenAiChatProvider({ client, provider: 'azure-foundry', maxTokensField: 'max_completion_tokens' });
+    }
+    case 'bedrock': {
+      const region = requireField(settings.region, 'bedrock', 'region');
+      return new BedrockChatProvider(bedrockClient(region, override ?? settings.baseUrl, credentials));
     }
     case 'ollama':
       return new OllamaChatProvider({

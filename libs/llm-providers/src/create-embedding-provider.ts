@@ -1,6 +1,7 @@
 import { llmNotConfigured } from '@ask/ask-errors';
 import OpenAI from 'openai';
-import { azureOpenAiClient, DEFAULT_BASE_URLS, type ProviderFactoryOptions } from './create-chat-provider';
+import { azureOpenAiClient, bedrockClient, DEFAULT_BASE_URLS, type ProviderFactoryOptions } from './create-chat-provider';
+import { BedrockEmbeddingProvider } from './embedding/bedrock-embedding.provider';
 import { OllamaEmbeddingProvider } from './embedding/ollama-embedding.provider';
 import { OpenAiEmbeddingProvider } from './embedding/openai-embedding.provider';
 import { LocalEmbeddingProvider } from './local/local-embedding.provider';
@@ -53,6 +54,11 @@ export function createEmbeddingProvider(
       const endpoint = requireField(override ?? settings.baseUrl, 'azure-foundry', 'baseUrl (the resource endpoint)');
       const client = azureOpenAiClient(endpoint, requireField(credentials.apiKey, 'azure-foundry', 'apiKey'), settings.apiVersion, options.fetch);
       return new OpenAiEmbeddingProvider({ client, provider: 'azure-foundry', model: settings.model, dimensions: settings.dimensions });
+    }
+    case 'bedrock': {
+      const region = requireField(settings.region, 'bedrock', 'region');
+      const client = bedrockClient(region, override ?? settings.baseUrl, credentials);
+      return new BedrockEmbeddingProvider({ client, model: settings.model, dimensions: settings.dimensions });
     }
     case 'ollama':
       return new OllamaEmbeddingProvider({

@@ -1,11 +1,12 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
+import { constants as h2constants, createServer as createH2Server } from 'node:http2';
+import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
 import { anthropicRoutes } from './routes/anthropic.routes';
 import { bedrockRoutes } from './routes/bedrock.routes';
 import { ollamaRoutes } from './routes/ollama.routes';
 import { openaiRoutes } from './routes/openai.routes';
 import { vertexRoutes } from './routes/vertex.routes';
-import type { FakeFault, FaultKind, RecordedRequest, Route, RouteContext, StreamPart } from './route';
+import type { FakeFault, FakeRequest, FakeResponse, FaultKind, RecordedRequest, Route, RouteContext, StreamPart } from './route';
 
 export type { FakeFault, FaultKind, RecordedRequest } from './route';
 
@@ -40,7 +41,7 @@ const ROUTES: readonly Route[] = [...openaiRoutes, ...anthropicRoutes, ...bedroc
 const FAULT_KINDS: readonly FaultKind[] = ['429', '500', 'stall', 'disconnect', 'truncate', 'silent-truncation', 'content-filter'];
 
 /** Which credential scheme a request carries, never the credential itself. */
-function authScheme(req: IncomingMessage): RecordedRequest['auth'] {
+function authScheme(req: FakeRequest): RecordedRequest['auth'] {
   const authorization = req.headers['authorization'];
   if (typeof authorization === 'string') {
     if (authorization.startsWith('AWS4-HMAC-SHA256 ')) return 'aws-sigv4';
@@ -53,7 +54,7 @@ function authScheme(req: IncomingMessage): RecordedRequest['auth'] {
 
 const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'api-key', 'x-amz-security-token', 'x-goog-api-key']);
 
-function safeHeaders(req: IncomingMessage): Record<string, string> {
+function safeHeaders(req: FakeRequest): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
@@ -62,7 +63,7 @@ function safeHeaders(req: IncomingMessage): Record<string, string> {
   return out;
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
+function readBody(req: FakeRequest): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -71,11 +72,22 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-function parseHeaderFault(req: IncomingMessage): FakeFault | undefined {
+function parseHeaderFault(req: FakeRequest): FakeFault | undefined {
   const value = req.headers['x-fake-fault'];
   if (typeof value !== 'string') return undefined;
   const kind = value.trim() as FaultKind;
   return FAULT_KINDS.includes(kind) ? { kind } : undefined;
+}
+
+/** Drops a request mid-answer: RST_STREAM on HTTP/2, the TCP connection on HTTP/1.1. */
+function drop(req: FakeRequest): void {
+  if ('stream' in req) req.stream.close(h2constants.NGHTTP2_INTERNAL_ERROR);
+  else req.socket.destroy();
+}
+
+/** True once the client has gone away. */
+function gone(res: FakeResponse): boolean {
+  return 'stream' in res ? res.stream.destroyed : res.destroyed;
 }
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -94,7 +106,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   const pending: FakeFault[] = [];
   const chunkDelayMs = options.chunkDelayMs ?? 2;
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const handle = async (req: FakeRequest, res: FakeResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const route = ROUTES.find((r) => r.method === req.method && r.pattern.test(url.pathname));
     const raw = await readBody(req);
@@ -145,11 +157,11 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         for (const part of parts) {
           if (fault?.kind === 'truncate' && part.final) break;
           if (fault?.kind === 'disconnect' && written >= (fault.afterChunks ?? afterChunks)) {
-            req.socket.destroy();
+            drop(req);
             return;
           }
-          if (res.destroyed) return;
-          res.write(part.data);
+          if (gone(res)) return;
+          (res as { write(data: string | Uint8Array): boolean }).write(part.data);
           written++;
           if (chunkDelayMs > 0) await delay(chunkDelayMs);
         }
@@ -167,12 +179,27 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     await route.handle(ctx);
   };
 
-  const server: Server = createServer((req, res) => {
+  const onRequest = (req: FakeRequest, res: FakeResponse) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) {
         res.writeHead(500, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: `fake upstream bug: ${(err as Error).message}` } }));
-      } else res.destroy();
+      } else drop(req);
+    });
+  };
+  // One port, two protocols: a connection that opens with the HTTP/2 preface ("PRI * HTTP/2.0") goes
+  // to the h2c server (the AWS SDK's default transport for Bedrock Runtime), any other to HTTP/1.1.
+  const h1 = createServer(onRequest);
+  const h2 = createH2Server(onRequest);
+  const sockets = new Set<Socket>();
+  const server = createTcpServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.once('data', (first: Buffer) => {
+      socket.pause();
+      socket.unshift(first);
+      (first.subarray(0, 3).toString('latin1') === 'PRI' ? h2 : h1).emit('connection', socket);
+      process.nextTick(() => socket.resume());
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -194,7 +221,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     close() {
       return new Promise<void>((resolve) => {
         server.close(() => resolve());
-        server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
       });
     },
   };

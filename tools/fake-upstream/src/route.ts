@@ -1,4 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+
+/** A request over HTTP/1.1 or HTTP/2 (the AWS SDK speaks h2c to Bedrock Runtime). */
+export type FakeRequest = IncomingMessage | Http2ServerRequest;
+export type FakeResponse = ServerResponse | Http2ServerResponse;
 
 /**
  * Faults the fake injects:
@@ -44,8 +49,8 @@ export interface StreamPart {
 
 /** What a route handler gets. */
 export interface RouteContext {
-  req: IncomingMessage;
-  res: ServerResponse;
+  req: FakeRequest;
+  res: FakeResponse;
   url: URL;
   /** The route pattern's capture groups, URI-decoded. */
   params: string[];

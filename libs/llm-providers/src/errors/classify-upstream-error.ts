@@ -181,7 +181,7 @@ const CONTENT_FILTER =
   /content[ _-]?filter|content management policy|responsible ai|ResponsibleAIPolicyViolation|guardrail_intervened|content_filtered|blocked by (?:the )?safety|finishReason:? ?SAFETY|PROHIBITED_CONTENT|blockReason/i;
 
 const TRANSPORT =
-  /terminated|socket hang up|ECONNRESET|ECONNREFUSED|EPIPE|UND_ERR_SOCKET|other side closed|premature close|aborted stream|Connection error/i;
+  /terminated|socket hang up|ECONNRESET|ECONNREFUSED|EPIPE|UND_ERR_SOCKET|other side closed|premature close|aborted stream|Connection error|ERR_HTTP2_STREAM_ERROR|ERR_HTTP2_SESSION_ERROR|ERR_HTTP2_GOAWAY_SESSION|NGHTTP2_/i;
 
 type Dict = Record<string, unknown>;
 const asDict = (v: unknown): Dict | undefined => (v !== null && typeof v === 'object' ? (v as Dict) : undefined);
@@ -283,6 +283,13 @@ export function describeUpstreamError(err: unknown): UpstreamErrorFacts {
       facts.status ??= status;
       const headers = e['headers'];
       if (headers && typeof headers === 'object') facts.headers ??= headers as HeaderBag;
+      // AWS SDK exceptions keep the raw HTTP response (status, headers) in a hidden `$response`.
+      const response = asDict(e['$response']);
+      if (response) {
+        facts.status ??= num(response['statusCode']);
+        const h = response['headers'];
+        if (h && typeof h === 'object') facts.headers ??= h as HeaderBag;
+      }
       const before = facts.message;
       const body = asDict(e['error']);
       if (body) readBody(body, facts);
