@@ -205,6 +205,16 @@ describe(planPrompt.name, () => {
     ['a negative answer count', { history: [{ id: 'h', questionTokens: 1, answerTokens: -2 }] }],
     ['a fractional maxHistoryMessages', { maxHistoryMessages: 2.5 }],
     ['max_tokens as large as the window', { maxTokens: 8192 }],
+    ['a history id used twice', { history: [...session(2, 1, 1), { id: 't1', questionTokens: 1, answerTokens: 1 }] }],
+    [
+      'an item id used twice',
+      {
+        items: [
+          { id: 'x', kind: 'insight' as const, score: 0.5, tokens: 1 },
+          { id: 'x', kind: 'knowledge' as const, score: 0.4, tokens: 1 },
+        ],
+      },
+    ],
   ])('throws a RangeError, not a 413, for %s', (_label, over) => {
     expect(() => planPrompt(small(over))).toThrow(RangeError);
   });

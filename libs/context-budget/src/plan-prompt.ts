@@ -74,6 +74,13 @@ function checkInput(input: PlanInput): void {
     checkCount(`items[${item.id}].tokens`, item.tokens);
     if (!Number.isFinite(item.score)) throw new RangeError(`items[${item.id}].score must be finite`);
   }
+  // The plan names what it keeps by id, so an id seen twice would make the plan ambiguous.
+  checkUnique('history', input.history.map((turn) => turn.id));
+  checkUnique('items', input.items.map((item) => item.id));
+}
+
+function checkUnique(name: string, ids: readonly string[]): void {
+  if (new Set(ids).size !== ids.length) throw new RangeError(`${name} ids must be unique`);
 }
 
 /**
@@ -93,7 +100,8 @@ function checkInput(input: PlanInput): void {
  * @throws AskError 413 `context_overflow` when the question with one item (or with none, when none was
  *   retrieved) does not fit; details `model=… window=… question=… rag=… knowledge=…` give the question
  *   tokens and the tokens of the items still kept at that point (rag: insights + recommendations).
- * @throws RangeError on a budget RangeError (see `computeBudget`) or a negative / fractional count.
+ * @throws RangeError on a budget RangeError (see `computeBudget`), a negative / fractional count, a
+ *   non-finite score, or an id used twice among the history pairs or among the items.
  */
 export function planPrompt(input: PlanInput): PromptPlan {
   checkInput(input);
