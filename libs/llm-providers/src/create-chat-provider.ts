@@ -9,6 +9,9 @@ import { BedrockChatProvider } from './chat/bedrock-chat.provider';
 import { OllamaChatProvider } from './chat/ollama-chat.provider';
 import { OpenAiChatProvider, openAiCompatibleFetch } from './chat/openai-chat.provider';
 import { LocalChatProvider } from './local/local-chat.provider';
+import { vertexHost, vertexLocationPath, vertexTokenSource } from './vertex/vertex-auth';
+import { VertexClaudeChatProvider } from './vertex/vertex-claude-chat.provider';
+import { VertexGeminiChatProvider } from './vertex/vertex-gemini-chat.provider';
 import type { ChatProvider, LlmSettings, ProviderCredentials } from './types';
 import { type FetchLike, trimSlash } from './wire/http';
 
@@ -96,6 +99,14 @@ export function bedrockClient(region: string, endpoint: string | undefined, cred
   });
 }
 
+/** Which wire a Vertex model speaks: Gemini (Google), Claude (Anthropic rawPredict), or MaaS (OpenAI-compatible). */
+export function vertexWire(model: string): 'gemini' | 'claude' | 'maas' {
+  if (isClaude(model)) return 'claude';
+  if (/^(publishers\/google\/models\/)?gemini/i.test(model)) return 'gemini';
+  if (model.includes('/') || /llama|qwen|deepseek|mistral|codestral|gpt-oss|jamba/i.test(model)) return 'maas';
+  return 'gemini';
+}
+
 /** True for Claude model ids and deployment names (`claude-sonnet-4-6`, `anthropic.claude-…`). */
 export function isClaude(model: string): boolean {
   return /(^|[./])claude/i.test(model);
@@ -158,6 +169,24 @@ export function createChatProvider(
       const region = requireField(settings.region, 'bedrock', 'region');
       return new BedrockChatProvider(bedrockClient(region, override ?? settings.baseUrl, credentials));
     }
+    case 'vertex': {
+      const project = requireField(settings.gcpProject, 'vertex', 'gcpProject');
+      const region = settings.region ?? 'us-central1';
+      const locationUrl = vertexLocationPath(override ?? settings.baseUrl ?? vertexHost(region), project, region);
+      const token = vertexTokenSource(credentials);
+      const wire = vertexWire(settings.model);
+      if (wire === 'claude') return new VertexClaudeChatProvider({ locationUrl, token, fetch: options.fetch });
+      if (wire === 'gemini') return new VertexGeminiChatProvider({ locationUrl, token, fetch: options.fetch });
+      const client = new OpenAI({
+        baseURL: `${locationUrl}/endpoints/openapi`,
+        apiKey: token,
+        organization: null,
+        project: null,
+        fetch: openAiCompatibleFetch(options.fetch ?? fetch),
+        ...SDK_COMMON,
+      });
+      return new OpenAiChatProvider({ client, provider: 'vertex', maxTokensField: 'max_tokens' });
+    }
     case 'ollama':
       return new OllamaChatProvider({
         baseUrl: override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.ollama,
@@ -170,7 +199,5 @@ export function createChatProvider(
         options.counter ?? selectTokenCounter({ provider: 'local', model: settings.model }, resolveModel({ provider: 'local', model: settings.model }).tokenizer).counter;
       return new LocalChatProvider({ counter });
     }
-    default:
-      throw llmNotConfigured(`provider=${settings.provider}: adapter not available yet`);
   }
 }

@@ -5,6 +5,8 @@ import { BedrockEmbeddingProvider } from './embedding/bedrock-embedding.provider
 import { OllamaEmbeddingProvider } from './embedding/ollama-embedding.provider';
 import { OpenAiEmbeddingProvider } from './embedding/openai-embedding.provider';
 import { LocalEmbeddingProvider } from './local/local-embedding.provider';
+import { vertexHost, vertexLocationPath, vertexTokenSource } from './vertex/vertex-auth';
+import { VertexEmbeddingProvider } from './vertex/vertex-embedding.provider';
 import type { EmbeddingProvider, EmbeddingProviderId, EmbeddingSettings, ProviderCredentials } from './types';
 
 function requireField<T>(value: T | undefined, provider: EmbeddingProviderId, what: string): T {
@@ -60,6 +62,17 @@ export function createEmbeddingProvider(
       const client = bedrockClient(region, override ?? settings.baseUrl, credentials);
       return new BedrockEmbeddingProvider({ client, model: settings.model, dimensions: settings.dimensions });
     }
+    case 'vertex': {
+      const project = requireField(settings.gcpProject, 'vertex', 'gcpProject');
+      const region = settings.region ?? 'us-central1';
+      return new VertexEmbeddingProvider({
+        locationUrl: vertexLocationPath(override ?? settings.baseUrl ?? vertexHost(region), project, region),
+        token: vertexTokenSource(credentials),
+        model: settings.model,
+        dimensions: settings.dimensions,
+        fetch: options.fetch,
+      });
+    }
     case 'ollama':
       return new OllamaEmbeddingProvider({
         baseUrl: override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.ollama,
@@ -70,7 +83,5 @@ export function createEmbeddingProvider(
       });
     case 'local':
       return new LocalEmbeddingProvider({ dimensions: settings.dimensions });
-    default:
-      throw llmNotConfigured(`embedding provider=${settings.provider}: adapter not available yet`);
   }
 }
