@@ -48,8 +48,9 @@ export class RetrievalRepository {
     const sql = searchSql(embedding.length);
     const params = [projectId, vectorParam(embedding), topK];
     const rows: ItemRow[] = await this.dataSource.transaction(async (manager) => {
-      await manager.query(`SET LOCAL hnsw.iterative_scan = strict_order`);
-      await manager.query(`SELECT set_config('hnsw.ef_search', $1, true)`, [String(Math.min(1000, Math.max(40, 2 * topK)))]);
+      await manager.query(`SELECT set_config('hnsw.iterative_scan', 'strict_order', true), set_config('hnsw.ef_search', $1, true)`, [
+        String(Math.min(1000, Math.max(40, 2 * topK))),
+      ]);
       return manager.query(sql, params);
     });
     return rows.map((r) => {
