@@ -6,11 +6,49 @@ const MAX_SCANNED_CHARS = 20000;
 
 const REDACTED = '***';
 
+/** Query-string parameters whose value is a secret (`?key=…`, `&X-Amz-Signature=…`). */
+const SECRET_QUERY_PARAMS = [
+  'api[-_]?key',
+  'key',
+  'token',
+  'access[-_]?token',
+  'secret',
+  'client[-_]?secret',
+  'password',
+  'sig',
+  'signature',
+  'x-amz-signature',
+  'x-amz-credential',
+  'x-amz-security-token',
+  'code',
+].join('|');
+
+/** Header, JSON or prose names whose value is a secret (`api-key: …`, `"x-api-key": "…"`, `key=…`). */
+const SECRET_FIELD_NAMES = [
+  'x-api-key',
+  'api[-_]?key',
+  'apikey',
+  'x-goog-api-key',
+  'key',
+  'secret',
+  'secret[-_]?access[-_]?key',
+  'password',
+  'passwd',
+  'token',
+  'access[-_]?token',
+  'client[-_]?secret',
+].join('|');
+
+/** An AWS secret access key only when the 40 characters mix lower case, upper case and digits. */
+function redactAwsSecret(candidate: string): string {
+  return /[0-9]/.test(candidate) && /[a-z]/.test(candidate) && /[A-Z]/.test(candidate) ? REDACTED : candidate;
+}
+
 /**
  * Redaction rules, applied in order. Each replaces a secret with `***` and keeps what names it
  * (a scheme, a header name, a key prefix), so the message still reads as a sentence.
  */
-const RULES: ReadonlyArray<[RegExp, string]> = [
+const RULES: ReadonlyArray<[RegExp, string | ((match: string) => string)]> = [
   // Credentials in URLs: https://user:pass@host → https://***@host
   [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi, `$1${REDACTED}@`],
   // JWTs (three base64url segments, the first a JSON header)
@@ -25,18 +63,11 @@ const RULES: ReadonlyArray<[RegExp, string]> = [
   [/\bAIza[0-9A-Za-z_-]{30,}/g, REDACTED],
   // AWS access key ids (long-term AKIA…, temporary ASIA…)
   [/\b(AKIA|ASIA)[A-Z0-9]{16}\b/g, REDACTED],
-  // Query-string secrets: ?key=…, &api_key=…, &X-Amz-Signature=…, &sig=…
-  [
-    /([?&](?:api[-_]?key|key|token|access[-_]?token|secret|client[-_]?secret|password|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|code)=)[^&\s#"']+/gi,
-    `$1${REDACTED}`,
-  ],
-  // Named secrets in headers, JSON or prose: api-key: …, "x-api-key": "…", key=…, password=…
-  [
-    /\b((?:x-api-key|api[-_]?key|apikey|x-goog-api-key|key|secret|secret[-_]?access[-_]?key|password|passwd|token|access[-_]?token|client[-_]?secret)["']?\s*[:=]\s*["']?)[^\s"',;&}]+/gi,
-    `$1${REDACTED}`,
-  ],
-  // AWS secret access keys: 40 base64 characters mixing case and digits, standing alone
-  [/(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[0-9])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g, REDACTED],
+  // Query-string secrets and named secrets in headers, JSON or prose
+  [new RegExp(`([?&](?:${SECRET_QUERY_PARAMS})=)[^&\\s#"']+`, 'gi'), `$1${REDACTED}`],
+  [new RegExp(`\\b((?:${SECRET_FIELD_NAMES})["']?\\s*[:=]\\s*["']?)[^\\s"',;&}]+`, 'gi'), `$1${REDACTED}`],
+  // AWS secret access keys: 40 base64 characters standing alone
+  [/(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g, redactAwsSecret],
 ];
 
 /**
@@ -55,7 +86,8 @@ export function sanitizeProviderMessage(message: string): string {
   // A cut may split a secret; drop the trailing fragment so no half-key survives unredacted.
   let text = raw.length > MAX_SCANNED_CHARS ? raw.slice(0, MAX_SCANNED_CHARS).replace(/\S+$/, '') : raw;
   for (const [pattern, replacement] of RULES) {
-    text = text.replace(pattern, replacement);
+    // Narrowed so each call matches one of String.prototype.replace's overloads.
+    text = typeof replacement === 'string' ? text.replace(pattern, replacement) : text.replace(pattern, replacement);
   }
   text = text.replace(/\s+/g, ' ').trim();
   if (text.length > MAX_PROVIDER_MESSAGE_CHARS) {
