@@ -3,6 +3,7 @@ import { BullModule } from '@nestjs/bullmq';
 import { QueueName } from '@ask/ask-contracts';
 import { APP_CONFIG, AppConfigModule, type AppConfig } from '@ask/config';
 import { EventStreamModule } from '@ask/event-stream';
+import { IngestionModule } from '@ask/ingestion';
 import { PersistenceModule } from '@ask/persistence';
 import { AskController } from './asks/ask.controller';
 import { AskRetrievalProducer } from './asks/ask-retrieval.producer';
@@ -24,6 +25,7 @@ import { SessionsController } from './sessions/sessions.controller';
       useFactory: (config: AppConfig) => ({ connection: { url: config.REDIS_URL }, prefix: config.ASK_KEY_PREFIX }),
     }),
     BullModule.registerQueue({ name: QueueName.AskRetrieval }),
+    IngestionModule,
   ],
   controllers: [ProjectsController, AskController, SessionsController, KnowledgeController, HealthController],
   providers: [ProjectsService, AskService, AskRetrievalProducer],

@@ -2,6 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, HttpSta
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
 import { AskError, AskErrorCode, internalError, invalidRequest, isAskError, notFound, rateLimited, unauthorized } from '@ask/ask-errors';
+import { PersistenceError } from '@ask/persistence';
 
 /**
  * The one HTTP exception filter: every error leaves as the typed body `{ error, code, details? }`.
@@ -29,6 +30,8 @@ export class AskErrorFilter implements ExceptionFilter {
 /** Maps any thrown value to an AskError (logging unknown ones with an id the caller can quote). */
 export function toAskError(exception: unknown, logger: Logger): AskError {
   if (isAskError(exception)) return exception;
+  // Persistence's own typed errors (missing encryption key, embedding space mismatch…) are the caller's to fix.
+  if (exception instanceof PersistenceError) return invalidRequest(exception.message);
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
     const message = httpMessage(exception);
@@ -43,6 +46,8 @@ export function toAskError(exception: unknown, logger: Logger): AskError {
         return new AskError(AskErrorCode.InvalidRequest, { status: 413, error: 'request body too large', details: message });
       case HttpStatus.TOO_MANY_REQUESTS:
         return rateLimited();
+      case HttpStatus.SERVICE_UNAVAILABLE:
+        return new AskError(AskErrorCode.InternalError, { status, error: 'service unavailable', details: message });
       default:
         if (status >= 400 && status < 500) return new AskError(AskErrorCode.InvalidRequest, { status, details: message });
     }

@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
-import { notFound } from '@ask/ask-errors';
+import { Inject, Injectable } from '@nestjs/common';
+import { invalidRequest, notFound } from '@ask/ask-errors';
+import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { type Project, type ProjectSettingsInput, ProjectsRepository } from '@ask/persistence';
 import type { CreateProjectDto, ProjectSettingsDto, UpdateProjectDto } from './project.dto';
 
@@ -9,10 +10,14 @@ import type { CreateProjectDto, ProjectSettingsDto, UpdateProjectDto } from './p
  */
 @Injectable()
 export class ProjectsService {
-  constructor(private readonly projects: ProjectsRepository) {}
+  constructor(
+    private readonly projects: ProjectsRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
-  /** @throws EncryptionKeyMissingError (→ 400) when credentials are sent and no encryption key is set. */
+  /** @throws AskError 400 when credentials are sent and no ASK_ENCRYPTION_KEY is set (nothing is stored). */
   async create(body: CreateProjectDto): Promise<Project> {
+    this.assertCanStore(body);
     const project = await this.projects.create({ ...toSettings(body), name: body.name });
     if (body.credentials) await this.projects.setCredentials(project.id, body.credentials);
     return (await this.projects.findById(project.id)) as Project;
@@ -27,10 +32,22 @@ export class ProjectsService {
 
   /** Applies only the fields present in the body. @throws AskError 404 not_found. */
   async update(projectId: string, body: UpdateProjectDto): Promise<Project> {
+    this.assertCanStore(body);
     const updated = await this.projects.updateSettings(projectId, { ...toSettings(body), name: body.name });
     if (!updated) throw notFound('project not found');
     if (body.credentials) await this.projects.setCredentials(projectId, body.credentials);
     return this.get(projectId);
+  }
+
+  private assertCanStore(body: ProjectSettingsDto): void {
+    assertCanStoreCredentials(body, this.config);
+  }
+}
+
+/** Credentials are stored only encrypted: without a key they are refused before anything is written. */
+function assertCanStoreCredentials(body: ProjectSettingsDto, config: AppConfig): void {
+  if (body.credentials && !config.ASK_ENCRYPTION_KEY) {
+    throw invalidRequest('credentials: ASK_ENCRYPTION_KEY is not set on the server, so credentials cannot be stored');
   }
 }
 

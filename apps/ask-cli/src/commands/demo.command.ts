@@ -19,6 +19,12 @@ export const POSTGRES_MANUAL = resolve(ROOT, '..', 'shared', 'data', 'kb-postgre
  */
 export const FALLBACK_PACKAGES = ['bullmq', 'typeorm', 'ioredis', 'pg', 'pgvector', 'js-tiktoken', '@nestjs/core', '@nestjs/bullmq', 'class-validator', 'commander'];
 
+/**
+ * Items retrieved per ask in the demo: with the local stand-in's 8,192-token window, twelve chunks of
+ * context leave room for about eight earlier turns, so the 14-turn session shows trimming.
+ */
+const DEMO_TOP_K = 12;
+
 /** Where the demo's documents come from: `--docs`, else the PostgreSQL manual, else the fallback corpus. */
 export function chooseCorpus(docs?: string): { name: string; dirs: string[]; questions: string } {
   const questionsDir = join(ROOT, 'apps', 'ask-cli', 'questions');
@@ -53,8 +59,11 @@ export function registerDemoCommand(program: Command): void {
       const projectName = `demo: ${corpus.name}`;
       const projectId = await withDatabase(async (ds, projects) => {
         const rows: Array<{ id: string }> = await ds.query('SELECT id FROM projects WHERE name = $1 ORDER BY created_at LIMIT 1', [projectName]);
-        if (rows[0]) return rows[0].id;
-        return (await projects.create({ ...toSettings({}, true), name: projectName })).id;
+        if (rows[0]) {
+          await projects.updateSettings(rows[0].id, { topK: DEMO_TOP_K });
+          return rows[0].id;
+        }
+        return (await projects.create({ ...toSettings({}, true), name: projectName, topK: DEMO_TOP_K })).id;
       });
       console.log(`project: ${projectId}`);
       for (const dir of corpus.dirs) await ingestFolder(projectId, dir, { progress: true });

@@ -21,8 +21,9 @@ interface ProjectFlags {
   maxTokens?: string;
   systemPrompt?: string;
   maxHistoryMessages?: string;
-  noLlm?: boolean;
-  noEmbedding?: boolean;
+  /** commander sets these to false for `--no-llm` / `--no-embedding`. */
+  llm?: boolean;
+  embedding?: boolean;
 }
 
 /** `ask project create|show|update`: manage projects and their settings from the shell. */
@@ -71,7 +72,7 @@ export function registerProjectCommands(program: Command): void {
 export function toSettings(flags: ProjectFlags, creating: boolean): ProjectSettingsInput {
   const int = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));
   let llmSettings: LlmSettings | null | undefined;
-  if (flags.noLlm === false) llmSettings = null;
+  if (flags.llm === false) llmSettings = null;
   else if (flags.llmProvider || flags.llmModel || creating) {
     llmSettings = {
       provider: (flags.llmProvider ?? 'local') as ProviderId,
@@ -82,7 +83,7 @@ export function toSettings(flags: ProjectFlags, creating: boolean): ProjectSetti
     };
   }
   let embeddingSettings: EmbeddingSettings | null | undefined;
-  if (flags.noEmbedding === false) embeddingSettings = null;
+  if (flags.embedding === false) embeddingSettings = null;
   else if (flags.embeddingProvider || flags.embeddingModel || creating) {
     const provider = (flags.embeddingProvider ?? 'local') as EmbeddingProviderId;
     embeddingSettings = {

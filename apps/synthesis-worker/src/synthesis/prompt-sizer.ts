@@ -37,6 +37,8 @@ export interface SizedPrompt {
   keptItems: RetrievedItem[];
   keptTurns: StoredMessage[];
   window: number;
+  /** Tokens of the question and of the kept items by kind, for a 413's details. */
+  figures: { question: number; rag: number; knowledge: number };
 }
 
 /**
@@ -48,13 +50,15 @@ export function sizePrompt(input: SizingInput): SizedPrompt {
   const scale = (n: number) => (input.calibration > 1 ? Math.ceil(n * input.calibration) : n);
   const window = input.windowOverride ?? input.model.window;
   const rendered = input.items.map((item, i) => renderContextItem(toRenderable(item), i));
+  const questionTokens = scale(input.counter.countText(input.question));
+  const itemTokens = input.items.map((_, i) => scale(input.counter.countText(rendered[i])));
   const plan = planPrompt({
     model: input.model.model,
     window,
     maxTokens: input.maxTokens,
     exact: input.exact,
     systemPromptTokens: scale(input.counter.countText(input.systemPrompt)),
-    questionTokens: scale(input.counter.countText(input.question)),
+    questionTokens,
     history: input.history.map((h) => ({
       id: h.message.id,
       questionTokens: scale(h.questionTokens),
@@ -64,7 +68,7 @@ export function sizePrompt(input: SizingInput): SizedPrompt {
       id: item.id,
       kind: item.kind,
       score: item.score,
-      tokens: scale(input.counter.countText(rendered[i])),
+      tokens: itemTokens[i],
     })),
     perMessageTokens: input.counter.perMessageTokens,
     perRequestTokens: input.counter.perRequestTokens,
@@ -80,7 +84,10 @@ export function sizePrompt(input: SizingInput): SizedPrompt {
     history: keptTurns.map((m) => ({ question: m.question, answer: m.answer })),
     question: input.question,
   });
-  return { plan, messages, keptItems, keptTurns, window };
+  const keptTokens = (knowledge: boolean) =>
+    input.items.reduce((sum, item, i) => (keptItemIds.has(item.id) && (item.kind === 'knowledge') === knowledge ? sum + itemTokens[i] : sum), 0);
+  const figures = { question: questionTokens, rag: keptTokens(false), knowledge: keptTokens(true) };
+  return { plan, messages, keptItems, keptTurns, window, figures };
 }
 
 function toRenderable(item: RetrievedItem) {

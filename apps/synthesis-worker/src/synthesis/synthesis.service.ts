@@ -106,7 +106,7 @@ export class SynthesisService {
       await this.publishBudget(data.askId, model, choice, calibration, maxTokens, sized);
       result = await this.stream(data.askId, provider, { ...request, messages: sized.messages }, model, sized);
       if (result.overflow) {
-        throw contextOverflow({ model: model.model, window: sized.window, question: counter.countText(data.question), rag: 0, knowledge: 0 });
+        throw contextOverflow({ model: model.model, window: sized.window, ...sized.figures });
       }
     }
 
@@ -160,7 +160,7 @@ export class SynthesisService {
       const failure = classifyUpstreamError(err, model.provider);
       if (failure.kind === 'overflow' && text === '') return { text, promptTokens, completionTokens, overflow: { limit: failure.limit } };
       this.logger.warn(`ask ${askId}: ${model.provider}/${model.model} failed (${failure.kind}) after ${sized.plan.used} planned tokens`);
-      if (failure.kind === 'overflow') throw contextOverflow({ model: model.model, window: sized.window, question: 0, rag: 0, knowledge: 0 });
+      if (failure.kind === 'overflow') throw contextOverflow({ model: model.model, window: sized.window, ...sized.figures });
       throw toAskError(failure);
     }
     return { text, promptTokens, completionTokens };

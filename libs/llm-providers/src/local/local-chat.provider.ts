@@ -40,7 +40,7 @@ export class LocalChatProvider implements ChatProvider {
   constructor(private readonly options: LocalChatOptions) {}
 
   async *streamChat(request: ChatRequest): AsyncIterable<ChatChunk> {
-    const answer = composeAnswer(request.messages, this.options.maxPassages ?? 3);
+    const answer = composeAnswer(request.messages, this.options.maxPassages ?? 4);
     const words = answer.split(/(?<=\s)/);
     const per = this.options.wordsPerChunk ?? 4;
     const delay = this.options.chunkDelayMs ?? 0;
@@ -150,14 +150,14 @@ function abortError(signal: AbortSignal): Error {
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(abortError(signal));
-      },
-      { once: true },
-    );
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError(signal!));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
