@@ -6,8 +6,8 @@ import { embeddingNotConfigured, llmNotConfigured } from '@ask/ask-errors';
 import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
 import { CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
-import { createTestDatabase, type TestDatabase } from '../../../libs/persistence/src/testing';
-import { startStack, type Stack } from '../../../tools/stack/stack';
+import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { startStack, type Stack } from '@ask/stack';
 
 /** The small real knowledge base: pgvector's README and CHANGELOG. */
 const KB = resolve(__dirname, '..', '..', '..', '..', 'shared', 'data', 'kb-pgvector');

@@ -77,6 +77,17 @@ describe(AskEventStream.name, () => {
     });
   });
 
+  describe('read after the terminal event', () => {
+    it('ends at once when Last-Event-ID is the terminal event', async () => {
+      const askId = randomUUID();
+      await stream.publish(askId, 'delta', { text: 'x' });
+      const doneId = await stream.publish(askId, 'done', { messageId: 'm', usage: { promptTokens: 1, completionTokens: 1 }, sources: [] });
+      const seen: string[] = [];
+      for await (const event of stream.read(askId, { after: doneId, blockMs: 10_000 })) seen.push(event.type);
+      expect(seen).toEqual([]);
+    });
+  });
+
   describe('meta', () => {
     it('returns null for an unknown ask', async () => {
       expect(await stream.meta(randomUUID())).toBeNull();

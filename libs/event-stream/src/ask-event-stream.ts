@@ -87,6 +87,14 @@ export class AskEventStream {
     return entries.map(([id, fields]) => toEvent(id, fields));
   }
 
+  /** True when the stream's last entry is terminal and its id is at or before `after`. */
+  private async endedAtOrBefore(key: string, after: string): Promise<boolean> {
+    const [last] = await this.redis.xrevrange(key, '+', '-', 'COUNT', 1);
+    if (!last) return false;
+    const event = toEvent(last[0], last[1]);
+    return TERMINAL_EVENTS.has(event.type) && compareStreamIds(event.id, after) <= 0;
+  }
+
   /** True when `id` is a well-formed stream id (`ms-seq`); anything else is rejected before Redis sees it. */
   static isStreamId(id: string): boolean {
     return STREAM_ID.test(id);
@@ -105,6 +113,8 @@ export class AskEventStream {
     signal?.addEventListener('abort', onAbort, { once: true });
     let lastEventAt = Date.now();
     try {
+      // A client resuming after the terminal event has everything: end at once instead of waiting.
+      if (after !== '0' && (await this.endedAtOrBefore(key, after))) return;
       while (!signal?.aborted) {
         const reply = await reader.xread('COUNT', 200, 'BLOCK', blockMs, 'STREAMS', key, after).catch((err) => {
           if (signal?.aborted) return null;
@@ -130,6 +140,14 @@ export class AskEventStream {
       reader.disconnect();
     }
   }
+}
+
+/** Compares two stream ids (`ms-seq`) numerically: negative when a < b. */
+function compareStreamIds(a: string, b: string): number {
+  const [am, as] = a.split('-').map(BigInt);
+  const [bm, bs] = b.split('-').map(BigInt);
+  if (am !== bm) return am < bm ? -1 : 1;
+  return as === bs ? 0 : as < bs ? -1 : 1;
 }
 
 function toEvent(id: string, fields: string[]): AskEvent {

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { AskClient } from '@ask/ask-client';
 import { loadConfig } from '@ask/config';
 import { ensureDatabase, runMigrations } from '@ask/persistence';
-import { startStack } from '../../../../tools/stack/stack';
+import { startStack } from '@ask/stack';
 import { withDatabase } from './db';
 import { ingestFolder } from './ingest.command';
 import { toSettings } from './project.command';
