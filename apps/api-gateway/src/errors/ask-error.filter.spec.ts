@@ -1,0 +1,49 @@
+import { HttpException, HttpStatus, Logger, NotFoundException, type ValidationError } from '@nestjs/common';
+import { contextOverflow } from '@ask/ask-errors';
+import { toAskError } from './ask-error.filter';
+import { describeValidationErrors } from './validation';
+
+const logger = { error: jest.fn() } as unknown as Logger;
+
+describe('toAskError', () => {
+  it('keeps an AskError as it is', () => {
+    const error = contextOverflow({ model: 'claude-sonnet-4-6', window: 200000, question: 12, rag: 1200, knowledge: 0 });
+    expect(toAskError(error, logger).toBody()).toEqual({
+      error: "this conversation has grown past the model's context window",
+      code: 'context_overflow',
+      details: 'model=claude-sonnet-4-6 window=200000 question=12 rag=1200 knowledge=0',
+    });
+  });
+
+  it('maps an unknown route to 404 not_found', () => {
+    const error = toAskError(new NotFoundException('Cannot GET /nope'), logger);
+    expect([error.status, error.code]).toEqual([404, 'not_found']);
+  });
+
+  it('maps a health failure to 503', () => {
+    const error = toAskError(new HttpException({ message: 'unavailable: redis' }, HttpStatus.SERVICE_UNAVAILABLE), logger);
+    expect([error.status, error.details]).toEqual([503, 'unavailable: redis']);
+  });
+
+  it('maps a malformed JSON body (body-parser) to 400 without echoing it', () => {
+    const parserError = Object.assign(new SyntaxError('Unexpected token } in JSON'), { status: 400, type: 'entity.parse.failed' });
+    expect(toAskError(parserError, logger).toBody()).toEqual({ error: 'malformed request body', code: 'invalid_request', details: 'entity parse failed' });
+  });
+
+  it('hides an unknown error behind an error id and logs it', () => {
+    const error = toAskError(new Error('connection string postgres://user:secret@db'), logger);
+    expect(error.status).toBe(500);
+    expect(error.code).toBe('internal_error');
+    expect(JSON.stringify(error.toBody())).not.toContain('secret');
+    expect(error.details).toMatch(/^error_id=[0-9a-f-]{36}$/);
+  });
+});
+
+describe('describeValidationErrors', () => {
+  it('names nested fields with dots', () => {
+    const errors = [
+      { property: 'llm', children: [{ property: 'model', constraints: { isString: 'model must be a string' }, children: [] }] },
+    ] as unknown as ValidationError[];
+    expect(describeValidationErrors(errors)).toEqual(['llm.model: model must be a string']);
+  });
+});

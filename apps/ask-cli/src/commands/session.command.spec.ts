@@ -1,0 +1,42 @@
+import { join } from 'node:path';
+import type { BudgetEvent } from '@ask/ask-contracts';
+import { toSettings } from './project.command';
+import { formatBudget, readQuestions } from './session.command';
+
+describe('readQuestions', () => {
+  it('reads the 14 questions of the PostgreSQL session, skipping comments', () => {
+    const questions = readQuestions(join(__dirname, '..', '..', 'questions', 'postgresql-session.txt'));
+    expect(questions).toHaveLength(14);
+    expect(questions[0]).toBe('How do I create an index on a table, and which index types does PostgreSQL support?');
+  });
+});
+
+describe('formatBudget', () => {
+  it('prints every figure of the budget event', () => {
+    const budget: BudgetEvent = {
+      provider: 'local', model: 'local', window: 8192, maxTokens: 2048, reserve: 600, margin: 410,
+      counter: 'exact', counterId: 'tiktoken:o200k_base', calibration: 1, available: 5134, used: 5034,
+      turnsKept: 6, turnsDropped: 3, contextKept: 12, contextDropped: 0, keptTurnIds: [],
+    };
+    expect(formatBudget(budget)).toBe(
+      'budget: local/local window=8192 max_tokens=2048 reserve=600 margin=410 (exact tiktoken:o200k_base) ' +
+        'available=5134 used=5034 turns kept=6 dropped=3 context kept=12 dropped=0',
+    );
+  });
+});
+
+describe('toSettings', () => {
+  it('defaults a new project to the embedded local providers', () => {
+    expect(toSettings({}, true)).toMatchObject({
+      llmSettings: { provider: 'local', model: 'local' },
+      embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
+    });
+  });
+
+  it('removes the LLM provider with --no-llm and leaves unset settings alone on update', () => {
+    const settings = toSettings({ llm: false, topK: '5' }, false);
+    expect(settings.llmSettings).toBeNull();
+    expect(settings.embeddingSettings).toBeUndefined();
+    expect(settings.topK).toBe(5);
+  });
+});

@@ -1,0 +1,54 @@
+import type { RetrievedItem } from '@ask/ask-contracts';
+import { resolveModel } from '@ask/model-catalog';
+import { TiktokenCounter } from '@ask/token-counting';
+import type { StoredMessage } from '@ask/persistence';
+import { sizePrompt } from './prompt-sizer';
+
+const counter = new TiktokenCounter('o200k_base');
+const model = resolveModel({ provider: 'local', model: 'local' });
+
+function turn(i: number, answerWords: number): { message: StoredMessage; questionTokens: number; answerTokens: number } {
+  const question = `Question number ${i}?`;
+  const answer = 'word '.repeat(answerWords).trim();
+  const message = { id: `m${i}`, question, answer, tokenCounts: {} } as unknown as StoredMessage;
+  return { message, questionTokens: counter.countText(question), answerTokens: counter.countText(answer) };
+}
+
+const item = (id: string, score: number, words: number): RetrievedItem => ({
+  id, kind: 'knowledge', title: `Doc ${id}`, text: 'text '.repeat(words).trim(), score,
+});
+
+describe(sizePrompt.name, () => {
+  const base = { model, counter, exact: true, calibration: 1, maxTokens: 2048, systemPrompt: 'Answer from context.', question: 'What now?' };
+
+  it('keeps the newest whole turns that fit the 5,134-token budget of the local window', () => {
+    const history = Array.from({ length: 10 }, (_, i) => turn(i, 999));
+    const sized = sizePrompt({ ...base, history, items: [item('a', 0.9, 300)] });
+    expect(sized.plan.available).toBe(5134);
+    expect(sized.keptTurns.map((m) => m.id)).toEqual(['m6', 'm7', 'm8', 'm9']);
+    expect(sized.plan.turnsDropped).toBe(6);
+    // What is sent counts exactly what the plan says.
+    expect(counter.countMessages(sized.messages)).toBe(sized.plan.used);
+    expect(sized.plan.used + 2048).toBeLessThanOrEqual(8192);
+  });
+
+  it('applies a calibration factor to every count', () => {
+    const sized = sizePrompt({ ...base, calibration: 2, history: [], items: [item('a', 0.9, 100)] });
+    const plain = sizePrompt({ ...base, history: [], items: [item('a', 0.9, 100)] });
+    expect(sized.figures.knowledge).toBe(plain.figures.knowledge * 2);
+    expect(sized.figures.question).toBe(plain.figures.question * 2);
+  });
+
+  it('shrinks the retrieved context lowest score first when the items alone do not fit', () => {
+    const items = [item('hi', 0.9, 2000), item('mid', 0.5, 2000), item('lo', 0.2, 2000)];
+    const sized = sizePrompt({ ...base, history: [], items });
+    expect(sized.keptItems.map((i) => i.id)).toEqual(['hi', 'mid']);
+    expect(sized.plan.contextDropped).toBe(1);
+  });
+
+  it('sizes against a lower window after the provider disclosed a smaller limit', () => {
+    const sized = sizePrompt({ ...base, history: [], items: [item('a', 0.9, 10)], windowOverride: 6000 });
+    expect(sized.window).toBe(6000);
+    expect(sized.plan.available).toBe(6000 - 2048 - 600 - 300);
+  });
+});
