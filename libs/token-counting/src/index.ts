@@ -8,3 +8,4 @@ export * from './local-tokenizer-counter';
 export * from './open-family';
 export * from './select-token-counter';
 export * from './calibration';
+export * from './script-rates';

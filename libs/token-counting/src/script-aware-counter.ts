@@ -1,51 +1,6 @@
-import { addScriptFeatures, FEATURE_COUNT, FEATURE_NAMES, FeatureName } from './script-features';
+import { addScriptFeatures, FEATURE_COUNT, FEATURE_NAMES } from './script-features';
+import { SCRIPT_V1_FLOOR_RATES, SCRIPT_V1_RATES, ScriptRates } from './script-rates';
 import { ChatMessage, countFramedMessages, TokenCounter } from './token-counter';
-
-/** Tokens per unit of each feature (see {@link Feature} for the units). */
-export type ScriptRates = Readonly<Record<FeatureName, number>>;
-
-/**
- * Rates of `approx:script-v1`, tokens per unit of each feature.
- *
- * PROVISIONAL: hand-set conservative figures, to be replaced by the output of
- * bench/counting/derive-rates.ts (measured against every reference tokenizer).
- */
-export const SCRIPT_V1_RATES: ScriptRates = {
-  asciiLetter: 0.2,
-  capsRun: 0.3,
-  latinExtLetter: 0.6,
-  latinWord: 0.5,
-  cyrillicLetter: 0.5,
-  cyrillicWord: 0.5,
-  greekLetter: 0.7,
-  greekWord: 0.5,
-  arabicLetter: 0.7,
-  arabicWord: 0.5,
-  hebrewLetter: 0.8,
-  hebrewWord: 0.5,
-  devanagariLetter: 1.2,
-  devanagariWord: 0.5,
-  indicLetter: 2,
-  indicWord: 0.5,
-  thaiLetter: 2,
-  seAsianLetter: 3,
-  otherLetter: 3,
-  han: 2,
-  kana: 1.5,
-  hangul: 2,
-  digit: 1,
-  longDigit: 1,
-  digitRun: 0.5,
-  space: 0.05,
-  extraSpace: 0.5,
-  newline: 1,
-  asciiPunct: 0.8,
-  otherPunct: 2,
-  emojiBytes: 1.2,
-  symbolBytes: 1.2,
-  urlChar: 0.6,
-  base64Char: 1,
-};
 
 /**
  * Framing of the approximate counter, in tokens: the largest of the chat templates measured
@@ -60,25 +15,39 @@ export const APPROX_PER_REQUEST_TOKENS = 8;
  * `approx:script-v1`: an estimate for tokenizers we cannot run, that is meant never to be low.
  *
  * The text is split into per-script features in one pass ({@link addScriptFeatures}); the estimate is
- * `ceil(Σ rate × feature)` tokens. The rates are upper rates over every reference tokenizer (o200k_base,
- * cl100k_base, Llama 3, Qwen 3, Gemma 3, DeepSeek V3, Claude, Gemini, Mistral), so that with the 15%
- * safety margin of an approximate counter no packed request exceeds the context window under any of
- * them. `exact` is false; the counter never throws.
+ * `ceil(Σ rate × feature)` tokens. The rates ({@link SCRIPT_V1_RATES}, derived by
+ * bench/counting/derive-rates.ts) keep the estimate at or above 0.93 × the largest count of 11 reference
+ * tokenizers (o200k_base, cl100k_base, Llama 3, Qwen 3, Gemma 3, DeepSeek V3, GPT-OSS, Claude, Gemini,
+ * Mistral SentencePiece and Tekken) on every corpus message, so that with the 15% safety margin of an
+ * approximate counter no packed request exceeds the context window under any of them. The price is
+ * over-counting: English prose ≈ 1.27 × o200k_base, CJK 1.9×, Thai and Indic scripts 4–5× (figures in
+ * bench/RESULTS.md, "Token counting"). `exact` is false; the counter never throws.
  */
 export class ScriptAwareCounter implements TokenCounter {
   readonly id: string;
   readonly exact = false;
-  readonly perMessageTokens = APPROX_PER_MESSAGE_TOKENS;
-  readonly perRequestTokens = APPROX_PER_REQUEST_TOKENS;
+  readonly perMessageTokens: number;
+  readonly perRequestTokens: number;
   private readonly rates: Float64Array;
   private readonly scratch = new Float64Array(FEATURE_COUNT);
 
   /**
    * @param rates tokens per feature unit; defaults to {@link SCRIPT_V1_RATES}.
    * @param id counter id stored beside cached counts; change it whenever the rates change.
+   * @param framing tokens per message and per request; defaults to the largest measured (8 and 8).
+   * @throws Error when a rate is missing or negative.
    */
-  constructor(rates: ScriptRates = SCRIPT_V1_RATES, id = 'approx:script-v1') {
+  constructor(
+    rates: ScriptRates = SCRIPT_V1_RATES,
+    id = 'approx:script-v1',
+    framing: { perMessageTokens: number; perRequestTokens: number } = {
+      perMessageTokens: APPROX_PER_MESSAGE_TOKENS,
+      perRequestTokens: APPROX_PER_REQUEST_TOKENS,
+    },
+  ) {
     this.id = id;
+    this.perMessageTokens = framing.perMessageTokens;
+    this.perRequestTokens = framing.perRequestTokens;
     this.rates = new Float64Array(FEATURE_COUNT);
     FEATURE_NAMES.forEach((name, i) => {
       const rate = rates[name];
@@ -104,3 +73,21 @@ export class ScriptAwareCounter implements TokenCounter {
   }
 }
 
+
+let floor: ScriptAwareCounter | undefined;
+
+/**
+ * The calibration base `approx:script-v1-floor`: the same features with {@link SCRIPT_V1_FLOOR_RATES},
+ * which sit at or under every reference tokenizer (English prose ≈ 0.88 × o200k_base), and OpenAI's
+ * framing (4 per message, 3 per request), the middle of the measured range (2–8), so that a factor learned
+ * from whole requests mostly reflects the text and not the wire format. Never plan with it
+ * directly: record `{ estimated: floor.countMessages(sent), reported }` after each call, learn a factor
+ * with `learnCalibration`, and plan with `new CalibratedCounter(floor, factor)` once it is above 1.
+ */
+export function calibrationBaseCounter(): ScriptAwareCounter {
+  floor ??= new ScriptAwareCounter(SCRIPT_V1_FLOOR_RATES, 'approx:script-v1-floor', {
+    perMessageTokens: 4,
+    perRequestTokens: 3,
+  });
+  return floor;
+}

@@ -1,3 +1,5 @@
+import { COMMON_WORD_MAX_LENGTH, COMMON_WORDS } from './common-words';
+
 /**
  * Splits a text into the counts the script-aware estimate multiplies by its rates: letters and words
  * per Unicode script, digits, whitespace, punctuation, emoji and symbol bytes, and the pathological runs
@@ -67,6 +69,13 @@ export enum Feature {
   UrlChar,
   /** Code points inside base64- or hex-like runs: 16+ chars of [A-Za-z0-9+/=] mixing letters and digits. */
   Base64Char,
+  /**
+   * Words of {@link COMMON_WORDS} (one token after a space in every reference tokenizer), counted once per
+   * word; their letters are not counted as {@link AsciiLetter} and the word not as {@link LatinWord}.
+   */
+  CommonWord,
+  /** Runs of two or more spaces or tabs (column alignment, indentation), counted once per run. */
+  SpaceRun,
 }
 
 /** Names of the features for tables and the derivation script, indexed by {@link Feature}. */
@@ -105,6 +114,8 @@ export const FEATURE_NAMES = [
   'symbolBytes',
   'urlChar',
   'base64Char',
+  'commonWord',
+  'spaceRun',
 ] as const;
 
 /** A feature's name, as used in rate tables. */
@@ -413,16 +424,44 @@ export function addScriptFeatures(text: string, out: Float64Array): void {
   let prev: C = C.Newline; // start of text behaves like after a line break
   let prevLetter: C = C.Symbol; // class of the last letter, for combining marks
   let digitRun = 0;
+  let inSpaceRun = false;
+  // The current Latin word, held back until it ends so a common word can be counted as one.
+  let wordStart = -1;
+  let wordAsciiOnly = true;
+  let wordAscii = 0;
+  let wordExt = 0;
+  let wordCaps = 0;
+  const flushWord = (end: number) => {
+    const length = end - wordStart;
+    if (
+      wordAsciiOnly &&
+      length >= 2 &&
+      length <= COMMON_WORD_MAX_LENGTH &&
+      COMMON_WORDS.has(text.slice(wordStart, end))
+    ) {
+      out[Feature.CommonWord] += 1;
+    } else {
+      out[Feature.AsciiLetter] += wordAscii;
+      out[Feature.LatinExtLetter] += wordExt;
+      out[Feature.CapsRun] += wordCaps;
+      out[Feature.LatinWord] += 1;
+    }
+    wordStart = -1;
+  };
   let i = 0;
   while (i < n) {
     const code = text.charCodeAt(i);
     // Pathological runs are looked for only where an ASCII word starts, so ordinary text pays one compare.
-    if (isAsciiAlnum(code) && !(prev === C.AsciiLower || prev === C.AsciiUpper || prev === C.Digit)) {
+    if (wordStart < 0 && isAsciiAlnum(code) && prev !== C.Digit) {
       const url = urlLengthAt(text, i);
       const run = url > 0 ? url : base64LengthAt(text, i);
       if (run > 0) {
         out[url > 0 ? Feature.UrlChar : Feature.Base64Char] += run;
-        if (digitRun > 0) digitRun = 0;
+        if (digitRun > 0) {
+          out[digitRun >= LONG_DIGIT_RUN ? Feature.LongDigit : Feature.Digit] += digitRun;
+          out[Feature.DigitRun] += 1;
+          digitRun = 0;
+        }
         i += run;
         prev = C.AsciiPunct;
         continue;
@@ -442,6 +481,49 @@ export function addScriptFeatures(text: string, out: Float64Array): void {
       } else cls = C.Symbol;
     } else cls = C.Symbol;
 
+    if (cls !== C.Space) inSpaceRun = false;
+    if (cls === C.AsciiLower || cls === C.AsciiUpper || cls === C.LatinExt) {
+      if (wordStart < 0) {
+        wordStart = i;
+        wordAsciiOnly = true;
+        wordAscii = 0;
+        wordExt = 0;
+        wordCaps = 0;
+      }
+      if (cls === C.LatinExt) {
+        wordExt++;
+        wordAsciiOnly = false;
+      } else {
+        wordAscii++;
+        if (cls === C.AsciiUpper && prev === C.AsciiUpper) wordCaps++;
+      }
+      if (digitRun > 0) {
+        out[digitRun >= LONG_DIGIT_RUN ? Feature.LongDigit : Feature.Digit] += digitRun;
+        out[Feature.DigitRun] += 1;
+        digitRun = 0;
+      }
+      prevLetter = cls;
+      prev = cls;
+      i += units;
+      continue;
+    }
+    if (cls === C.Mark) {
+      // A combining mark costs like a letter of the script it attaches to (Vietnamese, Hebrew points …);
+      // inside a Latin word it is an accent, which costs like a non-ASCII Latin letter.
+      if (wordStart >= 0) {
+        wordExt++;
+        wordAsciiOnly = false;
+      } else {
+        const lf = LETTER_FEATURE[prevLetter];
+        if (lf >= 0) out[lf] += 1;
+        else out[Feature.SymbolBytes] += utf8Bytes(cp);
+      }
+      // keep `prev` so the mark does not split the word
+      i += units;
+      continue;
+    }
+    if (wordStart >= 0) flushWord(i);
+
     if (digitRun > 0 && cls !== C.Digit) {
       out[digitRun >= LONG_DIGIT_RUN ? Feature.LongDigit : Feature.Digit] += digitRun;
       out[Feature.DigitRun] += 1;
@@ -450,8 +532,13 @@ export function addScriptFeatures(text: string, out: Float64Array): void {
 
     switch (cls) {
       case C.Space:
-        if (prev === C.Space || prev === C.Newline) out[Feature.ExtraSpace] += 1;
-        else out[Feature.Space] += 1;
+        if (prev === C.Space || prev === C.Newline) {
+          out[Feature.ExtraSpace] += 1;
+          if (prev === C.Space && !inSpaceRun) {
+            out[Feature.SpaceRun] += 1;
+            inSpaceRun = true;
+          }
+        } else out[Feature.Space] += 1;
         break;
       case C.Newline:
         out[Feature.Newline] += 1;
@@ -471,26 +558,17 @@ export function addScriptFeatures(text: string, out: Float64Array): void {
       case C.Symbol:
         out[Feature.SymbolBytes] += utf8Bytes(cp);
         break;
-      case C.Mark: {
-        // A combining mark costs like a letter of the script it attaches to (Vietnamese, Hebrew points …).
-        const lf = LETTER_FEATURE[prevLetter];
-        if (lf >= 0) out[lf] += 1;
-        else out[Feature.SymbolBytes] += utf8Bytes(cp);
-        // keep `prev` so the mark does not split the word
-        i += units;
-        continue;
-      }
       default: {
         out[LETTER_FEATURE[cls]] += 1;
         const wf = WORD_FEATURE[cls];
         if (wf >= 0 && WORD_FEATURE[prev] !== wf) out[wf] += 1;
-        if (cls === C.AsciiUpper && prev === C.AsciiUpper) out[Feature.CapsRun] += 1;
         prevLetter = cls;
       }
     }
     prev = cls;
     i += units;
   }
+  if (wordStart >= 0) flushWord(n);
   if (digitRun > 0) {
     out[digitRun >= LONG_DIGIT_RUN ? Feature.LongDigit : Feature.Digit] += digitRun;
     out[Feature.DigitRun] += 1;
