@@ -1,0 +1,70 @@
+import type { RetrieveJobData, RetrievedItem, SynthesizeJobData } from '@ask/ask-contracts';
+import type { AskEventStream } from '@ask/event-stream';
+import type { ProjectsRepository, RetrievalRepository } from '@ask/persistence';
+import type { AskSynthesisProducer } from './ask-synthesis.producer';
+import { RetrievalService } from './retrieval.service';
+
+const job: RetrieveJobData = {
+  askId: 'a1',
+  projectId: '00000000-0000-4000-8000-000000000001',
+  sessionId: 's1',
+  question: 'How do HNSW indexes work?',
+  acceptedAt: '2026-11-30T00:00:00.000Z',
+};
+
+function setup(project: unknown, items: RetrievedItem[] = []) {
+  const published: Array<{ type: string; data: unknown }> = [];
+  const enqueued: SynthesizeJobData[] = [];
+  const searches: Array<{ projectId: string; dims: number; topK: number }> = [];
+  const service = new RetrievalService(
+    { findById: async () => project, getCredentials: async () => null } as unknown as ProjectsRepository,
+    {
+      search: async (projectId: string, vector: number[], topK: number) => {
+        searches.push({ projectId, dims: vector.length, topK });
+        return items;
+      },
+    } as unknown as RetrievalRepository,
+    { publish: async (_: string, type: string, data: unknown) => void published.push({ type, data }) } as unknown as AskEventStream,
+    { enqueue: async (data: SynthesizeJobData) => void enqueued.push(data) } as unknown as AskSynthesisProducer,
+  );
+  return { service, published, enqueued, searches };
+}
+
+describe(RetrievalService.name, () => {
+  describe('retrieve', () => {
+    it('embeds the question locally, searches top-K, emits retrieved and enqueues synthesis with the items', async () => {
+      const items: RetrievedItem[] = [
+        { id: 'k1', kind: 'knowledge', title: 'HNSW', text: 't', score: 0.812345 },
+        { id: 'i1', kind: 'insight', title: 'Latency', text: 't', score: 0.5 },
+      ];
+      const { service, published, enqueued, searches } = setup(
+        { embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 }, topK: 7 },
+        items,
+      );
+      await service.retrieve(job);
+      expect(searches).toEqual([{ projectId: job.projectId, dims: 256, topK: 7 }]);
+      expect(published).toEqual([
+        {
+          type: 'retrieved',
+          data: {
+            counts: { insight: 1, recommendation: 0, knowledge: 1 },
+            top: [
+              { kind: 'knowledge', id: 'k1', title: 'HNSW', score: 0.8123 },
+              { kind: 'insight', id: 'i1', title: 'Latency', score: 0.5 },
+            ],
+          },
+        },
+      ]);
+      expect(enqueued).toEqual([{ ...job, items }]);
+    });
+
+    it('ends the ask with 412 embedding_not_configured when the provider was removed after acceptance', async () => {
+      const { service, published, enqueued } = setup({ embeddingSettings: null, topK: 8 });
+      await service.retrieve(job);
+      expect(published).toEqual([
+        { type: 'error', data: expect.objectContaining({ status: 412, code: 'embedding_not_configured' }) },
+      ]);
+      expect(enqueued).toEqual([]);
+    });
+  });
+});
