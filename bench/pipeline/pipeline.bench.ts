@@ -15,7 +15,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { AskClient } from '@ask/ask-client';
@@ -233,11 +233,13 @@ async function main(): Promise<void> {
     if (warmErrors.length) console.warn(`  warm-up errors: ${warmErrors.map((t) => t.error).join('; ')}`);
 
     console.log(`phase 1 (latency): ${LATENCY_ASKS} asks one at a time, ${latencySessions.length} sessions of up to ${MAX_TURNS} turns…`);
+    const loadBefore = { latency: loadavg()[0], throughput: 0 };
     const latency = summarise(await runSessions(client, project.id, latencySessions));
     console.log(`  median ${latency.medianMs} ms, p95 ${latency.p95Ms} ms, max ${latency.maxMs} ms, errors ${latency.errors}`);
 
     const totalThroughputAsks = SESSIONS * ASKS_PER_SESSION;
     console.log(`phase 2 (throughput): ${SESSIONS} concurrent clients × ${ASKS_PER_SESSION} asks = ${totalThroughputAsks}…`);
+    loadBefore.throughput = loadavg()[0];
     const wallStarted = performance.now();
     const perClient = await Promise.all(throughputClients.map((sessions) => runSessions(client, project.id, sessions)));
     const wallMs = performance.now() - wallStarted;
@@ -268,6 +270,7 @@ async function main(): Promise<void> {
         asksPerSecond,
         ...load,
       },
+      loadAverage1mAtPhaseStart: { latency: Math.round(loadBefore.latency * 100) / 100, throughput: Math.round(loadBefore.throughput * 100) / 100 },
       notes,
     };
     writeFileSync(join(__dirname, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
