@@ -95,7 +95,7 @@ describe(IngestionService.name, () => {
       const project = (await projects.create({ name: 'kb' })).id;
       const embedder = new LocalEmbeddingProvider();
       await service.ingest(project, kb, embedder);
-      const phrase = 'you can enable iterative index scans, which will automatically scan more of the index until enough results are found';
+      const phrase = 'Starting with 0.8.0, you can enable iterative index scans, which will automatically scan more of the index until enough results are found';
       const [query] = await embedder.embed([phrase]);
       const items = await retrieval.search(project, query, 5);
       expect(items[0].source).toBe('kb-pgvector/README.md');

@@ -120,7 +120,7 @@ describe(RetrievalRepository.name, () => {
         // At 1,000 rows an exact scan and sort is still cheaper, so price sorting out: the HNSW index
         // is then the only way to get rows in distance order, and its use shows that the query's
         // expression and predicate match the partial index (a non-matching one could not be used at
-        // all). On the PostgreSQL manual (5,917 chunks) the planner picks the index unprompted.
+        // all). With the PostgreSQL manual and kb-pgvector loaded (5,917 chunks) the planner picks it unprompted.
         await m.query('SET LOCAL enable_sort = off');
         return m.query(`EXPLAIN (COSTS OFF) ${searchSql(256)}`, [project, vectorParam(query), 8]);
       });
