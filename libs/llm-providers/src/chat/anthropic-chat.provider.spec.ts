@@ -24,11 +24,11 @@ describe(AnthropicChatProvider.name, () => {
   describe('Claude through Azure AI Foundry', () => {
     chatContract({
       provider: 'azure-foundry',
-      model: 'claude-sonnet-4-5',
+      model: 'claude-sonnet-4-6',
       route: 'foundry.anthropic.messages',
       window: 200000,
       disconnectAfter: 4,
-      create: (fake) => createChatProvider({ provider: 'azure-foundry', model: 'claude-sonnet-4-5', baseUrl: fake.url }, { apiKey: KEY }),
+      create: (fake) => createChatProvider({ provider: 'azure-foundry', model: 'claude-sonnet-4-6', baseUrl: fake.url }, { apiKey: KEY }),
     });
   });
 
@@ -69,7 +69,7 @@ describe(AnthropicChatProvider.name, () => {
     }, 30000);
 
     it('has no count_tokens on Foundry', () => {
-      const provider = createChatProvider({ provider: 'azure-foundry', model: 'claude-sonnet-4-5', baseUrl: 'http://127.0.0.1:9' }, { apiKey: KEY });
+      const provider = createChatProvider({ provider: 'azure-foundry', model: 'claude-sonnet-4-6', baseUrl: 'http://127.0.0.1:9' }, { apiKey: KEY });
       expect(provider.countRequestTokens).toBeUndefined();
     });
   });

@@ -1,6 +1,6 @@
 import { AskErrorCode } from '@ask/ask-errors';
 import type { ProviderId } from '@ask/model-catalog';
-import { FAKE_ANSWER, type FakeUpstream, startFakeUpstream } from './fake-upstream';
+import { countTextTokens, FAKE_ANSWER, type FakeUpstream, startFakeUpstream } from './fake-upstream';
 import { classifyUpstreamError } from '../errors/classify-upstream-error';
 import { toAskError } from '../errors/to-ask-error';
 import { UpstreamFailureError } from '../errors/upstream-errors';
@@ -75,6 +75,11 @@ export function chatContract(c: ChatContract): void {
     ...over,
   });
 
+  // The fake's tokenizer for this model loads once (1-8 s); load it outside the timed tests.
+  beforeAll(() => {
+    countTextTokens(c.provider, c.model, 'warm up');
+    countTextTokens(c.provider, c.model, 'warm up', 'http://gateway');
+  }, 60000);
   beforeEach(async () => {
     fake = await startFakeUpstream();
     provider = c.create(fake);
