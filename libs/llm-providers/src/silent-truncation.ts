@@ -1,4 +1,4 @@
-/** The verdict of `detectSilentTruncation`. All counts are tokens. */
+/** The details of `silentTruncationVerdict`. All counts are tokens. */
 export interface SilentTruncationVerdict {
   /** True when the provider evaluated far fewer prompt tokens than we sent. */
   truncated: boolean;
@@ -20,15 +20,13 @@ export const SILENT_TRUNCATION_RATIO = 0.75;
 export const SILENT_TRUNCATION_MIN_GAP = 32;
 
 /**
- * Flags an answer whose provider evaluated far fewer prompt tokens than we sent: Ollama reports
- * `prompt_eval_count` after it has silently cut an oversize prompt (when `truncate`/`shift` are not
- * disabled, or on servers older than the `truncate` field). Flag when
- * `reported < 0.75 · sent` AND `sent − reported ≥ 32`.
+ * The figures behind `detectSilentTruncation`: whether it flags, the reported/sent ratio and the
+ * missing tokens, for the log line and the event.
  *
  * @param sentTokens our count of the prompt we sent (the planner's count, tokens).
  * @param reportedPromptTokens the provider's prompt count (`usage.promptTokens`); null → not flagged.
  */
-export function detectSilentTruncation(sentTokens: number, reportedPromptTokens: number | null): SilentTruncationVerdict {
+export function silentTruncationVerdict(sentTokens: number, reportedPromptTokens: number | null): SilentTruncationVerdict {
   if (reportedPromptTokens === null || sentTokens <= 0) {
     return { truncated: false, ratio: 1, missingTokens: 0 };
   }
@@ -36,4 +34,21 @@ export function detectSilentTruncation(sentTokens: number, reportedPromptTokens:
   const ratio = Math.round((reportedPromptTokens / sentTokens) * 1000) / 1000;
   const truncated = reportedPromptTokens < SILENT_TRUNCATION_RATIO * sentTokens && missingTokens >= SILENT_TRUNCATION_MIN_GAP;
   return { truncated, ratio, missingTokens };
+}
+
+/**
+ * True when the provider evaluated far fewer prompt tokens than we sent: Ollama reports
+ * `prompt_eval_count` after it has silently cut an oversize prompt (when `truncate`/`shift` are not
+ * disabled, or on servers older than the `truncate` field). Flags when `reported < 0.75 · sent` AND
+ * `sent − reported ≥ 32` (see `SILENT_TRUNCATION_RATIO`). The answer should then be flagged (event and
+ * log), not passed off as normal.
+ *
+ * Caveat: a server that reports only the uncached part of the prompt (KV-cache reuse across turns)
+ * would also read low; Ollama reports the whole prompt.
+ *
+ * @param sentTokens our count of the prompt we sent (tokens).
+ * @param reportedPromptTokens the provider's prompt count; null → false.
+ */
+export function detectSilentTruncation(sentTokens: number, reportedPromptTokens: number | null): boolean {
+  return silentTruncationVerdict(sentTokens, reportedPromptTokens).truncated;
 }

@@ -43,7 +43,7 @@ describe(OllamaChatProvider.name, () => {
         );
         const sent = fake.requests[0]?.promptTokens ?? 0;
         expect(usage?.promptTokens).toBe(Math.floor(sent / 4));
-        expect(detectSilentTruncation(sent, usage?.promptTokens ?? null).truncated).toBe(true);
+        expect(detectSilentTruncation(sent, usage?.promptTokens ?? null)).toBe(true);
         expect(fake.requests[0]?.body).toMatchObject({ truncate: false, shift: false });
         expect((fake.requests[0]?.body as { options: object }).options).not.toHaveProperty('num_ctx');
       } finally {
