@@ -119,8 +119,11 @@ describe('the ask flow, end to end (three processes, real PostgreSQL and Redis)'
         contextKept: TOP_K,
         contextDropped: 0,
       });
-      // The stand-in reports usage with the same counter over the same messages.
-      expect(outcomes[0].done?.usage.promptTokens).toBe(budget.used);
+      // The stand-in reports usage with the same counter over the same messages; the plan counts
+      // knowledge chunks from their cached ingestion counts, at most one token over per item.
+      const over = budget.used - (outcomes[0].done?.usage.promptTokens ?? 0);
+      expect(over).toBeGreaterThanOrEqual(0);
+      expect(over).toBeLessThanOrEqual(budget.contextKept);
     });
   });
 

@@ -30,7 +30,15 @@ export interface RetrievedItem {
   score: number;
   /** Where it came from, for citations (knowledge source path/URI), when known. */
   source?: string;
+  /**
+   * Token counts of `text` cached when it was stored, per token counter id (knowledge chunks carry
+   * their {@link CHUNK_TOKEN_COUNTER_ID} count from ingestion), so planning need not count them again.
+   */
+  tokenCounts?: Record<string, number>;
 }
+
+/** The counter whose counts knowledge chunks store at ingestion: o200k_base, the chunker's unit. */
+export const CHUNK_TOKEN_COUNTER_ID = 'tiktoken:o200k_base';
 
 /** Payload of the retrieval job. The ask id is also the BullMQ job id of both jobs. */
 export interface RetrieveJobData {

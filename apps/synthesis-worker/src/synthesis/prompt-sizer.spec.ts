@@ -2,7 +2,8 @@ import type { RetrievedItem } from '@ask/ask-contracts';
 import { resolveModel } from '@ask/model-catalog';
 import { TiktokenCounter } from '@ask/token-counting';
 import type { StoredMessage } from '@ask/persistence';
-import { sizePrompt } from './prompt-sizer';
+import { renderContextItem } from '@ask/context-budget';
+import { renderedItemTokens, sizePrompt } from './prompt-sizer';
 
 const counter = new TiktokenCounter('o200k_base');
 const model = resolveModel({ provider: 'local', model: 'local' });
@@ -16,6 +17,29 @@ function turn(i: number, answerWords: number): { message: StoredMessage; questio
 
 const item = (id: string, score: number, words: number): RetrievedItem => ({
   id, kind: 'knowledge', title: `Doc ${id}`, text: 'text '.repeat(words).trim(), score,
+});
+
+describe(renderedItemTokens.name, () => {
+  it('never under-counts and over-counts by at most one token when the text count is cached', () => {
+    const texts = [
+      'CREATE INDEX constructs an index on the specified column(s) of the specified relation, which can be a table or a materialized view.',
+      'Parallel query can make use of multiple CPUs to answer queries faster.\n\n```sql\nSET max_parallel_workers_per_gather = 4;\n```',
+      '向量索引如何工作？ PostgreSQL 提供多种索引类型。',
+    ];
+    for (const [i, text] of texts.entries()) {
+      const cachedItem: RetrievedItem = { ...item(`c${i}`, 0.5, 1), text, tokenCounts: { [counter.id]: counter.countText(text) } };
+      const rendered = renderContextItem({ ...cachedItem }, i);
+      const whole = counter.countText(rendered);
+      expect(renderedItemTokens(counter, cachedItem, rendered) - whole).toBeGreaterThanOrEqual(0);
+      expect(renderedItemTokens(counter, cachedItem, rendered) - whole).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it('counts the rendered text when no count is cached for this counter', () => {
+    const plain: RetrievedItem = { ...item('p', 0.5, 5), tokenCounts: { 'hf:llama3': 1 } };
+    const rendered = renderContextItem(plain, 0);
+    expect(renderedItemTokens(counter, plain, rendered)).toBe(counter.countText(rendered));
+  });
 });
 
 describe(sizePrompt.name, () => {

@@ -51,7 +51,7 @@ export function sizePrompt(input: SizingInput): SizedPrompt {
   const window = input.windowOverride ?? input.model.window;
   const rendered = input.items.map((item, i) => renderContextItem(toRenderable(item), i));
   const questionTokens = scale(input.counter.countText(input.question));
-  const itemTokens = input.items.map((_, i) => scale(input.counter.countText(rendered[i])));
+  const itemTokens = input.items.map((item, i) => scale(renderedItemTokens(input.counter, item, rendered[i])));
   const plan = planPrompt({
     model: input.model.model,
     window,
@@ -88,6 +88,19 @@ export function sizePrompt(input: SizingInput): SizedPrompt {
     input.items.reduce((sum, item, i) => (keptItemIds.has(item.id) && (item.kind === 'knowledge') === knowledge ? sum + itemTokens[i] : sum), 0);
   const figures = { question: questionTokens, rag: keptTokens(false), knowledge: keptTokens(true) };
   return { plan, messages, keptItems, keptTurns, window, figures };
+}
+
+/**
+ * Tokens of one rendered item. When the item carries a count cached under this counter (knowledge
+ * chunks, counted at ingestion), only its one-line header and the closing blank line are counted now.
+ * Pre-tokenisation splits at those newlines, so the parts add up to the whole or to one token more
+ * (a final `.` or `。` may merge with the blank line): the sum never under-counts.
+ */
+export function renderedItemTokens(counter: TokenCounter, item: RetrievedItem, rendered: string): number {
+  const cached = item.tokenCounts?.[counter.id];
+  if (cached === undefined) return counter.countText(rendered);
+  const header = rendered.slice(0, rendered.indexOf('\n') + 1);
+  return counter.countText(header) + cached + counter.countText('\n\n');
 }
 
 function toRenderable(item: RetrievedItem) {

@@ -1,4 +1,4 @@
-import type { RetrievedItem, RetrievedKind } from '@ask/ask-contracts';
+import { CHUNK_TOKEN_COUNTER_ID, type RetrievedItem, type RetrievedKind } from '@ask/ask-contracts';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { isUuid } from '../ids';
@@ -13,6 +13,8 @@ interface ItemRow {
   title: string;
   text: string;
   source: string | null;
+  /** Knowledge chunks only: o200k_base tokens counted at ingestion. */
+  token_count: number | null;
   distance: number;
 }
 
@@ -56,6 +58,7 @@ export class RetrievalRepository {
     return rows.map((r) => {
       const item: RetrievedItem = { id: r.id, kind: r.kind, title: r.title, text: r.text, score: 1 - Number(r.distance) };
       if (r.source !== null) item.source = r.source;
+      if (r.token_count !== null) item.tokenCounts = { [CHUNK_TOKEN_COUNTER_ID]: Number(r.token_count) };
       return item;
     });
   }
@@ -71,19 +74,19 @@ export function searchSql(dimensions: number): string {
   return `
     SELECT * FROM (
       (SELECT i.id, 'insight' AS kind, i.name AS title, i.name || E'\\n' || i.description AS text,
-              NULL::text AS source, ${e('i')} <=> ${q} AS distance
+              NULL::text AS source, NULL::int AS token_count, ${e('i')} <=> ${q} AS distance
          FROM insights i
         WHERE i.project_id = $1 AND i.embedding_dims = ${dimensions}
         ORDER BY ${e('i')} <=> ${q} LIMIT $3)
       UNION ALL
-      (SELECT r.id, 'recommendation', r.title, r.title || E'\\n' || r.body, NULL::text,
+      (SELECT r.id, 'recommendation', r.title, r.title || E'\\n' || r.body, NULL::text, NULL::int,
               ${e('r')} <=> ${q}
          FROM recommendations r
         WHERE r.project_id = $1 AND r.embedding_dims = ${dimensions}
         ORDER BY ${e('r')} <=> ${q} LIMIT $3)
       UNION ALL
-      (SELECT c.id, 'knowledge', s.title, c.text, s.uri, c.distance
-         FROM (SELECT k.id, k.source_id, k.text, ${e('k')} <=> ${q} AS distance
+      (SELECT c.id, 'knowledge', s.title, c.text, s.uri, c.token_count, c.distance
+         FROM (SELECT k.id, k.source_id, k.text, k.token_count, ${e('k')} <=> ${q} AS distance
                  FROM knowledge_chunks k
                 WHERE k.project_id = $1 AND k.embedding_dims = ${dimensions}
                 ORDER BY ${e('k')} <=> ${q} LIMIT $3) c
