@@ -130,7 +130,12 @@ export function chatContract(c: ChatContract): void {
 
   it('maps a content-filter 400 to 502 llm_upstream with the key removed from details', async () => {
     fake.setFault({ kind: 'content-filter', message: `Request blocked by content policy (debug: api key ${PLANTED_KEY})` });
+    const methods = ['log', 'info', 'warn', 'error', 'debug'] as const;
+    const spies = methods.map((m) => jest.spyOn(console, m).mockImplementation(() => undefined));
     const err = await thrown(() => collect(streamWithRetry(provider, request())));
+    const logged = JSON.stringify(spies.map((s) => s.mock.calls));
+    spies.forEach((s) => s.mockRestore());
+    expect(logged).not.toContain('PLANTED');
     expect(err).toBeInstanceOf(UpstreamFailureError);
     const failure = (err as UpstreamFailureError).failure;
     expect(failure.kind).toBe('fatal');
