@@ -14,6 +14,7 @@ export const FAKE_ANSWER_CHUNKS: readonly string[] = [
   'in several chunks, ',
   'the same for every provider.',
 ];
+/** The whole deterministic answer (the chunks joined). */
 export const FAKE_ANSWER = FAKE_ANSWER_CHUNKS.join('');
 
 /**

@@ -3,6 +3,7 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 
 /** A request over HTTP/1.1 or HTTP/2 (the AWS SDK speaks h2c to Bedrock Runtime). */
 export type FakeRequest = IncomingMessage | Http2ServerRequest;
+/** The response side of `FakeRequest`. */
 export type FakeResponse = ServerResponse | Http2ServerResponse;
 
 /**
@@ -17,6 +18,7 @@ export type FakeResponse = ServerResponse | Http2ServerResponse;
  */
 export type FaultKind = '429' | '500' | 'stall' | 'disconnect' | 'truncate' | 'silent-truncation' | 'content-filter';
 
+/** One injected fault and its parameters. */
 export interface FakeFault {
   kind: FaultKind;
   /** `429`: seconds in `retry-after`; default 1. */

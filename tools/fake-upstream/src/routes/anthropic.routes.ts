@@ -5,6 +5,7 @@ import type { ErrorPersona, Route, RouteContext, StreamPart } from '../route';
 /** Anthropic's error envelope (https://docs.claude.com/en/api/errors). */
 export const anthropicError = (type: string, message: string) => ({ type: 'error', error: { type, message } });
 
+/** Anthropic's answers to the 429, 500 and content-filter faults. */
 export const anthropicErrors: ErrorPersona = {
   rateLimited(ctx, seconds) {
     ctx.json(429, anthropicError('rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit'), {
