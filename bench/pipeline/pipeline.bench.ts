@@ -21,7 +21,7 @@ import { performance } from 'node:perf_hooks';
 import { AskClient } from '@ask/ask-client';
 import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
-import { CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
+import { ApiKeysRepository, CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase, type TestDatabase } from '../../libs/persistence/src/testing';
 import { startStack, type Stack } from '../../tools/stack/stack';
@@ -223,9 +223,12 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'warn',
       RETRIEVAL_CONCURRENCY: '16',
       SYNTHESIS_CONCURRENCY: '16',
+      // A benchmark measures the pipeline, not the per-project rate limit (default 60 asks a minute).
+      ASK_RATE_LIMIT_PER_MINUTE: '1000000',
     };
     stack = await startStack({ env, logDir: join(ROOT, 'tmp', 'bench-pipeline-logs') });
-    const client = new AskClient(stack.gatewayUrl);
+    const apiKey = (await new ApiKeysRepository(db.dataSource).create(project.id, 'bench')).key;
+    const client = new AskClient(stack.gatewayUrl, apiKey);
 
     console.log(`warm-up: ${WARMUP_ASKS} asks (not counted)…`);
     const warm = await runSessions(client, project.id, warmupSessions);
