@@ -1,8 +1,7 @@
 import { Module } from '@nestjs/common';
-import { BullModule } from '@nestjs/bullmq';
 import { QueueName } from '@ask/ask-contracts';
-import { APP_CONFIG, AppConfigModule, type AppConfig } from '@ask/config';
-import { EventStreamModule } from '@ask/event-stream';
+import { AppConfigModule } from '@ask/config';
+import { AskQueuesModule, EventStreamModule } from '@ask/event-stream';
 import { PersistenceModule } from '@ask/persistence';
 import { AskSynthesisProducer } from './retrieval/ask-synthesis.producer';
 import { RetrievalProcessor } from './retrieval/retrieval.processor';
@@ -14,11 +13,7 @@ import { RetrievalService } from './retrieval/retrieval.service';
     AppConfigModule,
     PersistenceModule.forRoot(),
     EventStreamModule,
-    BullModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({ connection: { url: config.REDIS_URL }, prefix: config.ASK_KEY_PREFIX }),
-    }),
-    BullModule.registerQueue({ name: QueueName.AskRetrieval }, { name: QueueName.AskSynthesis }),
+    AskQueuesModule.forQueues(QueueName.AskRetrieval, QueueName.AskSynthesis),
   ],
   providers: [RetrievalService, RetrievalProcessor, AskSynthesisProducer],
 })

@@ -1,8 +1,7 @@
 import { Module } from '@nestjs/common';
-import { BullModule } from '@nestjs/bullmq';
 import { QueueName } from '@ask/ask-contracts';
-import { APP_CONFIG, AppConfigModule, type AppConfig } from '@ask/config';
-import { EventStreamModule } from '@ask/event-stream';
+import { AppConfigModule } from '@ask/config';
+import { AskQueuesModule, EventStreamModule } from '@ask/event-stream';
 import { PersistenceModule } from '@ask/persistence';
 import { SynthesisProcessor } from './synthesis/synthesis.processor';
 import { SynthesisService } from './synthesis/synthesis.service';
@@ -13,11 +12,7 @@ import { SynthesisService } from './synthesis/synthesis.service';
     AppConfigModule,
     PersistenceModule.forRoot(),
     EventStreamModule,
-    BullModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({ connection: { url: config.REDIS_URL }, prefix: config.ASK_KEY_PREFIX }),
-    }),
-    BullModule.registerQueue({ name: QueueName.AskSynthesis }),
+    AskQueuesModule.forQueues(QueueName.AskSynthesis),
   ],
   providers: [SynthesisService, SynthesisProcessor],
 })

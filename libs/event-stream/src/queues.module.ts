@@ -1,0 +1,25 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { BullModule } from '@nestjs/bullmq';
+import type { QueueName } from '@ask/ask-contracts';
+import { APP_CONFIG, type AppConfig } from '@ask/config';
+
+/**
+ * BullMQ on the configured Redis with the service's key prefix, plus the named queues: the one place
+ * the gateway and both workers wire their queues, so they always agree on connection and prefix.
+ */
+@Module({})
+export class AskQueuesModule {
+  static forQueues(...queues: QueueName[]): DynamicModule {
+    return {
+      module: AskQueuesModule,
+      imports: [
+        BullModule.forRootAsync({
+          inject: [APP_CONFIG],
+          useFactory: (config: AppConfig) => ({ connection: { url: config.REDIS_URL }, prefix: config.ASK_KEY_PREFIX }),
+        }),
+        BullModule.registerQueue(...queues.map((name) => ({ name }))),
+      ],
+      exports: [BullModule],
+    };
+  }
+}
