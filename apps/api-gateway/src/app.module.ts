@@ -13,6 +13,7 @@ import { KnowledgeController } from './knowledge/knowledge.controller';
 import { ProjectsController } from './projects/projects.controller';
 import { ProjectsService } from './projects/projects.service';
 import { SessionsController } from './sessions/sessions.controller';
+import { DashboardStaticModule } from './dashboard/dashboard-static.module';
 
 /** The API gateway: HTTP routes, the retrieval producer, and the SSE relay of ask events. */
 @Module({
@@ -26,6 +27,7 @@ import { SessionsController } from './sessions/sessions.controller';
     }),
     BullModule.registerQueue({ name: QueueName.AskRetrieval }),
     IngestionModule,
+    DashboardStaticModule,
   ],
   controllers: [ProjectsController, AskController, SessionsController, KnowledgeController, HealthController],
   providers: [ProjectsService, AskService, AskRetrievalProducer],

@@ -1,0 +1,50 @@
+import type { BudgetEvent } from '@ask/ask-contracts';
+import { AskErrorCode, DASHBOARD_COPY } from '@ask/ask-errors';
+import { badgeText, budgetSummary, errorCopy, STREAM_LOST_CODE, STREAM_LOST_COPY } from './copy';
+
+const budget = (over: Partial<BudgetEvent>) =>
+  ({ model: 'local', window: 8192, used: 1234, available: 5134, turnsKept: 2, turnsDropped: 0, contextKept: 6, contextDropped: 0, ...over }) as BudgetEvent;
+
+describe('errorCopy', () => {
+  it.each([
+    ['llm_not_configured', 'This project has no LLM provider configured. Add one under project settings → LLM to enable Ask.'],
+    ['embedding_not_configured', 'This project has no embedding provider configured. Add one under project settings → Embedding to enable Ask.'],
+    ['context_overflow', "This conversation has grown past the model's context window. Start a new chat, or switch to a model with a wider context window."],
+    ['llm_upstream', 'The LLM provider rejected the request. Try again; if it keeps happening, check provider credentials and quota.'],
+  ])('shows seed 000 copy for %s', (code, copy) => {
+    expect(errorCopy({ code })).toBe(copy);
+  });
+
+  it('chooses by code for every code of the API (the copy is @ask/ask-errors itself)', () => {
+    for (const code of Object.values(AskErrorCode)) expect(errorCopy({ code })).toBe(DASHBOARD_COPY[code]);
+  });
+
+  it('falls back to the catch-all copy for a code it does not know', () => {
+    expect(errorCopy({ code: 'something_new' })).toBe(DASHBOARD_COPY[AskErrorCode.InternalError]);
+  });
+
+  it('has its own copy for a stream the browser gave up on', () => {
+    expect(errorCopy({ code: STREAM_LOST_CODE })).toBe(STREAM_LOST_COPY);
+  });
+});
+
+describe('badgeText', () => {
+  it('is "used / window" with thousands separators', () => {
+    expect(badgeText(budget({}))).toBe('1,234 / 8,192');
+  });
+});
+
+describe('budgetSummary', () => {
+  it('says what was carried and nothing about drops when nothing was dropped', () => {
+    expect(budgetSummary(budget({}))).toEqual({
+      kept: 'Prompt 1,234 of 8,192 tokens (local); carried 2 earlier turns and 6 context items.',
+      dropped: null,
+    });
+  });
+
+  it('names dropped turns and context items plainly', () => {
+    expect(budgetSummary(budget({ turnsDropped: 3, contextDropped: 1 })).dropped).toBe(
+      'Dropped to fit the context window: 3 earlier turns and 1 context item.',
+    );
+  });
+});

@@ -1,0 +1,49 @@
+import { AskErrorCode, DASHBOARD_COPY, isAskErrorCode } from '@ask/ask-errors';
+import type { BudgetEvent, ErrorEvent } from '@ask/ask-contracts';
+
+/**
+ * The dashboard copy of a typed error, chosen by its `code` (never by the `error` text, which may be
+ * reworded): seed 000's "Dashboard surfaces" column, imported from @ask/ask-errors. An unknown code
+ * gets the catch-all copy.
+ */
+export function errorCopy(error: Pick<ErrorEvent, 'code'>): string {
+  if (error.code === STREAM_LOST_CODE) return STREAM_LOST_COPY;
+  return isAskErrorCode(error.code) ? DASHBOARD_COPY[error.code] : DASHBOARD_COPY[AskErrorCode.InternalError];
+}
+
+/** The page's own code for a stream the browser gave up on (not one of the API's codes). */
+export const STREAM_LOST_CODE = 'stream_lost';
+
+/** Shown when the browser gave up on the events stream before `done` or `error` arrived. */
+export const STREAM_LOST_COPY = 'The connection to the answer was lost. Try again in a moment.';
+
+const number = new Intl.NumberFormat('en-US');
+
+/** Tokens with thousands separators: 8192 → "8,192". */
+export function tokens(value: number): string {
+  return number.format(value);
+}
+
+/** The badge: "used / window" tokens of the turn's prompt (seed 001: context in use vs. model limit). */
+export function badgeText(budget: BudgetEvent): string {
+  return `${tokens(budget.used)} / ${tokens(budget.window)}`;
+}
+
+function plural(count: number, one: string, many: string): string {
+  return `${tokens(count)} ${count === 1 ? one : many}`;
+}
+
+/**
+ * What the budget did to this turn's prompt, in plain words: what was carried, and what was dropped
+ * to fit the window (null when nothing was dropped).
+ */
+export function budgetSummary(budget: BudgetEvent): { kept: string; dropped: string | null } {
+  const kept =
+    `Prompt ${tokens(budget.used)} of ${tokens(budget.window)} tokens (${budget.model}); carried ` +
+    `${plural(budget.turnsKept, 'earlier turn', 'earlier turns')} and ${plural(budget.contextKept, 'context item', 'context items')}.`;
+  const parts: string[] = [];
+  if (budget.turnsDropped > 0) parts.push(plural(budget.turnsDropped, 'earlier turn', 'earlier turns'));
+  if (budget.contextDropped > 0) parts.push(plural(budget.contextDropped, 'context item', 'context items'));
+  const dropped = parts.length ? `Dropped to fit the context window: ${parts.join(' and ')}.` : null;
+  return { kept, dropped };
+}

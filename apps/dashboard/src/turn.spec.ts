@@ -1,0 +1,68 @@
+import type { BudgetEvent } from '@ask/ask-contracts';
+import { applyEvent, failTurn, newTurn, storedTurn } from './turn';
+
+const budget = { window: 8192, used: 1200, turnsKept: 1, turnsDropped: 0, contextKept: 6, contextDropped: 0 } as BudgetEvent;
+
+describe('applyEvent', () => {
+  it('concatenates the deltas in order', () => {
+    const turn = newTurn('q');
+    applyEvent(turn, '1-0', 'accepted', { askId: 'a', sessionId: 's' });
+    applyEvent(turn, '2-0', 'delta', { text: 'PostgreSQL ' });
+    applyEvent(turn, '3-0', 'delta', { text: 'provides' });
+    expect(turn.answer).toBe('PostgreSQL provides');
+    expect(turn.status).toBe('streaming');
+  });
+
+  it('ignores an event whose id was already applied, so no word repeats', () => {
+    const turn = newTurn('q');
+    expect(applyEvent(turn, '2-0', 'delta', { text: 'one ' })).toBe(true);
+    expect(applyEvent(turn, '2-0', 'delta', { text: 'one ' })).toBe(false);
+    applyEvent(turn, '3-0', 'delta', { text: 'two' });
+    expect(turn.answer).toBe('one two');
+  });
+
+  it('discards the text so far on reset; the next deltas restart the answer', () => {
+    const turn = newTurn('q');
+    applyEvent(turn, '2-0', 'delta', { text: 'half an ans' });
+    applyEvent(turn, '3-0', 'reset', { attempt: 2, reason: 'worker restarted' });
+    applyEvent(turn, '4-0', 'delta', { text: 'the answer' });
+    expect(turn.answer).toBe('the answer');
+  });
+
+  it('keeps the latest budget (a second one follows a re-plan)', () => {
+    const turn = newTurn('q');
+    applyEvent(turn, '1-0', 'budget', budget);
+    applyEvent(turn, '2-0', 'budget', { ...budget, window: 4096 });
+    expect(turn.budget?.window).toBe(4096);
+  });
+
+  it('takes the sources from done and ignores anything after a terminal event', () => {
+    const turn = newTurn('q');
+    applyEvent(turn, '1-0', 'delta', { text: 'a' });
+    const sources = [{ kind: 'knowledge', id: 'k1', title: 'README', source: 'README.md' }];
+    applyEvent(turn, '2-0', 'done', { messageId: 'm', usage: { promptTokens: 1, completionTokens: 1 }, sources });
+    expect(applyEvent(turn, '3-0', 'delta', { text: 'b' })).toBe(false);
+    expect([turn.status, turn.answer, turn.sources]).toEqual(['done', 'a', sources]);
+  });
+
+  it('keeps the typed error of an error event', () => {
+    const turn = newTurn('q');
+    const error = { status: 413, code: 'context_overflow', error: 'too long', details: 'model=local window=8192' };
+    applyEvent(turn, '1-0', 'error', error);
+    expect([turn.status, turn.error]).toEqual(['error', error]);
+  });
+});
+
+describe('storedTurn', () => {
+  it('is a finished turn with its stored answer', () => {
+    expect(storedTurn('q', 'a', 'ask-1')).toMatchObject({ question: 'q', answer: 'a', askId: 'ask-1', status: 'done' });
+  });
+});
+
+describe('failTurn', () => {
+  it('ends the turn with the given error', () => {
+    const turn = newTurn('q');
+    failTurn(turn, { status: 412, code: 'llm_not_configured', error: 'x' });
+    expect(turn.status).toBe('error');
+  });
+});
