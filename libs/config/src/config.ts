@@ -16,6 +16,13 @@ const schema = z.object({
   SYNTHESIS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(3102),
   RETRIEVAL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
   SYNTHESIS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  /**
+   * Lock of a running synthesis job, in milliseconds (renewed every half of it while the worker lives).
+   * A killed worker's job is taken up again once its lock has lapsed and a stalled check has run.
+   */
+  SYNTHESIS_LOCK_DURATION_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+  /** How often each synthesis worker looks for stalled jobs (lapsed locks), in milliseconds. */
+  SYNTHESIS_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
   /** How long an ask may take from acceptance to its last event, in milliseconds. */
   ASK_DEADLINE_MS: z.coerce.number().int().min(1000).default(120_000),
   /** How long a finished ask's event stream is kept in Redis, in seconds. */

@@ -3,17 +3,28 @@ import { Processor, WorkerHost } from '@nestjs/bullmq';
 import type { Job } from 'bullmq';
 import { JobName, QueueName, type SynthesizeJobData } from '@ask/ask-contracts';
 import { internalError, toErrorEvent } from '@ask/ask-errors';
-import { APP_CONFIG, type AppConfig } from '@ask/config';
+import { APP_CONFIG, type AppConfig, loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
 import { SynthesisService } from './synthesis.service';
+
+/**
+ * The worker's lock and stalled-check settings. Read when the module loads, because `@Processor`
+ * options are fixed when the class is declared (the same environment AppConfigModule reads at boot).
+ */
+const { SYNTHESIS_LOCK_DURATION_MS, SYNTHESIS_STALLED_INTERVAL_MS } = loadConfig();
 
 /**
  * Unpacks synthesis jobs and hands them to {@link SynthesisService}. Infrastructure failures are
  * retried by BullMQ (attempts from ASK_JOB_OPTIONS); the last failed attempt ends the ask with a typed
  * `error` event so no client waits forever. A worker killed mid-job leaves a stalled job that another
- * worker picks up (BullMQ stalled-job recovery).
+ * worker picks up (BullMQ stalled-job recovery): within SYNTHESIS_LOCK_DURATION_MS +
+ * SYNTHESIS_STALLED_INTERVAL_MS of the kill.
  */
-@Processor(QueueName.AskSynthesis, { lockDuration: 30_000, stalledInterval: 15_000, maxStalledCount: 2 })
+@Processor(QueueName.AskSynthesis, {
+  lockDuration: SYNTHESIS_LOCK_DURATION_MS,
+  stalledInterval: SYNTHESIS_STALLED_INTERVAL_MS,
+  maxStalledCount: 2,
+})
 export class SynthesisProcessor extends WorkerHost implements OnApplicationBootstrap {
   private readonly logger = new Logger(SynthesisProcessor.name);
 
