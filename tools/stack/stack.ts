@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -51,6 +52,9 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; logDir?: st
   mkdirSync(logDir, { recursive: true });
   const gatewayPort = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env, GATEWAY_PORT: String(gatewayPort) };
+  // Every gateway of this stack shares one events-token secret (a development stand-in: production
+  // sets ASK_EVENTS_SECRET, or derives it from ASK_ENCRYPTION_KEY / ASK_ADMIN_KEY).
+  if (!env.ASK_EVENTS_SECRET && !env.ASK_ENCRYPTION_KEY && !env.ASK_ADMIN_KEY) env.ASK_EVENTS_SECRET = randomBytes(32).toString('base64url');
   const children: RunningApp[] = [];
   let counter = 0;
 

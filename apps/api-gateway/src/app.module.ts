@@ -1,18 +1,25 @@
 import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { ThrottlerModule } from '@nestjs/throttler';
+import type Redis from 'ioredis';
 import { BullModule } from '@nestjs/bullmq';
 import { QueueName } from '@ask/ask-contracts';
 import { APP_CONFIG, AppConfigModule, type AppConfig } from '@ask/config';
-import { EventStreamModule } from '@ask/event-stream';
+import { EVENTS_REDIS, EventStreamModule } from '@ask/event-stream';
 import { IngestionModule } from '@ask/ingestion';
 import { PersistenceModule } from '@ask/persistence';
 import { AskController } from './asks/ask.controller';
 import { AskRetrievalProducer } from './asks/ask-retrieval.producer';
 import { AskService } from './asks/ask.service';
+import { AuthGuard } from './auth/auth.guard';
+import { EventsTokenSigner, eventsSecret } from './auth/events-token';
+import { KeysController } from './auth/keys.controller';
 import { HealthController } from './health/health.controller';
 import { KnowledgeController } from './knowledge/knowledge.controller';
 import { ProjectsController } from './projects/projects.controller';
 import { ProjectsService } from './projects/projects.service';
 import { SessionsController } from './sessions/sessions.controller';
+import { ProjectThrottlerGuard, throttlerOptions } from './rate-limit/rate-limit';
 import { DashboardStaticModule } from './dashboard/dashboard-static.module';
 
 /** The API gateway: HTTP routes, the retrieval producer, and the SSE relay of ask events. */
@@ -28,8 +35,20 @@ import { DashboardStaticModule } from './dashboard/dashboard-static.module';
     BullModule.registerQueue({ name: QueueName.AskRetrieval }),
     IngestionModule,
     DashboardStaticModule,
+    ThrottlerModule.forRootAsync({
+      inject: [APP_CONFIG, EVENTS_REDIS],
+      useFactory: (config: AppConfig, redis: Redis) => throttlerOptions(config, redis),
+    }),
   ],
-  controllers: [ProjectsController, AskController, SessionsController, KnowledgeController, HealthController],
-  providers: [ProjectsService, AskService, AskRetrievalProducer],
+  controllers: [ProjectsController, AskController, SessionsController, KnowledgeController, HealthController, KeysController],
+  providers: [
+    ProjectsService,
+    AskService,
+    AskRetrievalProducer,
+    { provide: EventsTokenSigner, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new EventsTokenSigner(eventsSecret(config)) },
+    // Order matters: authenticate first, then count the call against the project's rate limit.
+    { provide: APP_GUARD, useClass: AuthGuard },
+    { provide: APP_GUARD, useClass: ProjectThrottlerGuard },
+  ],
 })
 export class AppModule {}

@@ -5,7 +5,7 @@ import type { AskEvent, RetrievedEvent } from '@ask/ask-contracts';
 import { embeddingNotConfigured, llmNotConfigured } from '@ask/ask-errors';
 import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
-import { CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
+import { ApiKeysRepository, CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
 
@@ -24,6 +24,9 @@ describe('the ask flow, end to end (three processes, real PostgreSQL and Redis)'
   let client: AskClient;
   let projectId: string;
   let projects: ProjectsRepository;
+  let keys: ApiKeysRepository;
+  /** A client holding a fresh API key of `id` (the gateway authenticates every project route). */
+  const clientFor = async (id: string) => new AskClient(stack.gatewayUrl, (await keys.create(id, 'e2e')).key);
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -40,7 +43,8 @@ describe('the ask flow, end to end (three processes, real PostgreSQL and Redis)'
     stack = await startStack({
       env: { DATABASE_URL: db.url, ASK_KEY_PREFIX: `e2e-${randomUUID()}`, LOCAL_LLM_CHUNK_DELAY_MS: '20', LOG_LEVEL: 'warn' },
     });
-    client = new AskClient(stack.gatewayUrl);
+    keys = new ApiKeysRepository(db.dataSource);
+    client = await clientFor(projectId);
   });
 
   afterAll(async () => {
@@ -128,12 +132,15 @@ describe('the ask flow, end to end (three processes, real PostgreSQL and Redis)'
   });
 
   describe('reconnecting with Last-Event-ID', () => {
-    it('yields the rest of the answer with no gap and no repeat', async () => {
+    it('yields the rest of the answer with no gap and no repeat (through the eventsUrl token, no key)', async () => {
       const accepted = await client.ask(projectId, 'What is the difference between IVFFlat and HNSW indexes?');
+      expect(accepted.eventsUrl).toMatch(new RegExp(`^/api/v1/asks/${accepted.askId}/events\\?token=[A-Za-z0-9_-]{43}$`));
+      // As a browser's EventSource does: no Authorization header, only the capability token of eventsUrl.
+      const browser = new AskClient(stack.gatewayUrl);
       const first: AskEvent[] = [];
       const controller = new AbortController();
       try {
-        for await (const event of client.events(accepted.askId, { signal: controller.signal })) {
+        for await (const event of browser.events(accepted.askId, { signal: controller.signal, eventsUrl: accepted.eventsUrl })) {
           first.push(event);
           if (first.filter((e) => e.type === 'delta').length === 3) controller.abort();
         }
@@ -141,7 +148,9 @@ describe('the ask flow, end to end (three processes, real PostgreSQL and Redis)'
         if ((err as Error).name !== 'AbortError') throw err;
       }
       const rest: AskEvent[] = [];
-      for await (const event of client.events(accepted.askId, { lastEventId: first[first.length - 1].id })) rest.push(event);
+      for await (const event of browser.events(accepted.askId, { lastEventId: first[first.length - 1].id, eventsUrl: accepted.eventsUrl })) {
+        rest.push(event);
+      }
       const all = [...first, ...rest];
       expect(new Set(all.map((e) => e.id)).size).toBe(all.length);
       expect(shape(all)).toEqual(['accepted', 'retrieved', 'budget', 'delta', 'done']);
@@ -159,7 +168,7 @@ describe('the ask flow, end to end (three processes, real PostgreSQL and Redis)'
         name: 'no llm',
         embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
       });
-      const error = await client.ask(bare.id, 'Anything?').catch((e: AskApiError) => e);
+      const error = await (await clientFor(bare.id)).ask(bare.id, 'Anything?').catch((e: AskApiError) => e);
       expect(error).toBeInstanceOf(AskApiError);
       expect((error as AskApiError).status).toBe(412);
       expect((error as AskApiError).body).toEqual(llmNotConfigured().toBody());
@@ -167,15 +176,31 @@ describe('the ask flow, end to end (three processes, real PostgreSQL and Redis)'
 
     it('answers 412 embedding_not_configured for a project without an embedding provider', async () => {
       const bare = await projects.create({ name: 'no embedding', llmSettings: { provider: 'local', model: 'local' } });
-      const error = (await client.ask(bare.id, 'Anything?').catch((e) => e)) as AskApiError;
+      const error = (await (await clientFor(bare.id)).ask(bare.id, 'Anything?').catch((e) => e)) as AskApiError;
       expect([error.status, error.body]).toEqual([412, embeddingNotConfigured().toBody()]);
     });
 
-    it('ends an oversize question with a 413 context_overflow event and stores nothing', async () => {
-      const question = '向量索引如何工作？'.repeat(880);
-      const outcome = await client.askAndWait(projectId, question);
+    it('answers 400 naming the field for a question over 4,000 tokens (o200k_base), before queueing', async () => {
+      const question = '向量索引如何工作？'.repeat(880); // 7,920 characters, 6,160 tokens
+      const error = (await client.ask(projectId, question).catch((e) => e)) as AskApiError;
+      expect([error.status, error.body.code, error.body.details]).toEqual([
+        400,
+        'invalid_request',
+        'question: question must be at most 4000 tokens (o200k_base), got 6160',
+      ]);
+    });
+
+    it('ends a question too large for the window with a 413 context_overflow event and stores nothing', async () => {
+      // A window capped at 1,024 tokens leaves 357 for the prompt; the question alone is about 700.
+      const small = await projects.create({
+        name: 'small window',
+        llmSettings: { provider: 'local', model: 'local', maxContextTokens: 1024, maxTokens: 16 },
+        embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
+      });
+      const question = '向量索引如何工作？'.repeat(100);
+      const outcome = await (await clientFor(small.id)).askAndWait(small.id, question);
       expect(outcome.error).toMatchObject({ status: 413, code: 'context_overflow', error: "this conversation has grown past the model's context window" });
-      expect(outcome.error?.details).toMatch(/^model=local window=8192 question=\d+ rag=0 knowledge=\d+$/);
+      expect(outcome.error?.details).toMatch(/^model=local window=1024 question=\d+ rag=0 knowledge=\d+$/);
       expect(shape(outcome.events)).toEqual(['accepted', 'retrieved', 'error']);
       expect(await messagesOf(outcome.sessionId)).toEqual([]);
     });

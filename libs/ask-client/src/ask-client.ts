@@ -16,6 +16,12 @@ export class AskApiError extends Error {
 export interface EventsOptions {
   /** Resume after this event id (sent as `Last-Event-ID`). */
   lastEventId?: string;
+  /**
+   * The `eventsUrl` of the ask's 202 answer (`/api/v1/asks/{askId}/events?token=…`): its capability
+   * token authorises the stream even without an API key. Without it the client reads
+   * `/api/v1/asks/{askId}/events` with its Bearer key only.
+   */
+  eventsUrl?: string;
   signal?: AbortSignal;
 }
 
@@ -64,11 +70,15 @@ export class AskClient {
     );
   }
 
-  /** The ask's events as they arrive (SSE), until the server ends the stream. */
+  /**
+   * The ask's events as they arrive (SSE), until the server ends the stream. Follows
+   * `options.eventsUrl` (with its token) when given, and always sends the Bearer key when the client has one.
+   */
   async *events(askId: string, options: EventsOptions = {}): AsyncGenerator<AskEvent> {
     const headers = this.headers({ accept: 'text/event-stream' });
     if (options.lastEventId) headers['last-event-id'] = options.lastEventId;
-    const response = await fetch(new URL(`/api/v1/asks/${askId}/events`, this.baseUrl), { headers, signal: options.signal });
+    const url = new URL(options.eventsUrl ?? `/api/v1/asks/${encodeURIComponent(askId)}/events`, this.baseUrl);
+    const response = await fetch(url, { headers, signal: options.signal });
     if (!response.ok || !response.body) {
       const text = await response.text().catch(() => '');
       throw new AskApiError(response.status, text ? JSON.parse(text) : {});
@@ -99,7 +109,7 @@ export class AskClient {
     let lastEventId: string | undefined;
     for (let attempt = 0; attempt <= (options.maxReconnects ?? 5); attempt += 1) {
       try {
-        for await (const event of this.events(accepted.askId, { lastEventId })) {
+        for await (const event of this.events(accepted.askId, { lastEventId, eventsUrl: accepted.eventsUrl })) {
           lastEventId = event.id;
           outcome.events.push(event);
           applyEvent(outcome, event);

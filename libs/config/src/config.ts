@@ -31,6 +31,16 @@ const schema = z.object({
   ASK_ADMIN_KEY: z.string().min(16).optional(),
   /** 32 bytes, base64 or hex: encrypts provider credentials at rest (AES-256-GCM). */
   ASK_ENCRYPTION_KEY: z.string().optional(),
+  /**
+   * HMAC key of the per-ask events capability tokens (`eventsUrl?token=`). Must be the same on every
+   * gateway replica. Unset: derived (HKDF-SHA256) from ASK_ENCRYPTION_KEY, else ASK_ADMIN_KEY; the
+   * gateway refuses to boot when none of the three is set.
+   */
+  ASK_EVENTS_SECRET: z.string().min(32).optional(),
+  /** Asks accepted per project per minute (all its keys together), shared across replicas through Redis. */
+  ASK_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
+  /** Ingestion requests (knowledge, insights) accepted per project per minute, shared through Redis. */
+  INGEST_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
   /** Pause between the local stand-in LLM's streamed chunks, in milliseconds (0 in benchmarks). */
   LOCAL_LLM_CHUNK_DELAY_MS: z.coerce.number().int().min(0).max(5_000).default(25),
   LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),

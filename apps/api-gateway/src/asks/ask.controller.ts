@@ -3,8 +3,11 @@ import { Get } from '@nestjs/common';
 import { uuidParam } from '../errors/params';
 import type { Request } from 'express';
 import { Observable } from 'rxjs';
-import { notFound } from '@ask/ask-errors';
+import { invalidRequest, notFound } from '@ask/ask-errors';
 import { AskEventStream } from '@ask/event-stream';
+import { AskEventsAccess } from '../auth/access.decorators';
+import { canSeeProject, principalOf } from '../auth/principal';
+import { RateLimit } from '../rate-limit/rate-limit';
 import { AskService } from './ask.service';
 import { AskDto, type AskAccepted } from './ask.dto';
 
@@ -24,32 +27,44 @@ export class AskController {
     private readonly events: AskEventStream,
   ) {}
 
-  /** `POST /api/v1/projects/:projectId/ask` → 202 `{ askId, sessionId, eventsUrl }`. */
+  /**
+   * `POST /api/v1/projects/:projectId/ask` → 202 `{ askId, sessionId, eventsUrl }`; `eventsUrl` carries
+   * the ask's events capability token. Counts against the project's `ask` rate limit (429).
+   */
   @Post('projects/:projectId/ask')
   @HttpCode(HttpStatus.ACCEPTED)
+  @RateLimit('ask')
   ask(@Param('projectId', uuidParam('projectId')) projectId: string, @Body() body: AskDto): Promise<AskAccepted> {
     return this.asks.accept(projectId, body);
   }
 
   /**
    * `GET /api/v1/asks/:askId/events`: the ask's events as SSE, each with its stream id; resumes after
-   * `Last-Event-ID`. Ends after `done` or `error`.
-   * @throws AskError 404 for an unknown ask.
+   * `Last-Event-ID`. Ends after `done` or `error`. Open to a key of the ask's project, the admin key,
+   * or the ask's capability token (`?token=`, checked by the auth guard).
+   * @throws AskError 400 for a Last-Event-ID that is not a stream id; 404 for an unknown ask or an
+   *   ask of another project (the same answer, so existence is not revealed).
    */
   @Get('asks/:askId/events')
   @Sse()
+  @AskEventsAccess()
   async stream(
     @Param('askId', uuidParam('askId')) askId: string,
     @Headers('last-event-id') lastEventId: string | undefined,
     @Req() request: Request,
   ): Promise<Observable<SseMessage>> {
+    if (lastEventId !== undefined && lastEventId !== '' && !AskEventStream.isStreamId(lastEventId)) {
+      throw invalidRequest('Last-Event-ID: must be an event id of this stream (like 1718000000000-0) or absent');
+    }
     const meta = await this.events.meta(askId);
-    if (!meta) throw notFound('ask not found');
+    const principal = principalOf(request);
+    const allowed = principal.kind === 'ask-token' ? principal.askId === askId : meta !== null && canSeeProject(principal, meta.projectId);
+    if (!meta || !allowed) throw notFound('ask not found');
     return new Observable<SseMessage>((subscriber) => {
       const controller = new AbortController();
       request.on('close', () => controller.abort());
       (async () => {
-        for await (const event of this.events.read(askId, { after: lastEventId, signal: controller.signal })) {
+        for await (const event of this.events.read(askId, { after: lastEventId || undefined, signal: controller.signal })) {
           subscriber.next({ id: event.id, type: event.type, data: event.data });
         }
         subscriber.complete();

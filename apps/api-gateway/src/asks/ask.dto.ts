@@ -1,16 +1,48 @@
-import { IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength, ValidateBy, type ValidationOptions } from 'class-validator';
+import { TiktokenCounter } from '@ask/token-counting';
 
-/** Longest question accepted, in characters (the token limit is checked against the model's budget). */
+/** Longest question accepted, in characters. */
 export const MAX_QUESTION_CHARS = 8_000;
+
+/**
+ * Longest question accepted, in tokens of tiktoken `o200k_base` (the counter of every current OpenAI
+ * model and of the local stand-in). 4,000 leaves room for context and history even in an 8,192-token
+ * window; text that packs more tokens than characters (rare scripts, emoji) is bounded here, not by
+ * the character limit. Whether the whole prompt fits the project's model is checked later (413).
+ */
+export const MAX_QUESTION_TOKENS = 4_000;
+
+let counter: TiktokenCounter | undefined;
+
+/** The question's tokens (o200k_base); the encoder is built on first use. */
+export function questionTokens(text: string): number {
+  counter ??= new TiktokenCounter('o200k_base');
+  return counter.countText(text);
+}
+
+/** A string of at most `max` o200k_base tokens (`question: must be at most 4000 tokens (o200k_base), got 4512`). */
+function MaxTokens(max: number, options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'maxTokens',
+      validator: {
+        validate: (value: unknown) => typeof value !== 'string' || value.length > MAX_QUESTION_CHARS || questionTokens(value) <= max,
+        defaultMessage: (args) => `${args?.property} must be at most ${max} tokens (o200k_base), got ${questionTokens(String(args?.value))}`,
+      },
+    },
+    options,
+  );
+}
 
 /** Body of `POST /api/v1/projects/:projectId/ask`. */
 export class AskDto {
   @IsString()
   @IsNotEmpty()
   @MaxLength(MAX_QUESTION_CHARS)
+  @MaxTokens(MAX_QUESTION_TOKENS)
   question!: string;
 
-  /** Continue this session; omit to start a new one. */
+  /** Continue this session (of the same project: another project's session is a 404); omit to start a new one. */
   @IsOptional()
   @IsUUID()
   sessionId?: string;
@@ -20,5 +52,6 @@ export class AskDto {
 export interface AskAccepted {
   askId: string;
   sessionId: string;
+  /** `/api/v1/asks/{askId}/events?token=<capability token>`. */
   eventsUrl: string;
 }

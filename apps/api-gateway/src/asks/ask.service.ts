@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { embeddingNotConfigured, llmNotConfigured, notFound } from '@ask/ask-errors';
 import { AskEventStream } from '@ask/event-stream';
 import { ProjectsRepository, SessionsRepository } from '@ask/persistence';
+import { EventsTokenSigner } from '../auth/events-token';
 import { AskRetrievalProducer } from './ask-retrieval.producer';
 import type { AskAccepted, AskDto } from './ask.dto';
 
@@ -17,6 +18,7 @@ export class AskService {
     private readonly sessions: SessionsRepository,
     private readonly events: AskEventStream,
     private readonly producer: AskRetrievalProducer,
+    private readonly tokens: EventsTokenSigner,
   ) {}
 
   /**
@@ -42,7 +44,7 @@ export class AskService {
     await this.events.open(askId, { projectId, sessionId, acceptedAt });
     await this.events.publish(askId, 'accepted', { askId, sessionId });
     await this.producer.enqueue({ askId, projectId, sessionId, question: body.question, acceptedAt });
-    return { askId, sessionId, eventsUrl: `/api/v1/asks/${askId}/events` };
+    return { askId, sessionId, eventsUrl: `/api/v1/asks/${askId}/events?token=${this.tokens.sign(askId)}` };
   }
 }
 

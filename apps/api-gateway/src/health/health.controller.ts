@@ -3,9 +3,11 @@ import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { EVENTS_REDIS } from '@ask/event-stream';
 import { registry } from '@ask/observability';
+import { Public } from '../auth/access.decorators';
 
-/** Liveness/readiness and Prometheus metrics of the gateway. */
+/** Liveness/readiness and Prometheus metrics of the gateway; open without a key. */
 @Controller()
+@Public()
 export class HealthController {
   constructor(
     private readonly db: DataSource,

@@ -4,6 +4,7 @@ import { IngestionService, type IngestionResult, type InsightsIngestionResult } 
 import { createEmbeddingProvider, type EmbeddingProvider } from '@ask/llm-providers';
 import { EmbeddingSpaceMismatchError, ProjectsRepository } from '@ask/persistence';
 import { uuidParam } from '../errors/params';
+import { RateLimit } from '../rate-limit/rate-limit';
 import { IngestInsightsDto, IngestKnowledgeDto } from './knowledge.dto';
 
 /**
@@ -21,6 +22,7 @@ export class KnowledgeController {
   /** `POST /api/v1/projects/:projectId/knowledge` → 200 the ingestion counts. @throws AskError 404, 412, 400. */
   @Post('knowledge')
   @HttpCode(HttpStatus.OK)
+  @RateLimit('ingest')
   async ingestKnowledge(
     @Param('projectId', uuidParam('projectId')) projectId: string,
     @Body() body: IngestKnowledgeDto,
@@ -33,6 +35,7 @@ export class KnowledgeController {
   /** `POST /api/v1/projects/:projectId/insights` → 200 counts per kind. @throws AskError 404, 412, 400. */
   @Post('insights')
   @HttpCode(HttpStatus.OK)
+  @RateLimit('ingest')
   async ingestInsights(
     @Param('projectId', uuidParam('projectId')) projectId: string,
     @Body() body: IngestInsightsDto,

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Param, Patch, Post } from '@nestjs/common';
 import type { Project } from '@ask/persistence';
+import { AdminOnly } from '../auth/access.decorators';
 import { uuidParam } from '../errors/params';
 import { CreateProjectDto, UpdateProjectDto } from './project.dto';
 import { ProjectsService } from './projects.service';
@@ -9,11 +10,19 @@ import { ProjectsService } from './projects.service';
 export class ProjectsController {
   constructor(private readonly projects: ProjectsService) {}
 
-  /** `POST /api/v1/projects` → 201 the project (credentials never returned). */
+  /** `POST /api/v1/projects` → 201 the project (credentials never returned). Admin key only. */
   @Post()
   @HttpCode(HttpStatus.CREATED)
+  @AdminOnly()
   create(@Body() body: CreateProjectDto): Promise<Project> {
     return this.projects.create(body);
+  }
+
+  /** `GET /api/v1/projects` → 200 `{ projects }`, newest first (at most 1,000). Admin key only. */
+  @Get()
+  @AdminOnly()
+  async list(): Promise<{ projects: Project[] }> {
+    return { projects: await this.projects.list() };
   }
 
   /** `GET /api/v1/projects/:projectId`. @throws AskError 404. */

@@ -23,6 +23,11 @@ export class ProjectsService {
     return (await this.projects.findById(project.id)) as Project;
   }
 
+  /** Every project, newest first (at most 1,000). */
+  list(): Promise<Project[]> {
+    return this.projects.list();
+  }
+
   /** @throws AskError 404 not_found. */
   async get(projectId: string): Promise<Project> {
     const project = await this.projects.findById(projectId);

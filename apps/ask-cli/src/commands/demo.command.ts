@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { AskClient } from '@ask/ask-client';
 import { loadConfig } from '@ask/config';
-import { ensureDatabase, runMigrations } from '@ask/persistence';
+import { ApiKeysRepository, ensureDatabase, runMigrations } from '@ask/persistence';
 import { startStack } from '@ask/stack';
 import { withDatabase } from './db';
 import { ingestFolder } from './ingest.command';
@@ -66,19 +66,21 @@ export function registerDemoCommand(program: Command): void {
         return (await projects.create({ ...toSettings({}, true), name: projectName, topK: DEMO_TOP_K })).id;
       });
       console.log(`project: ${projectId}`);
+      const apiKey = await withDatabase((ds) => demoApiKey(new ApiKeysRepository(ds), projectId));
+      console.log(`api key: ${apiKey} (shown once, stored hashed; earlier demo keys of this project are revoked)`);
       for (const dir of corpus.dirs) await ingestFolder(projectId, dir, { progress: true });
 
       console.log('starting api-gateway, retrieval-worker and synthesis-worker…');
       const stack = await startStack({ env: { LOG_LEVEL: 'warn' } });
       console.log(`gateway: ${stack.gatewayUrl}`);
       try {
-        const outcomes = await runSession(new AskClient(stack.gatewayUrl), projectId, readQuestions(flags.questions ?? corpus.questions));
+        const outcomes = await runSession(new AskClient(stack.gatewayUrl, apiKey), projectId, readQuestions(flags.questions ?? corpus.questions));
         const failed = outcomes.filter((o) => o.error).length;
         console.log(`\n━━ ${outcomes.length} turns, ${outcomes.length - failed} answered, ${failed} failed`);
         console.log(`   turns dropped per turn: ${outcomes.map((o) => o.budget?.turnsDropped ?? '-').join(' ')}`);
         console.log(`   session: ${stack.gatewayUrl}/api/v1/projects/${projectId}/sessions/${outcomes[0]?.sessionId}`);
         if (flags.keepRunning) {
-          console.log('stack running; Ctrl-C to stop');
+          console.log(`stack running; call it with -H 'Authorization: Bearer ${apiKey}'. Ctrl-C to stop`);
           await new Promise<void>((r) => process.once('SIGINT', () => r()));
         }
         if (failed) process.exitCode = 1;
@@ -86,4 +88,15 @@ export function registerDemoCommand(program: Command): void {
         await stack.stop();
       }
     });
+}
+
+/**
+ * A fresh API key of the demo project, named `demo`. A key is stored only as a hash, so an earlier
+ * run's key cannot be shown again: it is revoked and a new one created (printed once by the caller).
+ */
+async function demoApiKey(keys: ApiKeysRepository, projectId: string): Promise<string> {
+  for (const key of await keys.list(projectId)) {
+    if (key.name === 'demo' && key.revokedAt === null) await keys.revoke(projectId, key.id);
+  }
+  return (await keys.create(projectId, 'demo')).key;
 }

@@ -90,6 +90,22 @@ export class ProjectsRepository {
     return entity ? toProject(entity, row.raw[0]['has_credentials'] === true) : null;
   }
 
+  /** Every project, newest first (at most `limit`, default 1,000), without credentials. */
+  async list({ limit = 1_000 }: { limit?: number } = {}): Promise<Project[]> {
+    const rows = await this.projects
+      .createQueryBuilder('p')
+      .select(PUBLIC_COLUMNS)
+      .addSelect('p.credentials_encrypted IS NOT NULL', 'has_credentials')
+      .orderBy('p.created_at', 'DESC')
+      .addOrderBy('p.id')
+      .limit(limit)
+      .getRawAndEntities();
+    return rows.entities.map((entity) => {
+      const raw = rows.raw.find((r) => r['p_id'] === entity.id);
+      return toProject(entity, raw?.['has_credentials'] === true);
+    });
+  }
+
   /**
    * Applies the given settings (an explicit null clears a nullable one).
    * @returns the updated project, or null when it does not exist.

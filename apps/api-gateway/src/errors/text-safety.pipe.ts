@@ -1,0 +1,60 @@
+import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isUtf8 } from 'node:buffer';
+import { AskError, AskErrorCode, invalidRequest } from '@ask/ask-errors';
+
+/** Deepest nesting of objects and arrays accepted in a body (our DTOs need 3). */
+export const MAX_BODY_DEPTH = 16;
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * The first problem of a string for storage and display: a NUL character (PostgreSQL text cannot hold
+ * it) or a lone UTF-16 surrogate (`"\ud800"` in JSON: not a Unicode character, not encodable as UTF-8).
+ */
+export function textProblem(value: string): string | null {
+  if (value.includes('\u0000')) return 'must not contain NUL characters';
+  if (LONE_SURROGATE.test(value)) return 'must be valid Unicode (lone surrogate)';
+  return null;
+}
+
+/**
+ * Rejects, before validation, a body or query holding a string (value or key) with a NUL or a lone
+ * surrogate, or nested deeper than {@link MAX_BODY_DEPTH}: 400 `invalid_request` naming the field
+ * (dotted path, array indices in brackets). Walks iteratively, so no input can overflow the stack.
+ */
+@Injectable()
+export class TextSafetyPipe implements PipeTransform {
+  transform(value: unknown, metadata: ArgumentMetadata): unknown {
+    if (metadata.type !== 'body' && metadata.type !== 'query') return value;
+    const root = metadata.type === 'body' ? '' : 'query';
+    const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: root, depth: 0 }];
+    for (let item = stack.pop(); item; item = stack.pop()) {
+      const name = item.path || 'body';
+      if (typeof item.value === 'string') {
+        const problem = textProblem(item.value);
+        if (problem) throw invalidRequest(`${name}: ${problem}`);
+      } else if (item.value !== null && typeof item.value === 'object') {
+        if (item.depth >= MAX_BODY_DEPTH) throw invalidRequest(`${name}: nested too deeply (at most ${MAX_BODY_DEPTH} levels)`);
+        const isArray = Array.isArray(item.value);
+        for (const [key, child] of Object.entries(item.value)) {
+          if (!isArray && textProblem(key)) throw invalidRequest(`${name}: a field name ${textProblem(key)}`);
+          const path = isArray ? `${item.path}[${key}]` : item.path ? `${item.path}.${key}` : key;
+          stack.push({ value: child, path, depth: item.depth + 1 });
+        }
+      }
+    }
+    return value;
+  }
+}
+
+/**
+ * body-parser `verify` hook: a body that is not valid UTF-8 is a 400 `invalid_request` (body-parser
+ * would otherwise decode the bad bytes to U+FFFD silently and store the damaged text).
+ * @throws AskError 400 `details: body: must be valid UTF-8`.
+ */
+export function rejectInvalidUtf8(_req: IncomingMessage, _res: ServerResponse, body: Buffer): void {
+  if (!isUtf8(body)) {
+    throw new AskError(AskErrorCode.InvalidRequest, { error: 'malformed request body', details: 'body: must be valid UTF-8' });
+  }
+}
