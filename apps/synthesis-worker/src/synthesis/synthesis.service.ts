@@ -273,6 +273,8 @@ export class SynthesisService {
     try {
       return createChatProvider(llm, credentials);
     } catch (err) {
+      // The factory's own 412 names the missing field; anything else is a provider that failed to instantiate.
+      if (isAskError(err)) throw err;
       this.logger.warn(`project ${project.id}: provider ${llm.provider} failed to instantiate: ${(err as Error).name}`);
       throw llmNotConfigured(`provider ${llm.provider} could not be instantiated`);
     }
