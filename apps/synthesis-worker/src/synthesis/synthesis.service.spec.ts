@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import type { AskEvent, BudgetEvent, DoneEvent, RetrievedItem } from '@ask/ask-contracts';
+import { loadConfig } from '@ask/config';
+import { AskEventStream } from '@ask/event-stream';
+import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
+import { CredentialsCipher, ProjectsRepository, SessionsRepository, UsageRepository } from '@ask/persistence';
+import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { selectTokenCounter } from '@ask/token-counting';
+import { resolveModel } from '@ask/model-catalog';
+import { SynthesisService } from './synthesis.service';
+
+// Integration: the real SynthesisService on a throwaway PostgreSQL database, the machine's Redis (own
+// key prefix), the local stand-in and the fake Ollama upstream on loopback.
+describe(SynthesisService.name, () => {
+  let db: TestDatabase;
+  let redis: Redis;
+  let upstream: FakeUpstream;
+  let events: AskEventStream;
+  let service: SynthesisService;
+  let projects: ProjectsRepository;
+  let sessions: SessionsRepository;
+  let usage: UsageRepository;
+  const prefix = `synth-test-${randomUUID()}`;
+
+  const items: RetrievedItem[] = [
+    { id: 'k1', kind: 'knowledge', title: 'HNSW', text: 'An HNSW index creates a multilayer graph with better query performance.', score: 0.8 },
+  ];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+    upstream = await startFakeUpstream({ chunkDelayMs: 0 });
+    events = new AskEventStream(redis, prefix, 120);
+    projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
+    sessions = new SessionsRepository(db.dataSource);
+    usage = new UsageRepository(db.dataSource);
+    const config = loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '0' });
+    service = new SynthesisService(projects, sessions, usage, events, config);
+  });
+
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+    await upstream.close();
+    await db.drop();
+  });
+
+  async function newProject(llm: Parameters<ProjectsRepository['create']>[0]['llmSettings']) {
+    const project = await projects.create({ name: 'p', llmSettings: llm, embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 } });
+    const session = await sessions.create(project.id, 's');
+    return { projectId: project.id, sessionId: session.id };
+  }
+
+  async function ask(ids: { projectId: string; sessionId: string }, question: string, attempt = 1, askId = randomUUID()) {
+    await service.synthesize({ askId, ...ids, question, acceptedAt: new Date().toISOString(), items }, { attempt });
+    return { askId, events: await events.readAll(askId) };
+  }
+
+  const budgetOf = (evs: AskEvent[]) => evs.filter((e) => e.type === 'budget').map((e) => e.data as BudgetEvent);
+
+  describe('synthesize', () => {
+    it('stores the pair once with its counts cached under the counter id', async () => {
+      const ids = await newProject({ provider: 'local', model: 'local' });
+      const { askId, events: evs } = await ask(ids, 'Which index is faster?');
+      expect(evs.map((e) => e.type).filter((t, i, a) => !(t === 'delta' && a[i - 1] === 'delta'))).toEqual(['budget', 'delta', 'done']);
+      const [row] = await db.dataSource.query('SELECT answer, token_counts FROM ask_session_messages WHERE ask_id = $1', [askId]);
+      const counter = selectTokenCounter({ provider: 'local', model: 'local' }, 'o200k_base').counter;
+      expect(row.token_counts).toEqual({
+        'tiktoken:o200k_base': { question: counter.countText('Which index is faster?'), answer: counter.countText(row.answer) },
+      });
+      expect(budgetOf(evs)[0]).toMatchObject({ counter: 'exact', counterId: 'tiktoken:o200k_base', calibration: 1 });
+    });
+
+    it('counts old messages once with the new counter after a model switch, and stores them', async () => {
+      const ids = await newProject({ provider: 'local', model: 'local' });
+      const first = await ask(ids, 'What is an HNSW index?');
+      await projects.updateSettings(ids.projectId, { llmSettings: { provider: 'ollama', model: 'llama3.1:8b', baseUrl: upstream.url } });
+      const second = await ask(ids, 'And how fast is it?');
+      expect(budgetOf(second.events)[0]).toMatchObject({ counter: 'exact', counterId: 'hf:llama3', turnsKept: 1 });
+      const rows = await db.dataSource.query('SELECT ask_id, question, answer, token_counts FROM ask_session_messages WHERE session_id = $1 ORDER BY created_at', [ids.sessionId]);
+      const llama = selectTokenCounter({ provider: 'ollama', model: 'llama3.1:8b' }, resolveModel({ provider: 'ollama', model: 'llama3.1:8b' }).tokenizer).counter;
+      expect(rows[0].ask_id).toBe(first.askId);
+      expect(Object.keys(rows[0].token_counts).sort()).toEqual(['hf:llama3', 'tiktoken:o200k_base']);
+      expect(rows[0].token_counts['hf:llama3']).toEqual({ question: llama.countText(rows[0].question), answer: llama.countText(rows[0].answer) });
+      expect(Object.keys(rows[1].token_counts)).toEqual(['hf:llama3']);
+    });
+
+    it('applies the calibration factor learned from reported usage to an approximate counter', async () => {
+      const model = 'mystery-model:7b';
+      const ids = await newProject({ provider: 'ollama', model, baseUrl: upstream.url });
+      for (let i = 0; i < 30; i += 1) await usage.record({ model, counterId: 'approx:script-v1', estimated: 1000, reported: 1250 });
+      const { events: evs } = await ask(ids, 'What is an HNSW index?');
+      expect(budgetOf(evs)[0]).toMatchObject({ counter: 'approximate', counterId: 'approx:script-v1', calibration: 1.25, window: 128_000, margin: 19_200 });
+      const done = evs.find((e) => e.type === 'done')?.data as DoneEvent;
+      expect(done.usage.promptTokens).toBeGreaterThan(0);
+      // The call's own usage was recorded for later calibration.
+      expect((await usage.recent(model, 100)).length).toBe(31);
+    });
+
+    it('resends a stored answer on a retried attempt instead of storing twice', async () => {
+      const ids = await newProject({ provider: 'local', model: 'local' });
+      const first = await ask(ids, 'What is an HNSW index?');
+      await redis.del(`${prefix}:ask:${first.askId}:events`);
+      const retried = await ask(ids, 'What is an HNSW index?', 2, first.askId);
+      const [row] = await db.dataSource.query('SELECT id, answer FROM ask_session_messages WHERE ask_id = $1', [first.askId]);
+      expect(retried.events.map((e) => e.type)).toEqual(['reset', 'delta', 'done']);
+      expect((retried.events[1].data as { text: string }).text).toBe(row.answer);
+      expect((retried.events[2].data as DoneEvent).messageId).toBe(row.id);
+      expect((await db.dataSource.query('SELECT count(*)::int AS n FROM ask_session_messages WHERE ask_id = $1', [first.askId]))[0].n).toBe(1);
+    });
+
+    it('tells clients to discard text a crashed attempt streamed before streaming again', async () => {
+      const ids = await newProject({ provider: 'local', model: 'local' });
+      const askId = randomUUID();
+      await events.publish(askId, 'budget', {} as BudgetEvent);
+      await events.publish(askId, 'delta', { text: 'half an ans' });
+      const retried = await ask(ids, 'What is an HNSW index?', 2, askId);
+      const types = retried.events.map((e) => e.type);
+      expect(types.slice(0, 4)).toEqual(['budget', 'delta', 'reset', 'budget']);
+      expect(types[types.length - 1]).toBe('done');
+    });
+  });
+});
