@@ -1,7 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
-import { AskErrorFilter } from './errors/ask-error.filter';
+import { AskErrorFilter, bodyParserErrorHandler } from './errors/ask-error.filter';
 import { rejectInvalidUtf8, TextSafetyPipe } from './errors/text-safety.pipe';
 import { askValidationPipe } from './errors/validation';
 
@@ -12,6 +12,7 @@ export const MAX_BODY_BYTES = 8 * 1024 * 1024;
 export async function createGateway(): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule, { bodyParser: false });
   app.useBodyParser('json', { limit: MAX_BODY_BYTES, strict: true, verify: rejectInvalidUtf8 });
+  app.use(bodyParserErrorHandler());
   // Text safety first: it bounds the nesting depth before class-transformer recurses into the body.
   app.useGlobalPipes(new TextSafetyPipe(), askValidationPipe());
   app.useGlobalFilters(new AskErrorFilter());

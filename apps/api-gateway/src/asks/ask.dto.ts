@@ -36,10 +36,11 @@ function MaxTokens(max: number, options?: ValidationOptions): PropertyDecorator 
 
 /** Body of `POST /api/v1/projects/:projectId/ask`. */
 export class AskDto {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(MAX_QUESTION_CHARS)
+  // class-validator checks the bottom decorator first: the type, then emptiness, characters, tokens.
   @MaxTokens(MAX_QUESTION_TOKENS)
+  @MaxLength(MAX_QUESTION_CHARS)
+  @IsNotEmpty()
+  @IsString()
   question!: string;
 
   /** Continue this session (of the same project: another project's session is a 404); omit to start a new one. */

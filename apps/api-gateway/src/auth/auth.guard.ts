@@ -75,7 +75,7 @@ export class AuthGuard implements CanActivate {
   private fromEventsToken(request: AuthenticatedRequest): Principal {
     const token = request.query['token'];
     const askId = param(request, 'askId');
-    if (typeof token !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(token)) throw invalidRequest('token: must be the 43-character token of eventsUrl');
+    if (typeof token !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(token)) throw invalidRequest('token (query): must be the 43-character token of eventsUrl, given once');
     if (!askId || !isUuid(askId)) throw invalidRequest('askId: must be a UUID');
     if (!this.tokens.verify(askId, token)) throw unauthorized('invalid events token');
     return { kind: 'ask-token', askId };

@@ -1,6 +1,6 @@
 import { HttpException, HttpStatus, Logger, NotFoundException, type ValidationError } from '@nestjs/common';
 import { contextOverflow } from '@ask/ask-errors';
-import { toAskError } from './ask-error.filter';
+import { isStoreUnavailable, toAskError } from './ask-error.filter';
 import { describeValidationErrors } from './validation';
 
 const logger = { error: jest.fn() } as unknown as Logger;
@@ -25,9 +25,23 @@ describe('toAskError', () => {
     expect([error.status, error.details]).toEqual([503, 'unavailable: redis']);
   });
 
+  it('maps PostgreSQL or Redis being unreachable (a restart) to a typed 503, not a 500', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const shutdown = Object.assign(new Error('terminating connection due to administrator command'), { driverError: { code: '57P01' } });
+    const terminated = Object.assign(new Error('Connection terminated unexpectedly'), { name: 'QueryFailedError' });
+    const ioredis = Object.assign(new Error('Reached the max retries per request limit'), { name: 'MaxRetriesPerRequestError' });
+    const warn = jest.fn();
+    for (const cause of [refused, shutdown, terminated, ioredis]) {
+      const error = toAskError(cause, { error: jest.fn(), warn } as unknown as Logger);
+      expect([error.status, error.code, error.error]).toEqual([503, 'internal_error', 'service unavailable']);
+    }
+    expect(warn).toHaveBeenCalledTimes(4);
+    expect([isStoreUnavailable(new Error('boom')), isStoreUnavailable(undefined)]).toEqual([false, false]);
+  });
+
   it('maps a malformed JSON body (body-parser) to 400 without echoing it', () => {
     const parserError = Object.assign(new SyntaxError('Unexpected token } in JSON'), { status: 400, type: 'entity.parse.failed' });
-    expect(toAskError(parserError, logger).toBody()).toEqual({ error: 'malformed request body', code: 'invalid_request', details: 'entity parse failed' });
+    expect(toAskError(parserError, logger).toBody()).toEqual({ error: 'malformed request body', code: 'invalid_request', details: 'body: not valid JSON (an object is expected)' });
   });
 
   it('hides an unknown error behind an error id and logs it', () => {

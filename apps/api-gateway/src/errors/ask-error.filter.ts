@@ -27,6 +27,19 @@ export class AskErrorFilter implements ExceptionFilter {
   }
 }
 
+/**
+ * Express error middleware mounted right after the body parser: answers a body-parser failure
+ * (malformed JSON 400, invalid UTF-8 400, body over the limit 413) with the typed body at once. Later
+ * error middleware (the dashboard's static serving) would otherwise turn it into a 404 on `/api` paths.
+ */
+export function bodyParserErrorHandler(logger = new Logger('HTTP')) {
+  return (err: unknown, _req: unknown, res: Response, next: (err?: unknown) => void): void => {
+    if (res.headersSent) return next(err);
+    const error = toAskError(err, logger);
+    res.status(error.status).json(error.toBody());
+  };
+}
+
 /** Maps any thrown value to an AskError (logging unknown ones with an id the caller can quote). */
 export function toAskError(exception: unknown, logger: Logger): AskError {
   if (isAskError(exception)) return exception;
@@ -59,13 +72,52 @@ export function toAskError(exception: unknown, logger: Logger): AskError {
     return new AskError(AskErrorCode.InvalidRequest, {
       status: parserStatus,
       error: parserStatus === 413 ? 'request body too large' : 'malformed request body',
-      details: type.replace(/\./g, ' '),
+      details: `body: ${PARSER_DETAILS[type] ?? type.replace(/\./g, ' ')}`,
+    });
+  }
+  if (isStoreUnavailable(exception)) {
+    logger.warn(`store unavailable: ${(exception as Error).name}: ${(exception as Error).message}`);
+    return new AskError(AskErrorCode.InternalError, {
+      status: HttpStatus.SERVICE_UNAVAILABLE,
+      error: 'service unavailable',
+      details: 'the database or the queue is unreachable; retry shortly',
     });
   }
   const errorId = randomUUID();
   logger.error(`unhandled error ${errorId}: ${(exception as Error)?.stack ?? String(exception)}`);
   return internalError(errorId);
 }
+
+/** Socket errors of a store that is down or restarting (PostgreSQL, Redis). */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
+/** PostgreSQL shutting down or starting (57P01-57P03), and the connection exception class 08. */
+const UNAVAILABLE_SQLSTATE = /^(57P0[123]|08\d{3})$/;
+
+/**
+ * True when PostgreSQL or Redis could not be reached (a restart, a failover): the request may be
+ * retried, so it is a 503 rather than a 500. Covers pg socket errors and its "Connection terminated"
+ * (also as TypeORM's QueryFailedError.driverError), and ioredis giving up on a command while it
+ * reconnects (MaxRetriesPerRequestError, "Connection is closed.").
+ */
+export function isStoreUnavailable(exception: unknown): boolean {
+  for (let error = exception as { name?: string; code?: string; message?: string; driverError?: unknown } | undefined, depth = 0; error && depth < 3; depth++) {
+    if (error.name === 'MaxRetriesPerRequestError') return true;
+    if (typeof error.code === 'string' && (UNREACHABLE_CODES.has(error.code) || UNAVAILABLE_SQLSTATE.test(error.code))) return true;
+    if (typeof error.message === 'string' && /^(Connection terminated|Connection is closed\.)/.test(error.message)) return true;
+    error = error.driverError as typeof error;
+  }
+  return false;
+}
+
+/** What each body-parser failure means, for the `details` of the 4xx (never the body itself). */
+const PARSER_DETAILS: Record<string, string> = {
+  'entity.parse.failed': 'not valid JSON (an object is expected)',
+  'entity.too.large': 'larger than the 8 MiB limit',
+  'encoding.unsupported': 'unsupported content encoding',
+  'charset.unsupported': 'unsupported charset (UTF-8 only)',
+  'request.aborted': 'request aborted',
+  'request.size.invalid': 'size does not match content-length',
+};
 
 function httpMessage(exception: HttpException): string {
   const body = exception.getResponse();

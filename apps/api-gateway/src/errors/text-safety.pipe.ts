@@ -39,6 +39,8 @@ export class TextSafetyPipe implements PipeTransform {
         const isArray = Array.isArray(item.value);
         for (const [key, child] of Object.entries(item.value)) {
           if (!isArray && textProblem(key)) throw invalidRequest(`${name}: a field name ${textProblem(key)}`);
+          // JSON.parse keeps `__proto__` as an own key that class-transformer then skips unseen.
+          if (!isArray && key === '__proto__') throw invalidRequest(`${item.path ? `${item.path}.` : ''}__proto__: property __proto__ should not exist`);
           const path = isArray ? `${item.path}[${key}]` : item.path ? `${item.path}.${key}` : key;
           stack.push({ value: child, path, depth: item.depth + 1 });
         }
