@@ -6,4 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci --no-audit --no-fund
 bash tools/setup-services.sh
+npx nx run dashboard:build --outputStyle=static   # the gateway serves it at / (open it with --keep-running)
 exec node tools/run-ts.js apps/ask-cli/src/main.ts demo "$@"

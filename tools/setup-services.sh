@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 
 bash tools/setup-pgvector.sh
 
+# `npm test` runs the dashboard's browser tests; the demo needs no browser.
+if [ "${npm_lifecycle_event:-}" = "test" ]; then bash tools/setup-browser.sh; fi
+
 if ! pg_isready -q -h 127.0.0.1 -p 5432; then
   echo "setup: starting PostgreSQL"
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start

@@ -113,7 +113,7 @@ export function sessionRow(
     el('span', { className: 'session-title', text: title }),
     el('small', {
       className: 'muted',
-      text: `${session.messageCount} ${session.messageCount === 1 ? 'turn' : 'turns'} · ${when.toLocaleString()}`,
+      text: `${session.messageCount} ${session.messageCount === 1 ? 'turn' : 'turns'} · ${when.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short' })}`,
     }),
   ]);
   if (current) open.setAttribute('aria-current', 'true');

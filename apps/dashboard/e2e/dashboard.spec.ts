@@ -1,0 +1,268 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Page } from 'playwright-core';
+import { AskClient } from '@ask/ask-client';
+import type { AskEvent, BudgetEvent } from '@ask/ask-contracts';
+import { AskErrorCode, DASHBOARD_COPY } from '@ask/ask-errors';
+import { IngestionService, loadDocuments } from '@ask/ingestion';
+import { LocalEmbeddingProvider } from '@ask/llm-providers';
+import { ApiKeysRepository, CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
+import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { startStack, type Stack } from '@ask/stack';
+import { launchBrowser } from './support/browser';
+import { CuttingProxy } from './support/cutting-proxy';
+
+const ROOT = resolve(__dirname, '..', '..', '..');
+/** The small real knowledge base: pgvector's README and CHANGELOG. */
+const KB = resolve(ROOT, '..', 'shared', 'data', 'kb-pgvector');
+const SCREENSHOT = resolve(ROOT, 'tmp', 'artifacts', 'dashboard-session.png');
+const LOCAL_EMBEDDING = { provider: 'local', model: 'local-lexical-v1', dimensions: 256 } as const;
+const LOCAL_LLM = { provider: 'local', model: 'local' } as const;
+
+interface Accepted {
+  askId: string;
+  sessionId: string;
+  eventsUrl: string;
+}
+
+describe('the dashboard in headless Chromium, against the real stack', () => {
+  let db: TestDatabase;
+  let stack: Stack;
+  let proxy: CuttingProxy;
+  let browser: Awaited<ReturnType<typeof launchBrowser>>;
+  let page: Page;
+  let projects: ProjectsRepository;
+  let keys: ApiKeysRepository;
+  let projectId: string;
+  let projectKey: string;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
+    keys = new ApiKeysRepository(db.dataSource);
+    const project = await projects.create({ name: 'dashboard', llmSettings: LOCAL_LLM, embeddingSettings: LOCAL_EMBEDDING, topK: 6 });
+    projectId = project.id;
+    projectKey = (await keys.create(projectId, 'dashboard spec')).key;
+    const ingestion = new IngestionService(new KnowledgeRepository(db.dataSource), new InsightsRepository(db.dataSource));
+    await ingestion.ingest(projectId, await loadDocuments(KB), new LocalEmbeddingProvider());
+    stack = await startStack({
+      env: {
+        DATABASE_URL: db.url,
+        ASK_KEY_PREFIX: `dashboard-${randomUUID()}`,
+        ASK_EVENTS_SECRET: randomBytes(32).toString('base64url'),
+        LOCAL_LLM_CHUNK_DELAY_MS: '30',
+        LOG_LEVEL: 'warn',
+      },
+    });
+    proxy = await new CuttingProxy(new URL(stack.gatewayUrl)).start();
+    browser = await launchBrowser();
+    page = await browser.context.newPage();
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    await page.goto(`${proxy.url}/`);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await proxy?.close();
+    await stack?.stop();
+    await db?.drop();
+  });
+
+  afterEach(() => expect(pageErrors).toEqual([]));
+
+  const storedAnswer = async (askId: string): Promise<string> => {
+    const [row] = await db.dataSource.query('SELECT answer FROM ask_session_messages WHERE ask_id = $1', [askId]);
+    return row.answer;
+  };
+
+  /** The ask's events read back from the gateway on their own (not through the page). */
+  const eventsOf = async (accepted: Accepted, key: string): Promise<AskEvent[]> => {
+    const events: AskEvent[] = [];
+    for await (const event of new AskClient(stack.gatewayUrl, key).events(accepted.askId, { eventsUrl: accepted.eventsUrl })) events.push(event);
+    return events;
+  };
+
+  const openProject = async (id: string, key: string) => {
+    await page.getByLabel('Project').fill(id);
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Open project' }).click();
+    await page.getByRole('heading', { name: 'New chat' }).waitFor();
+  };
+
+  const turn = (n: number) => page.locator(`#turns > li:nth-child(${n})`);
+
+  /**
+   * Asks through the page and records the answer's length at every DOM change while it streams.
+   * @returns the 202 body the page received, and the lengths seen.
+   */
+  const askOnPage = async (question: string, n: number): Promise<{ accepted: Accepted; lengths: number[] }> => {
+    await page.evaluate((index) => {
+      const w = window as unknown as { __lengths: number[]; __observer?: MutationObserver };
+      w.__observer?.disconnect();
+      w.__lengths = [];
+      w.__observer = new MutationObserver(() => {
+        const answer = document.querySelector(`#turns > li:nth-child(${index}) [data-role=answer]`);
+        if (answer) w.__lengths.push(answer.textContent?.length ?? 0);
+      });
+      w.__observer.observe(document.getElementById('turns') as HTMLElement, { childList: true, subtree: true, characterData: true });
+    }, n);
+    const response = page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/ask'));
+    await page.getByLabel('Your question').fill(question);
+    await page.getByRole('button', { name: 'Ask' }).click();
+    const accepted = (await (await response).json()) as Accepted;
+    await page.locator(`#turns > li:nth-child(${n})[data-status=done], #turns > li:nth-child(${n})[data-status=error]`).waitFor();
+    const lengths = await page.evaluate(() => (window as unknown as { __lengths: number[] }).__lengths);
+    return { accepted, lengths };
+  };
+
+  describe('a 3-turn session', () => {
+    const questions = [
+      'How do I create an HNSW index with pgvector?',
+      'Which distance functions can that index use?',
+      'How do I tune the ef_search parameter for better recall?',
+    ];
+    const turns: Array<{ accepted: Accepted; lengths: number[]; budget: BudgetEvent; answer: string }> = [];
+
+    beforeAll(async () => {
+      await openProject(projectId, projectKey);
+      for (const [i, question] of questions.entries()) {
+        const { accepted, lengths } = await askOnPage(question, i + 1);
+        const budgets = (await eventsOf(accepted, projectKey)).filter((e) => e.type === 'budget');
+        const badge = await page.locator('#token-badge-value').textContent();
+        const dataset = await page.locator('#token-badge').evaluate((node: HTMLElement) => ({ ...node.dataset }));
+        const budget = budgets[budgets.length - 1].data as BudgetEvent;
+        expect({ badge, dataset }).toEqual({
+          badge: `${budget.used.toLocaleString('en-US')} / ${budget.window.toLocaleString('en-US')}`,
+          dataset: { used: String(budget.used), window: String(budget.window) },
+        });
+        turns.push({ accepted, lengths, budget, answer: (await turn(i + 1).locator('[data-role=answer]').textContent()) ?? '' });
+      }
+      mkdirSync(resolve(SCREENSHOT, '..'), { recursive: true });
+      await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    });
+
+    it('streams each answer: the text grows over several steps before it is complete', () => {
+      for (const { lengths, answer } of turns) {
+        const growing = lengths.filter((length, i) => length > 0 && length < answer.length && length > (lengths[i - 1] ?? 0));
+        expect(growing.length).toBeGreaterThanOrEqual(3);
+        expect(lengths[lengths.length - 1]).toBe(answer.length);
+      }
+    });
+
+    it('shows exactly the stored answers, in one session', async () => {
+      const sessionId = turns[0].accepted.sessionId;
+      expect(turns.map((t) => t.accepted.sessionId)).toEqual([sessionId, sessionId, sessionId]);
+      for (const t of turns) expect(t.answer).toBe(await storedAnswer(t.accepted.askId));
+      expect(turns[2].answer.split('\n')[0]).toBe('(Follow-up; this prompt carried 2 earlier turns.)');
+    });
+
+    it("shows each turn's budget in plain words and its sources under the answer", async () => {
+      for (const [i, { budget }] of turns.entries()) {
+        const line = await turn(i + 1).locator('[data-role=budget]').textContent();
+        expect(line).toContain(`Prompt ${budget.used.toLocaleString('en-US')} of ${budget.window.toLocaleString('en-US')} tokens`);
+        expect(line).toContain(`carried ${budget.turnsKept} earlier turn`);
+        expect(await turn(i + 1).locator('[data-role=sources] li').count()).toBeGreaterThan(0);
+      }
+      expect(turns.map((t) => t.budget.turnsKept)).toEqual([0, 1, 2]);
+    });
+
+    it('lists the session and reopens it with its 3 turns', async () => {
+      const sessionId = turns[0].accepted.sessionId;
+      const row = page.locator(`button.session-open[data-session-id="${sessionId}"]`);
+      await expect(row.textContent()).resolves.toContain('3 turns');
+      await expect(row.textContent()).resolves.toContain(questions[0]);
+      await page.getByRole('button', { name: 'New chat' }).click();
+      expect(await page.locator('#turns > li').count()).toBe(0);
+      expect(await page.locator('#token-badge-value').textContent()).toBe('– / –');
+      await row.click();
+      await page.locator('#turns > li:nth-child(3)').waitFor();
+      expect(await page.locator('#turns [data-role=question]').allTextContents()).toEqual(questions.map((q) => `You asked: ${q}`));
+      expect(await page.locator('#turns [data-role=answer]').allTextContents()).toEqual(turns.map((t) => t.answer));
+      expect(await row.getAttribute('aria-current')).toBe('true');
+    });
+
+    it('has a label for every field, a polite live region for the answer, and fits 375 px', async () => {
+      const unlabelled = await page.evaluate(() =>
+        Array.from(document.querySelectorAll('input, textarea')).filter((node) => (node as HTMLInputElement).labels?.length === 0).map((n) => n.id),
+      );
+      expect(unlabelled).toEqual([]);
+      expect(await page.locator('#turns').getAttribute('aria-live')).toBe('polite');
+      await page.setViewportSize({ width: 375, height: 800 });
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
+      await page.screenshot({ path: resolve(SCREENSHOT, '..', 'dashboard-375px.png'), fullPage: true });
+      await page.setViewportSize({ width: 1280, height: 900 });
+      expect(overflow).toBeLessThanOrEqual(375);
+    });
+
+    it('continues the reopened session with a follow-up and deletes it', async () => {
+      const { accepted } = await askOnPage('Does pgvector support halfvec?', 4);
+      expect(accepted.sessionId).toBe(turns[0].accepted.sessionId);
+      expect(await turn(4).locator('[data-role=answer]').textContent()).toBe(await storedAnswer(accepted.askId));
+      await page.getByRole('button', { name: /^Delete session/ }).first().click();
+      await page.getByRole('button', { name: /^Confirm: delete session/ }).click();
+      await page.locator(`button.session-open[data-session-id="${accepted.sessionId}"]`).waitFor({ state: 'detached' });
+      const [{ count }] = await db.dataSource.query('SELECT count(*)::int AS count FROM ask_session_messages WHERE session_id = $1', [accepted.sessionId]);
+      expect(count).toBe(0);
+    });
+  });
+
+  describe('typed errors, with the copy chosen by code', () => {
+    it('names the missing LLM provider for a project without one (412)', async () => {
+      const bare = await projects.create({ name: 'no llm', embeddingSettings: LOCAL_EMBEDDING });
+      await openProject(bare.id, (await keys.create(bare.id, 'dashboard spec')).key);
+      await askOnPage('Anything?', 1);
+      const error = turn(1).locator('[data-role=error]');
+      expect(await error.getAttribute('data-code')).toBe('llm_not_configured');
+      expect(await error.locator('.error-copy').textContent()).toBe(DASHBOARD_COPY[AskErrorCode.LlmNotConfigured]);
+      expect(await error.locator('.error-copy').textContent()).toContain('no LLM provider');
+      expect(await error.locator('details').getAttribute('open')).toBeNull();
+      await error.getByText('What happened').click();
+      await expect(error.locator('details dl').textContent()).resolves.toContain('412');
+    });
+
+    it('says to start a new chat or switch model when the question does not fit the window (413)', async () => {
+      // A window capped at 1,024 tokens leaves 357 for the prompt; the question alone is about 700.
+      const small = await projects.create({
+        name: 'small window',
+        llmSettings: { ...LOCAL_LLM, maxContextTokens: 1024, maxTokens: 16 },
+        embeddingSettings: LOCAL_EMBEDDING,
+      });
+      await openProject(small.id, (await keys.create(small.id, 'dashboard spec')).key);
+      await askOnPage('向量索引如何工作？'.repeat(100), 1);
+      const error = turn(1).locator('[data-role=error]');
+      expect(await error.getAttribute('data-code')).toBe('context_overflow');
+      expect(await error.locator('.error-copy').textContent()).toBe(DASHBOARD_COPY[AskErrorCode.ContextOverflow]);
+      await error.getByText('What happened').click();
+      await expect(error.locator('details dl').textContent()).resolves.toMatch(/model=local window=1024 question=\d+/);
+    });
+
+    it('refuses a question over the 4,000-token limit with the invalid-request copy (400, before queueing)', async () => {
+      await openProject(projectId, projectKey);
+      await askOnPage('向量索引如何工作？'.repeat(880), 1);
+      const error = turn(1).locator('[data-role=error]');
+      expect(await error.getAttribute('data-code')).toBe('invalid_request');
+      expect(await error.locator('.error-copy').textContent()).toBe(DASHBOARD_COPY[AskErrorCode.InvalidRequest]);
+    });
+  });
+
+  describe('a dropped events connection', () => {
+    it('resumes with Last-Event-ID and ends with exactly the stored answer', async () => {
+      await openProject(projectId, projectKey);
+      const before = proxy.eventsRequests.length;
+      const cut = proxy.cutNextEventsStream(3);
+      const { accepted } = await askOnPage('What is the difference between IVFFlat and HNSW indexes?', 1);
+      await cut;
+      const requests = proxy.eventsRequests.slice(before);
+      expect(requests.length).toBeGreaterThanOrEqual(2);
+      expect(requests[0].lastEventId).toBeUndefined();
+      expect(requests[1].lastEventId).toMatch(/^\d+-\d+$/);
+      expect(requests.every((r) => r.url === accepted.eventsUrl)).toBe(true);
+      const deltas = (await eventsOf(accepted, projectKey)).filter((e) => e.type === 'delta');
+      expect(deltas.length).toBeGreaterThan(3);
+      expect(await turn(1).getAttribute('data-status')).toBe('done');
+      expect(await turn(1).locator('[data-role=answer]').textContent()).toBe(await storedAnswer(accepted.askId));
+    });
+  });
+});
