@@ -1,4 +1,5 @@
 import type { AppConfig } from '@ask/config';
+import { Client, type ClientConfig } from 'pg';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
@@ -32,7 +33,22 @@ export function dataSourceOptions(config: PersistenceConfig, tuning: DataSourceT
     logging: false,
     applicationName: tuning.applicationName ?? 'ask',
     poolSize: tuning.poolSize ?? 10,
+    extra: { Client: PooledClient },
   };
+}
+
+/**
+ * The pool's connection class: a pg Client that always has an `error` listener. The pool and TypeORM
+ * attach and detach their own listeners as a connection moves between idle and checked out; a
+ * server-side termination (PostgreSQL restarting: 57P01) that reaches a connection in between
+ * would otherwise be an unhandled 'error' event and crash the process. The pool still hears the
+ * error where it listens, and a broken connection is not queryable, so it is dropped on release.
+ */
+class PooledClient extends Client {
+  constructor(config?: string | ClientConfig) {
+    super(config);
+    this.on('error', () => undefined);
+  }
 }
 
 /**
