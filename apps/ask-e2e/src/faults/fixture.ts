@@ -75,6 +75,8 @@ export interface FaultFixture {
 }
 
 export interface FixtureOptions {
+  /** Names the suite's log directory: tmp/fault-logs/<name>-<pid>/<app>-<n>.log. */
+  name: string;
   redisUrl: string;
   postgres?: PostgresServer;
   /** Added to the stack's environment (after the suite defaults). */
@@ -102,6 +104,7 @@ export async function startFixture(options: FixtureOptions): Promise<FaultFixtur
     await ingestion.ingest(project.id, await loadDocuments(KB), new LocalEmbeddingProvider());
     const apiKey = (await new ApiKeysRepository(db.dataSource).create(project.id, 'fault suite')).key;
     stack = await startStack({
+      logDir: resolve(__dirname, '..', '..', '..', '..', 'tmp', 'fault-logs', `${options.name}-${process.pid}`),
       env: {
         DATABASE_URL: db.url,
         REDIS_URL: options.redisUrl,
@@ -200,4 +203,68 @@ export function reassemble(events: AskEvent[]): string {
 /** A typed error body or event: an HTTP-like status and a snake_case code. */
 export function isTyped(error: { status?: number; code?: string } | undefined): boolean {
   return !!error && typeof error.status === 'number' && typeof error.code === 'string' && /^[a-z_]+$/.test(error.code);
+}
+
+/** One ask of a run under a fault: how its POST went, and how its stream ended. */
+export interface RunAsk {
+  index: number;
+  /** The POST's error when the ask was not accepted (`status code`, or the network error's name). */
+  rejected?: { status?: number; code?: string; message: string };
+  /** Every rejected POST of this ask (retried while 503), as `status code` or the network error. */
+  rejections: string[];
+  followed?: Followed;
+}
+
+/**
+ * Sends `count` asks, one every `spacingMs`, and follows each to its end (at most `limitMs`), while
+ * `fault` runs once at `faultAtMs` after the first. Resolves when every ask has ended or given up.
+ */
+export async function runUnderFault(
+  fx: FaultFixture,
+  options: { count: number; spacingMs: number; limitMs: number; faultAtMs: number; fault: () => Promise<unknown> },
+): Promise<{ asks: RunAsk[]; faultResult: unknown }> {
+  const faultDone = new Promise((r) => setTimeout(r, options.faultAtMs)).then(options.fault);
+  const asks = await Promise.all(
+    Array.from({ length: options.count }, async (_, index): Promise<RunAsk> => {
+      await new Promise((r) => setTimeout(r, index * options.spacingMs));
+      // A client retries a 503 (the service says: retry shortly) for up to 15 s; anything else ends it.
+      const rejections: string[] = [];
+      for (const started = Date.now(); ; ) {
+        try {
+          const accepted = await fx.client.ask(fx.projectId, QUESTIONS[index % QUESTIONS.length]);
+          return { index, rejections, followed: await follow(fx.client, accepted.askId, accepted.sessionId, options.limitMs) };
+        } catch (err) {
+          const cause = (err as { cause?: { code?: string } }).cause?.code;
+          const rejected =
+            err instanceof AskApiError
+              ? { status: err.status, code: err.body.code, message: err.message }
+              : { message: `${(err as Error).name}: ${(err as Error).message}${cause ? ` (${cause})` : ''}` };
+          rejections.push(rejected.code ? `${rejected.status} ${rejected.code}` : rejected.message);
+          if (rejected.status !== 503 || Date.now() - started > 15_000) return { index, rejections, rejected };
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+    }),
+  );
+  return { asks, faultResult: await faultDone };
+}
+
+/** Figures of a run: how many asks were rejected, done, errored (by code), hung, and the slowest. */
+export function summarise(asks: RunAsk[]) {
+  const followed = asks.flatMap((a) => (a.followed ? [a.followed] : []));
+  const errors: Record<string, number> = {};
+  for (const f of followed) if (f.error) errors[`${f.error.status} ${f.error.code}`] = (errors[`${f.error.status} ${f.error.code}`] ?? 0) + 1;
+  const rejected: Record<string, number> = {};
+  for (const a of asks) for (const r of a.rejections) rejected[r] = (rejected[r] ?? 0) + 1;
+  return {
+    sent: asks.length,
+    accepted: followed.length,
+    postsRejected: rejected,
+    retriedAsks: asks.filter((a) => a.rejections.length > 0).length,
+    done: followed.filter((f) => f.end === 'done').length,
+    errors,
+    hung: followed.filter((f) => f.end === 'hung').length,
+    slowestMs: Math.max(0, ...followed.map((f) => f.elapsedMs)),
+    reconnects: followed.reduce((n, f) => n + f.connections - 1, 0),
+  };
 }

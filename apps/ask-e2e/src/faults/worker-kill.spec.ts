@@ -13,6 +13,7 @@ describe('fault: the synthesis worker is SIGKILLed while it streams', () => {
   beforeAll(async () => {
     redis = await startRedis();
     fx = await startFixture({
+      name: 'worker-kill',
       redisUrl: redis.url,
       env: {
         LOCAL_LLM_CHUNK_DELAY_MS: '50',
