@@ -1,0 +1,90 @@
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { type FakeFault, type FakeUpstream, startFakeUpstream } from '../../../../tools/fake-upstream/src';
+import { type FaultFixture, follow, type Followed, reassemble, rowsPerAsk, startFixture } from './fixture';
+import { type RedisServer, startRedis } from './servers';
+
+/** Short, so a stalled upstream ends the ask in seconds (504 at the deadline). */
+const DEADLINE_MS = 6_000;
+
+describe('fault: the LLM upstream fails (fake OpenAI upstream)', () => {
+  let redis: RedisServer;
+  let upstream: FakeUpstream;
+  let fx: FaultFixture;
+
+  beforeAll(async () => {
+    [redis, upstream] = await Promise.all([startRedis(), startFakeUpstream({ chunkDelayMs: 5 })]);
+    fx = await startFixture({
+      name: 'upstream',
+      redisUrl: redis.url,
+      llmSettings: { provider: 'openai', model: 'gpt-4o', baseUrl: `${upstream.url}/v1` },
+      credentials: { apiKey: 'sk-test-fault-suite' },
+      env: { ASK_DEADLINE_MS: String(DEADLINE_MS) },
+    });
+  });
+
+  afterAll(async () => {
+    await fx?.close();
+    await upstream?.close();
+    await redis?.close();
+  });
+
+  /** Asks once with `fault` set for the next `count` chat calls; returns the outcome, the chat calls made and the stored rows. */
+  async function askWith(fault: FakeFault, count: number): Promise<{ outcome: Followed; calls: number; rows: number; answer: string | null }> {
+    upstream.clearFaults();
+    upstream.setFault(fault, count);
+    const before = upstream.requests.filter((r) => r.route === 'openai.chat').length;
+    const accepted = await fx.client.ask(fx.projectId, 'How do I create an HNSW index with pgvector?');
+    const outcome = await follow(fx.client, accepted.askId, accepted.sessionId, DEADLINE_MS + 10_000);
+    upstream.clearFaults();
+    const calls = upstream.requests.filter((r) => r.route === 'openai.chat').length - before;
+    const stored = (await rowsPerAsk(fx.db.dataSource, [accepted.askId])).get(accepted.askId)!;
+    console.log(`${fault.kind} x${count}: ${outcome.end} ${outcome.error ? `${outcome.error.status} ${outcome.error.code}` : ''} after ${calls} calls, ${outcome.elapsedMs} ms, rows ${stored.count}`);
+    return { outcome, calls, rows: stored.count, answer: stored.answer };
+  }
+
+  it('429 with retry-after every time: 3 attempts honouring retry-after, then 502 llm_upstream; nothing stored', async () => {
+    const { outcome, calls, rows } = await askWith({ kind: '429', retryAfterSeconds: 1 }, 10);
+    expect(outcome.error).toMatchObject({ status: 502, code: 'llm_upstream' });
+    expect(calls).toBe(3);
+    expect(outcome.elapsedMs).toBeGreaterThanOrEqual(2_000);
+    expect(rows).toBe(0);
+  });
+
+  it('429 once: retried after retry-after and answered; stored once', async () => {
+    const { outcome, calls, rows, answer } = await askWith({ kind: '429', retryAfterSeconds: 1 }, 1);
+    expect(outcome.end).toBe('done');
+    expect(calls).toBe(2);
+    expect(rows).toBe(1);
+    expect(reassemble(outcome.events)).toBe(answer);
+  });
+
+  it('500 every time: 3 attempts with backoff, then 502 llm_upstream; nothing stored', async () => {
+    const { outcome, calls, rows } = await askWith({ kind: '500' }, 10);
+    expect(outcome.error).toMatchObject({ status: 502, code: 'llm_upstream' });
+    expect(calls).toBe(3);
+    expect(rows).toBe(0);
+  });
+
+  it('a stalled upstream (no bytes): 504 at the ask deadline; nothing stored', async () => {
+    const { outcome, calls, rows } = await askWith({ kind: 'stall' }, 10);
+    expect(outcome.error).toMatchObject({ status: 504, code: 'llm_upstream' });
+    expect(calls).toBe(1);
+    expect(outcome.elapsedMs).toBeLessThan(DEADLINE_MS + 3_000);
+    expect(rows).toBe(0);
+  });
+
+  it('a disconnect mid-stream (text already sent): no silent retry, 502; the half answer is not stored', async () => {
+    const { outcome, calls, rows } = await askWith({ kind: 'disconnect', afterChunks: 4 }, 10);
+    expect(outcome.events.filter((e) => e.type === 'delta').length).toBeGreaterThan(0);
+    expect(outcome.error).toMatchObject({ status: 502, code: 'llm_upstream' });
+    expect(calls).toBe(1);
+    expect(rows).toBe(0);
+  });
+
+  it('a stream that ends without its final event: 502, the half answer is not stored', async () => {
+    const { outcome, rows } = await askWith({ kind: 'truncate' }, 10);
+    expect(outcome.error?.status).toBe(502);
+    expect(outcome.end).toBe('error');
+    expect(rows).toBe(0);
+  });
+});
