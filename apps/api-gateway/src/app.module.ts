@@ -2,10 +2,9 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import type Redis from 'ioredis';
-import { BullModule } from '@nestjs/bullmq';
 import { QueueName } from '@ask/ask-contracts';
 import { APP_CONFIG, AppConfigModule, type AppConfig } from '@ask/config';
-import { EVENTS_REDIS, EventStreamModule } from '@ask/event-stream';
+import { AskQueuesModule, EVENTS_REDIS, EventStreamModule } from '@ask/event-stream';
 import { IngestionModule } from '@ask/ingestion';
 import { PersistenceModule } from '@ask/persistence';
 import { AskController } from './asks/ask.controller';
@@ -19,8 +18,8 @@ import { KnowledgeController } from './knowledge/knowledge.controller';
 import { ProjectsController } from './projects/projects.controller';
 import { ProjectsService } from './projects/projects.service';
 import { SessionsController } from './sessions/sessions.controller';
-import { ProjectThrottlerGuard, throttlerOptions } from './rate-limit/rate-limit';
 import { DashboardStaticModule } from './dashboard/dashboard-static.module';
+import { ProjectThrottlerGuard, throttlerOptions } from './rate-limit/rate-limit';
 
 /** The API gateway: HTTP routes, the retrieval producer, and the SSE relay of ask events. */
 @Module({
@@ -28,11 +27,7 @@ import { DashboardStaticModule } from './dashboard/dashboard-static.module';
     AppConfigModule,
     PersistenceModule.forRoot(),
     EventStreamModule,
-    BullModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({ connection: { url: config.REDIS_URL }, prefix: config.ASK_KEY_PREFIX }),
-    }),
-    BullModule.registerQueue({ name: QueueName.AskRetrieval }),
+    AskQueuesModule.forQueues(QueueName.AskRetrieval),
     IngestionModule,
     DashboardStaticModule,
     ThrottlerModule.forRootAsync({
