@@ -6,8 +6,9 @@
 #   docker run ask-service npm run migrate
 # `docker build --build-arg APP=synthesis-worker` bakes another default in.
 #
-# There is no build step: tools/run-ts.js compiles the TypeScript with SWC as it is required, so the
-# image keeps the devDependencies (@swc/core, @swc-node/register) that do that.
+# The apps have no build step: tools/run-ts.js compiles the TypeScript with SWC as it is required, so
+# the image keeps the devDependencies (@swc/core, @swc-node/register) that do that. Only the dashboard
+# is bundled (Vite) at build time.
 FROM node:20-bookworm-slim
 
 WORKDIR /app
@@ -18,6 +19,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund && npm cache clean --force
 
 COPY . .
+# The dashboard the gateway serves at `/` (apps/dashboard/dist).
+RUN npx nx run dashboard:build --skip-nx-cache
 
 ARG APP=api-gateway
 ENV APP=${APP} \

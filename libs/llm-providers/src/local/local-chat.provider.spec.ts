@@ -43,6 +43,15 @@ describe(LocalChatProvider.name, () => {
       );
     });
 
+    it('drops the passage\'s own list markers from a quoted sentence', () => {
+      const content =
+        renderContextItem({ kind: 'knowledge', title: 'CHANGELOG', score: 0.5, text: '- Added support for parallel index builds for HNSW indexes' }, 0) +
+        'Which index builds run in parallel?';
+      expect(composeAnswer([{ role: 'user', content }], 1).split('\n')[1]).toBe(
+        '- Added support for parallel index builds for HNSW indexes [1: CHANGELOG]',
+      );
+    });
+
     it('says how many earlier turns the prompt carried', () => {
       const messages: ChatMessage[] = [
         { role: 'system', content: 'Answer from context.' },

@@ -131,7 +131,8 @@ function sentences(text: string): string[] {
   return text
     .replace(/```[\s\S]*?```/g, ' ')
     .split(/(?<=[.!?。！？])\s+|\n{2,}/u)
-    .map((s) => s.replace(/\s+/g, ' ').trim())
+    // One line each, without the passage's own list markers or heading hashes (the answer adds its own).
+    .map((s) => s.replace(/\s+/g, ' ').trim().replace(/^(?:[-*+]|#{1,6}|\d+\.)\s+/, ''))
     .filter((s) => s.length >= 20);
 }
 
