@@ -1,0 +1,322 @@
+/**
+ * Load run (issue 7): `--sessions` concurrent client sessions for `--seconds` against the three apps
+ * as separate processes on loopback, with the embedded local providers, on a throwaway database on
+ * the local PostgreSQL and a key prefix of its own on the local Redis.
+ *
+ *   node tools/run-ts.js bench/load/load.bench.ts [--sessions 200] [--seconds 60] [--chunk-delay-ms 0]
+ *
+ * Each session asks a question, follows its SSE stream to `done` or `error` (reconnecting with
+ * Last-Event-ID if the stream drops), then asks the next, in sessions of up to 5 turns. After the
+ * time is up no new ask starts and the ones in flight are followed to their end (at most 120 s).
+ * Reports: lost asks (accepted, never ended), 5xx answers, outcomes by code, asks/s, latency
+ * (POST → terminal event) median/p95, and each app's RSS (/proc/<pid>/status VmRSS) sampled every
+ * 5 s. A benchmark, not a test: it asserts nothing. Writes bench/load/results.json and its own
+ * section of bench/RESULTS.md (other sections are left as they are).
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { AskApiError, AskClient, type AskOutcome, applyEvent } from '@ask/ask-client';
+import { IngestionService, loadDocuments } from '@ask/ingestion';
+import { LocalEmbeddingProvider } from '@ask/llm-providers';
+import { ApiKeysRepository, CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { createTestDatabase, type TestDatabase } from '../../libs/persistence/src/testing';
+import { type AppName, APPS, startStack, type Stack } from '../../tools/stack/stack';
+
+const ROOT = resolve(__dirname, '..', '..');
+const KB = '/work/shared/data/kb-pgvector';
+const SECTION = '## Load run (200 sessions, 60 s)';
+const MAX_TURNS = 5;
+const DRAIN_MS = 120_000;
+const SAMPLE_EVERY_MS = 5_000;
+
+const QUESTIONS = [
+  'How do I create an HNSW index with pgvector?',
+  'Which distance functions can an index use?',
+  'How do I tune ef_search for better recall?',
+  'What is the difference between IVFFlat and HNSW indexes?',
+  'How do I store half-precision vectors?',
+  'How many dimensions can a vector column have?',
+  'How do I filter rows while doing an approximate nearest neighbour search?',
+  'What changed in the latest release?',
+];
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const value = Number(process.argv[i + 1]);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} wants a non-negative integer`);
+  return value;
+}
+
+const SESSIONS = arg('sessions', 200);
+const SECONDS = arg('seconds', 60);
+const CHUNK_DELAY_MS = arg('chunk-delay-ms', 0);
+
+/** One ask as the client saw it. */
+interface AskRecord {
+  /** HTTP status of the POST (202 when accepted), or 0 for a network error. */
+  postStatus: number;
+  postCode?: string;
+  accepted: boolean;
+  /** `done`, `error <status> <code>`, or `lost` (accepted, no terminal event by the end of the drain). */
+  outcome: string;
+  ms: number;
+  /** Non-2xx statuses of the events route. */
+  eventStatuses: number[];
+  reconnects: number;
+}
+
+function rssKiB(pid: number | undefined): number | null {
+  if (!pid) return null;
+  try {
+    const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Follows an accepted ask to its terminal event, reconnecting with Last-Event-ID until `until`. */
+async function followAsk(client: AskClient, askId: string, until: number, record: AskRecord): Promise<AskOutcome> {
+  const outcome: AskOutcome = { askId, sessionId: '', answer: '', events: [] };
+  let lastEventId: string | undefined;
+  for (let connection = 0; Date.now() < until && connection < 50; connection += 1) {
+    if (connection > 0) record.reconnects += 1;
+    try {
+      for await (const event of client.events(askId, { lastEventId, signal: AbortSignal.timeout(Math.max(1, until - Date.now())) })) {
+        lastEventId = event.id;
+        applyEvent(outcome, event);
+      }
+    } catch (err) {
+      if (err instanceof AskApiError) record.eventStatuses.push(err.status);
+    }
+    if (outcome.done || outcome.error) return outcome;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return outcome;
+}
+
+async function runSession(client: AskClient, projectId: string, index: number, stopAt: number, records: AskRecord[]): Promise<void> {
+  let sessionId: string | undefined;
+  let turn = 0;
+  for (let n = 0; Date.now() < stopAt; n += 1) {
+    const question = QUESTIONS[(index + n) % QUESTIONS.length];
+    const record: AskRecord = { postStatus: 0, accepted: false, outcome: 'not accepted', ms: 0, eventStatuses: [], reconnects: 0 };
+    records.push(record);
+    const started = performance.now();
+    try {
+      const accepted = await client.ask(projectId, question, sessionId);
+      record.postStatus = 202;
+      record.accepted = true;
+      sessionId = accepted.sessionId;
+      const outcome = await followAsk(client, accepted.askId, stopAt + DRAIN_MS, record);
+      record.outcome = outcome.done ? 'done' : outcome.error ? `error ${outcome.error.status} ${outcome.error.code}` : 'lost';
+    } catch (err) {
+      if (err instanceof AskApiError) {
+        record.postStatus = err.status;
+        record.postCode = err.body.code;
+      }
+      record.outcome = `rejected ${record.postStatus}${record.postCode ? ` ${record.postCode}` : ''}`;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    record.ms = performance.now() - started;
+    turn = (turn + 1) % MAX_TURNS;
+    if (turn === 0) sessionId = undefined;
+  }
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
+}
+
+function machine() {
+  const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
+  const model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
+  let nproc: number;
+  try {
+    nproc = Number(execFileSync('nproc', { encoding: 'utf8' }).trim());
+  } catch {
+    nproc = cpus().length;
+  }
+  return { nproc, totalMemoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10, node: process.version, cpuModel: model };
+}
+
+function gitCommit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Replaces this benchmark's section of bench/RESULTS.md (or appends it); other sections untouched. */
+function writeSection(markdown: string): void {
+  const file = join(ROOT, 'bench', 'RESULTS.md');
+  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
+  const start = current.indexOf(`${SECTION}\n`);
+  let next: string;
+  if (start < 0) {
+    next = `${current.replace(/\s*$/, '')}\n\n${markdown.trim()}\n`;
+  } else {
+    const after = current.slice(start + SECTION.length);
+    const rel = after.search(/\n## /);
+    const end = rel < 0 ? current.length : start + SECTION.length + rel + 1;
+    const tail = current.slice(end);
+    next = `${current.slice(0, start)}${markdown.trim()}\n${tail ? `\n${tail}` : ''}`;
+  }
+  writeFileSync(file, next);
+}
+
+const mib = (kib: number | null) => (kib === null ? null : Math.round((kib / 1024) * 10) / 10);
+
+async function main(): Promise<void> {
+  const command = `node tools/run-ts.js bench/load/load.bench.ts${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
+  let db: TestDatabase | undefined;
+  let stack: Stack | undefined;
+  try {
+    console.log('creating a throwaway database and ingesting the knowledge base…');
+    db = await createTestDatabase();
+    const encryptionKey = randomBytes(32).toString('hex');
+    const projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(encryptionKey));
+    const project = await projects.create({
+      name: 'load',
+      llmSettings: { provider: 'local', model: 'local' },
+      embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
+      topK: 6,
+    });
+    const ingestion = new IngestionService(new KnowledgeRepository(db.dataSource), new InsightsRepository(db.dataSource));
+    await ingestion.ingest(project.id, await loadDocuments(KB), new LocalEmbeddingProvider());
+    const apiKey = (await new ApiKeysRepository(db.dataSource).create(project.id, 'load run')).key;
+    const env = {
+      DATABASE_URL: db.url,
+      ASK_KEY_PREFIX: `load-${randomUUID()}`,
+      ASK_ENCRYPTION_KEY: encryptionKey,
+      ASK_RATE_LIMIT_PER_MINUTE: '1000000',
+      LOCAL_LLM_CHUNK_DELAY_MS: String(CHUNK_DELAY_MS),
+      RETRIEVAL_CONCURRENCY: '16',
+      SYNTHESIS_CONCURRENCY: '16',
+      LOG_LEVEL: 'warn',
+    };
+    console.log('starting the stack…');
+    stack = await startStack({ env, logDir: join(ROOT, 'tmp', 'load-logs') });
+    const client = new AskClient(stack.gatewayUrl, apiKey);
+    // Warm-up: a few asks so every process has compiled its paths before the first sample.
+    for (const question of QUESTIONS.slice(0, 3)) await client.askAndWait(project.id, question);
+    await new Promise((r) => setTimeout(r, 2_000));
+
+    const pids = Object.fromEntries(APPS.map((name) => [name, stack!.apps[name].child.pid])) as Record<AppName, number | undefined>;
+    const samples: Array<{ atS: number; phase: string; rssMiB: Record<AppName, number | null>; asksDone: number }> = [];
+    const records: AskRecord[] = [];
+    const sample = (phase: string) =>
+      samples.push({
+        atS: Math.round((performance.now() - t0) / 100) / 10,
+        phase,
+        rssMiB: Object.fromEntries(APPS.map((name) => [name, mib(rssKiB(pids[name]))])) as Record<AppName, number | null>,
+        asksDone: records.filter((r) => r.outcome === 'done').length,
+      });
+    const t0 = performance.now();
+    sample('start');
+    const load1 = loadavg()[0];
+    const stopAt = Date.now() + SECONDS * 1000;
+    const sampler = setInterval(() => sample(Date.now() < stopAt ? 'load' : 'drain'), SAMPLE_EVERY_MS);
+    console.log(`running ${SESSIONS} sessions for ${SECONDS} s…`);
+    await Promise.all(Array.from({ length: SESSIONS }, (_, i) => runSession(client, project.id, i, stopAt, records)));
+    const wallS = (performance.now() - t0) / 1000;
+    clearInterval(sampler);
+    sample('end');
+    const loadEnd = loadavg()[0];
+    await new Promise((r) => setTimeout(r, 10_000));
+    sample('idle +10 s');
+
+    const accepted = records.filter((r) => r.accepted);
+    const outcomes: Record<string, number> = {};
+    for (const r of records) outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;
+    const done = records.filter((r) => r.outcome === 'done');
+    const latencies = done.map((r) => r.ms).sort((a, b) => a - b);
+    const round = (n: number) => Math.round(n * 10) / 10;
+    const fiveXx = records.filter((r) => r.postStatus >= 500).length + records.reduce((n, r) => n + r.eventStatuses.filter((s) => s >= 500).length, 0);
+    const mid = samples.filter((s) => s.phase === 'load')[Math.floor(samples.filter((s) => s.phase === 'load').length / 2)];
+    const first = samples[0];
+    const end = samples.find((s) => s.phase === 'end')!;
+    const idle = samples[samples.length - 1];
+    const summary = {
+      sessions: SESSIONS,
+      seconds: SECONDS,
+      wallSeconds: round(wallS),
+      asksSent: records.length,
+      asksAccepted: accepted.length,
+      lostAsks: records.filter((r) => r.outcome === 'lost').length,
+      fiveXx,
+      outcomes,
+      reconnects: records.reduce((n, r) => n + r.reconnects, 0),
+      asksPerSecond: round(done.length / wallS),
+      latencyMs: { median: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)), max: round(latencies[latencies.length - 1] ?? NaN) },
+      rssMiB: { start: first.rssMiB, middle: mid?.rssMiB ?? null, end: end.rssMiB, idleAfter10s: idle.rssMiB },
+      loadAverage1m: { start: round(load1), end: round(loadEnd) },
+    };
+    console.log(JSON.stringify(summary, null, 2));
+
+    const results = {
+      benchmark: 'load run (local providers)',
+      date: new Date().toISOString(),
+      command,
+      commit: gitCommit(),
+      machine: machine(),
+      setup: {
+        processes: 'api-gateway, retrieval-worker, synthesis-worker as separate Node processes (tools/stack), loopback HTTP + SSE',
+        env: { ...env, DATABASE_URL: '<throwaway database on the local PostgreSQL>', ASK_KEY_PREFIX: 'load-<uuid>', ASK_ENCRYPTION_KEY: '<random>' },
+        project: { llm: 'local/local', embedding: 'local/local-lexical-v1 (256 dims)', topK: 6, knowledge: KB },
+        client: `each session: POST ask, follow SSE to done/error (Last-Event-ID reconnects), next question; sessions of up to ${MAX_TURNS} turns; after ${SECONDS} s no new ask, in-flight ones followed up to ${DRAIN_MS / 1000} s`,
+        timing: 'client side, from just before POST /api/v1/projects/:id/ask to the terminal SSE event',
+      },
+      summary,
+      samples,
+    };
+    mkdirSync(join(ROOT, 'bench', 'load'), { recursive: true });
+    writeFileSync(join(ROOT, 'bench', 'load', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+
+    const rssRow = (name: AppName) =>
+      `| ${name} | ${first.rssMiB[name]} | ${mid?.rssMiB[name] ?? '–'} | ${end.rssMiB[name]} | ${idle.rssMiB[name]} |`;
+    const m = results.machine;
+    writeSection(`${SECTION}
+
+\`${command}\` · ${results.date.slice(0, 10)} · commit ${results.commit} · ${m.nproc} CPUs (${m.cpuModel}), ${m.totalMemoryGiB} GiB, Node ${m.node} · the three apps as separate processes on loopback, local providers (chunk delay ${CHUNK_DELAY_MS} ms), concurrency 16 per worker, throwaway database. Raw figures and 5 s RSS samples: \`bench/load/results.json\`.
+
+| figure | value |
+| --- | --- |
+| asks sent / accepted | ${summary.asksSent} / ${summary.asksAccepted} |
+| lost asks (accepted, no done or error) | ${summary.lostAsks} |
+| 5xx answers (POST + events) | ${summary.fiveXx} |
+| outcomes | ${Object.entries(outcomes).map(([k, v]) => `${k}: ${v}`).join(', ')} |
+| SSE reconnects | ${summary.reconnects} |
+| asks/s (done ÷ wall ${summary.wallSeconds} s) | ${summary.asksPerSecond} |
+| latency POST → done, median / p95 / max | ${summary.latencyMs.median} / ${summary.latencyMs.p95} / ${summary.latencyMs.max} ms |
+| 1-min load average, start / end | ${summary.loadAverage1m.start} / ${summary.loadAverage1m.end} |
+
+RSS (MiB, VmRSS):
+
+| process | start | middle | end | idle +10 s |
+| --- | --- | --- | --- | --- |
+${APPS.map(rssRow).join('\n')}
+`);
+    console.log(`wrote bench/load/results.json and the "${SECTION.slice(3)}" section of bench/RESULTS.md`);
+  } finally {
+    await stack?.stop(10_000);
+    await db?.drop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
