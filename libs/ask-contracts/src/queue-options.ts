@@ -4,7 +4,8 @@
  * bounded retention of finished jobs.
  */
 export const ASK_JOB_OPTIONS = {
-  attempts: 3,
+  // 0.5 + 1 + 2 + 4 s of backoff rides out a database or Redis restart of a few seconds.
+  attempts: 5,
   backoff: { type: 'exponential', delay: 500 },
   removeOnComplete: { age: 3600, count: 10_000 },
   removeOnFail: { age: 86_400 },

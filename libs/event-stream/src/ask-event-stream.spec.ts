@@ -77,6 +77,16 @@ describe(AskEventStream.name, () => {
     });
   });
 
+  describe('read until the deadline', () => {
+    it('returns at the deadline when no terminal event comes', async () => {
+      const askId = randomUUID();
+      await stream.publish(askId, 'accepted', { askId, sessionId: 's' });
+      const seen: string[] = [];
+      for await (const event of stream.read(askId, { blockMs: 5_000, deadlineAt: Date.now() + 300 })) seen.push(event.type);
+      expect(seen).toEqual(['accepted']);
+    });
+  });
+
   describe('read after the terminal event', () => {
     it('ends at once when Last-Event-ID is the terminal event', async () => {
       const askId = randomUUID();

@@ -22,8 +22,10 @@ export interface ReadOptions {
   blockMs?: number;
   /** Stops the read (the SSE client went away). */
   signal?: AbortSignal;
-  /** Gives up when no event arrives for this long, in milliseconds (the ask's deadline). */
+  /** Gives up when no event arrives for this long, in milliseconds. */
   idleTimeoutMs?: number;
+  /** Gives up at this time (epoch milliseconds) when no terminal event has come: the ask's deadline. */
+  deadlineAt?: number;
 }
 
 const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
@@ -105,7 +107,7 @@ export class AskEventStream {
    * signal, or `idleTimeoutMs` without an event. Uses its own Redis connection (blocking reads).
    */
   async *read(askId: string, options: ReadOptions = {}): AsyncGenerator<AskEvent> {
-    const { blockMs = 5_000, signal, idleTimeoutMs = 300_000 } = options;
+    const { blockMs = 5_000, signal, idleTimeoutMs = 300_000, deadlineAt = Number.POSITIVE_INFINITY } = options;
     let after = options.after && AskEventStream.isStreamId(options.after) ? options.after : '0';
     const key = this.streamKey(askId);
     const reader = this.redis.duplicate();
@@ -116,13 +118,14 @@ export class AskEventStream {
       // A client resuming after the terminal event has everything: end at once instead of waiting.
       if (after !== '0' && (await this.endedAtOrBefore(key, after))) return;
       while (!signal?.aborted) {
-        const reply = await reader.xread('COUNT', 200, 'BLOCK', blockMs, 'STREAMS', key, after).catch((err) => {
+        const waitMs = Math.max(1, Math.min(blockMs, deadlineAt - Date.now()));
+        const reply = await reader.xread('COUNT', 200, 'BLOCK', waitMs, 'STREAMS', key, after).catch((err) => {
           if (signal?.aborted) return null;
           throw err;
         });
         if (signal?.aborted) return;
         if (!reply) {
-          if (Date.now() - lastEventAt > idleTimeoutMs) return;
+          if (Date.now() - lastEventAt > idleTimeoutMs || Date.now() >= deadlineAt) return;
           continue;
         }
         lastEventAt = Date.now();

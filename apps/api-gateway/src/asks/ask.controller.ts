@@ -1,10 +1,11 @@
-import { Body, Controller, Headers, HttpCode, HttpStatus, Param, Post, Req, Sse } from '@nestjs/common';
-import { Get } from '@nestjs/common';
-import { uuidParam } from '../errors/params';
+import { Body, Controller, Get, Headers, HttpCode, HttpStatus, Inject, Param, Post, Req, Sse } from '@nestjs/common';
 import type { Request } from 'express';
 import { Observable } from 'rxjs';
-import { invalidRequest, notFound } from '@ask/ask-errors';
+import { TERMINAL_EVENTS } from '@ask/ask-contracts';
+import { invalidRequest, llmUpstream, notFound } from '@ask/ask-errors';
+import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
+import { uuidParam } from '../errors/params';
 import { AskEventsAccess } from '../auth/access.decorators';
 import { canSeeProject, principalOf } from '../auth/principal';
 import { RateLimit } from '../rate-limit/rate-limit';
@@ -18,13 +19,15 @@ interface SseMessage {
   data: unknown;
 }
 
-
+/** How long after an ask's deadline the events route waits for the worker's own terminal event (ms). */
+const DEADLINE_GRACE_MS = 10_000;
 
 @Controller('api/v1')
 export class AskController {
   constructor(
     private readonly asks: AskService,
     private readonly events: AskEventStream,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -63,9 +66,19 @@ export class AskController {
     return new Observable<SseMessage>((subscriber) => {
       const controller = new AbortController();
       request.on('close', () => controller.abort());
+      // Past the ask's deadline (plus a grace for the worker's own 504) no worker will finish it: the
+      // stream ends with a typed 504 instead of leaving the client waiting (e.g. jobs lost with Redis).
+      const deadlineAt = Date.parse(meta.acceptedAt) + this.config.ASK_DEADLINE_MS + DEADLINE_GRACE_MS;
       (async () => {
-        for await (const event of this.events.read(askId, { after: lastEventId || undefined, signal: controller.signal })) {
+        let ended = false;
+        for await (const event of this.events.read(askId, { after: lastEventId || undefined, signal: controller.signal, deadlineAt })) {
           subscriber.next({ id: event.id, type: event.type, data: event.data });
+          ended = TERMINAL_EVENTS.has(event.type);
+        }
+        if (!ended && !controller.signal.aborted && Date.now() >= deadlineAt) {
+          const error = llmUpstream('the ask passed its deadline without an answer', { timeout: true }).toEvent();
+          const id = await this.events.publish(askId, 'error', error);
+          subscriber.next({ id, type: 'error', data: error });
         }
         subscriber.complete();
       })().catch((err) => subscriber.error(err));
