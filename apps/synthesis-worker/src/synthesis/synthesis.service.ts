@@ -55,13 +55,22 @@ export class SynthesisService {
     const deadline = Date.parse(data.acceptedAt) + this.config.ASK_DEADLINE_MS;
     if (attempt > 1 && (await this.finishIfAlreadyStored(data))) return;
     if (attempt > 1) await this.resetIfStreamed(data.askId, attempt);
+    // A timer cleared when the ask ends (AbortSignal.timeout would hold each job's signal until the
+    // deadline, which under load keeps thousands alive); same TimeoutError reason as AbortSignal.timeout.
+    const deadlineController = new AbortController();
+    const timer = setTimeout(
+      () => deadlineController.abort(new DOMException('the ask passed its deadline', 'TimeoutError')),
+      Math.max(1, deadline - Date.now()),
+    );
     try {
-      await this.run(data, AbortSignal.timeout(Math.max(1, deadline - Date.now())));
+      await this.run(data, deadlineController.signal);
     } catch (err) {
       if (!isAskError(err)) throw err;
       await this.events.publish(data.askId, 'error', toErrorEvent(err));
       asksTotal.inc({ outcome: err.code });
       askDurationSeconds.observe((Date.now() - Date.parse(data.acceptedAt)) / 1000);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
