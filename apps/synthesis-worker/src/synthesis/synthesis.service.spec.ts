@@ -90,13 +90,19 @@ describe(SynthesisService.name, () => {
     it('applies the calibration factor learned from reported usage to an approximate counter', async () => {
       const model = 'mystery-model:7b';
       const ids = await newProject({ provider: 'ollama', model, baseUrl: upstream.url });
-      for (let i = 0; i < 30; i += 1) await usage.record({ model, counterId: 'approx:script-v1', estimated: 1000, reported: 1250 });
+      // Before 20 reported usages: the script-aware estimate, uncalibrated.
+      const before = await ask(ids, 'What is an HNSW index?');
+      expect(budgetOf(before.events)[0]).toMatchObject({ counter: 'approximate', counterId: 'approx:script-v1', calibration: 1 });
+      for (let i = 0; i < 30; i += 1) await usage.record({ model, counterId: 'approx:script-v1-floor', estimated: 1000, reported: 1250 });
       const { events: evs } = await ask(ids, 'What is an HNSW index?');
-      expect(budgetOf(evs)[0]).toMatchObject({ counter: 'approximate', counterId: 'approx:script-v1', calibration: 1.25, window: 128_000, margin: 19_200 });
+      expect(budgetOf(evs)[0]).toMatchObject({ counter: 'approximate', counterId: 'approx:script-v1-floor', calibration: 1.25, window: 128_000, margin: 19_200 });
       const done = evs.find((e) => e.type === 'done')?.data as DoneEvent;
       expect(done.usage.promptTokens).toBeGreaterThan(0);
-      // The call's own usage was recorded for later calibration.
-      expect((await usage.recent(model, 100)).length).toBe(31);
+      // Each call's own usage was recorded, as the floor's count of what was sent, for later calibration.
+      const recent = await usage.recent(model, 100);
+      expect(recent.length).toBe(32);
+      expect(recent[0].counterId).toBe('approx:script-v1-floor');
+      expect(recent[0].reported).toBe(done.usage.promptTokens);
     });
 
     it('resends a stored answer on a retried attempt instead of storing twice', async () => {

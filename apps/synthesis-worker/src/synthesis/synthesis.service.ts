@@ -16,7 +16,14 @@ import {
 import { type ModelRef, resolveModel, type ResolvedModel } from '@ask/model-catalog';
 import { askDurationSeconds, asksTotal, calibrationFactor, countingFaultsTotal, promptTokensPlanned, turnsDroppedTotal } from '@ask/observability';
 import { type Project, ProjectsRepository, SessionsRepository, type StoredMessage, UsageRepository } from '@ask/persistence';
-import { type CounterChoice, learnCalibration, selectTokenCounter, type TokenCounter } from '@ask/token-counting';
+import {
+  CALIBRATION_DEFAULTS,
+  calibrationBaseCounter,
+  type CounterChoice,
+  learnCalibrationDetailed,
+  selectTokenCounter,
+  type TokenCounter,
+} from '@ask/token-counting';
 import { DEFAULT_SYSTEM_PROMPT, sizePrompt, type SizedPrompt } from './prompt-sizer';
 
 /** Default completion budget for ask, in tokens (seed 000: "default 2048 for /ask"). */
@@ -81,8 +88,7 @@ export class SynthesisService {
     const ref: ModelRef = { provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl };
     const model = resolveModel(ref, { contextWindow: llm.contextWindow, maxContextTokens: llm.maxContextTokens });
     const choice = selectTokenCounter(ref, model.tokenizer);
-    const counter = choice.counter;
-    const calibration = choice.exact ? 1 : await this.calibration(model.model, counter.id);
+    const { counter, calibration } = await this.planningCounter(choice, model.model);
     const maxTokens = llm.maxTokens ?? project.maxTokens ?? DEFAULT_MAX_TOKENS;
     const provider = await this.provider(project, counter);
     const history = await this.historyWithCounts(data.sessionId, counter);
@@ -104,7 +110,7 @@ export class SynthesisService {
 
     let sized = size();
     sized = await this.verifyWithCountEndpoint(model.model, sized, choice, provider, maxTokens, size, signal);
-    await this.publishBudget(data.askId, model, choice, calibration, maxTokens, sized);
+    await this.publishBudget(data.askId, model, choice, counter, calibration, maxTokens, sized);
 
     const request: ChatRequest = { model: model.model, messages: sized.messages, maxTokens, signal };
     let result = await this.stream(data.askId, provider, request, model, sized);
@@ -112,7 +118,7 @@ export class SynthesisService {
       // Never retried as-is: re-budget below the limit the provider disclosed (or 10% tighter), once.
       const limit = result.overflow.limit ?? Math.floor(sized.window * 0.9);
       sized = size(Math.min(limit, sized.window - 1));
-      await this.publishBudget(data.askId, model, choice, calibration, maxTokens, sized);
+      await this.publishBudget(data.askId, model, choice, counter, calibration, maxTokens, sized);
       result = await this.stream(data.askId, provider, { ...request, messages: sized.messages }, model, sized);
       if (result.overflow) {
         throw contextOverflow({ model: model.model, window: sized.window, ...sized.figures });
@@ -132,7 +138,7 @@ export class SynthesisService {
       provider: model.provider,
       model: model.model,
     });
-    const warning = await this.checkReportedUsage(model, counter, sized, result.promptTokens);
+    const warning = await this.checkReportedUsage(model, choice, counter, calibration, sized, result.promptTokens);
     await this.events.publish(data.askId, 'done', {
       messageId: stored.message.id,
       usage: { promptTokens: result.promptTokens, completionTokens: result.completionTokens },
@@ -199,6 +205,7 @@ export class SynthesisService {
     askId: string,
     model: ResolvedModel,
     choice: CounterChoice,
+    counter: TokenCounter,
     calibration: number,
     maxTokens: number,
     sized: SizedPrompt,
@@ -212,7 +219,7 @@ export class SynthesisService {
       reserve: plan.reserve,
       margin: plan.margin,
       counter: choice.exact ? 'exact' : 'approximate',
-      counterId: choice.counter.id,
+      counterId: counter.id,
       calibration,
       available: plan.available,
       used: plan.used,
@@ -245,30 +252,53 @@ export class SynthesisService {
     }));
   }
 
-  private async calibration(model: string, counterId: string): Promise<number> {
-    const records = (await this.usage.recent(model, CALIBRATION_SAMPLE)).filter((r) => r.counterId === counterId);
-    const factor = learnCalibration(records.map((r) => ({ estimated: r.estimated, reported: r.reported })));
-    calibrationFactor.set({ model }, factor);
-    return factor;
+  /**
+   * The counter to plan with and its calibration factor. Exact counters plan as they are. An
+   * approximate one plans with the script-aware estimate until the model has enough reported usages;
+   * from then on with the calibration floor counter scaled by the factor learned from them (a high
+   * quantile of reported ÷ floor estimate, never below 1), which tracks what the provider bills far
+   * more tightly while staying approximate (15% margin).
+   */
+  private async planningCounter(choice: CounterChoice, model: string): Promise<{ counter: TokenCounter; calibration: number }> {
+    if (choice.exact) return { counter: choice.counter, calibration: 1 };
+    const floor = calibrationBaseCounter();
+    const records = (await this.usage.recent(model, CALIBRATION_SAMPLE)).filter((r) => r.counterId === floor.id);
+    const learned = learnCalibrationDetailed(records.map((r) => ({ estimated: r.estimated, reported: r.reported })));
+    if (learned.faults.length) {
+      this.logger.warn(`counting fault: model=${model} ${learned.faults.length} reported usages far above the estimate were left out of calibration`);
+    }
+    if (learned.samples < CALIBRATION_DEFAULTS.minSamples) return { counter: choice.counter, calibration: 1 };
+    calibrationFactor.set({ model }, learned.factor);
+    return { counter: floor, calibration: learned.factor };
   }
 
-  /** Records reported usage for calibration; returns a warning when the provider silently truncated. */
+  /**
+   * Compares the provider's reported prompt tokens with what we planned. For approximate counters it
+   * records the calibration floor's count of what was sent (the factor is learned relative to it). A
+   * report far above our plan is a counting fault (logged with the model id, counted in metrics); for
+   * Ollama a report far below is flagged as silent truncation (the returned warning).
+   */
   private async checkReportedUsage(
     model: ResolvedModel,
+    choice: CounterChoice,
     counter: TokenCounter,
+    calibration: number,
     sized: SizedPrompt,
     reported: number | null,
   ): Promise<string | undefined> {
     if (reported === null || reported <= 0) return undefined;
-    const estimated = counter.countMessages(sized.messages);
-    await this.usage.record({ model: model.model, counterId: counter.id, estimated, reported });
-    if (reported > estimated * COUNTING_FAULT_RATIO) {
-      countingFaultsTotal.inc({ model: model.model });
-      this.logger.warn(`counting fault: model=${model.model} counter=${counter.id} estimated=${estimated} reported=${reported}`);
+    const planned = Math.ceil(counter.countMessages(sized.messages) * calibration);
+    if (!choice.exact) {
+      const floor = calibrationBaseCounter();
+      await this.usage.record({ model: model.model, counterId: floor.id, estimated: floor.countMessages(sized.messages), reported });
     }
-    if (model.provider === 'ollama' && detectSilentTruncation(estimated, reported)) {
-      this.logger.warn(`silent truncation suspected: model=${model.model} sent=${estimated} reported=${reported}`);
-      return `the provider reported ${reported} prompt tokens for ${estimated} sent: it may have truncated the prompt silently`;
+    if (reported > planned * COUNTING_FAULT_RATIO) {
+      countingFaultsTotal.inc({ model: model.model });
+      this.logger.warn(`counting fault: model=${model.model} counter=${counter.id} estimated=${planned} reported=${reported}`);
+    }
+    if (model.provider === 'ollama' && detectSilentTruncation(planned, reported)) {
+      this.logger.warn(`silent truncation suspected: model=${model.model} sent=${planned} reported=${reported}`);
+      return `the provider reported ${reported} prompt tokens for ${planned} sent: it may have truncated the prompt silently`;
     }
     return undefined;
   }
