@@ -12,19 +12,19 @@
  * Baselines only: nothing here asserts a time. Writes bench/pipeline/results.json and its own section
  * of bench/RESULTS.md (other sections are left as they are).
  */
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { gitCommit, machine, numberArg, percentile, writeResultsSection } from '../common';
 import { AskClient } from '@ask/ask-client';
 import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
 import { ApiKeysRepository, CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
 // eslint-disable-next-line @nx/enforce-module-boundaries
-import { createTestDatabase, type TestDatabase } from '../../libs/persistence/src/testing';
-import { startStack, type Stack } from '../../tools/stack/stack';
+import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { startStack, type Stack } from '@ask/stack';
 
 const ROOT = resolve(__dirname, '..', '..');
 const DATA = '/work/shared/data';
@@ -35,17 +35,10 @@ const SECTION = '## Pipeline (local providers)';
 const MAX_TURNS = 5;
 const WARMUP_ASKS = 5;
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const value = Number(process.argv[i + 1]);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} wants a positive integer`);
-  return value;
-}
 
-const LATENCY_ASKS = arg('latency-asks', 200);
-const SESSIONS = arg('sessions', 16);
-const ASKS_PER_SESSION = arg('asks-per-session', 15);
+const LATENCY_ASKS = numberArg('latency-asks', 200);
+const SESSIONS = numberArg('sessions', 16);
+const ASKS_PER_SESSION = numberArg('asks-per-session', 15);
 
 /** One session's questions (the user turns of one dialogue, at most MAX_TURNS). */
 type Session = string[];
@@ -115,11 +108,6 @@ async function runSessions(client: AskClient, projectId: string, sessions: Sessi
   return timings;
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return NaN;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
-}
 
 function summarise(timings: AskTiming[]) {
   const ok = timings.filter((t) => t.ok).map((t) => t.ms).sort((a, b) => a - b);
@@ -142,43 +130,8 @@ function summarise(timings: AskTiming[]) {
   };
 }
 
-function machine() {
-  const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
-  const model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
-  let nproc: number;
-  try {
-    nproc = Number(execFileSync('nproc', { encoding: 'utf8' }).trim());
-  } catch {
-    nproc = cpus().length;
-  }
-  return { nproc, totalMemoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10, node: process.version, cpuModel: model };
-}
 
-function gitCommit(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
 
-/** Replaces this benchmark's section of bench/RESULTS.md (or appends it); other sections untouched. */
-function writeSection(markdown: string): void {
-  const file = join(ROOT, 'bench', 'RESULTS.md');
-  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
-  const start = current.indexOf(`${SECTION}\n`);
-  let next: string;
-  if (start < 0) {
-    next = `${current.replace(/\s*$/, '')}\n\n${markdown.trim()}\n`;
-  } else {
-    const after = current.slice(start + SECTION.length);
-    const rel = after.search(/\n## /);
-    const end = rel < 0 ? current.length : start + SECTION.length + rel + 1;
-    const tail = current.slice(end);
-    next = `${current.slice(0, start)}${markdown.trim()}\n${tail ? `\n${tail}` : ''}`;
-  }
-  writeFileSync(file, next);
-}
 
 async function main(): Promise<void> {
   const command = `node tools/run-ts.js bench/pipeline/pipeline.bench.ts${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
@@ -280,7 +233,7 @@ async function main(): Promise<void> {
 
     const m = results.machine;
     const turns = (byTurn: Record<string, number>) => Object.entries(byTurn).map(([t, ms]) => `${t}: ${ms}`).join(', ');
-    writeSection(`${SECTION}
+    writeResultsSection(SECTION, `${SECTION}
 
 Baselines, no targets. Whole ask pipeline (gateway → retrieval worker → synthesis worker → SSE, three processes on loopback) with the embedded \`local\` embedding and LLM providers, \`LOCAL_LLM_CHUNK_DELAY_MS=0\`, worker concurrency 16. Time = client side, POST ask → \`done\` event. Questions: MT-Bench-101 user turns, one session per dialogue (up to 5 turns, history grows). Raw figures: \`bench/pipeline/results.json\`.
 

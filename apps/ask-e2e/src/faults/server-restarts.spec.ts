@@ -5,17 +5,35 @@ const DEADLINE_MS = 20_000;
 /** A client gives up this long after the deadline: an ask still open then has hung. */
 const GRACE_MS = 8_000;
 
-describe('fault: PostgreSQL restarts during a run of 50 asks', () => {
+/** The servers a case runs on; `restart` stops one of them for about 1.5 s and starts it again. */
+interface RestartCase {
+  server: string;
+  name: string;
+  withPostgres: boolean;
+  restart(servers: { redis: RedisServer; postgres?: PostgresServer }): Promise<number>;
+}
+
+const CASES: RestartCase[] = [
+  { server: 'Redis', name: 'redis-restart', withPostgres: false, restart: ({ redis }) => redis.restart({ keepData: true, downMs: 1_500 }) },
+  {
+    server: 'PostgreSQL',
+    name: 'postgres-restart',
+    withPostgres: true,
+    restart: ({ postgres }) => postgres!.restart({ mode: 'fast', downMs: 1_500 }),
+  },
+];
+
+describe.each(CASES)('fault: $server restarts during a run of 50 asks', (c) => {
   let redis: RedisServer;
-  let postgres: PostgresServer;
+  let postgres: PostgresServer | undefined;
   let fx: FaultFixture;
   let asks: RunAsk[];
   let downMs = 0;
 
   beforeAll(async () => {
-    [redis, postgres] = await Promise.all([startRedis(), startPostgres()]);
+    [redis, postgres] = await Promise.all([startRedis(), c.withPostgres ? startPostgres() : Promise.resolve(undefined)]);
     fx = await startFixture({
-      name: 'postgres-restart',
+      name: c.name,
       redisUrl: redis.url,
       postgres,
       env: { LOCAL_LLM_CHUNK_DELAY_MS: '20', ASK_DEADLINE_MS: String(DEADLINE_MS), SYNTHESIS_LOCK_DURATION_MS: '5000', SYNTHESIS_STALLED_INTERVAL_MS: '2000' },
@@ -25,11 +43,11 @@ describe('fault: PostgreSQL restarts during a run of 50 asks', () => {
       spacingMs: 80,
       limitMs: DEADLINE_MS + GRACE_MS,
       faultAtMs: 2_000,
-      fault: () => postgres.restart({ mode: 'fast', downMs: 1_500 }),
+      fault: () => c.restart({ redis, postgres }),
     });
     asks = run.asks;
     downMs = run.faultResult as number;
-    console.log(`postgres restart (down ${downMs} ms): ${JSON.stringify(summarise(asks))}`);
+    console.log(`${c.name} (down ${downMs} ms): ${JSON.stringify(summarise(asks))}`);
   });
 
   afterAll(async () => {

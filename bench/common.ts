@@ -1,0 +1,69 @@
+/**
+ * Helpers shared by the benchmarks: command-line numbers, percentiles, the machine's description, the
+ * commit, and writing one section of bench/RESULTS.md without touching the others.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const BENCH_ROOT = resolve(__dirname, '..');
+
+/** `--name N` from the command line; `fallback` when absent. `min` is the smallest value accepted. */
+export function numberArg(name: string, fallback: number, min = 1): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const value = Number(process.argv[i + 1]);
+  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} wants an integer ≥ ${min}`);
+  return value;
+}
+
+/** The nearest-rank percentile `p` (0–100) of an ascending list; NaN for an empty one. */
+export function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
+}
+
+/** Cores (`nproc`), memory in GiB, Node version and CPU model of this machine. */
+export function machine() {
+  const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
+  const model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
+  let nproc: number;
+  try {
+    nproc = Number(execFileSync('nproc', { encoding: 'utf8' }).trim());
+  } catch {
+    nproc = cpus().length;
+  }
+  return { nproc, totalMemoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10, node: process.version, cpuModel: model };
+}
+
+/** The short commit the benchmark ran on, or `unknown` outside a checkout. */
+export function gitCommit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: BENCH_ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+/**
+ * Replaces the section headed `heading` (a `## ` line) of bench/RESULTS.md with `markdown`, or appends
+ * it; every other section is left as it is.
+ */
+export function writeResultsSection(heading: string, markdown: string): void {
+  const file = join(BENCH_ROOT, 'bench', 'RESULTS.md');
+  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
+  const start = current.indexOf(`${heading}\n`);
+  let next: string;
+  if (start < 0) {
+    next = `${current.replace(/\s*$/, '')}\n\n${markdown.trim()}\n`;
+  } else {
+    const after = current.slice(start + heading.length);
+    const rel = after.search(/\n## /);
+    const end = rel < 0 ? current.length : start + heading.length + rel + 1;
+    const tail = current.slice(end);
+    next = `${current.slice(0, start)}${markdown.trim()}\n${tail ? `\n${tail}` : ''}`;
+  }
+  writeFileSync(file, next);
+}
