@@ -13,19 +13,19 @@
  * 5 s. A benchmark, not a test: it asserts nothing. Writes bench/load/results.json and its own
  * section of bench/RESULTS.md (other sections are left as they are).
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { gitCommit, machine, numberArg, percentile, writeResultsSection } from '../common';
 import { AskApiError, AskClient, type AskOutcome, applyEvent } from '@ask/ask-client';
 import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
 import { ApiKeysRepository, CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
 // eslint-disable-next-line @nx/enforce-module-boundaries
-import { createTestDatabase, type TestDatabase } from '../../libs/persistence/src/testing';
-import { type AppName, APPS, startStack, type Stack } from '../../tools/stack/stack';
+import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { type AppName, APPS, startStack, type Stack } from '@ask/stack';
 
 const ROOT = resolve(__dirname, '..', '..');
 const KB = '/work/shared/data/kb-pgvector';
@@ -45,17 +45,10 @@ const QUESTIONS = [
   'What changed in the latest release?',
 ];
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const value = Number(process.argv[i + 1]);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} wants a non-negative integer`);
-  return value;
-}
 
-const SESSIONS = arg('sessions', 200);
-const SECONDS = arg('seconds', 60);
-const CHUNK_DELAY_MS = arg('chunk-delay-ms', 0);
+const SESSIONS = numberArg('sessions', 200, 0);
+const SECONDS = numberArg('seconds', 60, 0);
+const CHUNK_DELAY_MS = numberArg('chunk-delay-ms', 0, 0);
 
 /** One ask as the client saw it. */
 interface AskRecord {
@@ -130,49 +123,9 @@ async function runSession(client: AskClient, projectId: string, index: number, s
   }
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return NaN;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
-}
 
-function machine() {
-  const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
-  const model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
-  let nproc: number;
-  try {
-    nproc = Number(execFileSync('nproc', { encoding: 'utf8' }).trim());
-  } catch {
-    nproc = cpus().length;
-  }
-  return { nproc, totalMemoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10, node: process.version, cpuModel: model };
-}
 
-function gitCommit(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
 
-/** Replaces this benchmark's section of bench/RESULTS.md (or appends it); other sections untouched. */
-function writeSection(markdown: string): void {
-  const file = join(ROOT, 'bench', 'RESULTS.md');
-  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
-  const start = current.indexOf(`${SECTION}\n`);
-  let next: string;
-  if (start < 0) {
-    next = `${current.replace(/\s*$/, '')}\n\n${markdown.trim()}\n`;
-  } else {
-    const after = current.slice(start + SECTION.length);
-    const rel = after.search(/\n## /);
-    const end = rel < 0 ? current.length : start + SECTION.length + rel + 1;
-    const tail = current.slice(end);
-    next = `${current.slice(0, start)}${markdown.trim()}\n${tail ? `\n${tail}` : ''}`;
-  }
-  writeFileSync(file, next);
-}
 
 const mib = (kib: number | null) => (kib === null ? null : Math.round((kib / 1024) * 10) / 10);
 
@@ -285,7 +238,7 @@ async function main(): Promise<void> {
     const rssRow = (name: AppName) =>
       `| ${name} | ${first.rssMiB[name]} | ${mid?.rssMiB[name] ?? '–'} | ${end.rssMiB[name]} | ${idle.rssMiB[name]} |`;
     const m = results.machine;
-    writeSection(`${SECTION}
+    writeResultsSection(SECTION, `${SECTION}
 
 \`${command}\` · ${results.date.slice(0, 10)} · commit ${results.commit} · ${m.nproc} CPUs (${m.cpuModel}), ${m.totalMemoryGiB} GiB, Node ${m.node} · the three apps as separate processes on loopback, local providers (chunk delay ${CHUNK_DELAY_MS} ms), concurrency 16 per worker, throwaway database. Raw figures and 5 s RSS samples: \`bench/load/results.json\`.
 
