@@ -1,4 +1,17 @@
-import { Body, Controller, Get, Headers, HttpCode, HttpStatus, Inject, Param, Post, Req, Sse } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Body,
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  HttpStatus,
+  Inject,
+  Param,
+  Post,
+  Req,
+  Sse,
+} from '@nestjs/common';
 import type { Request } from 'express';
 import { Observable } from 'rxjs';
 import { TERMINAL_EVENTS } from '@ask/ask-contracts';
@@ -23,12 +36,20 @@ interface SseMessage {
 const DEADLINE_GRACE_MS = 10_000;
 
 @Controller('api/v1')
-export class AskController {
+export class AskController implements BeforeApplicationShutdown {
+  /** Open SSE relays; ended on shutdown so the HTTP server can close (clients resume elsewhere with Last-Event-ID). */
+  private readonly relays = new Set<AbortController>();
+
   constructor(
     private readonly asks: AskService,
     private readonly events: AskEventStream,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
+
+  /** SIGTERM: end every open event stream so the server closes; each client reconnects with Last-Event-ID. */
+  beforeApplicationShutdown(): void {
+    for (const relay of this.relays) relay.abort();
+  }
 
   /**
    * `POST /api/v1/projects/:projectId/ask` → 202 `{ askId, sessionId, eventsUrl }`; `eventsUrl` carries
@@ -65,6 +86,8 @@ export class AskController {
     if (!meta || !allowed) throw notFound('ask not found');
     return new Observable<SseMessage>((subscriber) => {
       const controller = new AbortController();
+      this.relays.add(controller);
+      controller.signal.addEventListener('abort', () => this.relays.delete(controller), { once: true });
       request.on('close', () => controller.abort());
       // Past the ask's deadline (plus a grace for the worker's own 504) no worker will finish it: the
       // stream ends with a typed 504 instead of leaving the client waiting (e.g. jobs lost with Redis).
@@ -81,7 +104,9 @@ export class AskController {
           subscriber.next({ id, type: 'error', data: error });
         }
         subscriber.complete();
-      })().catch((err) => subscriber.error(err));
+      })()
+        .catch((err) => subscriber.error(err))
+        .finally(() => this.relays.delete(controller));
       return () => controller.abort();
     });
   }
