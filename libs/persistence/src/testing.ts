@@ -21,12 +21,13 @@ export interface TestDatabase {
 }
 
 /**
- * Creates a uniquely named database (`ask_test_<pid>_<random>`) on the server of DATABASE_URL
- * (default the local server), runs every migration, and returns it with an initialised DataSource.
- * Each spec file gets its own database, so suites never collide and no existing database is touched.
+ * Creates a uniquely named database (`ask_test_<pid>_<random>`) on the server of `serverUrl` (default
+ * DATABASE_URL, the local server; a fault suite passes its own server), runs every migration, and
+ * returns it with an initialised DataSource. Each spec file gets its own database, so suites never
+ * collide and no existing database is touched.
  */
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const base = new URL(loadConfig().DATABASE_URL);
+export async function createTestDatabase(serverUrl: string = loadConfig().DATABASE_URL): Promise<TestDatabase> {
+  const base = new URL(serverUrl);
   const name = `ask_test_${process.pid}_${randomBytes(6).toString('hex')}`;
   base.pathname = `/${name}`;
   const url = base.toString();

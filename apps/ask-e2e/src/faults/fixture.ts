@@ -12,15 +12,12 @@ import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
 import {
   ApiKeysRepository,
-  createDataSource,
   CredentialsCipher,
-  ensureDatabase,
   InsightsRepository,
   KnowledgeRepository,
   ProjectsRepository,
-  runMigrations,
 } from '@ask/persistence';
-import { createTestDatabase } from '@ask/persistence/testing';
+import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
 import type { DataSource } from 'typeorm';
 import type { PostgresServer } from './servers';
@@ -38,27 +35,11 @@ export const QUESTIONS = [
 ];
 
 /** A throwaway database and an initialised DataSource on it. */
-export interface SuiteDatabase {
-  url: string;
-  dataSource: DataSource;
-  drop(): Promise<void>;
-}
+export type SuiteDatabase = TestDatabase;
 
-/** A database on a suite's own PostgreSQL (dropped with the server), or on the machine's (dropped here). */
-export async function suiteDatabase(postgres?: PostgresServer): Promise<SuiteDatabase> {
-  if (!postgres) return createTestDatabase();
-  const url = postgres.urlFor(`ask_fault_${randomBytes(4).toString('hex')}`);
-  await ensureDatabase(url);
-  await runMigrations(url);
-  const dataSource = createDataSource({ DATABASE_URL: url }, { poolSize: 4, applicationName: 'ask-fault-test' });
-  await dataSource.initialize();
-  return {
-    url,
-    dataSource,
-    drop: async () => {
-      if (dataSource.isInitialized) await dataSource.destroy();
-    },
-  };
+/** A database on a suite's own PostgreSQL, or on the machine's; dropped by `drop()`. */
+export function suiteDatabase(postgres?: PostgresServer): Promise<SuiteDatabase> {
+  return postgres ? createTestDatabase(postgres.urlFor('postgres')) : createTestDatabase();
 }
 
 /** A running suite: database, project, key, stack, client. */
