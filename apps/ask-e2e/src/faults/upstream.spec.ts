@@ -1,15 +1,22 @@
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { type FakeFault, type FakeUpstream, startFakeUpstream } from '../../../../tools/fake-upstream/src';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { AskEvent } from '@ask/ask-contracts';
 import { type FaultFixture, follow, type Followed, reassemble, rowsPerAsk, startFixture } from './fixture';
 import { type RedisServer, startRedis } from './servers';
 
 /** Short, so a stalled upstream ends the ask in seconds (504 at the deadline). */
 const DEADLINE_MS = 6_000;
+/** A provider key planted in the project's credentials and in the upstream's error messages. */
+const PLANTED_KEY = `sk-live-planted-${randomUUID()}`;
 
 describe('fault: the LLM upstream fails (fake OpenAI upstream)', () => {
   let redis: RedisServer;
   let upstream: FakeUpstream;
   let fx: FaultFixture;
+  /** Every event every ask of this suite received. */
+  const seenEvents: AskEvent[] = [];
 
   beforeAll(async () => {
     [redis, upstream] = await Promise.all([startRedis(), startFakeUpstream({ chunkDelayMs: 5 })]);
@@ -17,7 +24,7 @@ describe('fault: the LLM upstream fails (fake OpenAI upstream)', () => {
       name: 'upstream',
       redisUrl: redis.url,
       llmSettings: { provider: 'openai', model: 'gpt-4o', baseUrl: `${upstream.url}/v1` },
-      credentials: { apiKey: 'sk-test-fault-suite' },
+      credentials: { apiKey: PLANTED_KEY },
       env: { ASK_DEADLINE_MS: String(DEADLINE_MS) },
     });
   });
@@ -35,6 +42,7 @@ describe('fault: the LLM upstream fails (fake OpenAI upstream)', () => {
     const before = upstream.requests.filter((r) => r.route === 'openai.chat').length;
     const accepted = await fx.client.ask(fx.projectId, 'How do I create an HNSW index with pgvector?');
     const outcome = await follow(fx.client, accepted.askId, accepted.sessionId, DEADLINE_MS + 10_000);
+    seenEvents.push(...outcome.events);
     upstream.clearFaults();
     const calls = upstream.requests.filter((r) => r.route === 'openai.chat').length - before;
     const stored = (await rowsPerAsk(fx.db.dataSource, [accepted.askId])).get(accepted.askId)!;
@@ -86,5 +94,22 @@ describe('fault: the LLM upstream fails (fake OpenAI upstream)', () => {
     expect(outcome.error?.status).toBe(502);
     expect(outcome.end).toBe('error');
     expect(rows).toBe(0);
+  });
+
+  it('a content filter naming the key: 502 at once, details sanitised, nothing stored', async () => {
+    const { outcome, calls, rows } = await askWith({ kind: 'content-filter', message: `Blocked by content filter (key ${PLANTED_KEY})` }, 1);
+    expect([outcome.end, outcome.error?.status, outcome.error?.code, calls, rows]).toEqual(['error', 502, 'llm_upstream', 1, 0]);
+    expect(JSON.stringify(outcome.error)).not.toContain(PLANTED_KEY);
+  });
+
+  it('leaks neither the provider key nor the project API key into any event or any log line of the three apps', () => {
+    expect(seenEvents.length).toBeGreaterThan(0);
+    const events = JSON.stringify(seenEvents);
+    expect(events).not.toContain(PLANTED_KEY);
+    expect(events).not.toContain(fx.apiKey);
+    for (const app of Object.values(fx.stack.apps)) {
+      const log = readFileSync(app.logFile, 'utf8');
+      expect({ app: app.name, provider: log.includes(PLANTED_KEY), api: log.includes(fx.apiKey) }).toEqual({ app: app.name, provider: false, api: false });
+    }
   });
 });
