@@ -1,5 +1,4 @@
-// eslint-disable-next-line @nx/enforce-module-boundaries
-import { type FakeFault, type FakeUpstream, startFakeUpstream } from '../../../../tools/fake-upstream/src';
+import { type FakeFault, type FakeUpstream, startFakeUpstream } from '@ask/fake-upstream';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AskEvent } from '@ask/ask-contracts';
