@@ -1,5 +1,5 @@
 import { contextOverflow } from '@ask/ask-errors';
-import { computeBudget } from './budget';
+import { type Budget, computeBudget } from './budget';
 import { shrinkContext, trimHistory, type ContextItemCost, type HistoryTurn } from './trim';
 
 /** What `planPrompt` needs. Every count is tokens, counted by the caller with the chosen counter. */
@@ -31,13 +31,7 @@ export interface PlanInput {
 }
 
 /** What goes into the prompt and why. Every figure is tokens. */
-export interface PromptPlan {
-  window: number;
-  maxTokens: number;
-  reserve: number;
-  margin: number;
-  available: number;
-  exact: boolean;
+export interface PromptPlan extends Budget {
   /** Tokens the kept history could use: available − system prompt beyond the reserve − question − kept items. */
   historyBudget: number;
   /** Tokens of everything sent: system prompt, kept pairs, kept items, question, with all framing. */
