@@ -138,7 +138,7 @@ export class SynthesisService {
       provider: model.provider,
       model: model.model,
     });
-    const warning = await this.checkReportedUsage(model, choice, counter, calibration, sized, result.promptTokens);
+    const warning = await this.checkReportedUsage(model, choice, counter, sized, result.promptTokens);
     await this.events.publish(data.askId, 'done', {
       messageId: stored.message.id,
       usage: { promptTokens: result.promptTokens, completionTokens: result.completionTokens },
@@ -282,12 +282,12 @@ export class SynthesisService {
     model: ResolvedModel,
     choice: CounterChoice,
     counter: TokenCounter,
-    calibration: number,
     sized: SizedPrompt,
     reported: number | null,
   ): Promise<string | undefined> {
     if (reported === null || reported <= 0) return undefined;
-    const planned = Math.ceil(counter.countMessages(sized.messages) * calibration);
+    // The plan already counted what was sent (cached counts, calibrated): no second tokenisation here.
+    const planned = sized.plan.used;
     if (!choice.exact) {
       const floor = calibrationBaseCounter();
       await this.usage.record({ model: model.model, counterId: floor.id, estimated: floor.countMessages(sized.messages), reported });
