@@ -14,6 +14,7 @@ import { VertexClaudeChatProvider } from './vertex/vertex-claude-chat.provider';
 import { VertexGeminiChatProvider } from './vertex/vertex-gemini-chat.provider';
 import type { ChatProvider, LlmSettings, ProviderCredentials } from './types';
 import { type FetchLike, trimSlash } from './wire/http';
+import { sseEndOfStreamFetch } from './wire/sse';
 
 /** Where each provider lives when the project does not set `baseUrl`. */
 export const DEFAULT_BASE_URLS = {
@@ -52,7 +53,8 @@ const SDK_COMMON = { maxRetries: 0, logLevel: 'off' as const };
  * (`/openai/deployments/{model}/chat/completions?api-version=…`) when `apiVersion` is set, else the v1
  * API (`/openai/v1/…`, https://learn.microsoft.com/azure/ai-foundry/openai/api-version-lifecycle).
  */
-export function azureOpenAiClient(endpoint: string, apiKey: string, apiVersion: string | undefined, fetchImpl?: FetchLike): OpenAI {
+export function azureOpenAiClient(endpoint: string, apiKey: string, apiVersion: string | undefined, baseFetch?: FetchLike): OpenAI {
+  const fetchImpl = sseEndOfStreamFetch(baseFetch);
   if (apiVersion) {
     return new AzureOpenAI({ endpoint: trimSlash(endpoint), apiKey, apiVersion, fetch: fetchImpl, ...SDK_COMMON });
   }
@@ -76,7 +78,8 @@ export function anthropicClient(baseURL: string, apiKey: string, fetchImpl?: Fet
     baseURL: trimSlash(baseURL),
     apiKey,
     defaultHeaders: { 'x-api-key': apiKey, authorization: null },
-    fetch: fetchImpl,
+    // The SDK drops a final event that ends at EOF without its blank line (see sseEndOfStreamFetch).
+    fetch: sseEndOfStreamFetch(fetchImpl),
     ...SDK_COMMON,
   });
 }
@@ -139,7 +142,8 @@ export function createChatProvider(
     case 'openai': {
       const custom = settings.baseUrl !== undefined && settings.baseUrl !== '';
       const apiKey = custom ? (credentials.apiKey ?? 'no-key') : requireField(credentials.apiKey, 'openai', 'apiKey');
-      const fetchImpl = custom ? openAiCompatibleFetch(options.fetch ?? fetch) : options.fetch;
+      // The SDK drops a final event that ends at EOF without its blank line (see sseEndOfStreamFetch).
+      const fetchImpl = sseEndOfStreamFetch(custom ? openAiCompatibleFetch(options.fetch ?? fetch) : options.fetch);
       const client = new OpenAI({
         baseURL: override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.openai,
         apiKey,
@@ -182,7 +186,7 @@ export function createChatProvider(
         apiKey: token,
         organization: null,
         project: null,
-        fetch: openAiCompatibleFetch(options.fetch ?? fetch),
+        fetch: sseEndOfStreamFetch(openAiCompatibleFetch(options.fetch ?? fetch)),
         ...SDK_COMMON,
       });
       return new OpenAiChatProvider({ client, provider: 'vertex', maxTokensField: 'max_tokens' });

@@ -80,6 +80,18 @@ describe('startFakeUpstream', () => {
       expect(text).not.toContain('[DONE]');
       expect(text).not.toContain('"finish_reason":"stop"');
     });
+
+    it.each([
+      ['OpenAI', '/v1/chat/completions', { model: 'gpt-4o', stream: true, stream_options: { include_usage: true }, messages: [] }, { authorization: 'Bearer k' }, '"finish_reason":"stop"'],
+      ['Anthropic', '/v1/messages', { model: 'claude-sonnet-4-6', max_tokens: 50, stream: true, messages: [] }, { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' }, 'data: {"type":"message_stop"}'],
+    ])('ends the %s stream with its completing event, without a blank line, on unterminated-final', async (_, path, body, headers, last) => {
+      fake.setFault('unterminated-final');
+      const text = await (await post(fake, path as string, body as object, headers as Record<string, string>)).text();
+      expect(text).toContain('streams this answer');
+      expect(text.endsWith('\n')).toBe(false);
+      expect(text.slice(text.lastIndexOf('\n') + 1)).toContain(last as string);
+      expect(text).not.toContain('[DONE]');
+    });
   });
 
   describe('OpenAI wire', () => {

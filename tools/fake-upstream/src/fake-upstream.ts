@@ -38,7 +38,7 @@ export interface FakeUpstream {
 
 const ROUTES: readonly Route[] = [...openaiRoutes, ...anthropicRoutes, ...bedrockRoutes, ...vertexRoutes, ...ollamaRoutes];
 
-const FAULT_KINDS: readonly FaultKind[] = ['429', '500', 'stall', 'disconnect', 'truncate', 'silent-truncation', 'content-filter'];
+const FAULT_KINDS: readonly FaultKind[] = ['429', '500', 'stall', 'disconnect', 'truncate', 'unterminated-final', 'silent-truncation', 'content-filter'];
 
 /** Which credential scheme a request carries, never the credential itself. */
 function authScheme(req: FakeRequest): RecordedRequest['auth'] {
@@ -161,8 +161,11 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
             return;
           }
           if (gone(res)) return;
-          (res as { write(data: string | Uint8Array): boolean }).write(part.data);
+          const unterminated = fault?.kind === 'unterminated-final' && (part.completes || part === parts[parts.length - 1]);
+          const data = unterminated && typeof part.data === 'string' ? part.data.replace(/[\r\n]+$/, '') : part.data;
+          (res as { write(data: string | Uint8Array): boolean }).write(data);
           written++;
+          if (unterminated) break;
           if (chunkDelayMs > 0) await delay(chunkDelayMs);
         }
         res.end();

@@ -13,10 +13,14 @@ export type FakeResponse = ServerResponse | Http2ServerResponse;
  * - `stall`: no bytes at all until the client gives up;
  * - `disconnect`: the stream starts, then the socket is destroyed after `afterChunks` writes;
  * - `truncate`: the stream ends cleanly but without its final event(s);
+ * - `unterminated-final`: the stream ends right after the event that completes the answer (the part
+ *   marked `completes`: OpenAI's `finish_reason` chunk, Anthropic's `message_stop`, Gemini's
+ *   `finishReason` chunk), with that event's trailing newlines cut: its last bytes are the event's
+ *   own, with no blank line after them;
  * - `silent-truncation`: Ollama only, a normal answer reporting `prompt_eval_count` far below the prompt;
  * - `content-filter`: the provider's content-filter 400, with `message` when given.
  */
-export type FaultKind = '429' | '500' | 'stall' | 'disconnect' | 'truncate' | 'silent-truncation' | 'content-filter';
+export type FaultKind = '429' | '500' | 'stall' | 'disconnect' | 'truncate' | 'unterminated-final' | 'silent-truncation' | 'content-filter';
 
 /** One injected fault and its parameters. */
 export interface FakeFault {
@@ -43,10 +47,14 @@ export interface RecordedRequest {
   promptTokens?: number;
 }
 
-/** One write of a streamed answer; `final` marks the provider's closing event(s), dropped by `truncate`. */
+/**
+ * One write of a streamed answer; `final` marks the provider's closing event(s), dropped by
+ * `truncate`; `completes` marks the event that completes the answer, the last one `unterminated-final` sends.
+ */
 export interface StreamPart {
   data: string | Uint8Array;
   final?: boolean;
+  completes?: boolean;
 }
 
 /** What a route handler gets. */

@@ -1,7 +1,7 @@
 import { throwIfAborted, UpstreamStreamError } from '../errors/upstream-errors';
 import type { ChatChunk, ChatProvider, ChatRequest } from '../types';
 import { type FetchLike, postJson, trimSlash } from '../wire/http';
-import { readLines } from '../wire/lines';
+import { readNdjsonLines } from '../wire/ndjson';
 
 /** Options of `OllamaChatProvider`. */
 export interface OllamaChatOptions {
@@ -73,7 +73,7 @@ export class OllamaChatProvider implements ChatProvider {
       request.signal,
     );
     let final: OllamaChatLine | undefined;
-    for await (const line of readLines(response.body, request.signal)) {
+    for await (const line of readNdjsonLines(response.body, request.signal)) {
       if (line.trim() === '') continue;
       let parsed: OllamaChatLine;
       try {

@@ -1,9 +1,14 @@
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { createChatProvider } from '../create-chat-provider';
 import { classifyUpstreamError } from '../errors/classify-upstream-error';
 import { UpstreamStreamError } from '../errors/upstream-errors';
 import { collect, thrown } from '../testing/chat-contract';
 import type { ChatProvider, LlmSettings } from '../types';
 import type { FetchLike } from '../wire/http';
+import { FAKE_ANSWER, type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream';
+import { AnthropicChatProvider } from './anthropic-chat.provider';
+import { OpenAiChatProvider } from './openai-chat.provider';
 
 /** A fetch that answers every call with `body` (streamed as one chunk) and `contentType`. */
 const canned =
@@ -51,5 +56,38 @@ describe('stream stops and in-stream errors', () => {
     const err = await thrown(() => collect(make({ provider: 'ollama', model: 'llama3.1:8b' }, canned('{"message":\n', 'application/x-ndjson')).streamChat(request)));
     expect(err).toMatchObject({ reason: 'protocol' });
     expect(classifyUpstreamError(err, 'ollama')).toMatchObject({ kind: 'retryable', status: 502 });
+  });
+});
+
+describe('a final event at EOF without its blank line, through the SDKs', () => {
+  // Why createChatProvider wraps the SDKs' fetch with sseEndOfStreamFetch: unwrapped, both SDKs drop
+  // the last event when no blank line follows it, and a complete answer reads as "incomplete".
+  let fake: FakeUpstream;
+  beforeEach(async () => {
+    fake = await startFakeUpstream();
+    fake.setFault('unterminated-final', 2);
+  });
+  afterEach(() => fake.close());
+
+  it('is dropped by the bare openai SDK and delivered through the wrapped one', async () => {
+    const bare = new OpenAiChatProvider({
+      client: new OpenAI({ baseURL: `${fake.url}/v1`, apiKey: 'k', maxRetries: 0, organization: null, project: null }),
+      provider: 'openai',
+      maxTokensField: 'max_completion_tokens',
+    });
+    expect(await thrown(() => collect(bare.streamChat({ ...request, model: 'gpt-4o' })))).toMatchObject({ reason: 'incomplete' });
+    const wrapped = createChatProvider({ provider: 'openai', model: 'gpt-4o' }, { apiKey: 'k' }, { baseUrlOverrides: { openai: `${fake.url}/v1` } });
+    expect((await collect(wrapped.streamChat({ ...request, model: 'gpt-4o' }))).text).toBe(FAKE_ANSWER);
+  });
+
+  it('is dropped by the bare Anthropic SDK and delivered through the wrapped one', async () => {
+    const bare = new AnthropicChatProvider({
+      client: new Anthropic({ baseURL: fake.url, apiKey: 'k', maxRetries: 0 }),
+      provider: 'anthropic',
+      countTokens: false,
+    });
+    expect(await thrown(() => collect(bare.streamChat({ ...request, model: 'claude-sonnet-4-6' })))).toMatchObject({ reason: 'incomplete' });
+    const wrapped = createChatProvider({ provider: 'anthropic', model: 'claude-sonnet-4-6' }, { apiKey: 'k' }, { baseUrlOverrides: { anthropic: fake.url } });
+    expect((await collect(wrapped.streamChat({ ...request, model: 'claude-sonnet-4-6' }))).text).toBe(FAKE_ANSWER);
   });
 });

@@ -60,7 +60,8 @@ export async function thrown(fn: () => Promise<unknown>): Promise<unknown> {
  * The contract every chat adapter passes against the fake upstream (issue 5 item 6): a streamed answer
  * arrives whole; usage is read; an overflow classifies as overflow with limit/actual; a 429 is retried
  * then succeeds; a content-filter 400 gives 502 with sanitised details; a stall gives 504; a
- * mid-stream disconnect and a stream without its final event give typed errors.
+ * mid-stream disconnect and a stream without its final event give typed errors; a stream whose
+ * completing event ends at EOF without its blank line is a whole answer.
  */
 export function chatContract(c: ChatContract): void {
   let fake: FakeUpstream;
@@ -170,6 +171,14 @@ export function chatContract(c: ChatContract): void {
     expect(failure.failure).toMatchObject({ kind: 'retryable', status: 502 });
     expect(toAskError(failure.failure).status).toBe(502);
     expect(fake.requests.filter((r) => r.route === c.route)).toHaveLength(1);
+  });
+
+  it('accepts a stream whose completing event is its last bytes, with no blank line after it', async () => {
+    fake.setFault('unterminated-final');
+    const { text, usage } = await collect(provider.streamChat(request()));
+    expect(text).toBe(FAKE_ANSWER);
+    expect(usage?.type).toBe('usage');
+    expect(fake.requests.filter((r) => r.route === c.route).map((r) => r.fault)).toEqual(['unterminated-final']);
   });
 
   it('gives a typed error when the stream ends without its final event', async () => {

@@ -2,7 +2,7 @@ import { AnthropicStreamReader, type AnthropicStreamEvent } from '../chat/anthro
 import { throwIfAborted, UpstreamStreamError } from '../errors/upstream-errors';
 import type { ChatChunk, ChatProvider, ChatRequest } from '../types';
 import { type FetchLike, postJson } from '../wire/http';
-import { readSse } from '../wire/lines';
+import { readSse } from '../wire/sse';
 import { splitSystem } from '../wire/messages';
 import type { TokenSource } from './vertex-auth';
 

@@ -82,7 +82,7 @@ export function anthropicStream(model: string, prompt: number, completion: numbe
     data: sse('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: completion } }),
     final: true,
   });
-  parts.push({ data: sse('message_stop', { type: 'message_stop' }), final: true });
+  parts.push({ data: sse('message_stop', { type: 'message_stop' }), final: true, completes: true });
   return parts;
 }
 

@@ -95,7 +95,7 @@ async function chat(ctx: RouteContext): Promise<void> {
   const parts: StreamPart[] = FAKE_ANSWER_CHUNKS.map((content) => ({
     data: `${JSON.stringify({ model, created_at: CREATED_AT, message: { role: 'assistant', content }, done: false })}\n`,
   }));
-  parts.push({ data: `${JSON.stringify(final)}\n`, final: true });
+  parts.push({ data: `${JSON.stringify(final)}\n`, final: true, completes: true });
   await ctx.stream('application/x-ndjson', parts);
 }
 

@@ -169,7 +169,7 @@ export function openAiChat(p: OpenAiPersona | 'by-model', provider: ProviderId, 
     for (const text of FAKE_ANSWER_CHUNKS) {
       parts.push({ data: chunk([{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }]) });
     }
-    parts.push({ data: chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]), final: true });
+    parts.push({ data: chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]), final: true, completes: true });
     if (includeUsage) parts.push({ data: sse({ ...base, object: 'chat.completion.chunk', choices: [], usage }), final: true });
     parts.push({ data: 'data: [DONE]\n\n', final: true });
     await ctx.stream('text/event-stream; charset=utf-8', parts);

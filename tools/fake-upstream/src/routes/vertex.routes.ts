@@ -80,6 +80,7 @@ async function streamGenerate(ctx: RouteContext): Promise<void> {
   parts.push({
     data: chunk({ candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: 'STOP' }], usageMetadata: usage(p.prompt, p.completion) }),
     final: true,
+    completes: true,
   });
   await ctx.stream('text/event-stream', parts);
 }
