@@ -42,6 +42,31 @@ export function contextOverflow(figures: ContextOverflowFigures): AskError {
   });
 }
 
+/** The figures of settings that leave no room for a prompt, all in tokens except `model`. */
+export interface SettingsOverflowFigures {
+  model: string;
+  /** The window planned against (catalog, override, cap, or a window the provider disclosed). */
+  window: number;
+  maxTokens: number;
+  reserve: number;
+  margin: number;
+  /** window − maxTokens − reserve − margin (below 1). */
+  available: number;
+}
+
+/**
+ * 413 `context_overflow` for stored settings that no longer fit the window (a catalog change, or a
+ * smaller window the provider disclosed): `max_tokens` + reserve + safety margin leave no token for
+ * the question. The gateway refuses such settings when they are set (400); this is the ask-time form,
+ * `model=local window=8192 maxTokens=8192 reserve=600 margin=410 available=-1010`.
+ */
+export function settingsOverflow(figures: SettingsOverflowFigures): AskError {
+  const { model, window, maxTokens, reserve, margin, available } = figures;
+  return new AskError(AskErrorCode.ContextOverflow, {
+    details: `model=${model.replace(/\s+/g, '_')} window=${window} maxTokens=${maxTokens} reserve=${reserve} margin=${margin} available=${available}`,
+  });
+}
+
 /**
  * `llm_upstream`: the provider rejected the call with a 4xx that is not a context overflow (rate limit,
  * content filter, billing) → 502; or the call was cancelled or its deadline passed (`timeout`) → 504.

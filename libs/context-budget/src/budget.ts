@@ -66,3 +66,27 @@ export function computeBudget(input: BudgetInput): Budget {
   const margin = Math.ceil((window * (exact ? EXACT_MARGIN_PERCENT : APPROXIMATE_MARGIN_PERCENT)) / 100);
   return { window, maxTokens, reserve, margin, available: window - maxTokens - reserve - margin, exact };
 }
+
+/** What does not fit when a project's settings leave no room for a prompt. All figures are tokens. */
+export interface BudgetShortfall {
+  window: number;
+  maxTokens: number;
+  reserve: number;
+  margin: number;
+  /** window − maxTokens − reserve − margin; below 1 (nothing left for the question). */
+  available: number;
+}
+
+/**
+ * The figures of a budget that leaves no token for the question (`available < 1`, which includes
+ * `maxTokens ≥ window`), or undefined when the settings can hold a prompt. The same arithmetic as
+ * {@link computeBudget}, but it never throws: the gateway refuses such settings with a 400 when they
+ * are set, and the worker answers a 413 with these figures when a later catalog change (or a window
+ * the provider disclosed) makes stored settings impossible.
+ */
+export function budgetShortfall(input: BudgetInput): BudgetShortfall | undefined {
+  const { window, maxTokens = DEFAULT_MAX_TOKENS, reserve = DEFAULT_RESERVE, exact } = input;
+  const margin = Math.ceil((window * (exact ? EXACT_MARGIN_PERCENT : APPROXIMATE_MARGIN_PERCENT)) / 100);
+  const available = window - maxTokens - reserve - margin;
+  return available >= 1 ? undefined : { window, maxTokens, reserve, margin, available };
+}

@@ -34,11 +34,32 @@ function MaxTokens(max: number, options?: ValidationOptions): PropertyDecorator 
   );
 }
 
+/**
+ * Characters that show nothing: JavaScript's `\s` (ASCII and Unicode spaces, line breaks, U+FEFF) plus
+ * the zero-width space, joiners and word joiner.
+ */
+const INVISIBLE = /^[\s\u200b-\u200d\u2060]*$/u;
+
+/** A string with at least one visible character (`question: must contain a visible character`). */
+function NotBlank(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'notBlank',
+      validator: {
+        validate: (value: unknown) => typeof value !== 'string' || value.length > MAX_QUESTION_CHARS || !INVISIBLE.test(value),
+        defaultMessage: (args) => `${args?.property} must contain a visible character (it is only whitespace)`,
+      },
+    },
+    options,
+  );
+}
+
 /** Body of `POST /api/v1/projects/:projectId/ask`. */
 export class AskDto {
-  // class-validator checks the bottom decorator first: the type, then emptiness, characters, tokens.
+  // class-validator checks the bottom decorator first: the type, then emptiness, blankness, characters, tokens.
   @MaxTokens(MAX_QUESTION_TOKENS)
   @MaxLength(MAX_QUESTION_CHARS)
+  @NotBlank()
   @IsNotEmpty()
   @IsString()
   question!: string;

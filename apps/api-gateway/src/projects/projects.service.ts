@@ -3,6 +3,7 @@ import { invalidRequest, notFound } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { type Project, type ProjectSettingsInput, ProjectsRepository } from '@ask/persistence';
 import type { CreateProjectDto, ProjectSettingsDto, UpdateProjectDto } from './project.dto';
+import { assertSettingsFit } from './settings-fit';
 
 /**
  * Creates, reads and updates projects. Credentials in a body are encrypted at rest by the repository
@@ -15,9 +16,13 @@ export class ProjectsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** @throws AskError 400 when credentials are sent and no ASK_ENCRYPTION_KEY is set (nothing is stored). */
+  /**
+   * @throws AskError 400 when credentials are sent and no ASK_ENCRYPTION_KEY is set, or when the
+   *   settings leave no room for a prompt (`assertSettingsFit`); nothing is stored then.
+   */
   async create(body: CreateProjectDto): Promise<Project> {
     this.assertCanStore(body);
+    assertSettingsFit({ llm: body.llm, maxTokens: body.maxTokens });
     const project = await this.projects.create({ ...toSettings(body), name: body.name });
     if (body.credentials) await this.projects.setCredentials(project.id, body.credentials);
     return (await this.projects.findById(project.id)) as Project;
@@ -35,9 +40,17 @@ export class ProjectsService {
     return project;
   }
 
-  /** Applies only the fields present in the body. @throws AskError 404 not_found. */
+  /**
+   * Applies only the fields present in the body. The settings as they would be after the update must
+   * leave room for a prompt (`assertSettingsFit`).
+   * @throws AskError 404 not_found; 400 invalid_request (nothing is stored).
+   */
   async update(projectId: string, body: UpdateProjectDto): Promise<Project> {
     this.assertCanStore(body);
+    if (body.llm !== undefined || body.maxTokens !== undefined) {
+      const current = await this.get(projectId);
+      assertSettingsFit({ llm: body.llm === undefined ? current.llmSettings : body.llm, maxTokens: body.maxTokens ?? current.maxTokens });
+    }
     const updated = await this.projects.updateSettings(projectId, { ...toSettings(body), name: body.name });
     if (!updated) throw notFound('project not found');
     if (body.credentials) await this.projects.setCredentials(projectId, body.credentials);

@@ -105,6 +105,18 @@ describe(SynthesisService.name, () => {
       expect(recent[0].reported).toBe(done.usage.promptTokens);
     });
 
+    it.each([
+      ['maxTokens equal to the window', { provider: 'local', model: 'local', maxTokens: 8192 }, 'model=local window=8192 maxTokens=8192 reserve=600 margin=410 available=-1010'],
+      ['a cap of 1,024 under the default maxTokens', { provider: 'local', model: 'local', maxContextTokens: 1024 }, 'model=local window=1024 maxTokens=2048 reserve=600 margin=52 available=-1676'],
+    ] as const)('ends an ask on stored settings that no longer fit (%s) with one typed 413 and stores nothing', async (_label, llm, details) => {
+      const ids = await newProject({ ...llm });
+      const { askId, events: evs } = await ask(ids, 'What is an HNSW index?');
+      expect(evs.map((e) => [e.type, e.data])).toEqual([
+        ['error', { status: 413, code: 'context_overflow', error: expect.any(String), details }],
+      ]);
+      expect((await db.dataSource.query('SELECT count(*)::int AS n FROM ask_session_messages WHERE ask_id = $1', [askId]))[0].n).toBe(0);
+    });
+
     it('resends a stored answer on a retried attempt instead of storing twice', async () => {
       const ids = await newProject({ provider: 'local', model: 'local' });
       const first = await ask(ids, 'What is an HNSW index?');

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { SynthesizeJobData } from '@ask/ask-contracts';
-import { contextOverflow, isAskError, llmNotConfigured, toErrorEvent } from '@ask/ask-errors';
+import { contextOverflow, isAskError, llmNotConfigured, settingsOverflow, toErrorEvent } from '@ask/ask-errors';
+import { budgetShortfall } from '@ask/context-budget';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
 import {
@@ -32,6 +33,15 @@ export const DEFAULT_MAX_TOKENS = 2048;
 const COUNTING_FAULT_RATIO = 1.15;
 /** Usage records read to learn a model's calibration factor. */
 const CALIBRATION_SAMPLE = 200;
+
+/**
+ * @throws AskError 413 `context_overflow` (`settingsOverflow`) when `maxTokens` + reserve + margin
+ *   leave no token of `window` for the question.
+ */
+function assertFits(model: string, window: number, maxTokens: number, exact: boolean): void {
+  const shortfall = budgetShortfall({ window, maxTokens, exact });
+  if (shortfall) throw settingsOverflow({ model, ...shortfall });
+}
 
 /** What the worker knows about the attempt it runs (BullMQ retries after crashes or infra faults). */
 export interface AttemptInfo {
@@ -90,6 +100,9 @@ export class SynthesisService {
     const choice = selectTokenCounter(ref, model.tokenizer);
     const { counter, calibration } = await this.planningCounter(choice, model.model);
     const maxTokens = llm.maxTokens ?? project.maxTokens ?? DEFAULT_MAX_TOKENS;
+    // Settings refused at PATCH can still be stored from before, or a catalog change can shrink the
+    // window under them: a typed 413 with the figures, never a RangeError retried into a 500.
+    assertFits(model.model, model.window, maxTokens, choice.exact);
     const provider = await this.provider(project, counter);
     const history = await this.historyWithCounts(data.sessionId, counter);
 
@@ -117,7 +130,9 @@ export class SynthesisService {
     if (result.overflow) {
       // Never retried as-is: re-budget below the limit the provider disclosed (or 10% tighter), once.
       const limit = result.overflow.limit ?? Math.floor(sized.window * 0.9);
-      sized = size(Math.min(limit, sized.window - 1));
+      const window = Math.min(limit, sized.window - 1);
+      assertFits(model.model, window, maxTokens, choice.exact);
+      sized = size(window);
       await this.publishBudget(data.askId, model, choice, counter, calibration, maxTokens, sized);
       result = await this.stream(data.askId, provider, { ...request, messages: sized.messages }, model, sized);
       if (result.overflow) {
