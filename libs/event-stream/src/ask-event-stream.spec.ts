@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { AskEventStream } from './ask-event-stream';
+import { AskEventStream, FencedPublishError } from './ask-event-stream';
 
 // Integration: the machine's real Redis, with a per-run key prefix so nothing else is touched.
 describe(AskEventStream.name, () => {
@@ -95,6 +95,44 @@ describe(AskEventStream.name, () => {
       const seen: string[] = [];
       for await (const event of stream.read(askId, { after: doneId, blockMs: 10_000 })) seen.push(event.type);
       expect(seen).toEqual([]);
+    });
+  });
+
+  describe('claim and fenced publish', () => {
+    const meta = { projectId: 'p', sessionId: 's', acceptedAt: 'now' };
+    const done = { messageId: 'm', usage: { promptTokens: 1, completionTokens: 1 }, sources: [] };
+
+    it('numbers the runs of an ask and fences every earlier run: its publish writes nothing', async () => {
+      const askId = randomUUID();
+      await stream.open(askId, meta);
+      const first = await stream.claim(askId);
+      await stream.publish(askId, 'delta', { text: 'one ' }, first!);
+      const second = await stream.claim(askId);
+      expect([first?.run, second?.run]).toEqual([1, 2]);
+      await expect(stream.publish(askId, 'delta', { text: 'stale ' }, first!)).rejects.toEqual(new FencedPublishError(askId, 'superseded'));
+      await expect(stream.isCurrent(first!)).resolves.toBe(false);
+      await stream.publish(askId, 'delta', { text: 'two' }, second!);
+      expect((await stream.readAll(askId)).map((e) => (e.data as { text: string }).text)).toEqual(['one ', 'two']);
+    });
+
+    it('refuses any event after the terminal one, with or without a claim', async () => {
+      const askId = randomUUID();
+      await stream.open(askId, meta);
+      const claim = await stream.claim(askId);
+      await stream.publish(askId, 'done', done, claim!);
+      await expect(stream.publish(askId, 'delta', { text: 'late' }, claim!)).rejects.toMatchObject({ reason: 'ended' });
+      await expect(stream.publish(askId, 'error', { status: 504, code: 'llm_upstream', error: 'late' })).rejects.toMatchObject({ reason: 'ended' });
+      await expect(stream.isCurrent(claim!)).resolves.toBe(false);
+      expect((await stream.readAll(askId)).map((e) => e.type)).toEqual(['done']);
+    });
+
+    it('gives no claim for an ask whose meta is gone, and refuses a claim once the meta is gone', async () => {
+      const askId = randomUUID();
+      expect(await stream.claim(askId)).toBeNull();
+      await stream.open(askId, meta);
+      const claim = await stream.claim(askId);
+      await redis.del(`${prefix}:ask:${askId}:meta`);
+      await expect(stream.publish(askId, 'delta', { text: 'x' }, claim!)).rejects.toMatchObject({ reason: 'superseded' });
     });
   });
 

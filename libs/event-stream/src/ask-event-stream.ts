@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import {
   askStreamKey,
@@ -31,6 +32,80 @@ export interface ReadOptions {
 const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
 
 /**
+ * One run's claim on an ask (a fencing token). A worker claims the ask when its run starts; a later
+ * claim (a retried or re-run job, on any worker) supersedes it, and from then on every publish that
+ * carries the older claim is refused, atomically with the XADD.
+ */
+export interface RunClaim {
+  askId: string;
+  /** Random per run: unique across Redis restarts, unlike a counter. */
+  token: string;
+  /** 1 for the ask's first claimed run, 2 for the next, … (from the meta hash's `runs` counter). */
+  run: number;
+}
+
+/** Why a publish was refused. */
+export type FenceReason = 'ended' | 'superseded';
+
+/**
+ * A publish was refused: the ask's stream already holds its terminal event (`ended`), or the
+ * publishing run's claim is no longer the current one (`superseded`: another run took the ask, or the
+ * ask's meta is gone). The run that gets this must stop: publish nothing more, call nothing more upstream.
+ */
+export class FencedPublishError extends Error {
+  constructor(
+    readonly askId: string,
+    readonly reason: FenceReason,
+  ) {
+    super(reason === 'ended' ? `ask ${askId}: the stream already ended` : `ask ${askId}: this run is no longer the ask's current run`);
+    this.name = 'FencedPublishError';
+  }
+}
+
+/**
+ * Guarded XADD. KEYS: stream, meta. ARGV: type, data, claim token ('' for none), ttl seconds of a
+ * finished ask, terminal types (comma-separated). Refuses after a terminal entry (checked on the
+ * stream's last entry) and, with a token, unless the meta hash's `run` is that token.
+ */
+const PUBLISH_LUA = `
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+local terminal = {}
+for t in string.gmatch(ARGV[5], '[^,]+') do terminal[t] = true end
+if last then
+  local fields = last[2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'type' and terminal[fields[i + 1]] then return {'ended', last[1]} end
+  end
+end
+if ARGV[3] ~= '' and redis.call('HGET', KEYS[2], 'run') ~= ARGV[3] then return {'superseded', ''} end
+local id = redis.call('XADD', KEYS[1], '*', 'type', ARGV[1], 'data', ARGV[2])
+local ttl = tonumber(ARGV[4])
+if terminal[ARGV[1]] then
+  redis.call('EXPIRE', KEYS[1], ttl)
+  if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ttl) end
+else
+  redis.call('EXPIRE', KEYS[1], ttl * 2)
+end
+return {'ok', id}
+`;
+
+/** Claims an ask for a run. KEYS: meta. ARGV: token. Nil when the meta hash is gone (unknown ask). */
+const CLAIM_LUA = `
+if redis.call('HEXISTS', KEYS[1], 'projectId') == 0 then return false end
+local run = redis.call('HINCRBY', KEYS[1], 'runs', 1)
+redis.call('HSET', KEYS[1], 'run', ARGV[1])
+return run
+`;
+
+/** The Lua commands this class defines on its connection. */
+interface FencedRedis {
+  askPublish(stream: string, meta: string, type: string, data: string, token: string, ttl: number, terminal: string): Promise<[string, string]>;
+  askClaim(meta: string, token: string): Promise<number | null>;
+}
+
+const TERMINAL_LIST = [...TERMINAL_EVENTS].join(',');
+
+/**
  * One Redis stream per ask (`{prefix}:ask:{askId}:events`): workers append events, the gateway relays
  * them as SSE. The stream id of each entry is the SSE event id, so a client resuming with
  * `Last-Event-ID` gets every later event exactly once.
@@ -42,7 +117,16 @@ export class AskEventStream {
     private readonly redis: Redis,
     private readonly prefix: string,
     private readonly ttlSeconds: number,
-  ) {}
+  ) {
+    // ioredis runs these with EVALSHA (EVAL on a cache miss, e.g. after a Redis restart).
+    const commands = redis as unknown as Partial<FencedRedis>;
+    if (!commands.askPublish) redis.defineCommand('askPublish', { numberOfKeys: 2, lua: PUBLISH_LUA });
+    if (!commands.askClaim) redis.defineCommand('askClaim', { numberOfKeys: 1, lua: CLAIM_LUA });
+  }
+
+  private get fenced(): FencedRedis {
+    return this.redis as unknown as FencedRedis;
+  }
 
   private streamKey(askId: string): string {
     return `${this.prefix}:${askStreamKey(askId)}`;
@@ -69,18 +153,44 @@ export class AskEventStream {
   }
 
   /**
-   * Appends one event; returns its stream id. A terminal event (`done`, `error`) also sets the expiry
-   * of the ask's keys.
+   * Claims the ask for a run that is starting (see {@link RunClaim}); every earlier claim is fenced
+   * from now on. Returns null when the ask's meta hash is gone (unknown, expired, or lost with Redis).
    */
-  async publish<T extends AskEventType>(askId: string, type: T, data: AskEventMap[T]): Promise<string> {
-    const key = this.streamKey(askId);
-    const pipeline = this.redis.multi().xadd(key, '*', 'type', type, 'data', JSON.stringify(data));
-    pipeline.expire(key, TERMINAL_EVENTS.has(type) ? this.ttlSeconds : this.ttlSeconds * 2);
-    if (TERMINAL_EVENTS.has(type)) pipeline.expire(this.metaKey(askId), this.ttlSeconds);
-    const results = await pipeline.exec();
-    const [err, id] = results?.[0] ?? [new Error('no reply from XADD'), null];
-    if (err) throw err;
-    return id as string;
+  async claim(askId: string): Promise<RunClaim | null> {
+    const token = randomUUID();
+    const run = await this.fenced.askClaim(this.metaKey(askId), token);
+    return run === null ? null : { askId, token, run: Number(run) };
+  }
+
+  /**
+   * Appends one event; returns its stream id. Atomically (one Lua script) refuses when the stream
+   * already ends with a terminal event, so the terminal event is always the last, and, when `claim`
+   * is given, unless that claim is still the ask's current run. A terminal event (`done`, `error`)
+   * also sets the expiry of the ask's keys.
+   * @throws FencedPublishError `ended` or `superseded`; nothing was written.
+   */
+  async publish<T extends AskEventType>(askId: string, type: T, data: AskEventMap[T], claim?: RunClaim): Promise<string> {
+    const [status, id] = await this.fenced.askPublish(
+      this.streamKey(askId),
+      this.metaKey(askId),
+      type,
+      JSON.stringify(data),
+      claim?.token ?? '',
+      this.ttlSeconds,
+      TERMINAL_LIST,
+    );
+    if (status !== 'ok') throw new FencedPublishError(askId, status as FenceReason);
+    return id;
+  }
+
+  /** True while `claim` is the ask's current run and its stream has not ended (a check, not a fence). */
+  async isCurrent(claim: RunClaim): Promise<boolean> {
+    const [run, last] = await Promise.all([
+      this.redis.hget(this.metaKey(claim.askId), 'run'),
+      this.redis.xrevrange(this.streamKey(claim.askId), '+', '-', 'COUNT', 1),
+    ]);
+    const lastType = last[0] ? toEvent(last[0][0], last[0][1]).type : undefined;
+    return run === claim.token && !(lastType && TERMINAL_EVENTS.has(lastType));
   }
 
   /** Every event of the ask so far, oldest first. */

@@ -17,7 +17,7 @@ import { Observable } from 'rxjs';
 import { TERMINAL_EVENTS } from '@ask/ask-contracts';
 import { invalidRequest, llmUpstream, notFound } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { AskEventStream } from '@ask/event-stream';
+import { AskEventStream, FencedPublishError } from '@ask/event-stream';
 import { uuidParam } from '../errors/params';
 import { AskEventsAccess } from '../auth/access.decorators';
 import { canSeeProject, principalOf } from '../auth/principal';
@@ -100,8 +100,12 @@ export class AskController implements BeforeApplicationShutdown {
         }
         if (!ended && !controller.signal.aborted && Date.now() >= deadlineAt) {
           const error = llmUpstream('the ask passed its deadline without an answer', { timeout: true }).toEvent();
-          const id = await this.events.publish(askId, 'error', error);
-          subscriber.next({ id, type: 'error', data: error });
+          // Refused when the stream already ended: its terminal event stays the last one.
+          const id = await this.events.publish(askId, 'error', error).catch((err) => {
+            if (err instanceof FencedPublishError) return null;
+            throw err;
+          });
+          if (id) subscriber.next({ id, type: 'error', data: error });
         }
         subscriber.complete();
       })()

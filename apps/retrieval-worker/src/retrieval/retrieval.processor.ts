@@ -4,7 +4,7 @@ import type { Job } from 'bullmq';
 import { JobName, QueueName, type RetrieveJobData } from '@ask/ask-contracts';
 import { internalError, toErrorEvent } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { AskEventStream } from '@ask/event-stream';
+import { AskEventStream, FencedPublishError } from '@ask/event-stream';
 import { RetrievalService } from './retrieval.service';
 
 /** Unpacks retrieval jobs and hands them to {@link RetrievalService}; ends the ask on the last failed attempt. */
@@ -29,10 +29,17 @@ export class RetrievalProcessor extends WorkerHost implements OnApplicationBoots
     try {
       await this.retrieval.retrieve(job.data);
     } catch (err) {
+      // The ask already ended (its session was deleted, or it was reconciled): nothing more to do.
+      if (err instanceof FencedPublishError) return;
       const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       this.logger.error(`ask ${job.data.askId}: retrieval attempt ${job.attemptsMade + 1} failed: ${(err as Error).message}`);
-      if (last) await this.events.publish(job.data.askId, 'error', toErrorEvent(internalError()));
+      if (last) await this.events.publish(job.data.askId, 'error', toErrorEvent(internalError())).catch(ignoreFenced);
       throw err;
     }
   }
+}
+
+/** A refused publish (the stream already ended) is not a failure of this job. */
+function ignoreFenced(err: unknown): void {
+  if (!(err instanceof FencedPublishError)) throw err;
 }

@@ -2,9 +2,7 @@ import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import type { Job } from 'bullmq';
 import { JobName, QueueName, type SynthesizeJobData } from '@ask/ask-contracts';
-import { internalError, toErrorEvent } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig, loadConfig } from '@ask/config';
-import { AskEventStream } from '@ask/event-stream';
 import { SynthesisService } from './synthesis.service';
 
 /**
@@ -19,6 +17,11 @@ const { SYNTHESIS_LOCK_DURATION_MS, SYNTHESIS_STALLED_INTERVAL_MS } = loadConfig
  * `error` event so no client waits forever. A worker killed mid-job leaves a stalled job that another
  * worker picks up (BullMQ stalled-job recovery): within SYNTHESIS_LOCK_DURATION_MS +
  * SYNTHESIS_STALLED_INTERVAL_MS of the kill.
+ *
+ * A worker that was paused past its lock (SIGSTOP, a long GC or event-loop stall) finds, when it runs
+ * again, that BullMQ could not renew the lock (`lockRenewalFailed`) or moved the job back as stalled
+ * (`stalled`): the run's signal fires and it stops. Its publishes are fenced in any case (see
+ * SynthesisService), so it never writes into the stream of the run that took over.
  */
 @Processor(QueueName.AskSynthesis, {
   lockDuration: SYNTHESIS_LOCK_DURATION_MS,
@@ -27,10 +30,11 @@ const { SYNTHESIS_LOCK_DURATION_MS, SYNTHESIS_STALLED_INTERVAL_MS } = loadConfig
 })
 export class SynthesisProcessor extends WorkerHost implements OnApplicationBootstrap {
   private readonly logger = new Logger(SynthesisProcessor.name);
+  /** The running job's stop signal, per job id (one run per job id in this process). */
+  private readonly running = new Map<string, AbortController>();
 
   constructor(
     private readonly synthesis: SynthesisService,
-    private readonly events: AskEventStream,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     super();
@@ -38,18 +42,34 @@ export class SynthesisProcessor extends WorkerHost implements OnApplicationBoots
 
   onApplicationBootstrap(): void {
     this.worker.concurrency = this.config.SYNTHESIS_CONCURRENCY;
+    this.worker.on('lockRenewalFailed', (jobIds: string[]) => jobIds.forEach((id) => this.stop(id, 'its job lock could not be renewed')));
+    this.worker.on('stalled', (jobId: string) => this.stop(jobId, 'its job was moved back as stalled'));
   }
 
   async process(job: Job<SynthesizeJobData>): Promise<void> {
     if (job.name !== JobName.Synthesize) throw new Error(`unknown job ${job.name} on ${QueueName.AskSynthesis}`);
     const attempt = job.attemptsMade + 1 + (job.stalledCounter ?? 0);
+    const id = job.id ?? job.data.askId;
+    // A job taken up again by this same process supersedes the run still going here.
+    this.stop(id, 'the job started again');
+    const controller = new AbortController();
+    this.running.set(id, controller);
     try {
-      await this.synthesis.synthesize(job.data, { attempt });
-    } catch (err) {
       const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      await this.synthesis.synthesize(job.data, { attempt, last, signal: controller.signal });
+    } catch (err) {
       this.logger.error(`ask ${job.data.askId}: synthesis attempt ${attempt} failed: ${(err as Error).message}`);
-      if (last) await this.events.publish(job.data.askId, 'error', toErrorEvent(internalError()));
       throw err;
+    } finally {
+      if (this.running.get(id) === controller) this.running.delete(id);
     }
+  }
+
+  private stop(jobId: string, why: string): void {
+    const controller = this.running.get(jobId);
+    if (!controller) return;
+    this.running.delete(jobId);
+    this.logger.warn(`ask ${jobId}: stopping its run: ${why}`);
+    controller.abort(new Error(why));
   }
 }

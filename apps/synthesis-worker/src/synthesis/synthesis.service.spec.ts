@@ -53,10 +53,25 @@ describe(SynthesisService.name, () => {
     return { projectId: project.id, sessionId: session.id };
   }
 
+  /** Opens the ask's meta as the gateway does (a run needs it to claim the ask). */
+  const open = (askId: string, ids: { projectId: string; sessionId: string }) => events.open(askId, { ...ids, acceptedAt: new Date().toISOString() });
+
   async function ask(ids: { projectId: string; sessionId: string }, question: string, attempt = 1, askId = randomUUID()) {
+    await open(askId, ids);
     await service.synthesize({ askId, ...ids, question, acceptedAt: new Date().toISOString(), items }, { attempt });
     return { askId, events: await events.readAll(askId) };
   }
+
+  /** A service whose local stand-in pauses between chunks, so a test can act mid-answer. */
+  const slowService = () =>
+    new SynthesisService(projects, sessions, usage, events, loadConfig({ ...process.env, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '30' }));
+
+  /** Resolves once the ask's stream holds `n` deltas. */
+  async function deltas(askId: string, n: number): Promise<void> {
+    while ((await events.readAll(askId)).filter((e) => e.type === 'delta').length < n) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  const rows = async (askId: string) => (await db.dataSource.query('SELECT answer FROM ask_session_messages WHERE ask_id = $1', [askId])) as Array<{ answer: string }>;
 
   const budgetOf = (evs: AskEvent[]) => evs.filter((e) => e.type === 'budget').map((e) => e.data as BudgetEvent);
 
@@ -132,12 +147,85 @@ describe(SynthesisService.name, () => {
     it('tells clients to discard text a crashed attempt streamed before streaming again', async () => {
       const ids = await newProject({ provider: 'local', model: 'local' });
       const askId = randomUUID();
+      await open(askId, ids);
       await events.publish(askId, 'budget', {} as BudgetEvent);
       await events.publish(askId, 'delta', { text: 'half an ans' });
       const retried = await ask(ids, 'What is an HNSW index?', 2, askId);
       const types = retried.events.map((e) => e.type);
       expect(types.slice(0, 4)).toEqual(['budget', 'delta', 'reset', 'budget']);
       expect(types[types.length - 1]).toBe('done');
+    });
+  });
+
+  describe('one run per ask', () => {
+    const question = 'How do I create an HNSW index and which distance functions can an index use?';
+
+    it('stops a run once another run claims the ask: nothing more published or stored by it', async () => {
+      const ids = await newProject({ provider: 'local', model: 'local' });
+      const askId = randomUUID();
+      await open(askId, ids);
+      const data = { askId, ...ids, question, acceptedAt: new Date().toISOString(), items };
+      const stale = slowService().synthesize(data, { attempt: 1 });
+      await deltas(askId, 2);
+      // What a second worker taking up the stalled job does first.
+      const current = slowService().synthesize(data, { attempt: 2 });
+      expect(await stale).toBe('fenced');
+      expect(await current).toBe('finished');
+      const all = await events.readAll(askId);
+      const types = all.map((e) => e.type);
+      const reset = types.indexOf('reset');
+      // budget, the stale run's deltas, then the current run alone: reset, budget, deltas, done.
+      expect(types.slice(0, 1)).toEqual(['budget']);
+      expect(types.filter((t) => t === 'reset')).toHaveLength(1);
+      expect(types.slice(reset, reset + 2)).toEqual(['reset', 'budget']);
+      expect(types.filter((t) => t === 'done')).toHaveLength(1);
+      expect(types[types.length - 1]).toBe('done');
+      const afterReset = all.slice(reset + 1).filter((e) => e.type === 'delta').map((e) => (e.data as { text: string }).text).join('');
+      expect(await rows(askId)).toEqual([{ answer: afterReset }]);
+    });
+
+    it('stops at once when the worker reports the job lock lost, with no terminal event and no row', async () => {
+      const ids = await newProject({ provider: 'local', model: 'local' });
+      const askId = randomUUID();
+      await open(askId, ids);
+      const lock = new AbortController();
+      const run = slowService().synthesize({ askId, ...ids, question, acceptedAt: new Date().toISOString(), items }, { attempt: 1, signal: lock.signal });
+      await deltas(askId, 2);
+      lock.abort();
+      expect(await run).toBe('fenced');
+      const types = (await events.readAll(askId)).map((e) => e.type);
+      await new Promise((r) => setTimeout(r, 200));
+      expect((await events.readAll(askId)).map((e) => e.type)).toEqual(types);
+      expect(types).not.toContain('done');
+      expect(types).not.toContain('error');
+      expect(await rows(askId)).toEqual([]);
+    });
+  });
+
+  describe('session deleted under an ask', () => {
+    it('ends the ask with one 404 before any upstream call when the session is already gone', async () => {
+      const ids = await newProject({ provider: 'ollama', model: 'llama3.1:8b', baseUrl: upstream.url });
+      await sessions.delete(ids.projectId, ids.sessionId);
+      const calls = upstream.requests.length;
+      const { askId, events: evs } = await ask(ids, 'What is an HNSW index?');
+      expect(evs.map((e) => [e.type, (e.data as { status?: number; code?: string }).code])).toEqual([['error', 'not_found']]);
+      expect((evs[0].data as { status: number }).status).toBe(404);
+      expect(upstream.requests.length).toBe(calls);
+      expect(await rows(askId)).toEqual([]);
+    });
+
+    it('ends the ask with one 404, not a retry, when the session is deleted while the answer streams', async () => {
+      const ids = await newProject({ provider: 'local', model: 'local' });
+      const askId = randomUUID();
+      await open(askId, ids);
+      const run = slowService().synthesize({ askId, ...ids, question: 'How do I create an HNSW index?', acceptedAt: new Date().toISOString(), items }, { attempt: 1 });
+      await deltas(askId, 1);
+      await sessions.delete(ids.projectId, ids.sessionId);
+      expect(await run).toBe('finished');
+      const evs = await events.readAll(askId);
+      expect(evs.filter((e) => e.type === 'error' || e.type === 'done').map((e) => [e.type, (e.data as { status?: number }).status])).toEqual([['error', 404]]);
+      expect(evs[evs.length - 1].type).toBe('error');
+      expect(await rows(askId)).toEqual([]);
     });
   });
 });

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { SynthesizeJobData } from '@ask/ask-contracts';
-import { contextOverflow, isAskError, llmNotConfigured, settingsOverflow, toErrorEvent } from '@ask/ask-errors';
+import { contextOverflow, internalError, isAskError, llmNotConfigured, notFound, settingsOverflow, toErrorEvent } from '@ask/ask-errors';
 import { budgetShortfall } from '@ask/context-budget';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { AskEventStream } from '@ask/event-stream';
+import { AskEventStream, FencedPublishError, type RunClaim } from '@ask/event-stream';
 import {
   type ChatProvider,
   type ChatRequest,
@@ -16,7 +16,7 @@ import {
 } from '@ask/llm-providers';
 import { type ModelRef, resolveModel, type ResolvedModel } from '@ask/model-catalog';
 import { askDurationSeconds, asksTotal, calibrationFactor, countingFaultsTotal, promptTokensPlanned, turnsDroppedTotal } from '@ask/observability';
-import { type Project, ProjectsRepository, SessionsRepository, type StoredMessage, UsageRepository } from '@ask/persistence';
+import { type Project, ProjectsRepository, SessionNotFoundError, SessionsRepository, type StoredMessage, UsageRepository } from '@ask/persistence';
 import {
   CALIBRATION_DEFAULTS,
   calibrationBaseCounter,
@@ -46,7 +46,14 @@ function assertFits(model: string, window: number, maxTokens: number, exact: boo
 /** What the worker knows about the attempt it runs (BullMQ retries after crashes or infra faults). */
 export interface AttemptInfo {
   attempt: number;
+  /** True on the job's last attempt: an infrastructure failure then ends the ask with a typed 500. */
+  last?: boolean;
+  /** Fired when the worker lost the job's lock: the run stops (nothing more published or called upstream). */
+  signal?: AbortSignal;
 }
+
+/** How a run ended, for the processor: `fenced` means another run owns the ask, or the ask already ended. */
+export type RunOutcome = 'finished' | 'fenced';
 
 /**
  * One synthesis: size the prompt against the model's window (cached counts, pair trimming, RAG
@@ -55,6 +62,11 @@ export interface AttemptInfo {
  *
  * Typed failures end the ask with an `error` event and return; infrastructure failures are thrown so
  * BullMQ retries the job (a later attempt emits `reset` if text was already streamed).
+ *
+ * One run per ask: the run claims the ask first ({@link AskEventStream.claim}) and every event it
+ * publishes carries that claim, so once a later run has claimed the ask (a stalled job re-run on
+ * another worker) or the ask has ended, the older run's next publish is refused and it stops. The
+ * provider call is aborted then, or at once when the worker reports the job's lock lost (`signal`).
  */
 @Injectable()
 export class SynthesisService {
@@ -68,10 +80,20 @@ export class SynthesisService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async synthesize(data: SynthesizeJobData, { attempt }: AttemptInfo): Promise<void> {
+  /**
+   * Runs one attempt of the ask. Resolves `fenced` when the run was stopped because it is no longer
+   * the ask's current run (or the ask already ended), `finished` otherwise.
+   * @throws the infrastructure error (BullMQ retries the job); on the last attempt the ask first ends
+   *   with a typed 500 `internal_error`.
+   */
+  async synthesize(data: SynthesizeJobData, { attempt, last = false, signal: lockLost }: AttemptInfo): Promise<RunOutcome> {
+    const claim = await this.events.claim(data.askId);
+    if (!claim) {
+      // The ask's Redis keys are gone (expired, or lost with Redis): the reconciler re-opens or ends it.
+      this.logger.warn(`ask ${data.askId}: no meta in Redis, nothing to run`);
+      return 'fenced';
+    }
     const deadline = Date.parse(data.acceptedAt) + this.config.ASK_DEADLINE_MS;
-    if (attempt > 1 && (await this.finishIfAlreadyStored(data))) return;
-    if (attempt > 1) await this.resetIfStreamed(data.askId, attempt);
     // A timer cleared when the ask ends (AbortSignal.timeout would hold each job's signal until the
     // deadline, which under load keeps thousands alive); same TimeoutError reason as AbortSignal.timeout.
     const deadlineController = new AbortController();
@@ -79,19 +101,40 @@ export class SynthesisService {
       () => deadlineController.abort(new DOMException('the ask passed its deadline', 'TimeoutError')),
       Math.max(1, deadline - Date.now()),
     );
+    const signal = lockLost ? AbortSignal.any([deadlineController.signal, lockLost]) : deadlineController.signal;
+    const run: Run = { claim, lockLost };
     try {
-      await this.run(data, deadlineController.signal);
+      const rerun = attempt > 1 || claim.run > 1;
+      if (rerun && (await this.finishIfAlreadyStored(data, run))) return 'finished';
+      if (rerun) await this.resetIfStreamed(data.askId, attempt, run);
+      try {
+        await this.run(data, signal, run);
+      } catch (err) {
+        if (err instanceof FencedPublishError || !isAskError(err)) throw err;
+        await this.events.publish(data.askId, 'error', toErrorEvent(err), claim);
+        asksTotal.inc({ outcome: err.code });
+        askDurationSeconds.observe((Date.now() - Date.parse(data.acceptedAt)) / 1000);
+      }
+      return 'finished';
     } catch (err) {
-      if (!isAskError(err)) throw err;
-      await this.events.publish(data.askId, 'error', toErrorEvent(err));
-      asksTotal.inc({ outcome: err.code });
-      askDurationSeconds.observe((Date.now() - Date.parse(data.acceptedAt)) / 1000);
+      if (err instanceof FencedPublishError) {
+        this.logger.warn(`ask ${data.askId}: run ${claim.run} stopped (${err.reason}${lockLost?.aborted ? ', job lock lost' : ''})`);
+        return 'fenced';
+      }
+      if (last) {
+        await this.events.publish(data.askId, 'error', toErrorEvent(internalError()), claim).catch((fenced) => {
+          if (!(fenced instanceof FencedPublishError)) throw fenced;
+        });
+      }
+      throw err;
     } finally {
       clearTimeout(timer);
     }
   }
 
-  private async run(data: SynthesizeJobData, signal: AbortSignal): Promise<void> {
+  private async run(data: SynthesizeJobData, signal: AbortSignal, run: Run): Promise<void> {
+    // A session deleted before this run: the ask ends with one 404, before any upstream call.
+    if (!(await this.sessions.findForProject(data.projectId, data.sessionId))) throw sessionGone(data.sessionId);
     const project = await this.projects.findById(data.projectId);
     if (!project?.llmSettings) throw llmNotConfigured();
     const llm = project.llmSettings;
@@ -123,25 +166,27 @@ export class SynthesisService {
 
     let sized = size();
     sized = await this.verifyWithCountEndpoint(model.model, sized, choice, provider, maxTokens, size, signal);
-    await this.publishBudget(data.askId, model, choice, counter, calibration, maxTokens, sized);
+    await this.publishBudget(data.askId, model, choice, counter, calibration, maxTokens, sized, run);
 
     const request: ChatRequest = { model: model.model, messages: sized.messages, maxTokens, signal };
-    let result = await this.stream(data.askId, provider, request, model, sized);
+    let result = await this.stream(data.askId, provider, request, model, sized, run);
     if (result.overflow) {
       // Never retried as-is: re-budget below the limit the provider disclosed (or 10% tighter), once.
       const limit = result.overflow.limit ?? Math.floor(sized.window * 0.9);
       const window = Math.min(limit, sized.window - 1);
       assertFits(model.model, window, maxTokens, choice.exact);
       sized = size(window);
-      await this.publishBudget(data.askId, model, choice, counter, calibration, maxTokens, sized);
-      result = await this.stream(data.askId, provider, { ...request, messages: sized.messages }, model, sized);
+      await this.publishBudget(data.askId, model, choice, counter, calibration, maxTokens, sized, run);
+      result = await this.stream(data.askId, provider, { ...request, messages: sized.messages }, model, sized, run);
       if (result.overflow) {
         throw contextOverflow({ model: model.model, window: sized.window, ...sized.figures });
       }
     }
 
     const answer = result.text;
-    const stored = await this.sessions.appendMessage({
+    // A run that is no longer current stores nothing (the current run stores its own answer).
+    await this.assertCurrent(data.askId, run);
+    const stored = await this.appendOrSessionGone({
       projectId: data.projectId,
       sessionId: data.sessionId,
       askId: data.askId,
@@ -153,13 +198,18 @@ export class SynthesisService {
       provider: model.provider,
       model: model.model,
     });
+    if (!stored.inserted && stored.message.answer !== answer) {
+      // Another run stored its answer first: what the client keeps must be the stored answer.
+      await this.events.publish(data.askId, 'reset', { attempt: run.claim.run, reason: 'another run stored its answer first; resending it' }, run.claim);
+      await this.events.publish(data.askId, 'delta', { text: stored.message.answer }, run.claim);
+    }
     const warning = await this.checkReportedUsage(model, choice, counter, sized, result.promptTokens);
     await this.events.publish(data.askId, 'done', {
       messageId: stored.message.id,
       usage: { promptTokens: result.promptTokens, completionTokens: result.completionTokens },
       sources: sized.keptItems.map(({ kind, id, title, source }) => ({ kind, id, title, source })),
       ...(warning ? { warning } : {}),
-    });
+    }, run.claim);
     asksTotal.inc({ outcome: 'done' });
     askDurationSeconds.observe((Date.now() - Date.parse(data.acceptedAt)) / 1000);
   }
@@ -171,6 +221,7 @@ export class SynthesisService {
     request: ChatRequest,
     model: ResolvedModel,
     sized: SizedPrompt,
+    run: Run,
   ): Promise<{ text: string; promptTokens: number | null; completionTokens: number | null; overflow?: { limit?: number } }> {
     let text = '';
     let promptTokens: number | null = null;
@@ -180,13 +231,17 @@ export class SynthesisService {
         if (chunk.type === 'delta') {
           if (!chunk.text) continue;
           text += chunk.text;
-          await this.events.publish(askId, 'delta', { text: chunk.text });
+          // Refused once another run owns the ask: leaving the loop aborts the provider call.
+          await this.events.publish(askId, 'delta', { text: chunk.text }, run.claim);
         } else {
           promptTokens = chunk.promptTokens;
           completionTokens = chunk.completionTokens;
         }
       }
     } catch (err) {
+      if (err instanceof FencedPublishError) throw err;
+      // The worker lost the job's lock: the call was aborted because this run must stop, not a timeout.
+      if (run.lockLost?.aborted) throw new FencedPublishError(askId, 'superseded');
       const failure = classifyUpstreamError(err, model.provider);
       if (failure.kind === 'overflow' && text === '') return { text, promptTokens, completionTokens, overflow: { limit: failure.limit } };
       this.logger.warn(`ask ${askId}: ${model.provider}/${model.model} failed (${failure.kind}) after ${sized.plan.used} planned tokens`);
@@ -224,6 +279,7 @@ export class SynthesisService {
     calibration: number,
     maxTokens: number,
     sized: SizedPrompt,
+    run: Run,
   ): Promise<void> {
     const { plan } = sized;
     await this.events.publish(askId, 'budget', {
@@ -243,7 +299,7 @@ export class SynthesisService {
       contextKept: plan.contextKept,
       contextDropped: plan.contextDropped,
       keptTurnIds: plan.keptTurnIds,
-    });
+    }, run.claim);
     promptTokensPlanned.observe({ model: model.model }, plan.used);
     if (plan.turnsDropped) turnsDroppedTotal.inc({ model: model.model }, plan.turnsDropped);
   }
@@ -335,28 +391,55 @@ export class SynthesisService {
   }
 
   /** A retried job whose pair is already stored ends with `done` (no second pair, no second answer). */
-  private async finishIfAlreadyStored(data: SynthesizeJobData): Promise<boolean> {
+  private async finishIfAlreadyStored(data: SynthesizeJobData, run: Run): Promise<boolean> {
     const events = await this.events.readAll(data.askId);
     if (events.some((e) => e.type === 'done' || e.type === 'error')) return true;
     const stored = (await this.sessions.history(data.sessionId)).find((m) => m.askId === data.askId);
     if (!stored) return false;
-    await this.events.publish(data.askId, 'reset', { attempt: 0, reason: 'answer already stored; resending it' });
-    await this.events.publish(data.askId, 'delta', { text: stored.answer });
-    await this.events.publish(data.askId, 'done', {
-      messageId: stored.id,
-      usage: { promptTokens: stored.promptTokens, completionTokens: stored.completionTokens },
-      sources: [],
-    });
+    await this.events.publish(data.askId, 'reset', { attempt: 0, reason: 'answer already stored; resending it' }, run.claim);
+    await this.events.publish(data.askId, 'delta', { text: stored.answer }, run.claim);
+    await this.events.publish(
+      data.askId,
+      'done',
+      { messageId: stored.id, usage: { promptTokens: stored.promptTokens, completionTokens: stored.completionTokens }, sources: [] },
+      run.claim,
+    );
     return true;
   }
 
   /** Before a retried attempt streams, tells clients to discard text an earlier attempt streamed. */
-  private async resetIfStreamed(askId: string, attempt: number): Promise<void> {
+  private async resetIfStreamed(askId: string, attempt: number, run: Run): Promise<void> {
     const events = await this.events.readAll(askId);
     const lastReset = events.map((e) => e.type).lastIndexOf('reset');
     if (events.slice(lastReset + 1).some((e) => e.type === 'delta' || e.type === 'budget')) {
-      await this.events.publish(askId, 'reset', { attempt, reason: 'the worker restarted this answer' });
+      await this.events.publish(askId, 'reset', { attempt, reason: 'the worker restarted this answer' }, run.claim);
     }
   }
+
+  /** @throws FencedPublishError when the run lost its lock, another run claimed the ask, or it ended. */
+  private async assertCurrent(askId: string, run: Run): Promise<void> {
+    if (run.lockLost?.aborted || !(await this.events.isCurrent(run.claim))) throw new FencedPublishError(askId, 'superseded');
+  }
+
+  /** Stores the pair; a session deleted meanwhile is a typed 404 (never retried: it will not come back). */
+  private async appendOrSessionGone(input: Parameters<SessionsRepository['appendMessage']>[0]) {
+    try {
+      return await this.sessions.appendMessage(input);
+    } catch (err) {
+      if (err instanceof SessionNotFoundError) throw sessionGone(input.sessionId);
+      throw err;
+    }
+  }
+}
+
+/** The run's fencing claim and the worker's lock-lost signal. */
+interface Run {
+  claim: RunClaim;
+  lockLost?: AbortSignal;
+}
+
+/** 404 for an ask whose session was deleted while it ran. */
+function sessionGone(sessionId: string) {
+  return notFound(`session ${sessionId} was deleted while the ask was running`);
 }
 
