@@ -5,9 +5,32 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 
 export const BENCH_ROOT = resolve(__dirname, '..');
+
+/**
+ * The folder of the full data sets the benches read: `$ASK_SHARED_DATA`, else `../shared/data` beside
+ * the repository (the specs never need it: they read the excerpts in fixtures/data).
+ * @throws Error naming the folder, the missing data sets and how to provide them, when any of `needed`
+ *   (data set folder names, e.g. `mt-bench-101`) is not there.
+ */
+export function sharedDataDir(needed: readonly string[]): string {
+  const dir = process.env['ASK_SHARED_DATA'] || resolve(BENCH_ROOT, '..', 'shared', 'data');
+  const missing = needed.filter((name) => !existsSync(join(dir, name)));
+  if (missing.length) {
+    throw new Error(
+      `this bench reads the full data sets ${needed.join(', ')} from ${dir}; missing: ${missing.join(', ')}. ` +
+        'Put the shared data folder beside the repository (../shared/data) or set ASK_SHARED_DATA to it.',
+    );
+  }
+  return dir;
+}
+
+/** A path as the benches print it: relative to the repository root (never a machine's absolute path). */
+export function repoRelative(path: string): string {
+  return relative(BENCH_ROOT, path) || '.';
+}
 
 /** `--name N` from the command line; `fallback` when absent. `min` is the smallest value accepted. */
 export function numberArg(name: string, fallback: number, min = 1): number {

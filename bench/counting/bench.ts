@@ -23,10 +23,12 @@ import {
   corpusSessions,
   MAIN_KINDS,
   pathologicalMessages,
+  CORPUS_DATA_SETS,
   sample,
   TextKind,
 } from '../../libs/token-counting/src/testing/corpus';
 import { Budget, packRequests, PackedRequest, PACKING_SYSTEM_PROMPT } from '../../libs/token-counting/src/testing/pack';
+import { sharedDataDir } from '../common';
 import { measureCorpus, quantile } from './measure';
 
 const ROOT = join(__dirname, '..', '..');
@@ -39,7 +41,9 @@ const started = Date.now();
 const log = (m: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0)}s] ${m}\n`);
 
 // ---- data ---------------------------------------------------------------------------------------------
-const sessions = corpusSessions();
+// The full data sets (../shared/data or $ASK_SHARED_DATA); throws naming what is missing.
+const DATA = sharedDataDir(CORPUS_DATA_SETS);
+const sessions = corpusSessions({ dataDir: DATA });
 const sessionTexts: CorpusMessage[] = [];
 const seen = new Set<string>();
 for (const s of sessions)
@@ -50,12 +54,12 @@ for (const s of sessions)
         sessionTexts.push({ id: `session-${s.id}:${sessionTexts.length}`, kind: s.kind, text });
       }
 const extra = [
-  ...pathologicalMessages(),
+  ...pathologicalMessages(600, 7, DATA),
   ...sessionTexts,
   { id: 'system-prompt', kind: 'english' as TextKind, text: PACKING_SYSTEM_PROMPT },
 ];
 log('measuring corpus (cached true counts)');
-const { messages, references, counts } = measureCorpus(extra);
+const { messages, references, counts } = measureCorpus(DATA, extra);
 const isCorpus = messages.map((m) => !m.id.startsWith('session-') && m.id !== 'system-prompt');
 const index = new Map<string, number>();
 messages.forEach((m, i) => {

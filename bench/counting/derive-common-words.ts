@@ -12,12 +12,13 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { corpusMessages } from '../../libs/token-counting/src/testing/corpus';
+import { CORPUS_DATA_SETS, corpusMessages } from '../../libs/token-counting/src/testing/corpus';
+import { sharedDataDir } from '../common';
 import { referenceTokenizers } from '../../libs/token-counting/src/testing/references';
 
 const CANDIDATES = Number(process.env['CANDIDATES'] ?? 4000);
 const freq = new Map<string, number>();
-for (const m of corpusMessages()) {
+for (const m of corpusMessages({ dataDir: sharedDataDir(CORPUS_DATA_SETS) })) {
   if (m.kind !== 'english' && m.kind !== 'code') continue;
   for (const w of m.text.match(/[A-Za-z]+/g) ?? []) {
     if (w.length >= 2 && w.length <= 16) freq.set(w, (freq.get(w) ?? 0) + 1);

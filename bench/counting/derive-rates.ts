@@ -19,7 +19,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FEATURE_COUNT, FEATURE_NAMES } from '../../libs/token-counting/src/script-features';
-import { MAIN_KINDS, pathologicalMessages, seededRandom } from '../../libs/token-counting/src/testing/corpus';
+import { CORPUS_DATA_SETS, MAIN_KINDS, pathologicalMessages, seededRandom } from '../../libs/token-counting/src/testing/corpus';
+import { sharedDataDir } from '../common';
 import { solveCoveringLp } from './lp';
 import { dot, measureCorpus, quantile } from './measure';
 
@@ -28,7 +29,8 @@ const TRAIN_MIN_CHARS = Number(process.env['TRAIN_MIN_CHARS'] ?? 100);
 const ENGLISH_WEIGHT = Number(process.env['ENGLISH_WEIGHT'] ?? 5);
 const BOUND = 0.87;
 
-const { messages, references, counts, features } = measureCorpus(pathologicalMessages());
+const DATA = sharedDataDir(CORPUS_DATA_SETS);
+const { messages, references, counts, features } = measureCorpus(DATA, pathologicalMessages(600, 7, DATA));
 const worst = messages.map((_, m) => Math.max(...counts.map((c) => c[m])));
 const random = seededRandom(20261130);
 const isTrain = messages.map(() => random() < 0.5);

@@ -26,9 +26,12 @@ function log(message: string): void {
   process.stderr.write(`${message}\n`);
 }
 
-/** The corpus with true counts under every reference tokenizer (cached) and features. */
-export function measureCorpus(extra: CorpusMessage[] = []): MeasuredCorpus {
-  const messages = [...corpusMessages(), ...extra];
+/**
+ * The corpus of the data folder `dataDir` (the full data sets: `sharedDataDir()`) plus `extra`, with true
+ * counts under every reference tokenizer (cached) and features.
+ */
+export function measureCorpus(dataDir: string, extra: CorpusMessage[] = []): MeasuredCorpus {
+  const messages = [...corpusMessages({ dataDir }), ...extra];
   const references = referenceTokenizers();
   mkdirSync(CACHE_DIR, { recursive: true });
   const keys = messages.map((m) => createHash('sha1').update(m.text).digest('base64').slice(0, 16));

@@ -18,7 +18,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { gitCommit, machine, numberArg, percentile, writeResultsSection } from '../common';
+import { gitCommit, machine, numberArg, percentile, repoRelative, writeResultsSection } from '../common';
 import { AskApiError, AskClient, type AskOutcome, applyEvent } from '@ask/ask-client';
 import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
@@ -28,7 +28,8 @@ import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing'
 import { type AppName, APPS, startStack, type Stack } from '@ask/stack';
 
 const ROOT = resolve(__dirname, '..', '..');
-const KB = '/work/shared/data/kb-pgvector';
+/** pgvector's README and CHANGELOG, committed in fixtures/data (the bench needs no ../shared). */
+const KB = join(ROOT, 'fixtures', 'data', 'kb-pgvector');
 const SECTION = '## Load run (200 sessions, 60 s)';
 const MAX_TURNS = 5;
 const DRAIN_MS = 120_000;
@@ -225,7 +226,7 @@ async function main(): Promise<void> {
       setup: {
         processes: 'api-gateway, retrieval-worker, synthesis-worker as separate Node processes (tools/stack), loopback HTTP + SSE',
         env: { ...env, DATABASE_URL: '<throwaway database on the local PostgreSQL>', ASK_KEY_PREFIX: 'load-<uuid>', ASK_ENCRYPTION_KEY: '<random>' },
-        project: { llm: 'local/local', embedding: 'local/local-lexical-v1 (256 dims)', topK: 6, knowledge: KB },
+        project: { llm: 'local/local', embedding: 'local/local-lexical-v1 (256 dims)', topK: 6, knowledge: repoRelative(KB) },
         client: `each session: POST ask, follow SSE to done/error (Last-Event-ID reconnects), next question; sessions of up to ${MAX_TURNS} turns; after ${SECONDS} s no new ask, in-flight ones followed up to ${DRAIN_MS / 1000} s`,
         timing: 'client side, from just before POST /api/v1/projects/:id/ask to the terminal SSE event',
       },

@@ -17,7 +17,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { gitCommit, machine, numberArg, percentile, writeResultsSection } from '../common';
+import { gitCommit, machine, numberArg, percentile, repoRelative, sharedDataDir, writeResultsSection } from '../common';
 import { AskClient } from '@ask/ask-client';
 import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
@@ -27,10 +27,9 @@ import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing'
 import { startStack, type Stack } from '@ask/stack';
 
 const ROOT = resolve(__dirname, '..', '..');
-const DATA = '/work/shared/data';
-const PRIMARY_KB = join(DATA, 'kb-postgresql-15-docs');
-const FALLBACK_KB = join(DATA, 'kb-pgvector');
-const DIALOGUES = join(DATA, 'mt-bench-101', 'mtbench101.jsonl');
+/** The corpus, in the full data sets (../shared/data) when there; else the committed pgvector README. */
+const PRIMARY_KB = 'kb-postgresql-15-docs';
+const FALLBACK_KB = join(ROOT, 'fixtures', 'data', 'kb-pgvector');
 const SECTION = '## Pipeline (local providers)';
 const MAX_TURNS = 5;
 const WARMUP_ASKS = 5;
@@ -43,9 +42,9 @@ const ASKS_PER_SESSION = numberArg('asks-per-session', 15);
 /** One session's questions (the user turns of one dialogue, at most MAX_TURNS). */
 type Session = string[];
 
-/** Dialogues in file order, each cut to its first MAX_TURNS user turns; one-turn dialogues skipped. */
-function loadSessions(): Session[] {
-  return readFileSync(DIALOGUES, 'utf8')
+/** Dialogues of the JSONL file `path` in file order, each cut to its first MAX_TURNS user turns; one-turn dialogues skipped. */
+function loadSessions(path: string): Session[] {
+  return readFileSync(path, 'utf8')
     .split('\n')
     .filter((line) => line.trim())
     .map((line) => (JSON.parse(line) as { history: Array<{ user: string }> }).history.map((turn) => turn.user).filter((q) => q && q.trim()))
@@ -136,13 +135,15 @@ function summarise(timings: AskTiming[]) {
 async function main(): Promise<void> {
   const command = `node tools/run-ts.js bench/pipeline/pipeline.bench.ts${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
   const notes: string[] = [];
-  let kb = PRIMARY_KB;
-  if (!existsSync(PRIMARY_KB)) {
+  // Needs the full MT-Bench-101 (its questions); throws naming the folder when it is missing.
+  const data = sharedDataDir(['mt-bench-101']);
+  let kb = join(data, PRIMARY_KB);
+  if (!existsSync(kb)) {
+    notes.push(`${repoRelative(kb)} missing: ingested the fallback ${repoRelative(FALLBACK_KB)} instead.`);
     kb = FALLBACK_KB;
-    notes.push(`${PRIMARY_KB} missing: ingested the fallback ${FALLBACK_KB} instead.`);
   }
 
-  const pool = loadSessions();
+  const pool = loadSessions(join(data, 'mt-bench-101', 'mtbench101.jsonl'));
   const warmupSessions = takeAsks(pool, WARMUP_ASKS);
   const latencySessions = takeAsks(pool, LATENCY_ASKS);
   const throughputClients = Array.from({ length: SESSIONS }, () => takeAsks(pool, ASKS_PER_SESSION));
@@ -160,7 +161,7 @@ async function main(): Promise<void> {
       topK: 8,
     });
 
-    console.log(`ingesting ${kb}…`);
+    console.log(`ingesting ${repoRelative(kb)}…`);
     const ingestStarted = performance.now();
     const documents = await loadDocuments(kb);
     const ingestion = new IngestionService(new KnowledgeRepository(db.dataSource), new InsightsRepository(db.dataSource));
@@ -217,7 +218,7 @@ async function main(): Promise<void> {
         warmupAsks: WARMUP_ASKS,
         timing: 'client side, from just before POST /api/v1/projects/:id/ask to the arrival of the done event on the SSE stream',
       },
-      ingestion: { corpus: kb, documents: ingested.sources, chunks: ingested.chunks, seconds: Math.round(ingestMs / 100) / 10 },
+      ingestion: { corpus: repoRelative(kb), documents: ingested.sources, chunks: ingested.chunks, seconds: Math.round(ingestMs / 100) / 10 },
       latency: { ...latency, sessions: latencySessions.length },
       throughput: {
         concurrentSessions: SESSIONS,
@@ -240,7 +241,7 @@ Baselines, no targets. Whole ask pipeline (gateway → retrieval worker → synt
 - Command: \`${command}\`
 - Date: ${results.date} (commit ${results.commit})
 - Machine: ${m.nproc} CPUs (nproc), ${m.totalMemoryGiB} GiB RAM, ${m.cpuModel}, Node ${m.node}
-- Ingestion: \`${kb}\`, ${ingested.sources} documents → ${ingested.chunks} chunks in ${results.ingestion.seconds} s (local lexical embedder, in the bench process)${notes.length ? `\n- Notes: ${notes.join(' ')}` : ''}
+- Ingestion: \`${repoRelative(kb)}\`, ${ingested.sources} documents → ${ingested.chunks} chunks in ${results.ingestion.seconds} s (local lexical embedder, in the bench process)${notes.length ? `\n- Notes: ${notes.join(' ')}` : ''}
 
 | Phase | Asks | Errors | Median (ms) | p95 (ms) | Max (ms) | Asks/s |
 |---|---:|---:|---:|---:|---:|---:|

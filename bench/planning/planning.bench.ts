@@ -14,9 +14,11 @@ import { AIMessage, BaseMessage, HumanMessage, SystemMessage, trimMessages } fro
 import { assembleMessages, planPrompt, renderContextItem, type ContextItemCost, type HistoryTurn } from '@ask/context-budget';
 import { renderedItemTokens } from '../../apps/synthesis-worker/src/synthesis/prompt-sizer';
 import { TiktokenCounter, tiktokenEncoder } from '@ask/token-counting';
+import { sharedDataDir } from '../common';
 
 const ROOT = resolve(__dirname, '..', '..');
-const DATA = process.env['ASK_SHARED_DATA'] ?? resolve(ROOT, '..', 'shared', 'data');
+/** The full data sets (../shared/data, or $ASK_SHARED_DATA); throws naming what is missing. */
+const DATA = sharedDataDir(['mt-bench-101', 'arena-hard-en', 'kb-postgresql-15-docs']);
 const SECTION = '## Planning vs LangChain trimMessages';
 
 function arg(name: string, fallback: number): number {

@@ -9,8 +9,8 @@ import { ApiKeysRepository, CredentialsCipher, InsightsRepository, KnowledgeRepo
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
 
-/** The small real knowledge base: pgvector's README and CHANGELOG. */
-const KB = resolve(__dirname, '..', '..', '..', '..', 'shared', 'data', 'kb-pgvector');
+/** The small real knowledge base: pgvector's README and CHANGELOG, committed in fixtures/data (source, licence: its README). */
+const KB = resolve(__dirname, '..', '..', '..', 'fixtures', 'data', 'kb-pgvector');
 const TOP_K = 6;
 
 /** Event types in order, with each run of deltas folded into one `delta`. */

@@ -14,8 +14,8 @@ import { launchBrowser } from './support/browser';
 import { CuttingProxy } from './support/cutting-proxy';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
-/** The small real knowledge base: pgvector's README and CHANGELOG. */
-const KB = resolve(ROOT, '..', 'shared', 'data', 'kb-pgvector');
+/** The small real knowledge base: pgvector's README and CHANGELOG, committed in fixtures/data (source, licence: its README). */
+const KB = resolve(ROOT, 'fixtures', 'data', 'kb-pgvector');
 const SCREENSHOT = resolve(ROOT, 'tmp', 'artifacts', 'dashboard-session.png');
 const LOCAL_EMBEDDING = { provider: 'local', model: 'local-lexical-v1', dimensions: 256 } as const;
 const LOCAL_LLM = { provider: 'local', model: 'local' } as const;

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { chunkDocument, MARKDOWN_SEPARATORS } from './chunk-document';
 import { countTokens } from './token-length';
 
-const KB = '/work/shared/data/kb-pgvector';
+/** pgvector's README and CHANGELOG, committed unchanged (source and licence: fixtures/data/README.md). */
+const KB = resolve(__dirname, '..', '..', '..', 'fixtures', 'data', 'kb-pgvector');
 const readme = readFileSync(`${KB}/README.md`, 'utf8');
 const changelog = readFileSync(`${KB}/CHANGELOG.md`, 'utf8');
 

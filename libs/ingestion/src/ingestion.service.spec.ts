@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { EmbeddingProvider } from '@ask/llm-providers';
 import { CredentialsCipher, EmbeddingSpaceMismatchError, InsightsRepository, KnowledgeRepository, ProjectsRepository, RetrievalRepository } from '@ask/persistence';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
@@ -44,7 +45,7 @@ describe(IngestionService.name, () => {
     service = new IngestionService(new KnowledgeRepository(db.dataSource), new InsightsRepository(db.dataSource));
     projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
     retrieval = new RetrievalRepository(db.dataSource);
-    kb = await loadDocuments('/work/shared/data/kb-pgvector');
+    kb = await loadDocuments(resolve(__dirname, '..', '..', '..', 'fixtures', 'data', 'kb-pgvector'));
   });
   afterAll(() => db.drop());
 

@@ -2,13 +2,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOCAL_COUNTER_SPECS, localTokenizerCounter } from './local-tokenizer-counter';
 import { LocalTokenizerKey, localTokenizer } from './local-tokenizers';
-import { sharedDataDir } from './testing/corpus';
+import { fixtureDataDir } from './testing/corpus';
 
 
-/** Text samples: 600 characters of the UDHR in 8 scripts, emoji and code. */
+/** Text samples: 600 characters of the UDHR in 8 scripts (fixtures/data/text-udhr), emoji and code. */
 function samples(): string[] {
   const udhr = ['eng', 'cmn_hans', 'jpn', 'kor', 'rus', 'arb', 'hin', 'tha'].map((key) =>
-    readFileSync(join(sharedDataDir(), 'text-udhr', `udhr_${key}.txt`), 'utf8').slice(0, 600),
+    readFileSync(join(fixtureDataDir(), 'text-udhr', `udhr_${key}.txt`), 'utf8').slice(0, 600),
   );
   return [
     ...udhr,

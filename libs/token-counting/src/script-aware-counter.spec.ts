@@ -64,8 +64,8 @@ describe(calibrationBaseCounter.name, () => {
 });
 
 /**
- * Against every reference tokenizer on a seeded, reduced sample of real data (../shared/data); the full
- * corpus runs in bench/counting/bench.ts. Counting is the slow part, so every distinct text is counted
+ * Against every reference tokenizer on a seeded, reduced sample of real data (the committed excerpts in
+ * fixtures/data); the full data sets run in bench/counting/bench.ts. Counting is the slow part, so every distinct text is counted
  * once per tokenizer and shared by the message-level and request-level checks. GPT-OSS (o200k_harmony)
  * is left out here: it counts every one of the 15,192 corpus texts exactly as o200k_base does (bench).
  */

@@ -22,8 +22,8 @@ import { startStack, type Stack } from '@ask/stack';
 import type { DataSource } from 'typeorm';
 import type { PostgresServer } from './servers';
 
-/** The small real knowledge base: pgvector's README and CHANGELOG. */
-export const KB = resolve(__dirname, '..', '..', '..', '..', '..', 'shared', 'data', 'kb-pgvector');
+/** The small real knowledge base: pgvector's README and CHANGELOG, committed in fixtures/data (source, licence: its README). */
+export const KB = resolve(__dirname, '..', '..', '..', '..', 'fixtures', 'data', 'kb-pgvector');
 
 /** Questions the suites cycle through. */
 export const QUESTIONS = [

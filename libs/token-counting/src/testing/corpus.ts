@@ -1,6 +1,8 @@
 /**
- * Test and bench support (not exported from the lib): real messages and multi-turn sessions from
- * `../shared/data` (read in place, never copied into the repo), labelled with their text kind.
+ * Test and bench support (not exported from the lib): real messages and multi-turn sessions, labelled
+ * with their text kind, read from a data folder laid out like `../shared/data`. The specs read the
+ * committed excerpts in `fixtures/data` ({@link fixtureDataDir}, the default); the benches pass the full
+ * data sets (`sharedDataDir` of bench/common.ts: `../shared/data`).
  *
  * Sources: mt-bench-101 (English dialogues), arena-hard-en (long English prompts and answers, many with
  * code), oasst1-zh (Chinese threads), text-udhr (the UDHR in 26 languages), text-unicode-emoji (emoji
@@ -61,25 +63,41 @@ export interface CorpusSession {
   turns: Turn[];
 }
 
-/** The `shared/data` folder: `$ASK_SHARED_DATA`, else `<repo>/../shared/data`. */
-export function sharedDataDir(): string {
-  const fromEnv = process.env['ASK_SHARED_DATA'];
-  if (fromEnv) return fromEnv;
+/** The repository root (the folder with nx.json above this file). */
+function repoRoot(): string {
   let dir = __dirname;
   while (!existsSync(join(dir, 'nx.json'))) {
     const parent = resolve(dir, '..');
     if (parent === dir) throw new Error('corpus: cannot find the repository root (nx.json)');
     dir = parent;
   }
-  return resolve(dir, '..', 'shared', 'data');
+  return dir;
 }
 
-function read(path: string): string {
-  return readFileSync(join(sharedDataDir(), path), 'utf8');
+/** The data sets the corpus reads, as folders of a data folder (what a bench needs in ../shared/data). */
+export const CORPUS_DATA_SETS = [
+  'mt-bench-101',
+  'arena-hard-en',
+  'oasst1-zh',
+  'kb-postgresql-15-docs',
+  'text-udhr',
+  'text-unicode-emoji',
+] as const;
+
+/**
+ * `<repo>/fixtures/data`: committed excerpts of the data sets, same file names and formats (sources,
+ * licences and which lines were kept: `fixtures/data/README.md`). What every spec reads.
+ */
+export function fixtureDataDir(): string {
+  return join(repoRoot(), 'fixtures', 'data');
 }
 
-function jsonl<T>(path: string): T[] {
-  return read(path)
+function read(dataDir: string, path: string): string {
+  return readFileSync(join(dataDir, path), 'utf8');
+}
+
+function jsonl<T>(dataDir: string, path: string): T[] {
+  return read(dataDir, path)
     .split('\n')
     .filter((line) => line.trim().length > 0)
     .map((line) => JSON.parse(line) as T);
@@ -106,13 +124,13 @@ export function udhrKind(key: string): TextKind {
   return UDHR_KIND[key] ?? `script:${key}`;
 }
 
-/** The udhr language keys, from index.json. */
-export function udhrKeys(): string[] {
-  return (JSON.parse(read('text-udhr/index.json')) as Array<{ key: string }>).map((e) => e.key);
+/** The udhr language keys, from index.json of `dataDir` (default: the fixtures). */
+export function udhrKeys(dataDir: string = fixtureDataDir()): string[] {
+  return (JSON.parse(read(dataDir, 'text-udhr/index.json')) as Array<{ key: string }>).map((e) => e.key);
 }
 
-function udhrParagraphs(key: string): string[] {
-  return read(`text-udhr/udhr_${key}.txt`)
+function udhrParagraphs(dataDir: string, key: string): string[] {
+  return read(dataDir, `text-udhr/udhr_${key}.txt`)
     .split(/\n\s*\n/)
     .map((p) => p.trim())
     .filter(Boolean);
@@ -173,20 +191,20 @@ interface PgPage {
 
 const FENCE = /```/;
 
-/** Emoji sequences of the emoji test file (fully-qualified only), in file order. */
-export function emojiSequences(): string[] {
+/** Emoji sequences of the emoji test file of `dataDir` (fully-qualified only), in file order. */
+export function emojiSequences(dataDir: string = fixtureDataDir()): string[] {
   const out: string[] = [];
-  for (const line of read('text-unicode-emoji/emoji-test.txt').split('\n')) {
+  for (const line of read(dataDir, 'text-unicode-emoji/emoji-test.txt').split('\n')) {
     const m = /^([0-9A-F ]+?)\s*; fully-qualified\s*#/.exec(line);
     if (m) out.push(String.fromCodePoint(...m[1].trim().split(/\s+/).map((h) => parseInt(h, 16))));
   }
   return out;
 }
 
-function pgPages(limitChars: number): PgPage[] {
+function pgPages(dataDir: string, limitChars: number): PgPage[] {
   const pages: PgPage[] = [];
   let total = 0;
-  for (const page of jsonl<PgPage>('kb-postgresql-15-docs/postgresql-15-docs.jsonl')) {
+  for (const page of jsonl<PgPage>(dataDir, 'kb-postgresql-15-docs/postgresql-15-docs.jsonl')) {
     if (page.id === 'bookindex') continue;
     pages.push(page);
     total += page.text.length;
@@ -196,10 +214,10 @@ function pgPages(limitChars: number): PgPage[] {
 }
 
 /** Prose and code pieces of the PostgreSQL manual (code = fenced blocks). */
-function pgPieces(limitChars: number): { prose: string[]; code: string[] } {
+function pgPieces(dataDir: string, limitChars: number): { prose: string[]; code: string[] } {
   const prose: string[] = [];
   const code: string[] = [];
-  for (const page of pgPages(limitChars)) {
+  for (const page of pgPages(dataDir, limitChars)) {
     const parts = page.text.split('```');
     parts.forEach((part, i) => {
       const text = part.trim();
@@ -212,6 +230,8 @@ function pgPieces(limitChars: number): { prose: string[]; code: string[] } {
 
 /** Options that bound how much of the data is read (the unit suite reads less than the bench). */
 export interface CorpusOptions {
+  /** The data folder (the benches pass the full data sets); default: the fixtures, {@link fixtureDataDir}. */
+  dataDir?: string;
   /** Characters of the PostgreSQL manual to read; default 1,500,000. */
   pgChars?: number;
 }
@@ -223,23 +243,24 @@ export interface CorpusOptions {
  * emoji-test lines and emoji-only sequences (emoji).
  */
 export function corpusMessages(options: CorpusOptions = {}): CorpusMessage[] {
+  const dataDir = options.dataDir ?? fixtureDataDir();
   const out: CorpusMessage[] = [];
   const add = (source: string, kind: TextKind, text: string) => {
     if (text.trim().length > 0) out.push({ id: `${source}:${out.length}`, kind, text });
   };
-  for (const d of jsonl<MtBench>('mt-bench-101/mtbench101.jsonl')) {
+  for (const d of jsonl<MtBench>(dataDir, 'mt-bench-101/mtbench101.jsonl')) {
     for (const t of d.history) {
       add('mtbench', 'english', t.user);
       add('mtbench', 'english', t.bot);
     }
   }
-  for (const a of jsonl<ArenaAnswer>('arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl')) {
+  for (const a of jsonl<ArenaAnswer>(dataDir, 'arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl')) {
     for (const m of a.messages) {
       const text = typeof m.content === 'string' ? m.content : m.content.answer;
       add('arena', FENCE.test(text) ? 'code' : 'english', text);
     }
   }
-  for (const r of JSON.parse(read('oasst1-zh/oaast_sft_zh.json')) as Oasst[]) {
+  for (const r of JSON.parse(read(dataDir, 'oasst1-zh/oaast_sft_zh.json')) as Oasst[]) {
     for (const [q, a] of r.history) {
       add('oasst', 'chinese', q);
       add('oasst', 'chinese', a);
@@ -247,24 +268,24 @@ export function corpusMessages(options: CorpusOptions = {}): CorpusMessage[] {
     add('oasst', 'chinese', r.input ? `${r.instruction}\n${r.input}` : r.instruction);
     add('oasst', 'chinese', r.output);
   }
-  const pg = pgPieces(options.pgChars ?? 1_500_000);
+  const pg = pgPieces(dataDir, options.pgChars ?? 1_500_000);
   for (const p of groupParagraphs(pg.prose, 1200)) add('pgdocs', 'english', p);
   for (const c of groupParagraphs(pg.code, 600)) add('pgcode', 'code', c);
   const rawLines = [
-    ...read('mt-bench-101/mtbench101.jsonl').split('\n').slice(0, 600),
-    ...read('arena-hard-en/question_v0.1.jsonl').split('\n'),
-    ...read('kb-postgresql-15-docs/postgresql-15-docs.jsonl').split('\n').slice(0, 40),
+    ...read(dataDir, 'mt-bench-101/mtbench101.jsonl').split('\n').slice(0, 600),
+    ...read(dataDir, 'arena-hard-en/question_v0.1.jsonl').split('\n'),
+    ...read(dataDir, 'kb-postgresql-15-docs/postgresql-15-docs.jsonl').split('\n').slice(0, 40),
   ].filter(Boolean);
   for (const line of rawLines) for (const piece of splitAtLines(line, 4000)) add('json', 'json', piece);
-  for (const key of udhrKeys()) {
-    const paragraphs = udhrParagraphs(key);
+  for (const key of udhrKeys(dataDir)) {
+    const paragraphs = udhrParagraphs(dataDir, key);
     for (const target of [200, 800]) for (const m of groupParagraphs(paragraphs, target)) add(`udhr-${key}`, udhrKind(key), m);
   }
-  const emojiLines = read('text-unicode-emoji/emoji-test.txt')
+  const emojiLines = read(dataDir, 'text-unicode-emoji/emoji-test.txt')
     .split('\n')
     .filter((l) => l && !l.startsWith('#'));
   for (let i = 0; i < emojiLines.length; i += 12) add('emoji-test', 'emoji', emojiLines.slice(i, i + 12).join('\n'));
-  const seqs = emojiSequences();
+  const seqs = emojiSequences(dataDir);
   for (let i = 0; i < seqs.length; i += 40) {
     const chunk = seqs.slice(i, i + 40);
     add('emoji-seq', 'emoji', chunk.join(''));
@@ -278,7 +299,8 @@ export function corpusMessages(options: CorpusOptions = {}): CorpusMessage[] {
  * arena prompt/answer pairs, udhr paragraphs as alternating question/answer turns, and emoji lines.
  * Each session is long enough that an 8K window has to trim it.
  */
-export function corpusSessions(): CorpusSession[] {
+export function corpusSessions(options: Pick<CorpusOptions, 'dataDir'> = {}): CorpusSession[] {
+  const dataDir = options.dataDir ?? fixtureDataDir();
   const sessions: CorpusSession[] = [];
   const chunked = (id: string, kind: TextKind, turns: Turn[], perSession: number) => {
     for (let i = 0; i < turns.length; i += perSession) {
@@ -287,31 +309,31 @@ export function corpusSessions(): CorpusSession[] {
     }
   };
   const mt: Turn[] = [];
-  for (const d of jsonl<MtBench>('mt-bench-101/mtbench101.jsonl'))
+  for (const d of jsonl<MtBench>(dataDir, 'mt-bench-101/mtbench101.jsonl'))
     for (const t of d.history) mt.push({ question: t.user, answer: t.bot });
   chunked('mtbench', 'english', mt, 40);
   const arena: Turn[] = [];
-  for (const a of jsonl<ArenaAnswer>('arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl')) {
+  for (const a of jsonl<ArenaAnswer>(dataDir, 'arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl')) {
     const [q, ans] = a.messages.map((m) => (typeof m.content === 'string' ? m.content : m.content.answer));
     if (q && ans) arena.push({ question: q, answer: ans });
   }
   chunked('arena', 'code', arena, 12);
   const zh: Turn[] = [];
-  for (const r of JSON.parse(read('oasst1-zh/oaast_sft_zh.json')) as Oasst[]) {
+  for (const r of JSON.parse(read(dataDir, 'oasst1-zh/oaast_sft_zh.json')) as Oasst[]) {
     for (const [q, a] of r.history) zh.push({ question: q, answer: a });
     zh.push({ question: r.input ? `${r.instruction}\n${r.input}` : r.instruction, answer: r.output });
   }
   chunked('oasst', 'chinese', zh, 30);
-  for (const key of udhrKeys()) {
-    const ps = udhrParagraphs(key);
+  for (const key of udhrKeys(dataDir)) {
+    const ps = udhrParagraphs(dataDir, key);
     const turns: Turn[] = [];
     for (let i = 0; i + 1 < ps.length; i += 2) turns.push({ question: ps[i], answer: ps[i + 1] });
     chunked(`udhr-${key}`, udhrKind(key), turns, 1000);
   }
-  const lines = read('text-unicode-emoji/emoji-test.txt')
+  const lines = read(dataDir, 'text-unicode-emoji/emoji-test.txt')
     .split('\n')
     .filter((l) => l && !l.startsWith('#'));
-  const seqs = emojiSequences();
+  const seqs = emojiSequences(dataDir);
   const emojiTurns: Turn[] = [];
   for (let i = 0; i + 40 < seqs.length; i += 40) {
     emojiTurns.push({ question: seqs.slice(i, i + 20).join(''), answer: lines.slice(i, i + 20).join('\n') });
@@ -356,17 +378,17 @@ const HEX = '0123456789abcdef';
  * percent-encoded Chinese, plus query strings). Not "real messages": the bench reports them apart, and
  * the rate derivation uses them so these classes have measured rates of their own.
  */
-export function pathologicalMessages(count = 600, seed = 7): CorpusMessage[] {
+export function pathologicalMessages(count = 600, seed = 7, dataDir: string = fixtureDataDir()): CorpusMessage[] {
   const random = seededRandom(seed);
   const pick = (alphabet: string, n: number) => {
     let s = '';
     for (let i = 0; i < n; i++) s += alphabet[Math.floor(random() * alphabet.length)];
     return s;
   };
-  const prose = jsonl<MtBench>('mt-bench-101/mtbench101.jsonl')
+  const prose = jsonl<MtBench>(dataDir, 'mt-bench-101/mtbench101.jsonl')
     .slice(0, 400)
     .map((d) => d.history[0].user);
-  const urls = Array.from(read('oasst1-zh/oaast_sft_zh.json').matchAll(/https?:\/\/[^\s"\\）)，。]+/g), (m) => m[0]);
+  const urls = Array.from(read(dataDir, 'oasst1-zh/oaast_sft_zh.json').matchAll(/https?:\/\/[^\s"\\）)，。]+/g), (m) => m[0]);
   const out: CorpusMessage[] = [];
   for (let i = 0; i < count; i++) {
     const sentence = prose[Math.floor(random() * prose.length)];
