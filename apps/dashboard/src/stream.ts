@@ -40,6 +40,9 @@ export function followAsk(eventsUrl: string, handlers: StreamHandlers): () => vo
       } catch {
         return;
       }
+      // A 503 `error` has no id: the gateway lost Redis mid-relay and ended the response; EventSource
+      // reconnects by itself with Last-Event-ID, so it is not the ask's end.
+      if (type === 'error' && (data as AskEventMap['error']).status === 503) return;
       if (type === 'done' || type === 'error') close();
       handlers.onEvent(event.lastEventId, type, data);
     });

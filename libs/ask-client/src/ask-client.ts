@@ -12,6 +12,17 @@ export class AskApiError extends Error {
   }
 }
 
+/**
+ * The relay ended the stream with an `error` event that has no id (status 503: the gateway lost
+ * Redis). Not the ask's end: reconnect with the last event id received.
+ */
+export class AskStreamInterrupted extends Error {
+  constructor(readonly event: ErrorEvent) {
+    super(`${event.status} ${event.code}: ${event.error}${event.details ? ` (${event.details})` : ''}`);
+    this.name = 'AskStreamInterrupted';
+  }
+}
+
 /** Options of {@link AskClient.events}. */
 export interface EventsOptions {
   /** Resume after this event id (sent as `Last-Event-ID`). */
@@ -71,7 +82,8 @@ export class AskClient {
   }
 
   /**
-   * The ask's events as they arrive (SSE), until the server ends the stream. Follows
+   * The ask's events as they arrive (SSE), until the server ends the stream. An `error` event without
+   * an id is not one of the ask's events: it throws {@link AskStreamInterrupted}. Follows
    * `options.eventsUrl` (with its token) when given, and always sends the Bearer key when the client has one.
    */
   async *events(askId: string, options: EventsOptions = {}): AsyncGenerator<AskEvent> {
@@ -90,6 +102,7 @@ export class AskClient {
       parser.feed(decoder.decode(chunk, { stream: true }));
       while (queue.length) {
         const message = queue.shift()!;
+        if (message.event === 'error' && !message.id) throw new AskStreamInterrupted(JSON.parse(message.data));
         yield { id: message.id ?? '', type: (message.event ?? 'message') as AskEventType, data: JSON.parse(message.data) };
       }
     }

@@ -37,6 +37,14 @@ const schema = z.object({
    * gateway refuses to boot when none of the three is set.
    */
   ASK_EVENTS_SECRET: z.string().min(32).optional(),
+  /** Open event streams (SSE clients) per ask on one gateway process; one more answers 429 `rate_limited`. */
+  ASK_STREAMS_PER_ASK: z.coerce.number().int().min(1).max(1_000_000).default(20),
+  /** Open event streams per project on one gateway process; one more answers 429 `rate_limited`. */
+  ASK_STREAMS_PER_PROJECT: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+  /** Redis connections the gateway's event relay reads with (blocking XREAD over many streams each). */
+  ASK_STREAM_READERS: z.coerce.number().int().min(1).max(64).default(2),
+  /** Bytes an SSE client may leave unread before the gateway drops it (it resumes with Last-Event-ID). */
+  ASK_STREAM_BUFFER_BYTES: z.coerce.number().int().min(16_384).max(268_435_456).default(1_048_576),
   /** Asks accepted per project per minute (all its keys together), shared across replicas through Redis. */
   ASK_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
   /** Ingestion requests (knowledge, insights) accepted per project per minute, shared through Redis. */

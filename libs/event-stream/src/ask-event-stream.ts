@@ -128,7 +128,8 @@ export class AskEventStream {
     return this.redis as unknown as FencedRedis;
   }
 
-  private streamKey(askId: string): string {
+  /** The Redis key of the ask's event stream (`{prefix}:ask:{askId}:events`). */
+  streamKey(askId: string): string {
     return `${this.prefix}:${askStreamKey(askId)}`;
   }
 

@@ -1,3 +1,7 @@
+export * from './ask-event-relay';
 export * from './ask-event-stream';
+export * from './deadline-publish';
 export * from './event-stream.module';
 export * from './queues.module';
+export * from './stream-hub';
+export * from './stream-ids';

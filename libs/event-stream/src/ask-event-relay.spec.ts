@@ -1,0 +1,140 @@
+import Redis from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import type { AskEvent } from '@ask/ask-contracts';
+import { AskError } from '@ask/ask-errors';
+import { AskEventRelay } from './ask-event-relay';
+import { AskEventStream } from './ask-event-stream';
+import { publishErrorUnlessEnded } from './deadline-publish';
+import { StreamHub } from './stream-hub';
+
+// Integration: the machine's real Redis, with a per-run key prefix.
+describe(AskEventRelay.name, () => {
+  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+  const redis = new Redis(url);
+  const prefix = `test-relay-${randomUUID()}`;
+  const events = new AskEventStream(redis, prefix, 120);
+  const hub = new StreamHub({ control: redis, readers: 1, connect: () => new Redis(url, { maxRetriesPerRequest: 0 }) });
+  const relay = new AskEventRelay(redis, hub, events, 120);
+  const usage = { promptTokens: 1, completionTokens: 1 };
+
+  afterAll(async () => {
+    await hub.close();
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  /** Relays to a list; resolves the events and how the relay ended. */
+  const collect = async (askId: string, lastEventId?: string, deadlineAt?: number) => {
+    const seen: AskEvent[] = [];
+    const start = await relay.resumePoint(askId, lastEventId);
+    const end = await relay.relay(askId, start, { signal: new AbortController().signal, deadlineAt, write: (batch) => void seen.push(...batch) });
+    return { seen, end };
+  };
+  const rejection = (promise: Promise<unknown>) => promise.then(() => undefined, (err: AskError) => `${err.status} ${err.code} ${err.details}`);
+
+  describe('resumePoint', () => {
+    it('rejects ids Redis would refuse, ids past the last event and ids of no event, with a typed 400', async () => {
+      const askId = randomUUID();
+      const accepted = await events.publish(askId, 'accepted', { askId, sessionId: 's' });
+      const [ms, seq] = accepted.split('-');
+      expect(await rejection(relay.resumePoint(askId, '99999999999999999999-0'))).toBe(
+        '400 invalid_request Last-Event-ID: must be an event id of this stream (like 1718000000000-0) or absent',
+      );
+      expect(await rejection(relay.resumePoint(askId, `${BigInt(ms) + 1n}-0`))).toBe('400 invalid_request Last-Event-ID: later than the last event of this stream');
+      expect(await rejection(relay.resumePoint(askId, `${ms}-${Number(seq) + 1}`))).toBe('400 invalid_request Last-Event-ID: later than the last event of this stream');
+      expect(await rejection(relay.resumePoint(askId, '5-0'))).toBe('400 invalid_request Last-Event-ID: not the id of an event of this stream');
+      expect(await relay.resumePoint(askId, accepted)).toEqual({ after: accepted, ended: false });
+      expect(await relay.resumePoint(askId, undefined)).toEqual({ after: '0', ended: false });
+    });
+  });
+
+  describe('relay', () => {
+    it('replays from the start, then follows live events to the terminal one', async () => {
+      const askId = randomUUID();
+      const a = await events.publish(askId, 'accepted', { askId, sessionId: 's' });
+      const reading = collect(askId);
+      await new Promise((r) => setTimeout(r, 50));
+      const d = await events.publish(askId, 'delta', { text: 'hi' });
+      const done = await events.publish(askId, 'done', { messageId: 'm', usage, sources: [] });
+      const { seen, end } = await reading;
+      expect(seen.map((e) => `${e.id} ${e.type}`)).toEqual([`${a} accepted`, `${d} delta`, `${done} done`]);
+      expect(end).toEqual({ reason: 'terminal' });
+    });
+
+    it('resumes after done past the deadline: nothing sent, nothing published, however often', async () => {
+      const askId = randomUUID();
+      await events.publish(askId, 'accepted', { askId, sessionId: 's' });
+      const done = await events.publish(askId, 'done', { messageId: 'm', usage, sources: [] });
+      for (let i = 0; i < 3; i++) {
+        const { seen, end } = await collect(askId, done, Date.now() - 60_000);
+        expect(seen).toEqual([]);
+        expect(end).toEqual({ reason: 'terminal' });
+      }
+      expect((await events.readAll(askId)).map((e) => e.type)).toEqual(['accepted', 'done']);
+    });
+
+    it('ends an ask past its deadline with one 504, relayed with its stream id; a reconnect replays that same event', async () => {
+      const askId = randomUUID();
+      const a = await events.publish(askId, 'accepted', { askId, sessionId: 's' });
+      const first = await collect(askId, undefined, Date.now() - 1);
+      const stored = await events.readAll(askId);
+      expect(stored.map((e) => e.type)).toEqual(['accepted', 'error']);
+      expect(first.seen).toEqual(stored);
+      expect(stored[1].data).toEqual({ status: 504, code: 'llm_upstream', error: 'the llm provider did not answer in time', details: 'the ask passed its deadline without an answer' });
+      const again = await collect(askId, a, Date.now() - 1);
+      expect(again.seen).toEqual([stored[1]]);
+      expect((await events.readAll(askId)).length).toBe(2);
+    });
+
+    it('holds the catch-up read while the writer has not drained, and pages through long streams in order', async () => {
+      const askId = randomUUID();
+      const pipeline = redis.pipeline();
+      for (let i = 0; i < 1_203; i++) pipeline.xadd(events.streamKey(askId), '*', 'type', 'delta', 'data', JSON.stringify({ text: String(i) }));
+      await pipeline.exec();
+      await events.publish(askId, 'done', { messageId: 'm', usage, sources: [] });
+      const batches: number[] = [];
+      const texts: string[] = [];
+      const end = await relay.relay(askId, { after: '0', ended: false }, {
+        signal: new AbortController().signal,
+        write: async (batch) => {
+          batches.push(batch.length);
+          for (const e of batch) texts.push(e.type === 'delta' ? (e.data as { text: string }).text : e.type);
+          await new Promise((r) => setTimeout(r, 5));
+        },
+      });
+      expect(end).toEqual({ reason: 'terminal' });
+      expect(batches).toEqual([500, 500, 204]);
+      expect(texts).toEqual([...Array.from({ length: 1_203 }, (_, i) => String(i)), 'done']);
+    });
+
+    it('stops on the signal', async () => {
+      const askId = randomUUID();
+      await events.publish(askId, 'accepted', { askId, sessionId: 's' });
+      const controller = new AbortController();
+      const seen: string[] = [];
+      const ending = relay.relay(askId, { after: '0', ended: false }, { signal: controller.signal, write: (b) => void seen.push(...b.map((e) => e.type)) });
+      await new Promise((r) => setTimeout(r, 50));
+      controller.abort();
+      expect(await ending).toEqual({ reason: 'aborted' });
+      expect(seen).toEqual(['accepted']);
+    });
+  });
+
+  describe(publishErrorUnlessEnded.name, () => {
+    it('appends once, never after a terminal event, and never creates a stream', async () => {
+      const error = { status: 504, code: 'llm_upstream', error: 'x' };
+      const askId = randomUUID();
+      await events.publish(askId, 'accepted', { askId, sessionId: 's' });
+      const key = events.streamKey(askId);
+      const first = await publishErrorUnlessEnded(redis, key, error, 120);
+      expect(first.outcome).toBe('appended');
+      expect(await publishErrorUnlessEnded(redis, key, error, 120)).toEqual({ outcome: 'already-ended', id: (first as { id: string }).id });
+      const other = randomUUID();
+      const done = await events.publish(other, 'done', { messageId: 'm', usage, sources: [] });
+      expect(await publishErrorUnlessEnded(redis, events.streamKey(other), error, 120)).toEqual({ outcome: 'already-ended', id: done });
+      expect(await publishErrorUnlessEnded(redis, events.streamKey(randomUUID()), error, 120)).toEqual({ outcome: 'missing' });
+      expect(await redis.exists(events.streamKey(randomUUID()))).toBe(0);
+    });
+  });
+});

@@ -1,0 +1,196 @@
+import type Redis from 'ioredis';
+import { type AskEvent, type AskEventType, TERMINAL_EVENTS } from '@ask/ask-contracts';
+import { AskError, AskErrorCode, invalidRequest, isAskError, llmUpstream } from '@ask/ask-errors';
+import type { AskEventStream } from './ask-event-stream';
+import { publishErrorUnlessEnded } from './deadline-publish';
+import type { HubSubscription, StreamEntry, StreamHub } from './stream-hub';
+import { compareStreamIds, isValidStreamId } from './stream-ids';
+
+/** Where a relay starts: after this id (`0` = the first event), and whether the stream has already ended there. */
+export interface ResumePoint {
+  after: string;
+  /** The event at `after` is the terminal one: nothing follows, forever. */
+  ended: boolean;
+}
+
+/** Options of {@link AskEventRelay.relay}. */
+export interface RelayOptions {
+  /** Stops the relay (the client went away, or the gateway shuts down). */
+  signal: AbortSignal;
+  /** Epoch milliseconds after which the relay ends the ask with a typed 504 if it has not ended. */
+  deadlineAt?: number;
+  /** Ends the relay (no terminal event) after this long without an event, in milliseconds; default 300,000. */
+  idleTimeoutMs?: number;
+  /**
+   * Receives the events in stream order, each batch right after the previous one (no gap, no repeat).
+   * A returned promise holds back the catch-up read of older events until it settles (back-pressure);
+   * live events are handed over as they arrive, so the writer bounds its own buffer.
+   */
+  write(events: AskEvent[]): void | Promise<void>;
+}
+
+/**
+ * How a relay ended: after the terminal event; after `idleTimeoutMs` without an event; stopped by
+ * the signal; or failed (`cause`: Redis went away, or the stream vanished at the deadline).
+ */
+export type RelayEnd = { reason: 'terminal' | 'idle' | 'aborted' } | { reason: 'failed'; cause: unknown };
+
+/** Entries read per catch-up page. */
+const PAGE = 500;
+
+/**
+ * The read side of the ask event streams for the SSE route: validates `Last-Event-ID` against the
+ * stream, replays the events after it with plain `XRANGE`s on the shared command connection, then
+ * follows new ones through the process's {@link StreamHub} (a few shared blocking connections, not
+ * one per client). At the ask's deadline it ends the stream with a 504 `error` through
+ * {@link publishErrorUnlessEnded}: never after a terminal event, never twice.
+ */
+export class AskEventRelay {
+  constructor(
+    private readonly redis: Redis,
+    private readonly hub: StreamHub,
+    private readonly events: AskEventStream,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  /**
+   * Checks a client's `Last-Event-ID` against the ask's stream. Absent or empty: from the start.
+   * @throws AskError 400 `invalid_request` naming `Last-Event-ID` when it is not a stream id, is later
+   *   than the stream's last event, or is not the id of one of its events.
+   */
+  async resumePoint(askId: string, lastEventId: string | undefined): Promise<ResumePoint> {
+    if (lastEventId === undefined || lastEventId === '') return { after: '0', ended: false };
+    if (!isValidStreamId(lastEventId)) {
+      throw invalidRequest('Last-Event-ID: must be an event id of this stream (like 1718000000000-0) or absent');
+    }
+    const [entry] = await this.redis.xrange(this.events.streamKey(askId), lastEventId, '+', 'COUNT', 1);
+    if (!entry) throw invalidRequest('Last-Event-ID: later than the last event of this stream');
+    if (entry[0] !== lastEventId) throw invalidRequest('Last-Event-ID: not the id of an event of this stream');
+    return { after: lastEventId, ended: isTerminal(entry) };
+  }
+
+  /**
+   * Relays the ask's events after `start` to `options.write` until the terminal event, the signal,
+   * the idle timeout, or a failure; resolves how it ended (never rejects).
+   */
+  async relay(askId: string, start: ResumePoint, options: RelayOptions): Promise<RelayEnd> {
+    if (start.ended) return { reason: 'terminal' };
+    const key = this.events.streamKey(askId);
+    const { signal, deadlineAt, idleTimeoutMs = 300_000 } = options;
+    let cursor = start.after;
+    let finished = false;
+    let subscription: HubSubscription | undefined;
+    let idleTimer: NodeJS.Timeout | undefined;
+    let deadlineTimer: NodeJS.Timeout | undefined;
+    let resolveEnd!: (end: RelayEnd) => void;
+    const ended = new Promise<RelayEnd>((resolve) => (resolveEnd = resolve));
+
+    const finish = (end: RelayEnd) => {
+      if (finished) return;
+      finished = true;
+      subscription?.close();
+      clearTimeout(idleTimer);
+      clearTimeout(deadlineTimer);
+      signal.removeEventListener('abort', onAbort);
+      resolveEnd(end);
+    };
+    const onAbort = () => finish({ reason: 'aborted' });
+    const armIdle = () => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => finish({ reason: 'idle' }), idleTimeoutMs);
+    };
+    /** Hands entries after the cursor to the writer; stops at the terminal event. */
+    const deliver = (entries: StreamEntry[]): void | Promise<void> => {
+      if (finished) return;
+      const batch: AskEvent[] = [];
+      let terminal = false;
+      for (const entry of entries) {
+        if (compareStreamIds(entry[0], cursor) <= 0) continue;
+        cursor = entry[0];
+        const event = toEvent(entry);
+        batch.push(event);
+        if (TERMINAL_EVENTS.has(event.type)) {
+          terminal = true;
+          break;
+        }
+      }
+      if (batch.length === 0) return;
+      armIdle();
+      let written: void | Promise<void>;
+      try {
+        written = options.write(batch);
+      } catch (err) {
+        finish({ reason: 'failed', cause: err });
+        return;
+      }
+      if (terminal) finish({ reason: 'terminal' });
+      return written;
+    };
+    const onDeadline = () => {
+      const timeout = llmUpstream('the ask passed its deadline without an answer', { timeout: true });
+      publishErrorUnlessEnded(this.redis, key, timeout.toEvent(), this.ttlSeconds).then(
+        // Appended, or the terminal event was already there: either way it reaches the client through
+        // the normal read, with its stream id. A stream that vanished has nothing to resume.
+        (result) => result.outcome === 'missing' && finish({ reason: 'failed', cause: timeout }),
+        (err) => finish({ reason: 'failed', cause: streamUnavailable(err) }),
+      );
+    };
+
+    if (signal.aborted) return { reason: 'aborted' };
+    signal.addEventListener('abort', onAbort, { once: true });
+    armIdle();
+    try {
+      // Catch up with plain reads, one page at a time, waiting for the writer between pages.
+      for (;;) {
+        const page = await this.redis.xrange(key, cursor === '0' ? '-' : `(${cursor}`, '+', 'COUNT', PAGE);
+        if (finished) break;
+        await deliver(page);
+        if (finished || page.length < PAGE) break;
+      }
+      if (!finished) {
+        subscription = this.hub.subscribe(key, cursor, {
+          onEntries: (entries) => {
+            try {
+              void Promise.resolve(deliver(entries)).catch((err) => finish({ reason: 'failed', cause: err }));
+            } catch (err) {
+              finish({ reason: 'failed', cause: err });
+            }
+          },
+          onError: (err) => finish({ reason: 'failed', cause: streamUnavailable(err) }),
+        });
+        if (deadlineAt !== undefined && Number.isFinite(deadlineAt)) {
+          deadlineTimer = setTimeout(onDeadline, Math.max(0, deadlineAt - Date.now()));
+        }
+      }
+    } catch (err) {
+      finish({ reason: 'failed', cause: isAskError(err) ? err : streamUnavailable(err) });
+    }
+    return ended;
+  }
+}
+
+/**
+ * 503 (code `internal_error`, the gateway's "service unavailable" for a store that is down): Redis
+ * failed under a relay. Not the ask's end: the client resumes with its Last-Event-ID.
+ */
+export function streamUnavailable(cause: unknown): AskError {
+  return new AskError(AskErrorCode.InternalError, {
+    status: 503,
+    error: 'service unavailable',
+    details: 'the event stream is unreachable; reconnect with Last-Event-ID',
+    cause,
+  });
+}
+
+function isTerminal(entry: StreamEntry): boolean {
+  return TERMINAL_EVENTS.has(fieldOf(entry[1], 'type') as AskEventType);
+}
+
+function fieldOf(fields: string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
+}
+
+function toEvent([id, fields]: StreamEntry): AskEvent {
+  return { id, type: fieldOf(fields, 'type') as AskEventType, data: JSON.parse(fieldOf(fields, 'data') ?? '{}') };
+}
