@@ -22,8 +22,7 @@ describe(StreamHub.name, () => {
   };
   /** Redis connections whose name starts with `name`. */
   const connectionsNamed = async (name: string) =>
-    (await redis.client('LIST'))
-      .toString()
+    String(await redis.client('LIST'))
       .split('\n')
       .filter((line) => line.includes(` name=${name}`)).length;
   const until = async (check: () => boolean) => {
@@ -95,7 +94,7 @@ describe(StreamHub.name, () => {
       await until(() => hub.stats().keys === 3);
       await new Promise((r) => setTimeout(r, 100));
       // Only this hub's reader, found by its connection name (never any other client of the shared Redis).
-      const line = (await redis.client('LIST')).toString().split('\n').find((l) => l.includes(` name=${name}:0 `))!;
+      const line = String(await redis.client('LIST')).toString().split('\n').find((l) => l.includes(` name=${name}:0 `))!;
       await redis.client('KILL', 'ID', /\bid=(\d+)/.exec(line)![1]);
       await until(() => errors.length === 3);
       expect(errors.sort()).toEqual(['sub 0', 'sub 1', 'sub 2']);
