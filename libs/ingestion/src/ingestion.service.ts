@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { EmbeddingProvider } from '@ask/llm-providers';
+import { checkEmbeddingLanguage, type EmbeddingProvider } from '@ask/llm-providers';
 import { EmbeddingSpaceMismatchError, InsightsRepository, KnowledgeRepository, type EmbeddingSpace } from '@ask/persistence';
 import { Injectable } from '@nestjs/common';
 import { chunkDocument, type ChunkOptions, type DocumentChunk } from './chunk-document';
@@ -81,12 +81,14 @@ export class IngestionService {
    * title, text, chunking settings and embedding model) equals the stored one is skipped without
    * chunking or embedding; a changed one has its chunks replaced.
    * @throws EmbeddingSpaceMismatchError before any work when the project already stores vectors of
-   *   another model or length; RangeError for bad chunk options or a provider returning vectors of
+   *   another model or length; AskError 400 `invalid_request` before any work when the documents are
+   *   mostly in languages the embedding model does not cover (`checkEmbeddingLanguage`); RangeError for bad chunk options or a provider returning vectors of
    *   the wrong count or length; the provider's own errors; the signal's reason when aborted.
    */
   async ingest(projectId: string, documents: readonly SourceDocument[], provider: EmbeddingProvider, options: IngestOptions = {}): Promise<IngestionResult> {
     const space = embeddingSpace(provider);
     await this.assertSpace(projectId, space);
+    checkEmbeddingLanguage(provider, documents.map((doc) => doc.text));
     const chunkOptions = { chunkTokens: options.chunkTokens ?? 400, overlapTokens: options.overlapTokens ?? 60 };
     const result: IngestionResult = { sources: documents.length, created: 0, replaced: 0, skippedUnchanged: 0, chunks: 0 };
     let done = 0;
@@ -154,6 +156,7 @@ export class IngestionService {
    * and `title\nbody` in batches of the provider's `maxBatchSize`; items whose content hash (text and
    * embedding model) is unchanged are not re-embedded. Items absent from the file are kept.
    * @throws EmbeddingSpaceMismatchError when the project stores vectors of another model or length;
+   *   AskError 400 `invalid_request` when the items are mostly in languages the model does not cover;
    *   RangeError for a provider returning vectors of the wrong count or length.
    */
   async ingestInsights(
@@ -164,6 +167,10 @@ export class IngestionService {
   ): Promise<InsightsIngestionResult> {
     const space = embeddingSpace(provider);
     await this.assertSpace(projectId, space);
+    checkEmbeddingLanguage(provider, [
+      ...file.insights.map((i) => `${i.name}\n${i.description}`),
+      ...file.recommendations.map((r) => `${r.title}\n${r.body}`),
+    ]);
     const total = file.insights.length + file.recommendations.length;
     let done = 0;
     const batchSize = Math.max(1, provider.maxBatchSize);

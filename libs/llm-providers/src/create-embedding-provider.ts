@@ -5,6 +5,7 @@ import { BedrockEmbeddingProvider } from './embedding/bedrock-embedding.provider
 import { OllamaEmbeddingProvider } from './embedding/ollama-embedding.provider';
 import { OpenAiEmbeddingProvider } from './embedding/openai-embedding.provider';
 import { LocalEmbeddingProvider } from './local/local-embedding.provider';
+import { LocalSemanticEmbeddingProvider } from './local/local-semantic-embedding.provider';
 import { vertexHost, vertexLocationPath, vertexTokenSource } from './vertex/vertex-auth';
 import { VertexEmbeddingProvider } from './vertex/vertex-embedding.provider';
 import type { EmbeddingProvider, EmbeddingProviderId, EmbeddingSettings, ProviderCredentials } from './types';
@@ -28,16 +29,18 @@ function requireField<T>(value: T | undefined, provider: EmbeddingProviderId, wh
  * | `vertex` | `:predict` on a text-embedding model, `outputDimensionality` = dimensions |
  * | `ollama` | `/api/embed` with `truncate: false` |
  * | `local` | the in-process lexical embedder |
+ * | `local-semantic` | the in-process Universal Sentence Encoder lite (512 dimensions, English) |
  *
  * @throws AskError 412 `llm_not_configured` when a required field or credential is missing;
- *   RangeError from the local embedder for dimensions outside 8..16000.
+ *   RangeError from the local embedder for dimensions outside 8..16000, and from the semantic one
+ *   for any length but 512.
  */
 export function createEmbeddingProvider(
   settings: EmbeddingSettings,
   credentials: ProviderCredentials,
   options: ProviderFactoryOptions = {},
 ): EmbeddingProvider {
-  const override = options.baseUrlOverrides?.[settings.provider];
+  const override = settings.provider === 'local-semantic' ? undefined : options.baseUrlOverrides?.[settings.provider];
   switch (settings.provider) {
     case 'openai': {
       const custom = settings.baseUrl !== undefined && settings.baseUrl !== '';
@@ -83,5 +86,10 @@ export function createEmbeddingProvider(
       });
     case 'local':
       return new LocalEmbeddingProvider({ dimensions: settings.dimensions });
+    case 'local-semantic':
+      return new LocalSemanticEmbeddingProvider({
+        dimensions: settings.dimensions,
+        allowOtherLanguages: settings.allowOtherLanguages,
+      });
   }
 }

@@ -19,5 +19,11 @@ export { VertexEmbeddingProvider } from './vertex/vertex-embedding.provider';
 export { OpenAiEmbeddingProvider } from './embedding/openai-embedding.provider';
 export { OllamaEmbeddingProvider } from './embedding/ollama-embedding.provider';
 export { checkEmbeddings } from './embedding/check-embeddings';
+export { checkEmbeddingLanguage, detectLanguages, type LanguageShare } from './embedding/check-embedding-language';
 export { LocalChatProvider } from './local/local-chat.provider';
 export { LocalEmbeddingProvider } from './local/local-embedding.provider';
+export {
+  LocalSemanticEmbeddingProvider,
+  LOCAL_SEMANTIC_MODEL,
+  LOCAL_SEMANTIC_DIMENSIONS,
+} from './local/local-semantic-embedding.provider';

@@ -1,8 +1,11 @@
 import type { ProviderId } from '@ask/model-catalog';
 import type { ChatMessage } from '@ask/token-counting';
 
-/** Embedding providers; `local` is the embedded lexical embedder (no model, no network). */
-export type EmbeddingProviderId = 'local' | 'openai' | 'azure-foundry' | 'bedrock' | 'vertex' | 'ollama';
+/**
+ * Embedding providers; `local` is the embedded lexical embedder (no model, no network),
+ * `local-semantic` the embedded Universal Sentence Encoder lite (English, offline).
+ */
+export type EmbeddingProviderId = 'local' | 'local-semantic' | 'openai' | 'azure-foundry' | 'bedrock' | 'vertex' | 'ollama';
 
 /** A project's embedding settings (stored as JSON on the project; no secrets here). */
 export interface EmbeddingSettings {
@@ -17,6 +20,11 @@ export interface EmbeddingSettings {
   gcpProject?: string;
   /** Azure API version. */
   apiVersion?: string;
+  /**
+   * Embed knowledge even when it is mostly in languages the model does not cover (default false:
+   * ingestion refuses it with a typed 400; see `checkEmbeddingLanguage`).
+   */
+  allowOtherLanguages?: boolean;
 }
 
 /** A project's LLM settings (stored as JSON on the project; no secrets here). */
@@ -80,5 +88,7 @@ export interface EmbeddingProvider {
   readonly dimensions: number;
   /** Largest batch one call accepts. */
   readonly maxBatchSize: number;
+  /** ISO 639-1 codes of the only languages the model covers; absent for multilingual or unknown models. */
+  readonly languages?: readonly string[];
   embed(texts: string[], signal?: AbortSignal): Promise<number[][]>;
 }

@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
 import {
+  IsBoolean,
   IsIn,
   IsInt,
   IsNotEmpty,
@@ -14,7 +15,7 @@ import {
 } from 'class-validator';
 
 const LLM_PROVIDERS = ['local', 'openai', 'azure-foundry', 'anthropic', 'bedrock', 'vertex', 'ollama'] as const;
-const EMBEDDING_PROVIDERS = ['local', 'openai', 'azure-foundry', 'bedrock', 'vertex', 'ollama'] as const;
+const EMBEDDING_PROVIDERS = ['local', 'local-semantic', 'openai', 'azure-foundry', 'bedrock', 'vertex', 'ollama'] as const;
 
 /** Limits on project settings (tokens unless named). */
 export const LIMITS = {
@@ -48,6 +49,8 @@ export class EmbeddingSettingsDto {
   @IsOptional() @IsString() @MaxLength(100) region?: string;
   @IsOptional() @IsString() @MaxLength(200) gcpProject?: string;
   @IsOptional() @IsString() @MaxLength(50) apiVersion?: string;
+  /** Embed knowledge in languages the model does not cover (default false: refused with a 400). */
+  @IsOptional() @IsBoolean() allowOtherLanguages?: boolean;
 }
 
 /** A project's LLM provider settings. */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { EmbeddingProviderId, EmbeddingSettings, LlmSettings } from '@ask/llm-providers';
+import { LOCAL_SEMANTIC_DIMENSIONS, LOCAL_SEMANTIC_MODEL, type EmbeddingProviderId, type EmbeddingSettings, type LlmSettings } from '@ask/llm-providers';
 import type { ProviderId } from '@ask/model-catalog';
 import type { ProjectSettingsInput } from '@ask/persistence';
 import { withDatabase } from './db';
@@ -36,7 +36,7 @@ export function registerProjectCommands(program: Command): void {
       .option('--llm-base-url <url>', 'custom base URL (OpenAI-compatible gateways, Ollama host)')
       .option('--context-window <tokens>', 'override of the catalog context window')
       .option('--max-context-tokens <tokens>', 'lower cap on the window (cost control)')
-      .option('--embedding-provider <id>', 'local | openai | azure-foundry | bedrock | vertex | ollama')
+      .option('--embedding-provider <id>', 'local | local-semantic | openai | azure-foundry | bedrock | vertex | ollama')
       .option('--embedding-model <model>', 'embedding model id')
       .option('--dimensions <n>', 'embedding dimensions')
       .option('--top-k <n>', 'items retrieved per ask')
@@ -86,10 +86,11 @@ export function toSettings(flags: ProjectFlags, creating: boolean): ProjectSetti
   if (flags.embedding === false) embeddingSettings = null;
   else if (flags.embeddingProvider || flags.embeddingModel || creating) {
     const provider = (flags.embeddingProvider ?? 'local') as EmbeddingProviderId;
+    const semantic = provider === 'local-semantic';
     embeddingSettings = {
       provider,
-      model: flags.embeddingModel ?? 'local-lexical-v1',
-      dimensions: int(flags.dimensions) ?? LOCAL_EMBEDDING_DIMENSIONS,
+      model: flags.embeddingModel ?? (semantic ? LOCAL_SEMANTIC_MODEL : 'local-lexical-v1'),
+      dimensions: int(flags.dimensions) ?? (semantic ? LOCAL_SEMANTIC_DIMENSIONS : LOCAL_EMBEDDING_DIMENSIONS),
     };
   }
   return {

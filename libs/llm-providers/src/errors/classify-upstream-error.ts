@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { sanitizeProviderMessage } from '@ask/ask-errors';
 import OpenAI from 'openai';
 import type { ProviderId } from '@ask/model-catalog';
+import type { EmbeddingProviderId } from '../types';
 import { parseRetryAfter, readHeader } from './retry-after';
 import {
   EmbeddingShapeError,
@@ -369,7 +370,7 @@ function clean(facts: UpstreamErrorFacts, fallback: string): string {
  * https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/inference; Ollama
  * https://github.com/ollama/ollama/blob/main/docs/api.md; llama.cpp server README.
  */
-export function classifyUpstreamError(err: unknown, provider: ProviderId): UpstreamFailure {
+export function classifyUpstreamError(err: unknown, provider: ProviderId | EmbeddingProviderId): UpstreamFailure {
   if (err instanceof UpstreamFailureError) return err.failure;
   const facts = describeUpstreamError(err);
   if (facts.aborted) return { kind: 'timeout' };
