@@ -1,4 +1,4 @@
-import { type FakeFault, type FakeUpstream, startFakeUpstream } from '@ask/fake-upstream';
+import { FAKE_ANSWER, type FakeFault, type FakeUpstream, startFakeUpstream } from '@ask/fake-upstream';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AskEvent } from '@ask/ask-contracts';
@@ -35,15 +35,15 @@ describe('fault: the LLM upstream fails (fake OpenAI upstream)', () => {
   });
 
   /** Asks once with `fault` set for the next `count` chat calls; returns the outcome, the chat calls made and the stored rows. */
-  async function askWith(fault: FakeFault, count: number): Promise<{ outcome: Followed; calls: number; rows: number; answer: string | null }> {
+  async function askWith(fault: FakeFault, count: number, route = 'openai.chat'): Promise<{ outcome: Followed; calls: number; rows: number; answer: string | null }> {
     upstream.clearFaults();
     upstream.setFault(fault, count);
-    const before = upstream.requests.filter((r) => r.route === 'openai.chat').length;
+    const before = upstream.requests.filter((r) => r.route === route).length;
     const accepted = await fx.client.ask(fx.projectId, 'How do I create an HNSW index with pgvector?');
     const outcome = await follow(fx.client, accepted.askId, accepted.sessionId, DEADLINE_MS + 10_000);
     seenEvents.push(...outcome.events);
     upstream.clearFaults();
-    const calls = upstream.requests.filter((r) => r.route === 'openai.chat').length - before;
+    const calls = upstream.requests.filter((r) => r.route === route).length - before;
     const stored = (await rowsPerAsk(fx.db.dataSource, [accepted.askId])).get(accepted.askId)!;
     console.log(`${fault.kind} x${count}: ${outcome.end} ${outcome.error ? `${outcome.error.status} ${outcome.error.code}` : ''} after ${calls} calls, ${outcome.elapsedMs} ms, rows ${stored.count}`);
     return { outcome, calls, rows: stored.count, answer: stored.answer };
@@ -93,6 +93,31 @@ describe('fault: the LLM upstream fails (fake OpenAI upstream)', () => {
     expect(outcome.error?.status).toBe(502);
     expect(outcome.end).toBe('error');
     expect(rows).toBe(0);
+  });
+
+  /** Event types with runs of `delta` collapsed to one. */
+  const shape = (events: AskEvent[]) => events.map((e) => e.type).filter((t, i, all) => !(t === 'delta' && all[i - 1] === 'delta'));
+
+  it('an OpenAI stream whose finish_reason chunk is its last bytes, with no blank line: done, stored once', async () => {
+    const { outcome, calls, rows, answer } = await askWith({ kind: 'unterminated-final' }, 1);
+    expect(shape(outcome.events)).toEqual(['accepted', 'retrieved', 'budget', 'delta', 'done']);
+    expect([calls, rows, answer]).toEqual([1, 1, FAKE_ANSWER]);
+    expect(reassemble(outcome.events)).toBe(FAKE_ANSWER);
+  });
+
+  it('an Anthropic stream whose message_stop is its last bytes, with no blank line: done, stored once', async () => {
+    await fx.projects.updateSettings(fx.projectId, { llmSettings: { provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: upstream.url } });
+    try {
+      const { outcome, calls, rows, answer } = await askWith({ kind: 'unterminated-final' }, 1, 'anthropic.messages');
+      expect(shape(outcome.events)).toEqual(['accepted', 'retrieved', 'budget', 'delta', 'done']);
+      expect([calls, rows, answer]).toEqual([1, 1, FAKE_ANSWER]);
+      expect(reassemble(outcome.events)).toBe(FAKE_ANSWER);
+      // …while a stream that truly lacks message_stop stays a 502 that stores nothing.
+      const truncated = await askWith({ kind: 'truncate' }, 10, 'anthropic.messages');
+      expect([truncated.outcome.end, truncated.outcome.error?.status, truncated.rows]).toEqual(['error', 502, 0]);
+    } finally {
+      await fx.projects.updateSettings(fx.projectId, { llmSettings: { provider: 'openai', model: 'gpt-4o', baseUrl: `${upstream.url}/v1` } });
+    }
   });
 
   it('a content filter naming the key: 502 at once, details sanitised, nothing stored', async () => {
