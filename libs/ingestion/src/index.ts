@@ -7,4 +7,5 @@ export { loadInsightsFile, MAX_INSIGHTS_FILE_BYTES, parseInsights } from './insi
 export type { InsightsFile } from './insights-file';
 export { DocumentLoadError, loadDocuments } from './load-documents';
 export type { DocumentLoadErrorCode, LoadDocumentsOptions, SourceDocument } from './load-documents';
+export { markdownTitle } from './markdown-title';
 export { countTokens } from './token-length';

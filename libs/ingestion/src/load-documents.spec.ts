@@ -28,7 +28,7 @@ describe('load-documents', () => {
     it('loads the pgvector KB: 4 files in path order, titled by their first heading or file name', async () => {
       const docs = await loadDocuments(`${DATA}/kb-pgvector`);
       expect(docs.map((d) => [d.uri, d.title, d.text.length])).toEqual([
-        ['kb-pgvector/CHANGELOG.md', 'CHANGELOG.md', 7340],
+        ['kb-pgvector/CHANGELOG.md', '0.8.7 (unreleased)', 7340],
         ['kb-pgvector/LICENSE.txt', 'LICENSE.txt', 1104],
         ['kb-pgvector/README.md', 'pgvector', 42227],
         ['kb-pgvector/SOURCE.txt', 'SOURCE.txt', 417],
@@ -95,6 +95,32 @@ describe('load-documents', () => {
     it('throws unreadable for invalid UTF-8', async () => {
       await writeFile(join(dir, 'latin1.txt'), Buffer.from([0x63, 0x61, 0x66, 0xe9]));
       await expectError(loadDocuments(dir), 'unreadable', /not valid UTF-8/);
+    });
+
+    it('titles a Markdown file by its own first heading of any level, a text file by its name', async () => {
+      await writeFile(join(dir, 'guards.md'), '```ts\n# not a title\n```\n### Guards\n\ntext');
+      await writeFile(join(dir, 'notes.txt'), '# not Markdown\n');
+      await writeFile(join(dir, 'plain.md'), 'no heading here');
+      const docs = await loadDocuments(dir);
+      expect(docs.map((d) => [d.uri.replace(/^[^/]+\//, ''), d.title])).toEqual([
+        ['guards.md', 'Guards'],
+        ['notes.txt', 'notes.txt'],
+        ['plain.md', 'plain.md'],
+      ]);
+    });
+
+    it('skips nested node_modules and files matched by skipFile; sourceName names the uris', async () => {
+      await mkdir(join(dir, 'node_modules', 'tslib'), { recursive: true });
+      await mkdir(join(dir, 'docs'));
+      await writeFile(join(dir, 'node_modules', 'tslib', 'README.md'), '# tslib');
+      await writeFile(join(dir, 'README.md'), '# Own');
+      await writeFile(join(dir, 'LICENSE.md'), 'MIT');
+      await writeFile(join(dir, 'docs', 'guide.md'), '# Guide');
+      const docs = await loadDocuments(dir, { sourceName: '@nestjs/bullmq', skipFile: (path) => path.startsWith('LICENSE') });
+      expect(docs.map((d) => [d.uri, d.title])).toEqual([
+        ['@nestjs/bullmq/README.md', 'Own'],
+        ['@nestjs/bullmq/docs/guide.md', 'Guide'],
+      ]);
     });
   });
 });

@@ -1,5 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join, relative, resolve, sep } from 'node:path';
+import { markdownTitle } from './markdown-title';
 
 /** A document to ingest. */
 export interface SourceDocument {
@@ -40,15 +41,25 @@ export interface LoadDocumentsOptions {
    * characters of bare terms and page references that would crowd out real passages in retrieval.
    */
   skipIds?: readonly string[];
+  /**
+   * The first segment of every file's uri; default the folder's base name. Two folders with the same
+   * base name (`node_modules/bullmq` and `node_modules/@nestjs/bullmq`) need distinct names, or the
+   * second one's `README.md` replaces the first's.
+   */
+  sourceName?: string;
+  /** Files to leave out, by their path inside the folder (`/`-separated); default none. */
+  skipFile?: (relativePath: string) => boolean;
 }
 
 const EXTENSIONS = new Set(['.md', '.markdown', '.txt', '.jsonl']);
 
 /**
  * Loads every Markdown (`.md`, `.markdown`), text (`.txt`) and JSONL (`.jsonl`) file under `dir`,
- * recursively, in path order; other files and dot-entries are ignored. A JSONL line is one document
+ * recursively, in path order; other files, dot-entries and `node_modules` folders (other packages'
+ * copies, not this folder's documents) are ignored. A JSONL line is one document
  * `{ id?, title?, source_path?, text }`; blank lines are skipped. Titles: the JSONL `title`, a
- * Markdown file's first `# ` heading, else the file name. Empty documents are dropped.
+ * Markdown file's own title ({@link markdownTitle}: front-matter `title`, else its first heading of
+ * any level outside code blocks), else the file name. Empty documents are dropped.
  * @throws DocumentLoadError `not_a_directory`, `unreadable` (permissions, I/O, invalid UTF-8),
  *   `too_large` (file over maxFileBytes or document over maxDocumentChars), `invalid_jsonl`
  *   (a line that is not a JSON object with a string `text`).
@@ -75,12 +86,15 @@ export async function loadDocuments(dir: string, options: LoadDocumentsOptions =
   };
 
   for (const path of await listFiles(dir)) {
-    const rel = [basename(resolve(dir)), ...relative(dir, path).split(sep)].join('/');
+    const inside = relative(dir, path).split(sep);
+    if (options.skipFile?.(inside.join('/'))) continue;
+    const rel = [options.sourceName ?? basename(resolve(dir)), ...inside].join('/');
     const size = (await stat(path)).size;
     if (size > maxFileBytes) throw new DocumentLoadError('too_large', path, `file of ${size} bytes exceeds ${maxFileBytes}`);
     const text = await readUtf8(path);
     if (extname(path).toLowerCase() !== '.jsonl') {
-      push({ uri: rel, title: markdownTitle(path, text) ?? basename(path), text }, path);
+      const isMarkdown = ['.md', '.markdown'].includes(extname(path).toLowerCase());
+      push({ uri: rel, title: (isMarkdown ? markdownTitle(text) : null) ?? basename(path), text }, path);
       continue;
     }
     const lines = text.split('\n');
@@ -101,7 +115,7 @@ async function listFiles(dir: string): Promise<string[]> {
   });
   const files: string[] = [];
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    if (entry.name.startsWith('.')) continue;
+    if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
     const path = join(dir, entry.name);
     if (entry.isDirectory()) files.push(...(await listFiles(path)));
     else if (entry.isFile() && EXTENSIONS.has(extname(entry.name).toLowerCase())) files.push(path);
@@ -147,11 +161,4 @@ function parseJsonlLine(line: string, path: string, lineNo: number): JsonlDocume
   }
   const str = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : String(v));
   return { id: str(record['id']), title: str(record['title']), source_path: str(record['source_path']), text: record['text'] as string };
-}
-
-/** A Markdown file's first `# ` heading, or null (also for non-Markdown files). */
-function markdownTitle(path: string, text: string): string | null {
-  if (!['.md', '.markdown'].includes(extname(path).toLowerCase())) return null;
-  const match = /^#[ \t]+(.+?)[ \t#]*$/m.exec(text);
-  return match ? match[1].trim() : null;
 }

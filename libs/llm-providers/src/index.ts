@@ -20,7 +20,8 @@ export { OpenAiEmbeddingProvider } from './embedding/openai-embedding.provider';
 export { OllamaEmbeddingProvider } from './embedding/ollama-embedding.provider';
 export { checkEmbeddings } from './embedding/check-embeddings';
 export { checkEmbeddingLanguage, detectLanguages, type LanguageShare } from './embedding/check-embedding-language';
-export { LocalChatProvider } from './local/local-chat.provider';
+export { composeAnswer, LOCAL_ABSTAIN_THRESHOLDS, LocalChatProvider, localAbstainThreshold } from './local/local-chat.provider';
+export type { LocalChatOptions } from './local/local-chat.provider';
 export { LocalEmbeddingProvider } from './local/local-embedding.provider';
 export {
   LocalSemanticEmbeddingProvider,

@@ -1,9 +1,10 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import type { DataSource } from 'typeorm';
 import { AskClient } from '@ask/ask-client';
 import { loadConfig } from '@ask/config';
-import { ApiKeysRepository, ensureDatabase, runMigrations } from '@ask/persistence';
+import { ApiKeysRepository, ensureDatabase, KnowledgeRepository, type ProjectsRepository, runMigrations } from '@ask/persistence';
 import { startStack } from '@ask/stack';
 import { withDatabase } from './db';
 import { ingestFolder } from './ingest.command';
@@ -14,28 +15,65 @@ const ROOT = resolve(__dirname, '..', '..', '..', '..');
 /** The PostgreSQL 15 manual, when the shared data folder sits beside the repo. */
 export const POSTGRES_MANUAL = resolve(ROOT, '..', 'shared', 'data', 'kb-postgresql-15-docs');
 /**
- * The fallback corpus that exists on any machine after `npm ci`: the Markdown documentation shipped
- * inside these installed packages.
+ * The fallback corpus that exists on any machine after `npm ci`: the README of each of these installed
+ * packages, the libraries this service is built on. Each is stored under its package name, so
+ * `@nestjs/bullmq` and `bullmq` stay two sources.
  */
-export const FALLBACK_PACKAGES = ['bullmq', 'typeorm', 'ioredis', 'pg', 'pgvector', 'js-tiktoken', '@nestjs/core', '@nestjs/bullmq', 'class-validator', 'commander'];
+export const FALLBACK_PACKAGES = [
+  'bullmq',
+  '@nestjs/bullmq',
+  'ioredis',
+  'pg',
+  'pgvector',
+  'typeorm',
+  'class-validator',
+  'class-transformer',
+  'commander',
+  'zod',
+  'js-tiktoken',
+  'prom-client',
+  '@nestjs/throttler',
+  'eventsource-parser',
+];
+
+/**
+ * Files of a package folder that are not its documentation: licences, security policies, change logs
+ * and codes of conduct (matched on the file name, any case, any extension). Nested `node_modules`
+ * (another package's copy, such as a second tslib) are skipped by `loadDocuments` itself.
+ */
+export const NOT_DOCUMENTATION = /(?:^|\/)(?:licen[cs]e|security|change(?:log|s)|history|code_of_conduct|contributing|authors)(?:[-_.][^/]*)?$/i;
 
 /**
  * Items retrieved per ask in the demo: with the local stand-in's 8,192-token window, twelve chunks of
- * context leave room for about eight earlier turns, so the 14-turn session shows trimming.
+ * context leave room for a few earlier turns, so a long session shows trimming.
  */
 const DEMO_TOP_K = 12;
 
-/** Where the demo's documents come from: `--docs`, else the PostgreSQL manual, else the fallback corpus. */
-export function chooseCorpus(docs?: string): { name: string; dirs: string[]; questions: string } {
+/** One folder of a corpus, the name its documents' uris start with, and its documents' title. */
+export interface CorpusFolder {
+  dir: string;
+  sourceName?: string;
+  /**
+   * Set for a package folder: `<package> README` (its README's own first heading is often a section
+   * such as "Features" or "Description", which says nothing in an answer's citation).
+   */
+  title?: string;
+}
+
+/**
+ * Where the demo's documents come from: `--docs`, else the PostgreSQL manual (unless `fallback`), else
+ * the fallback corpus.
+ */
+export function chooseCorpus(docs?: string, options: { fallback?: boolean } = {}): { name: string; folders: CorpusFolder[]; questions: string } {
   const questionsDir = join(ROOT, 'apps', 'ask-cli', 'questions');
-  if (docs) return { name: `documents in ${docs}`, dirs: [resolve(docs)], questions: join(questionsDir, 'postgresql-session.txt') };
-  if (existsSync(POSTGRES_MANUAL)) {
-    return { name: 'PostgreSQL 15 manual', dirs: [POSTGRES_MANUAL], questions: join(questionsDir, 'postgresql-session.txt') };
+  if (docs) return { name: `documents in ${docs}`, folders: [{ dir: resolve(docs) }], questions: join(questionsDir, 'postgresql-session.txt') };
+  if (!options.fallback && existsSync(POSTGRES_MANUAL)) {
+    return { name: 'PostgreSQL 15 manual', folders: [{ dir: POSTGRES_MANUAL }], questions: join(questionsDir, 'postgresql-session.txt') };
   }
-  const dirs = FALLBACK_PACKAGES.map((p) => join(ROOT, 'node_modules', p)).filter(
-    (dir) => existsSync(dir) && readdirSync(dir).some((f) => f.toLowerCase().endsWith('.md')),
+  const folders = FALLBACK_PACKAGES.map((p) => ({ dir: join(ROOT, 'node_modules', p), sourceName: p, title: `${p} README` })).filter(
+    ({ dir }) => existsSync(dir) && readdirSync(dir).some((f) => f.toLowerCase().endsWith('.md')),
   );
-  return { name: 'package documentation (fallback corpus)', dirs, questions: join(questionsDir, 'fallback-session.txt') };
+  return { name: 'package documentation (fallback corpus)', folders, questions: join(questionsDir, 'fallback-session.txt') };
 }
 
 /**
@@ -49,29 +87,33 @@ export function registerDemoCommand(program: Command): void {
     .description('run the main job end to end on real documents with the embedded local providers')
     .option('--docs <dir>', 'your own folder of Markdown, text or JSONL documents')
     .option('--questions <file>', 'one question per line (default: the corpus\'s session file)')
+    .option('--fallback', 'use the fallback corpus (installed packages\' READMEs) even when the PostgreSQL manual is present')
     .option('--keep-running', 'leave the stack running after the session (Ctrl-C to stop)')
-    .action(async (flags: { docs?: string; questions?: string; keepRunning?: boolean }) => {
+    .action(async (flags: DemoFlags) => {
       const config = loadConfig();
       await ensureDatabase(config.DATABASE_URL);
       await runMigrations(config.DATABASE_URL);
-      const corpus = chooseCorpus(flags.docs);
+      const corpus = chooseCorpus(flags.docs, { fallback: flags.fallback });
       console.log(`corpus: ${corpus.name}`);
-      const projectName = `demo: ${corpus.name}`;
-      const projectId = await withDatabase(async (ds, projects) => {
-        const rows: Array<{ id: string }> = await ds.query('SELECT id FROM projects WHERE name = $1 ORDER BY created_at LIMIT 1', [projectName]);
-        if (rows[0]) {
-          await projects.updateSettings(rows[0].id, { topK: DEMO_TOP_K });
-          return rows[0].id;
-        }
-        return (await projects.create({ ...toSettings({}, true), name: projectName, topK: DEMO_TOP_K })).id;
-      });
-      console.log(`project: ${projectId}`);
+      const projectId = await withDatabase((ds, projects) => demoProject(ds, projects, `demo: ${corpus.name}`));
       const apiKey = await withDatabase((ds) => demoApiKey(new ApiKeysRepository(ds), projectId));
-      console.log(`api key: ${apiKey} (shown once, stored hashed; earlier demo keys of this project are revoked)`);
-      for (const dir of corpus.dirs) await ingestFolder(projectId, dir, { progress: true });
+      const uris = new Set<string>();
+      for (const folder of corpus.folders) {
+        const readmeTitle = folder.title;
+        const result = await ingestFolder(projectId, folder.dir, {
+          progress: true,
+          load: { sourceName: folder.sourceName, skipFile: (path) => NOT_DOCUMENTATION.test(path) },
+          title: readmeTitle ? (doc) => (/(?:^|\/)readme\.md$/i.test(doc.uri) ? readmeTitle : doc.title) : undefined,
+        });
+        for (const uri of result.uris) uris.add(uri);
+      }
+      const removed = await withDatabase((ds) => removeStaleSources(new KnowledgeRepository(ds), projectId, uris));
+      if (removed.length) console.log(`removed ${removed.length} documents no longer in the corpus (${removed.slice(0, 3).join(', ')}${removed.length > 3 ? ', …' : ''})`);
 
       console.log('starting api-gateway, retrieval-worker and synthesis-worker…');
       const stack = await startStack({ env: { LOG_LEVEL: 'warn' } });
+      console.log(`project: ${projectId}`);
+      console.log(`api key: ${apiKey} (shown once, stored hashed; earlier demo keys of this project are revoked)`);
       console.log(`gateway: ${stack.gatewayUrl}`);
       try {
         const outcomes = await runSession(new AskClient(stack.gatewayUrl, apiKey), projectId, readQuestions(flags.questions ?? corpus.questions));
@@ -80,7 +122,8 @@ export function registerDemoCommand(program: Command): void {
         console.log(`   turns dropped per turn: ${outcomes.map((o) => o.budget?.turnsDropped ?? '-').join(' ')}`);
         console.log(`   session: ${stack.gatewayUrl}/api/v1/projects/${projectId}/sessions/${outcomes[0]?.sessionId}`);
         if (flags.keepRunning) {
-          console.log(`stack running; call it with -H 'Authorization: Bearer ${apiKey}'. Ctrl-C to stop`);
+          console.log('\nstack running (Ctrl-C to stop); to call it from another shell, first run:');
+          console.log(`  export ASK_GATEWAY=${stack.gatewayUrl} ASK_PROJECT=${projectId} ASK_API_KEY=${apiKey}`);
           await new Promise<void>((r) => process.once('SIGINT', () => r()));
         }
         if (failed) process.exitCode = 1;
@@ -88,6 +131,56 @@ export function registerDemoCommand(program: Command): void {
         await stack.stop();
       }
     });
+}
+
+interface DemoFlags {
+  docs?: string;
+  questions?: string;
+  fallback?: boolean;
+  keepRunning?: boolean;
+}
+
+/**
+ * The demo's own project, named after its corpus: created on the embedded `local` providers, or
+ * reused. A reused project whose providers were switched (the README's `project update`) is reset to
+ * the local ones and the demo says so: the demo needs no credentials and no network. Its top-K is set
+ * to {@link DEMO_TOP_K}.
+ * @returns the project id.
+ */
+export async function demoProject(ds: DataSource, projects: ProjectsRepository, name: string, log: (line: string) => void = console.log): Promise<string> {
+  const local = toSettings({}, true);
+  const rows: Array<{ id: string }> = await ds.query('SELECT id FROM projects WHERE name = $1 ORDER BY created_at LIMIT 1', [name]);
+  const found = rows[0] ? await projects.findById(rows[0].id) : null;
+  if (!found) {
+    const created = await projects.create({ ...local, name, topK: DEMO_TOP_K });
+    log(`project: created "${name}" (${created.id}) on the embedded local providers`);
+    return created.id;
+  }
+  const was = (s: { provider: string; model: string } | null) => (s ? `${s.provider}/${s.model}` : 'none');
+  const llmLocal = found.llmSettings?.provider === 'local';
+  const emb = found.embeddingSettings;
+  const want = local.embeddingSettings;
+  const embeddingLocal = !!emb && !!want && emb.provider === want.provider && emb.model === want.model && emb.dimensions === want.dimensions;
+  if (!llmLocal || !embeddingLocal) {
+    log(
+      `project "${name}" had LLM ${was(found.llmSettings)} and embeddings ${was(emb)}; reset to the embedded local providers ` +
+        '(the demo runs with no credentials; switch providers on a project of your own: npm run ask -- project create --name mine)',
+    );
+  }
+  await projects.updateSettings(found.id, {
+    topK: DEMO_TOP_K,
+    ...(llmLocal ? {} : { llmSettings: local.llmSettings }),
+    ...(embeddingLocal ? {} : { embeddingSettings: local.embeddingSettings }),
+  });
+  log(`project: reusing "${name}" (${found.id})`);
+  return found.id;
+}
+
+/** Deletes the project's knowledge sources whose uri is not in `keep`; returns the deleted uris. */
+async function removeStaleSources(knowledge: KnowledgeRepository, projectId: string, keep: ReadonlySet<string>): Promise<string[]> {
+  const stale = (await knowledge.listSources(projectId)).map((s) => s.uri).filter((uri) => !keep.has(uri));
+  for (const uri of stale) await knowledge.deleteSource(projectId, uri);
+  return stale;
 }
 
 /**

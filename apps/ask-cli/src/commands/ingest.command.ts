@@ -1,6 +1,6 @@
 import { SingleBar, Presets } from 'cli-progress';
 import type { Command } from 'commander';
-import { IngestionService, loadDocuments, loadInsightsFile } from '@ask/ingestion';
+import { IngestionService, type IngestionResult, loadDocuments, loadInsightsFile, type LoadDocumentsOptions, type SourceDocument } from '@ask/ingestion';
 import { createEmbeddingProvider } from '@ask/llm-providers';
 import { InsightsRepository, KnowledgeRepository } from '@ask/persistence';
 import { withDatabase } from './db';
@@ -8,11 +8,19 @@ import { withDatabase } from './db';
 /**
  * Loads a folder of Markdown, text or JSONL documents into a project's knowledge base: chunked by
  * tokens with overlap, embedded in batches with the project's embedding provider, stored (a document
- * already stored is replaced, an unchanged one skipped). Shows a progress bar when `progress` is set.
+ * already stored is replaced, an unchanged one skipped). Shows a progress bar when `progress` is set;
+ * `load` selects and names the files (`loadDocuments` options) and `title`, when given, replaces each
+ * document's title. Returns what was done and the uris of the documents loaded.
  * @throws Error when the project does not exist or has no embedding provider.
  */
-export async function ingestFolder(projectId: string, dir: string, options: { progress?: boolean } = {}) {
-  const documents = await loadDocuments(dir);
+export async function ingestFolder(
+  projectId: string,
+  dir: string,
+  options: { progress?: boolean; load?: LoadDocumentsOptions; title?: (doc: SourceDocument) => string } = {},
+): Promise<IngestionResult & { uris: string[] }> {
+  const retitle = options.title;
+  const loaded = await loadDocuments(dir, options.load);
+  const documents = retitle ? loaded.map((doc) => ({ ...doc, title: retitle(doc) })) : loaded;
   return withDatabase(async (ds, projects) => {
     const project = await projects.findById(projectId);
     if (!project) throw new Error(`project ${projectId} not found`);
@@ -33,7 +41,7 @@ export async function ingestFolder(projectId: string, dir: string, options: { pr
         `ingested ${dir}: ${result.sources} documents (${result.created} new, ${result.replaced} replaced, ` +
           `${result.skippedUnchanged} unchanged), ${result.chunks} chunks embedded in ${((Date.now() - started) / 1000).toFixed(1)} s`,
       );
-      return result;
+      return { ...result, uris: documents.map((d) => d.uri) };
     } finally {
       bar?.stop();
     }

@@ -1,13 +1,27 @@
 import { join } from 'node:path';
 import type { BudgetEvent } from '@ask/ask-contracts';
 import { toSettings } from './project.command';
-import { formatBudget, readQuestions } from './session.command';
+import { formatBudget, readQuestionFile, readQuestions } from './session.command';
+
+const QUESTIONS = join(__dirname, '..', '..', 'questions');
 
 describe('readQuestions', () => {
-  it('reads the 14 questions of the PostgreSQL session, skipping comments', () => {
-    const questions = readQuestions(join(__dirname, '..', '..', 'questions', 'postgresql-session.txt'));
-    expect(questions).toHaveLength(14);
+  it('reads the 18 questions of the PostgreSQL session, skipping comments and dropping the "? " marks', () => {
+    const questions = readQuestions(join(QUESTIONS, 'postgresql-session.txt'));
+    expect(questions).toHaveLength(18);
     expect(questions[0]).toBe('How do I create an index on a table, and which index types does PostgreSQL support?');
+    expect(questions[6]).toBe('How do I repot an orchid without damaging its roots?');
+  });
+});
+
+describe('readQuestionFile', () => {
+  it.each([
+    ['postgresql-session.txt', 14, 4],
+    ['fallback-session.txt', 15, 3],
+  ])('%s holds %i covered and %i uncovered questions', (file, covered, uncovered) => {
+    const questions = readQuestionFile(join(QUESTIONS, file));
+    expect([questions.filter((q) => q.covered).length, questions.filter((q) => !q.covered).length]).toEqual([covered, uncovered]);
+    expect(questions.every((q) => !q.question.startsWith('?'))).toBe(true);
   });
 });
 

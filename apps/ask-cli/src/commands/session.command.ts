@@ -3,12 +3,27 @@ import type { Command } from 'commander';
 import { AskClient, type AskOutcome } from '@ask/ask-client';
 import type { BudgetEvent } from '@ask/ask-contracts';
 
-/** The questions of a session file: one per line; blank lines and `#` comments skipped. */
-export function readQuestions(path: string): string[] {
+/** One question of a session file; `covered` is false for a line marked `? ` (not covered by the corpus). */
+export interface SessionQuestion {
+  question: string;
+  covered: boolean;
+}
+
+/**
+ * The questions of a session file, in order: one per line; blank lines and `#` comments skipped; a
+ * line starting with `? ` is a question the corpus does not cover (the mark is not part of it).
+ */
+export function readQuestionFile(path: string): SessionQuestion[] {
   return readFileSync(path, 'utf8')
     .split('\n')
     .map((line) => line.trim())
-    .filter((line) => line && !line.startsWith('#'));
+    .filter((line) => line && !line.startsWith('#'))
+    .map((line) => (line.startsWith('? ') ? { question: line.slice(2).trim(), covered: false } : { question: line, covered: true }));
+}
+
+/** The questions of a session file ({@link readQuestionFile}) without their marks. */
+export function readQuestions(path: string): string[] {
+  return readQuestionFile(path).map((q) => q.question);
 }
 
 /** One line describing a turn's budget (all figures tokens). */

@@ -9,6 +9,7 @@ import {
   type ChatRequest,
   classifyUpstreamError,
   createChatProvider,
+  localAbstainThreshold,
   detectSilentTruncation,
   LocalChatProvider,
   streamWithRetry,
@@ -377,7 +378,11 @@ export class SynthesisService {
   private async provider(project: Project, counter: TokenCounter): Promise<ChatProvider> {
     const llm = project.llmSettings!;
     if (llm.provider === 'local') {
-      return new LocalChatProvider({ counter, chunkDelayMs: this.config.LOCAL_LLM_CHUNK_DELAY_MS });
+      return new LocalChatProvider({
+        counter,
+        chunkDelayMs: this.config.LOCAL_LLM_CHUNK_DELAY_MS,
+        abstainBelow: localAbstainThreshold(project.embeddingSettings?.model),
+      });
     }
     const credentials = (await this.projects.getCredentials(project.id)) ?? {};
     try {

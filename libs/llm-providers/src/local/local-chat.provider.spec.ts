@@ -1,6 +1,6 @@
 import { renderContextItem } from '@ask/context-budget';
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
-import { composeAnswer, LocalChatProvider, parseUserMessage } from './local-chat.provider';
+import { composeAnswer, LOCAL_ABSTAIN_THRESHOLDS, LocalChatProvider, localAbstainThreshold, parseUserMessage } from './local-chat.provider';
 
 /** Counts one token per whitespace-separated word and 1 per message: enough to check the usage wiring. */
 const wordCounter: TokenCounter = {
@@ -52,6 +52,70 @@ describe(LocalChatProvider.name, () => {
       );
     });
 
+    it('quotes the code block a sentence introduces, and drops link lists and badges', () => {
+      const content =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: 'bullmq README',
+            score: 0.31,
+            text: '[![npm](https://x/badge.svg)](https://x) [Docs](https://d) · [Guide](https://g) · [API](https://a)\n\nAdd jobs to the queue:\n\n```ts\nconst queue = new Queue(\'Paint\');\nqueue.add(\'cars\', { color: \'blue\' });\n```',
+          },
+          0,
+        ) + 'How do I add jobs to a queue?';
+      expect(composeAnswer([{ role: 'user', content }], 4, 0.18)).toBe(
+        [
+          'From the retrieved context:',
+          '- Add jobs to the queue: [1: bullmq README]',
+          '  ```ts',
+          "  const queue = new Queue('Paint');",
+          "  queue.add('cars', { color: 'blue' });",
+          '  ```',
+          'Sources: [1] bullmq README',
+        ].join('\n'),
+      );
+    });
+
+    it('abstains below the threshold, listing the nearest sources with their scores', () => {
+      const content =
+        renderContextItem({ kind: 'knowledge', title: 'class-validator README', score: 0.161, text: 'Validation decorators check each property of a class.' }, 0) +
+        renderContextItem({ kind: 'knowledge', title: 'class-validator README', score: 0.15, text: 'Whitelisting strips properties.' }, 1) +
+        renderContextItem({ kind: 'knowledge', title: 'ioredis README', score: 0.149, text: 'A Redis client for Node.js.' }, 2) +
+        renderContextItem({ kind: 'knowledge', title: 'zod README', score: 0.12, text: 'Zod validates schemas.' }, 3) +
+        renderContextItem({ kind: 'knowledge', title: 'pg README', score: 0.1, text: 'A PostgreSQL client.' }, 4) +
+        'How do I bake sourdough bread at home?';
+      const messages: ChatMessage[] = [
+        { role: 'user', content: 'What is pgvector?' },
+        { role: 'assistant', content: 'An extension.' },
+        { role: 'user', content },
+      ];
+      expect(composeAnswer(messages, 4, 0.18)).toBe(
+        [
+          '(Follow-up; this prompt carried 1 earlier turn.)',
+          'The knowledge base does not seem to cover this question: the best match scores 0.16, below 0.18.',
+          'Nearest sources: [1] class-validator README (0.16); [3] ioredis README (0.15); [4] zod README (0.12)',
+        ].join('\n'),
+      );
+    });
+
+    it('abstains when no retrieved sentence shares a keyword with the question, even above the threshold', () => {
+      const content = renderContextItem({ kind: 'knowledge', title: 'prom-client README', score: 0.23, text: 'Counters only go up and reset when the process restarts.' }, 0) + 'How do I tune the Java virtual machine?';
+      expect(composeAnswer([{ role: 'user', content }], 4, 0.18)).toBe(
+        [
+          'The knowledge base does not seem to cover this question: no retrieved passage shares a keyword with it.',
+          'Nearest sources: [1] prom-client README (0.23)',
+        ].join('\n'),
+      );
+    });
+
+    it('answers at the threshold, and says so when nothing was retrieved', () => {
+      const at = renderContextItem({ kind: 'knowledge', title: 'HNSW indexes', score: 0.18, text: 'An HNSW index creates a multilayer graph.' }, 0) + 'What does an HNSW index create?';
+      expect(composeAnswer([{ role: 'user', content: at }], 4, 0.18).split('\n')[0]).toBe('From the retrieved context:');
+      expect(composeAnswer([{ role: 'user', content: 'What is a GIN index?' }], 4, 0.18)).toBe(
+        'The knowledge base does not seem to cover this question: nothing was retrieved.',
+      );
+    });
+
     it('says how many earlier turns the prompt carried', () => {
       const messages: ChatMessage[] = [
         { role: 'system', content: 'Answer from context.' },
@@ -63,7 +127,27 @@ describe(LocalChatProvider.name, () => {
     });
   });
 
+  describe('localAbstainThreshold', () => {
+    it('is the calibrated figure for the lexical embedder and undefined for any other model', () => {
+      expect(LOCAL_ABSTAIN_THRESHOLDS).toEqual({ 'local-lexical-v1': 0.18 });
+      expect(localAbstainThreshold('local-lexical-v1')).toBe(0.18);
+      expect(localAbstainThreshold('text-embedding-3-small')).toBeUndefined();
+      expect(localAbstainThreshold(undefined)).toBeUndefined();
+    });
+  });
+
   describe('streamChat', () => {
+    it('streams the abstain answer when the provider has a threshold', async () => {
+      const provider = new LocalChatProvider({ counter: wordCounter, abstainBelow: 0.9 });
+      let text = '';
+      for await (const chunk of provider.streamChat({ model: 'local', messages: [{ role: 'user', content: userMessage }], maxTokens: 256 })) {
+        if (chunk.type === 'delta') text += chunk.text;
+      }
+      expect(text).toBe(
+        'The knowledge base does not seem to cover this question: the best match scores 0.81, below 0.90.\nNearest sources: [1] HNSW indexes (0.81); [2] IVFFlat (0.42)',
+      );
+    });
+
     it('streams the answer in several deltas, then usage from the counter', async () => {
       const provider = new LocalChatProvider({ counter: wordCounter, wordsPerChunk: 3 });
       const messages: ChatMessage[] = [{ role: 'user', content: userMessage }];

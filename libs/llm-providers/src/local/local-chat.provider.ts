@@ -11,26 +11,62 @@ export interface LocalChatOptions {
   wordsPerChunk?: number;
   /** Most passages quoted in one answer. */
   maxPassages?: number;
+  /**
+   * Abstain threshold: when the best retrieved item's score (1 − cosine distance, as rendered in the
+   * prompt) is below it, the stand-in answers that the knowledge base does not seem to cover the
+   * question and lists the nearest sources instead of quoting them. Unset: never abstains. The
+   * calibrated value per embedding model is {@link localAbstainThreshold}.
+   */
+  abstainBelow?: number;
+}
+
+/**
+ * Abstain thresholds of the local stand-in per embedding model, on the retrieval score of the best
+ * item. `local-lexical-v1`: fitted on apps/ask-cli/questions/fallback-session.txt over the fallback
+ * corpus (package READMEs) and checked on postgresql-session.txt over the PostgreSQL 15 manual by
+ * `bench/abstain` (figures in bench/RESULTS.md, "Abstain threshold of the local stand-in").
+ */
+export const LOCAL_ABSTAIN_THRESHOLDS: Readonly<Record<string, number>> = {
+  'local-lexical-v1': 0.18,
+};
+
+/** The calibrated abstain threshold for a project's embedding model, or undefined (never abstain). */
+export function localAbstainThreshold(embeddingModel: string | undefined): number | undefined {
+  return embeddingModel === undefined ? undefined : LOCAL_ABSTAIN_THRESHOLDS[embeddingModel];
 }
 
 /** One retrieved item as found in the prompt's context block. */
 interface ContextPassage {
   index: number;
   title: string;
+  score: number;
   text: string;
 }
 
+/** A quotable sentence of a passage, with the code block it introduces when one follows it. */
+interface Candidate {
+  sentence: string;
+  code?: { lang: string; lines: string[] };
+  passage: ContextPassage;
+  order: number;
+}
+
 const STOPWORDS = new Set(
-  'a an and are as at be by can do does for from how i in is it of on or that the this to what when where which who why with you your me my we our'.split(
+  'a an and are as at be by can do does for from how i in is it of on or that the this to what when where which who why with you your me my we our use using get set'.split(
     ' ',
   ),
 );
 
+/** Lines of a code block quoted under its sentence. */
+const MAX_CODE_LINES = 12;
+
 /**
  * The embedded `local` LLM: a stand-in WITHOUT a model. It answers from the retrieved context alone,
- * quoting the sentences that share the most words with the question, each with its source title, and
- * streams the answer in several deltas. It reads the context items that libs/context-budget renders
- * (`renderContextItem`) from the last user message.
+ * quoting the sentences that share the most (rarest) words with the question, each with its source
+ * title and, when the sentence introduces a code block (`Add jobs to the queue:` then the code), that
+ * code; and it streams the answer in several deltas. It reads the context items that libs/context-budget
+ * renders (`renderContextItem`) from the last user message. Below `abstainBelow` it says that the
+ * knowledge base does not seem to cover the question.
  *
  * Usage is reported as `counter` counts the request and the answer (tokens).
  */
@@ -40,7 +76,7 @@ export class LocalChatProvider implements ChatProvider {
   constructor(private readonly options: LocalChatOptions) {}
 
   async *streamChat(request: ChatRequest): AsyncIterable<ChatChunk> {
-    const answer = composeAnswer(request.messages, this.options.maxPassages ?? 4);
+    const answer = composeAnswer(request.messages, this.options.maxPassages ?? 4, this.options.abstainBelow);
     const words = answer.split(/(?<=\s)/);
     const per = this.options.wordsPerChunk ?? 4;
     const delay = this.options.chunkDelayMs ?? 0;
@@ -57,43 +93,78 @@ export class LocalChatProvider implements ChatProvider {
   }
 }
 
-/** Builds the stand-in's answer text from the request (deterministic). */
-export function composeAnswer(messages: readonly ChatMessage[], maxPassages: number): string {
+/**
+ * Builds the stand-in's answer text from the request (deterministic). Sentences are scored by the
+ * question's keywords they contain, each weighted by its rarity among the retrieved sentences
+ * (log(1 + N / (1 + df))), a keyword found only in the sentence's code counting half; prose that is
+ * mostly links, badges or markup is never quoted. When `abstainBelow` is set and the best item's
+ * score is below it (or nothing was retrieved), the answer says the knowledge base does not seem to
+ * cover the question and lists the nearest sources with their scores.
+ */
+export function composeAnswer(messages: readonly ChatMessage[], maxPassages: number, abstainBelow?: number): string {
   const last = [...messages].reverse().find((m) => m.role === 'user');
   if (!last) return 'I have no question to answer.';
   const { passages, question } = parseUserMessage(last.content);
   const priorQuestions = messages.filter((m) => m.role === 'user' && m !== last).map((m) => m.content);
-  const terms = keywords(question);
-  const scored: Array<{ sentence: string; passage: ContextPassage; score: number; order: number }> = [];
-  let order = 0;
-  for (const passage of passages) {
-    for (const sentence of sentences(passage.text)) {
-      const words = keywords(sentence);
-      let hits = 0;
-      for (const term of terms) if (words.has(term)) hits += 1;
-      // Earlier (better-ranked) passages win ties.
-      scored.push({ sentence, passage, score: hits - passage.index * 0.01, order: order++ });
-    }
-  }
-  scored.sort((a, b) => b.score - a.score || a.order - b.order);
-  const chosen = scored.filter((s) => s.score > 0).slice(0, maxPassages);
   const lines: string[] = [];
   if (priorQuestions.length > 0) {
     lines.push(`(Follow-up; this prompt carried ${priorQuestions.length} earlier turn${priorQuestions.length === 1 ? '' : 's'}.)`);
   }
-  if (chosen.length === 0) {
-    lines.push(
-      passages.length === 0
-        ? 'The retrieved context is empty, so I cannot answer from this project\'s knowledge.'
-        : `The closest retrieved passage is from "${passages[0].title}": ${truncate(passages[0].text, 300)}`,
-    );
-  } else {
-    lines.push('From the retrieved context:');
-    for (const c of chosen) lines.push(`- ${truncate(c.sentence, 400)} [${c.passage.index}: ${c.passage.title}]`);
+  const notCovered = (why: string) => {
+    lines.push(`The knowledge base does not seem to cover this question: ${why}.`);
+    if (passages.length) lines.push(`Nearest sources: ${nearest(passages).map((p) => `[${p.index}] ${p.title} (${p.score.toFixed(2)})`).join('; ')}`);
+    return lines.join('\n');
+  };
+  if (abstainBelow !== undefined) {
+    const best = passages.reduce((max, p) => Math.max(max, p.score), -Infinity);
+    if (passages.length === 0) return notCovered('nothing was retrieved');
+    if (best < abstainBelow) return notCovered(`the best match scores ${best.toFixed(2)}, below ${abstainBelow.toFixed(2)}`);
   }
-  const cited = [...new Map((chosen.length ? chosen.map((c) => c.passage) : passages.slice(0, 1)).map((p) => [p.index, p])).values()];
-  if (cited.length) lines.push(`Sources: ${cited.map((p) => `[${p.index}] ${p.title}`).join('; ')}`);
+
+  const terms = [...keywords(question)];
+  const candidates: Candidate[] = [];
+  for (const passage of passages) for (const c of quotable(passage)) candidates.push({ ...c, order: candidates.length });
+  const vocab = candidates.map((c) => ({ prose: keywords(c.sentence), code: c.code ? keywords(c.code.lines.join(' ')) : new Set<string>() }));
+  const weight = new Map(
+    terms.map((t) => {
+      const df = vocab.filter((v) => v.prose.has(t) || v.code.has(t)).length;
+      return [t, Math.log(1 + candidates.length / (1 + df))] as const;
+    }),
+  );
+  const scored = candidates.map((c, i) => {
+    let score = 0;
+    for (const t of terms) {
+      const w = weight.get(t) ?? 0;
+      score += vocab[i].prose.has(t) ? w : vocab[i].code.has(t) ? w / 2 : 0;
+    }
+    // Earlier (better-ranked) passages win ties.
+    return { ...c, score: score > 0 ? score - c.passage.index * 1e-3 : 0 };
+  });
+  scored.sort((a, b) => b.score - a.score || a.order - b.order);
+  const seen = new Set<string>();
+  const chosen = scored.filter((s) => s.score > 0 && !seen.has(s.sentence) && seen.add(s.sentence)).slice(0, maxPassages);
+  if (chosen.length === 0) {
+    if (passages.length === 0) {
+      lines.push('The retrieved context is empty, so I cannot answer from this project\'s knowledge.');
+      return lines.join('\n');
+    }
+    return notCovered('no retrieved passage shares a keyword with it');
+  }
+  lines.push('From the retrieved context:');
+  for (const c of chosen.sort((a, b) => a.order - b.order)) {
+    lines.push(`- ${truncate(c.sentence, 400)} [${c.passage.index}: ${c.passage.title}]`);
+    if (c.code) lines.push(`  \`\`\`${c.code.lang}`, ...c.code.lines.map((l) => `  ${l}`), '  ```');
+  }
+  const cited = [...new Map(chosen.map((c) => [c.passage.index, c.passage])).values()];
+  lines.push(`Sources: ${cited.map((p) => `[${p.index}] ${p.title}`).join('; ')}`);
   return lines.join('\n');
+}
+
+/** The three best-scored passages, one per title. */
+function nearest(passages: readonly ContextPassage[]): ContextPassage[] {
+  const byTitle = new Map<string, ContextPassage>();
+  for (const p of [...passages].sort((a, b) => b.score - a.score || a.index - b.index)) if (!byTitle.has(p.title)) byTitle.set(p.title, p);
+  return [...byTitle.values()].slice(0, 3);
 }
 
 /**
@@ -102,11 +173,11 @@ export function composeAnswer(messages: readonly ChatMessage[], maxPassages: num
  * then the question: so the question is what follows the last blank line after the last header.
  */
 export function parseUserMessage(content: string): { passages: ContextPassage[]; question: string } {
-  const header = /^\[(\d+)\] (?:insight|recommendation|knowledge) · (.*?) · score -?[\d.]+$/gm;
-  const heads: Array<{ index: number; title: string; start: number; end: number }> = [];
+  const header = /^\[(\d+)\] (?:insight|recommendation|knowledge) · (.*?) · score (-?[\d.]+)$/gm;
+  const heads: Array<{ index: number; title: string; score: number; start: number; end: number }> = [];
   let m: RegExpExecArray | null;
   while ((m = header.exec(content)) !== null) {
-    heads.push({ index: Number(m[1]), title: m[2].trim(), start: m.index, end: m.index + m[0].length });
+    heads.push({ index: Number(m[1]), title: m[2].trim(), score: Number(m[3]), start: m.index, end: m.index + m[0].length });
   }
   if (heads.length === 0) return { passages: [], question: content.trim() };
   const lastBreak = content.lastIndexOf('\n\n');
@@ -114,6 +185,7 @@ export function parseUserMessage(content: string): { passages: ContextPassage[];
   const passages = heads.map((h, i) => ({
     index: h.index,
     title: h.title,
+    score: h.score,
     text: content.slice(h.end, i + 1 < heads.length ? heads[i + 1].start : questionStart).trim(),
   }));
   return { passages, question: content.slice(questionStart).trim() };
@@ -122,18 +194,78 @@ export function parseUserMessage(content: string): { passages: ContextPassage[];
 function keywords(text: string): Set<string> {
   const out = new Set<string>();
   for (const w of text.toLowerCase().normalize('NFKC').split(/[^\p{L}\p{N}_]+/u)) {
-    if (w.length > 1 && !STOPWORDS.has(w)) out.add(w);
+    if (w.length > 1 && !STOPWORDS.has(w)) out.add(stem(w));
   }
   return out;
 }
 
-function sentences(text: string): string[] {
+/** A crude English stem, so `jobs` matches `job` and `migrations` matches `migration`. */
+function stem(word: string): string {
+  if (word.length > 4 && word.endsWith('ies')) return `${word.slice(0, -3)}y`;
+  if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) return word.slice(0, -1);
+  return word;
+}
+
+/**
+ * The passage's quotable sentences: prose split into sentences (one line each, without list markers
+ * or heading hashes), each sentence that ends right before a fenced code block carrying that block.
+ * A fence cut by the chunk boundary (an unmatched ```) is treated as code up to the passage's edge.
+ */
+function quotable(passage: ContextPassage): Array<Omit<Candidate, 'order'>> {
+  const out: Array<Omit<Candidate, 'order'>> = [];
+  const parts = passage.text.split(/^[ \t]*```/m);
+  // Even parts are prose and odd parts code, unless the chunk starts inside a fence: an odd number of
+  // fence lines whose first is bare (a closing fence; an opening one usually names its language).
+  const fences = passage.text.match(/^[ \t]*```.*$/gm) ?? [];
+  const startsInCode = fences.length % 2 === 1 && /^[ \t]*```[ \t]*$/.test(fences[0] ?? '');
+  for (let i = 0; i < parts.length; i++) {
+    const isCode = (i % 2 === 1) !== startsInCode;
+    if (isCode) continue;
+    const sentences = proseSentences(parts[i]);
+    for (const [j, sentence] of sentences.entries()) {
+      const next = parts[i + 1];
+      // A sentence ending in a colon, or a short caption ("Register the types for a client"), right
+      // before a code block introduces it.
+      const introducesCode = j === sentences.length - 1 && next !== undefined && (/[:：]$/.test(sentence) || sentence.length <= 80);
+      out.push({ sentence, passage, ...(introducesCode ? { code: codeBlock(next) } : {}) });
+    }
+  }
+  return out;
+}
+
+function codeBlock(raw: string): { lang: string; lines: string[] } {
+  const [first, ...rest] = raw.split('\n');
+  const lines = rest.join('\n').replace(/\s+$/, '').split('\n');
+  const kept = lines.slice(0, MAX_CODE_LINES);
+  if (lines.length > MAX_CODE_LINES) kept.push('// …');
+  return { lang: first.trim().split(/\s/)[0] ?? '', lines: kept };
+}
+
+/** Sentences of a prose part that read as prose: markup removed, at least four words, mostly letters. */
+function proseSentences(text: string): string[] {
   return text
-    .replace(/```[\s\S]*?```/g, ' ')
-    .split(/(?<=[.!?。！？])\s+|\n{2,}/u)
-    // One line each, without the passage's own list markers or heading hashes (the answer adds its own).
-    .map((s) => s.replace(/\s+/g, ' ').trim().replace(/^(?:[-*+]|#{1,6}|\d+\.)\s+/, ''))
-    .filter((s) => s.length >= 20);
+    .split(/(?<=[.!?。！？])\s+|\n{2,}|\n(?=[ \t]*(?:[-*+]|#{1,6}|\d+\.)[ \t])/u)
+    .filter((s) => (s.match(/\]\(/g) ?? []).length < 3 && !/^\s*\|/.test(s))
+    .map((s) => readable(s))
+    .filter((s) => s.length >= 20 && s.split(' ').length >= 4 && letterShare(s) >= 0.7);
+}
+
+/** One line of text without Markdown/HTML markup: images dropped, links kept as their text. */
+function readable(text: string): string {
+  return text
+    .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    // The answer adds its own list markers.
+    .replace(/^(?:[-*+]|#{1,6}|\d+\.)\s+/, '');
+}
+
+/** Share of letters (and spaces) among the characters: code, stack traces and tables score low. */
+function letterShare(text: string): number {
+  const letters = text.match(/[\p{L}\s]/gu)?.length ?? 0;
+  return letters / text.length;
 }
 
 function truncate(text: string, max: number): string {
