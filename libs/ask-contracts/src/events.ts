@@ -1,3 +1,5 @@
+import type { RetrievalLegs, RetrievalMethod } from './retrieval';
+
 /**
  * Events on an ask's stream (Redis stream `ask:{askId}:events`), relayed to the dashboard as SSE.
  * Every event carries the Redis stream id as its SSE id, so `Last-Event-ID` resumes without gap or repeat.
@@ -13,8 +15,13 @@ export interface AcceptedEvent {
 
 export interface RetrievedEvent {
   counts: { insight: number; recommendation: number; knowledge: number };
-  /** The best few items: kind, id, title and cosine similarity. */
-  top: Array<{ kind: string; id: string; title: string; score: number }>;
+  /**
+   * The best few items: kind, id, title, source (knowledge source uri) and cosine similarity; with
+   * full-text or hybrid retrieval also the legs that found each item, their ranks and scores.
+   */
+  top: Array<{ kind: string; id: string; title: string; score: number; source?: string; legs?: RetrievalLegs }>;
+  /** The retrieval method used (`vector` when absent: streams written before the setting existed). */
+  method?: RetrievalMethod;
 }
 
 /** What the budget planner decided for this turn. All figures are tokens. */

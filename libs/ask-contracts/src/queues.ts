@@ -1,3 +1,5 @@
+import type { RetrievalLegs } from './retrieval';
+
 /**
  * Queue names and job payloads shared by the gateway and both workers.
  *
@@ -27,9 +29,12 @@ export interface RetrievedItem {
   title: string;
   /** The text that goes into the prompt (name + description for insights, chunk text for knowledge). */
   text: string;
+  /** Cosine similarity of its embedding to the question's (1 − cosine distance), in [−1, 1]. */
   score: number;
   /** Where it came from, for citations (knowledge source path/URI), when known. */
   source?: string;
+  /** Which retrieval legs found it and how it ranked there (absent for vector-only retrieval). */
+  legs?: RetrievalLegs;
   /**
    * Token counts of `text` cached when it was stored, per token counter id (knowledge chunks carry
    * their {@link CHUNK_TOKEN_COUNTER_ID} count from ingestion), so planning need not count them again.

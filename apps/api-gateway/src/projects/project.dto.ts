@@ -1,9 +1,11 @@
 import { Type } from 'class-transformer';
+import { RETRIEVAL_METHODS, TEXT_SEARCH_CONFIGS, type RetrievalMethod, type TextSearchConfig } from '@ask/ask-contracts';
 import {
   IsBoolean,
   IsIn,
   IsInt,
   IsNotEmpty,
+  IsNumber,
   IsObject,
   IsOptional,
   IsString,
@@ -76,6 +78,14 @@ export class LlmSettingsDto {
   @IsOptional() @IsString() @MaxLength(50) apiVersion?: string;
 }
 
+/** How the project's items are ranked (see docs/API.md, "Retrieval"). */
+export class RetrievalSettingsDto {
+  @IsOptional() @IsIn(RETRIEVAL_METHODS) method?: RetrievalMethod;
+  @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) @Max(10) vectorWeight?: number;
+  @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) @Max(10) fulltextWeight?: number;
+  @IsOptional() @IsIn(TEXT_SEARCH_CONFIGS) textSearchConfig?: TextSearchConfig;
+}
+
 /** Provider secrets: write-only, encrypted at rest, never returned. */
 export class CredentialsDto {
   @IsOptional() @IsString() @MaxLength(4_000) apiKey?: string;
@@ -99,6 +109,12 @@ export class ProjectSettingsDto {
   @ValidateNested()
   @Type(() => LlmSettingsDto)
   llm?: LlmSettingsDto | null;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => RetrievalSettingsDto)
+  retrieval?: RetrievalSettingsDto | null;
 
   @IsOptional() @IsInt() @Min(LIMITS.topK.min) @Max(LIMITS.topK.max) topK?: number;
   @IsOptional() @IsInt() @Min(LIMITS.maxTokens.min) @Max(LIMITS.maxTokens.max) maxTokens?: number;

@@ -73,6 +73,7 @@ function toSettings(body: ProjectSettingsDto): ProjectSettingsInput {
   return {
     embeddingSettings: body.embedding === undefined ? undefined : body.embedding && { ...body.embedding },
     llmSettings: body.llm === undefined ? undefined : body.llm && { ...body.llm },
+    retrievalSettings: body.retrieval === undefined ? undefined : body.retrieval && { ...body.retrieval },
     topK: body.topK,
     maxTokens: body.maxTokens,
     systemPrompt: body.systemPrompt,

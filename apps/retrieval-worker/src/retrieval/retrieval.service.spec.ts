@@ -52,6 +52,7 @@ describe(RetrievalService.name, () => {
               { kind: 'knowledge', id: 'k1', title: 'HNSW', score: 0.8123 },
               { kind: 'insight', id: 'i1', title: 'Latency', score: 0.5 },
             ],
+            method: 'vector',
           },
         },
       ]);

@@ -1,10 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { RetrieveJobData, RetrievedItem } from '@ask/ask-contracts';
+import { effectiveRetrieval, type RetrievalMethod, type RetrieveJobData, type RetrievedItem } from '@ask/ask-contracts';
 import { embeddingNotConfigured, isAskError, toErrorEvent } from '@ask/ask-errors';
 import { AskEventStream } from '@ask/event-stream';
 import { createEmbeddingProvider, classifyUpstreamError, toAskError } from '@ask/llm-providers';
 import { ProjectsRepository, RetrievalRepository } from '@ask/persistence';
 import { AskSynthesisProducer } from './ask-synthesis.producer';
+import { fuseRankings } from './fuse-rankings';
 
 /** How many of the best items the `retrieved` event lists. */
 const TOP_IN_EVENT = 5;
@@ -31,8 +32,9 @@ export class RetrievalService {
    */
   async retrieve(data: RetrieveJobData): Promise<void> {
     let items: RetrievedItem[];
+    let method: RetrievalMethod;
     try {
-      items = await this.rank(data);
+      ({ items, method } = await this.rank(data));
     } catch (err) {
       if (!isAskError(err)) throw err;
       await this.events.publish(data.askId, 'error', toErrorEvent(err));
@@ -44,12 +46,26 @@ export class RetrievalService {
         recommendation: items.filter((i) => i.kind === 'recommendation').length,
         knowledge: items.filter((i) => i.kind === 'knowledge').length,
       },
-      top: items.slice(0, TOP_IN_EVENT).map(({ kind, id, title, score }) => ({ kind, id, title, score: round(score) })),
+      top: items.slice(0, TOP_IN_EVENT).map(({ kind, id, title, score, source, legs }) => ({
+        kind,
+        id,
+        title,
+        score: round(score),
+        ...(source !== undefined ? { source } : {}),
+        ...(legs !== undefined ? { legs } : {}),
+      })),
+      method,
     });
     await this.synthesis.enqueue({ ...data, items });
   }
 
-  private async rank(data: RetrieveJobData): Promise<RetrievedItem[]> {
+  /**
+   * The project's top-K items for the question by its retrieval method: the vector leg (pgvector
+   * cosine), the full-text leg (PostgreSQL `tsvector`), or both fused by weighted reciprocal rank
+   * (`fuseRankings`). The question is embedded for every method, so each item carries its cosine
+   * similarity as `score`.
+   */
+  private async rank(data: RetrieveJobData): Promise<{ items: RetrievedItem[]; method: RetrievalMethod }> {
     const project = await this.projects.findById(data.projectId);
     if (!project?.embeddingSettings) throw embeddingNotConfigured();
     const credentials = await this.projects.getCredentials(data.projectId);
@@ -62,7 +78,18 @@ export class RetrievalService {
       this.logger.warn(`ask ${data.askId}: embedding failed (${failure.kind})`);
       throw toAskError(failure);
     }
-    return this.retrieval.search(data.projectId, vector, project.topK);
+    const settings = effectiveRetrieval(project.retrievalSettings);
+    const { method } = settings;
+    if (method === 'vector') return { method, items: await this.retrieval.search(data.projectId, vector, project.topK) };
+    if (method === 'fulltext') {
+      return { method, items: await this.retrieval.searchFullText(data.projectId, data.question, vector, project.topK) };
+    }
+    const [byVector, byText] = await Promise.all([
+      this.retrieval.search(data.projectId, vector, project.topK),
+      this.retrieval.searchFullText(data.projectId, data.question, vector, project.topK),
+    ]);
+    const weights = { vector: settings.vectorWeight, fulltext: settings.fulltextWeight };
+    return { method, items: fuseRankings(byVector, byText, weights, project.topK) };
   }
 }
 

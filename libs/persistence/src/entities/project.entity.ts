@@ -1,3 +1,4 @@
+import type { RetrievalSettings } from '@ask/ask-contracts';
 import type { EmbeddingSettings, LlmSettings } from '@ask/llm-providers';
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
@@ -21,6 +22,10 @@ export class ProjectEntity {
   /** Null until an LLM provider is configured (the gateway answers 412 then). */
   @Column({ name: 'llm_settings', type: 'jsonb', nullable: true })
   llmSettings: LlmSettings | null;
+
+  /** Retrieval method, fusion weights and text search configuration; null: the defaults. */
+  @Column({ name: 'retrieval_settings', type: 'jsonb', nullable: true })
+  retrievalSettings: RetrievalSettings | null;
 
   /** Items retrieved per ask. */
   @Column({ name: 'top_k', type: 'int', default: 8 })

@@ -28,7 +28,17 @@ describe('migrations', () => {
   afterAll(() => db.drop());
 
   it('lists the migrations oldest first', () => {
-    expect(MIGRATIONS.map((m) => m.name)).toEqual(['InitialSchema1796015478593', 'EmbeddingHnswIndexes1796015478594']);
+    expect(MIGRATIONS.map((m) => m.name)).toEqual([
+      'InitialSchema1796015478593',
+      'EmbeddingHnswIndexes1796015478594',
+      'FullTextSearch1796015478700',
+    ]);
+  });
+
+  it('up: gives each searchable table a generated tsvector with a GIN index on (project_id, tsv)', async () => {
+    const gin = await db.dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%_tsv_idx' ORDER BY 1`);
+    expect(gin.map((r: { indexname: string }) => r.indexname)).toEqual(['insights_tsv_idx', 'knowledge_chunks_tsv_idx', 'recommendations_tsv_idx']);
+    expect(gin[1].indexdef).toBe('CREATE INDEX knowledge_chunks_tsv_idx ON public.knowledge_chunks USING gin (project_id, tsv)');
   });
 
   it('up: creates every table, the vector extension and 18 partial HNSW indexes', async () => {
@@ -54,12 +64,14 @@ describe('migrations', () => {
     expect(await runMigrations(db.url)).toEqual([]);
   });
 
-  it('down: reverts the indexes, then the tables, and up restores them', async () => {
+  it('down: reverts the newest first, then the indexes, then the tables, and up restores them', async () => {
+    expect(await revertMigrations(db.url, MIGRATIONS.length - 2)).toBe(MIGRATIONS.length - 2);
+    expect(await hnswIndexes()).toHaveLength(18);
     expect(await revertMigrations(db.url, 1)).toBe(1);
     expect(await hnswIndexes()).toEqual([]);
     expect(await revertMigrations(db.url, 5)).toBe(1);
     expect(await tables()).toEqual(['migrations']);
-    expect((await runMigrations(db.url)).map((m) => m.name)).toEqual(['InitialSchema1796015478593', 'EmbeddingHnswIndexes1796015478594']);
+    expect((await runMigrations(db.url)).map((m) => m.name)).toEqual(MIGRATIONS.map((m) => m.name));
     expect(await tables()).toEqual(TABLES);
   });
 });

@@ -1,3 +1,4 @@
+import type { RetrievalSettings } from '@ask/ask-contracts';
 import type { EmbeddingSettings, LlmSettings, ProviderCredentials } from '@ask/llm-providers';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type Repository } from 'typeorm';
@@ -13,6 +14,8 @@ export interface Project {
   embeddingSettings: EmbeddingSettings | null;
   /** Null: no LLM provider configured. */
   llmSettings: LlmSettings | null;
+  /** Retrieval method, weights and text search configuration; null: the defaults (`effectiveRetrieval`). */
+  retrievalSettings: RetrievalSettings | null;
   /** Items retrieved per ask. */
   topK: number;
   /** Tokens reserved for the answer. */
@@ -32,6 +35,7 @@ export interface ProjectSettingsInput {
   name?: string;
   embeddingSettings?: EmbeddingSettings | null;
   llmSettings?: LlmSettings | null;
+  retrievalSettings?: RetrievalSettings | null;
   topK?: number;
   maxTokens?: number;
   systemPrompt?: string | null;
@@ -43,6 +47,7 @@ const PUBLIC_COLUMNS = [
   'p.name',
   'p.embeddingSettings',
   'p.llmSettings',
+  'p.retrievalSettings',
   'p.topK',
   'p.maxTokens',
   'p.systemPrompt',
@@ -107,14 +112,25 @@ export class ProjectsRepository {
   }
 
   /**
-   * Applies the given settings (an explicit null clears a nullable one).
+   * Applies the given settings (an explicit null clears a nullable one). A change of retrieval
+   * settings re-derives the full-text vectors of the project's rows with its text search
+   * configuration, in the same transaction.
    * @returns the updated project, or null when it does not exist.
    */
   async updateSettings(id: string, patch: ProjectSettingsInput): Promise<Project | null> {
     if (!isUuid(id)) return null;
     const values = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
     if (Object.keys(values).length > 0) {
-      await this.projects.update({ id }, values as Partial<ProjectEntity>);
+      await this.dataSource.transaction(async (manager) => {
+        await manager.getRepository(ProjectEntity).update({ id }, values as Partial<ProjectEntity>);
+        if (patch.retrievalSettings !== undefined) {
+          // Rows keep the configuration they were written with; rewriting it regenerates their tsvector.
+          const config = patch.retrievalSettings?.textSearchConfig ?? 'simple';
+          for (const table of ['insights', 'recommendations', 'knowledge_chunks']) {
+            await manager.query(`UPDATE ${table} SET ts_config = $2::regconfig WHERE project_id = $1 AND ts_config <> $2::regconfig`, [id, config]);
+          }
+        }
+      });
     }
     return this.findById(id);
   }
@@ -164,6 +180,7 @@ function toProject(e: ProjectEntity, hasCredentials: boolean): Project {
     name: e.name,
     embeddingSettings: e.embeddingSettings,
     llmSettings: e.llmSettings,
+    retrievalSettings: e.retrievalSettings,
     topK: e.topK,
     maxTokens: e.maxTokens,
     systemPrompt: e.systemPrompt,

@@ -4,7 +4,7 @@ import { vectorParam } from '../vector';
 import { InsightsRepository } from './insights.repository';
 import { KnowledgeRepository } from './knowledge.repository';
 import { ProjectsRepository } from './projects.repository';
-import { RetrievalRepository, searchSql } from './retrieval.repository';
+import { fullTextQuery, fullTextSql, RetrievalRepository, searchSql } from './retrieval.repository';
 
 const MODEL = 'test/fixed';
 
@@ -131,5 +131,71 @@ describe(RetrievalRepository.name, () => {
       expect(items[0].text).toBe('chunk 567');
       expect(items[0].score).toBeCloseTo(1, 6);
     }, 60_000);
+  });
+
+  describe('searchFullText', () => {
+    it('finds the rows whose words match, best ts_rank_cd first, with their cosine score, and only of this project', async () => {
+      const items = await retrieval.searchFullText(projectA, 'Which one is the exact match?', [1, 0, 0], 10);
+      expect(items.map((i) => [i.kind, i.text, i.legs?.fulltext?.rank])).toEqual([
+        ['knowledge', 'exact match', 1],
+        ['insight', 'Insight one\nMostly aligned.', 2],
+        ['recommendation', 'Rec one\nSomewhat aligned.', 3],
+      ]);
+      expect(items[0].score).toBeCloseTo(1, 12);
+      expect(items[0].legs?.fulltext?.score).toBeGreaterThan(0);
+      const b = await retrieval.searchFullText(projectB, 'exact match secret', [1, 0, 0], 10);
+      expect(b.map((i) => i.text)).toEqual(['B secret']);
+    });
+
+    it('abstains when no word matches, or the question has no word', async () => {
+      expect(await retrieval.searchFullText(projectA, 'photosynthesis', [1, 0, 0], 10)).toEqual([]);
+      expect(await retrieval.searchFullText(projectA, '?!  …', [1, 0, 0], 10)).toEqual([]);
+    });
+
+    it("uses the project's text search configuration: english stems words and drops stop words", async () => {
+      const project = (await projects.create({ name: 'English' })).id;
+      await knowledge.replaceSource(project, { uri: 'e.md', title: 'E', contentHash: 'h' }, [{ text: 'Indexes speed up queries', tokenCount: 4, embedding: [1, 0, 0] }], MODEL);
+      expect(await retrieval.searchFullText(project, 'indexing query', [1, 0, 0], 5)).toEqual([]);
+      await projects.updateSettings(project, { retrievalSettings: { textSearchConfig: 'english' } });
+      expect((await retrieval.searchFullText(project, 'indexing query', [1, 0, 0], 5)).map((i) => i.text)).toEqual(['Indexes speed up queries']);
+      expect(await retrieval.searchFullText(project, 'what is the', [1, 0, 0], 5)).toEqual([]);
+      // Rows written after the change take the configuration too (the insert trigger).
+      await knowledge.replaceSource(project, { uri: 'f.md', title: 'F', contentHash: 'h' }, [{ text: 'Vacuuming reclaims storage', tokenCount: 3, embedding: [0, 1, 0] }], MODEL);
+      expect((await retrieval.searchFullText(project, 'vacuum', [1, 0, 0], 5)).map((i) => i.text)).toEqual(['Vacuuming reclaims storage']);
+    });
+
+    it('matches through the (project_id, tsv) GIN index at scale (EXPLAIN, no planner settings)', async () => {
+      const project = (await projects.create({ name: 'Words' })).id;
+      const vectors = randomUnitVectors(2000, 256, 7);
+      for (let s = 0; s < 4; s++) {
+        await knowledge.replaceSource(
+          project,
+          { uri: `words/${s}`, title: `Words ${s}`, contentHash: 'h' },
+          vectors.slice(s * 500, (s + 1) * 500).map((embedding, i) => ({ text: `chunk about term${s * 500 + i}`, tokenCount: 3, embedding })),
+          'test/random-256',
+        );
+      }
+      await knowledge.refreshStatistics();
+      const plan: Array<{ 'QUERY PLAN': string }> = await db.dataSource.query(`EXPLAIN (COSTS OFF) ${fullTextSql(256)}`, [
+        project,
+        vectorParam(vectors[1234]),
+        8,
+        fullTextQuery('where is term1234'),
+      ]);
+      const text = plan.map((r) => r['QUERY PLAN']).join('\n');
+      expect(text).toMatch(/Bitmap Index Scan on knowledge_chunks_tsv_idx\n\s+Index Cond: \(\(project_id = '[0-9a-f-]+'::uuid\) AND \(tsv @@ \$\d+\)\)/);
+      const items = await retrieval.searchFullText(project, 'where is term1234', vectors[1234], 8);
+      expect(items.map((i) => i.text)).toEqual(['chunk about term1234']);
+      expect(items[0].score).toBeCloseTo(1, 6);
+    }, 60_000);
+  });
+
+  describe('fullTextQuery', () => {
+    it('ORs the distinct lower-cased words, at most 32 of at most 50 characters', () => {
+      expect(fullTextQuery("How do I VACUUM a table? vacuum it's 2x")).toBe("'how' | 'do' | 'i' | 'vacuum' | 'a' | 'table' | 'it' | 's' | '2x'");
+      expect(fullTextQuery('x'.repeat(51) + ' ok')).toBe("'ok'");
+      expect(fullTextQuery(Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ')).split(' | ')).toHaveLength(32);
+      expect(fullTextQuery("'; DROP TABLE projects; --")).toBe("'drop' | 'table' | 'projects'");
+    });
   });
 });

@@ -43,9 +43,7 @@ export class RetrievalRepository {
    * @throws RangeError for a bad top-K or embedding length; Error for a non-finite component.
    */
   async search(projectId: string, embedding: readonly number[], topK: number): Promise<RetrievedItem[]> {
-    if (!Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K) {
-      throw new RangeError(`topK must be an integer in 1..${MAX_TOP_K}, got ${topK}`);
-    }
+    assertTopK(topK);
     if (!isUuid(projectId)) return [];
     const sql = searchSql(embedding.length);
     const params = [projectId, vectorParam(embedding), topK];
@@ -55,13 +53,89 @@ export class RetrievalRepository {
       ]);
       return manager.query(sql, params);
     });
-    return rows.map((r) => {
-      const item: RetrievedItem = { id: r.id, kind: r.kind, title: r.title, text: r.text, score: 1 - Number(r.distance) };
-      if (r.source !== null) item.source = r.source;
-      if (r.token_count !== null) item.tokenCounts = { [CHUNK_TOKEN_COUNTER_ID]: Number(r.token_count) };
-      return item;
-    });
+    return rows.map(toItem);
   }
+
+  /**
+   * The project's `topK` items whose text matches the question's words (PostgreSQL full text with
+   * the project's text search configuration, GIN-indexed), best `ts_rank_cd` first, among rows of
+   * the same embedding length as `embedding`; each item's `legs.fulltext` holds its rank (1 = best)
+   * and `ts_rank_cd`, and `score` its cosine similarity to `embedding`. A question with no word, or
+   * none left after the configuration's stop words, matches nothing: the leg abstains.
+   * @throws RangeError for a bad top-K.
+   */
+  async searchFullText(projectId: string, question: string, embedding: readonly number[], topK: number): Promise<RetrievedItem[]> {
+    assertTopK(topK);
+    const query = fullTextQuery(question);
+    if (!isUuid(projectId) || query === '') return [];
+    const rows: Array<ItemRow & { rank: number }> = await this.dataSource.query(fullTextSql(embedding.length), [
+      projectId,
+      vectorParam(embedding),
+      topK,
+      query,
+    ]);
+    return rows.map((r, i) => ({ ...toItem(r), legs: { fulltext: { rank: i + 1, score: Number(r.rank) } } }));
+  }
+}
+
+/** At most this many distinct words of the question go into the full-text query. */
+const MAX_QUERY_TERMS = 32;
+/** Words longer than this are left out of the full-text query (no real word is; bounds the parse). */
+const MAX_TERM_CHARACTERS = 50;
+
+/**
+ * The full-text query of a question: its distinct lower-cased words (runs of letters, marks and
+ * digits of any script), at most 32 of at most 50 characters each, OR-ed in `to_tsquery` syntax
+ * (`'how' | 'vacuum' | …`); the project's text search configuration then stems them and drops its
+ * stop words. Empty when the question has no word.
+ */
+export function fullTextQuery(question: string): string {
+  const terms = new Set<string>();
+  for (const match of question.toLowerCase().matchAll(/[\p{L}\p{M}\p{N}]+/gu)) {
+    if (match[0].length > MAX_TERM_CHARACTERS) continue;
+    terms.add(match[0]);
+    if (terms.size === MAX_QUERY_TERMS) break;
+  }
+  return [...terms].map((t) => `'${t}'`).join(' | ');
+}
+
+/**
+ * The full-text SQL over rows of embedding length `dimensions` ($1 project id, $2 query vector,
+ * $3 top-K, $4 `fullTextQuery`): each table's rows whose `tsv` matches the query under the
+ * project's text search configuration, best `ts_rank_cd` first, with their cosine distance to $2
+ * so every item carries the same `score` as in the vector leg. Exported so a test can EXPLAIN it
+ * and see the GIN indexes used.
+ */
+export function fullTextSql(dimensions: number): string {
+  const e = (alias: string) => embeddingExpression(`${alias}.embedding`, dimensions);
+  const q = isIndexedDimension(dimensions) ? `$2::vector(${dimensions})` : '$2::vector';
+  // A scalar subquery (one InitPlan value) rather than a joined CTE, so `tsv @@ …` can drive the GIN index.
+  const tsquery = `(SELECT to_tsquery(COALESCE((p.retrieval_settings ->> 'textSearchConfig')::regconfig, 'simple'::regconfig), $4) FROM projects p WHERE p.id = $1)`;
+  return `
+    SELECT * FROM (
+      (SELECT i.id, 'insight' AS kind, i.name AS title, i.name || E'\\n' || i.description AS text,
+              NULL::text AS source, NULL::int AS token_count, ts_rank_cd(i.tsv, ${tsquery}) AS rank,
+              ${e('i')} <=> ${q} AS distance
+         FROM insights i
+        WHERE i.project_id = $1 AND i.embedding_dims = ${dimensions} AND i.tsv @@ ${tsquery}
+        ORDER BY rank DESC, i.id LIMIT $3)
+      UNION ALL
+      (SELECT r.id, 'recommendation', r.title, r.title || E'\\n' || r.body, NULL::text, NULL::int,
+              ts_rank_cd(r.tsv, ${tsquery}), ${e('r')} <=> ${q}
+         FROM recommendations r
+        WHERE r.project_id = $1 AND r.embedding_dims = ${dimensions} AND r.tsv @@ ${tsquery}
+        ORDER BY 7 DESC, r.id LIMIT $3)
+      UNION ALL
+      (SELECT c.id, 'knowledge', s.title, c.text, s.uri, c.token_count, c.rank, c.distance
+         FROM (SELECT k.id, k.source_id, k.text, k.token_count, ts_rank_cd(k.tsv, ${tsquery}) AS rank,
+                      ${e('k')} <=> ${q} AS distance
+                 FROM knowledge_chunks k
+                WHERE k.project_id = $1 AND k.embedding_dims = ${dimensions} AND k.tsv @@ ${tsquery}
+                ORDER BY rank DESC, k.id LIMIT $3) c
+         JOIN knowledge_sources s ON s.id = c.source_id)
+    ) ranked
+    ORDER BY rank DESC, kind, id
+    LIMIT $3`;
 }
 
 /**
@@ -94,4 +168,17 @@ export function searchSql(dimensions: number): string {
     ) ranked
     ORDER BY distance, kind, id
     LIMIT $3`;
+}
+
+function assertTopK(topK: number): void {
+  if (!Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K) {
+    throw new RangeError(`topK must be an integer in 1..${MAX_TOP_K}, got ${topK}`);
+  }
+}
+
+function toItem(r: ItemRow): RetrievedItem {
+  const item: RetrievedItem = { id: r.id, kind: r.kind, title: r.title, text: r.text, score: 1 - Number(r.distance) };
+  if (r.source !== null) item.source = r.source;
+  if (r.token_count !== null) item.tokenCounts = { [CHUNK_TOKEN_COUNTER_ID]: Number(r.token_count) };
+  return item;
 }
