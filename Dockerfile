@@ -1,34 +1,43 @@
-# One image for all three apps (and the migrate job). The app is chosen at run time:
+# One image for all three apps (and the migrate job), built in stages so that it ships only the built
+# JavaScript and the production dependencies (no TypeScript, no SWC, no dev tools). The app is chosen
+# at run time:
 #   docker build -t ask-service .
 #   docker run ask-service                                        # APP=api-gateway (default)
 #   docker run -e APP=retrieval-worker ask-service
-#   docker run ask-service node tools/run-ts.js apps/synthesis-worker/src/main.ts
-#   docker run ask-service npm run migrate
+#   docker run ask-service node dist/synthesis-worker/main.js
+#   docker run -e APP=migrate ask-service                         # the migration runner
 # `docker build --build-arg APP=synthesis-worker` bakes another default in.
-#
-# The apps have no build step: tools/run-ts.js compiles the TypeScript with SWC as it is required, so
-# the image keeps the devDependencies (@swc/core, @swc-node/register) that do that. Only the dashboard
-# is bundled (Vite) at build time.
-FROM node:20-bookworm-slim
 
+# 1. Build: every dependency, then `nx build` (tools/build/build-app.js: SWC to dist/<app>/, the
+#    @ask/* aliases made relative; the gateway's build includes the dashboard bundle).
+FROM node:20-bookworm-slim AS build
 WORKDIR /app
-
-# Dependencies first, so a source change does not reinstall them. Full `npm ci` (not --omit=dev):
-# run-ts.js needs @swc-node/register at run time.
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund && npm cache clean --force
-
+RUN npm ci --no-audit --no-fund
 COPY . .
-# The dashboard the gateway serves at `/` (apps/dashboard/dist).
-RUN npx nx run dashboard:build --skip-nx-cache
+RUN NX_DAEMON=false npx nx run-many -t build -p api-gateway retrieval-worker synthesis-worker persistence \
+      --skip-nx-cache --outputStyle=static
+
+# 2. Production dependencies only (the build fails when an app requires a devDependency).
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# 3. What runs: node_modules of stage 2 and dist/ of stage 1.
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=deps /app/package.json ./package.json
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
 
 ARG APP=api-gateway
-ENV APP=${APP} \
-    NX_DAEMON=false
+ENV APP=${APP}
 
 USER node
 
 # Gateway HTTP port; the workers' health/metrics ports are 3101 (retrieval) and 3102 (synthesis).
 EXPOSE 3000 3101 3102
 
-CMD ["sh", "-c", "exec node tools/run-ts.js \"apps/${APP}/src/main.ts\""]
+CMD ["sh", "-c", "exec node \"dist/${APP}/main.js\""]

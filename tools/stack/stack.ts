@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 
@@ -41,13 +41,31 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Where the apps' code comes from: the TypeScript sources, or the JavaScript that `nx build` wrote. */
+export type StackCode = 'source' | 'build';
+
 /**
- * Starts the gateway and both workers as separate Node processes (through tools/run-ts.js), on free
- * ports, with `env` added to the environment, and waits until each answers its health check.
+ * The command line of one app: `tools/run-ts.js apps/<app>/src/main.ts` (SWC as each file is
+ * required) for `source`; plain `node dist/<app>/main.js` for `build` (what the production image runs).
+ * @throws Error naming the build command when `build` is asked for and dist/<app>/main.js is missing.
+ */
+export function appCommand(name: AppName, code: StackCode = 'source'): string[] {
+  if (code === 'source') return [join(ROOT, 'tools', 'run-ts.js'), `apps/${name}/src/main.ts`];
+  const main = join(ROOT, 'dist', name, 'main.js');
+  if (!existsSync(main)) throw new Error(`${main} is missing: build it first (npx nx run ${name}:build)`);
+  return [main];
+}
+
+/**
+ * Starts the gateway and both workers as separate Node processes (from the sources through
+ * tools/run-ts.js, or with `code: 'build'` from the built dist/<app>/main.js), on free ports, with
+ * `env` added to the environment, and waits until each answers its health check.
  * Logs go to `logDir/<app>-<n>.log`.
  * @throws Error naming the app when one exits or is not healthy within `timeoutMs`.
  */
-export async function startStack(options: { env?: NodeJS.ProcessEnv; logDir?: string; timeoutMs?: number } = {}): Promise<Stack> {
+export async function startStack(
+  options: { env?: NodeJS.ProcessEnv; logDir?: string; timeoutMs?: number; code?: StackCode } = {},
+): Promise<Stack> {
   const logDir = options.logDir ?? join(ROOT, 'tmp', 'stack-logs');
   mkdirSync(logDir, { recursive: true });
   const gatewayPort = await freePort();
@@ -68,7 +86,7 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; logDir?: st
     };
     const logFile = join(logDir, `${name}-${(counter += 1)}.log`);
     const log = createWriteStream(logFile);
-    const child = spawn(process.execPath, [join(ROOT, 'tools', 'run-ts.js'), `apps/${name}/src/main.ts`], {
+    const child = spawn(process.execPath, appCommand(name, options.code), {
       cwd: ROOT,
       env: appEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
