@@ -35,8 +35,17 @@ export interface BudgetEvent {
   margin: number;
   counter: 'exact' | 'approximate';
   counterId: string;
-  /** Calibration factor applied to the approximate counter (1 when none). */
+  /**
+   * The largest calibration factor applied to any text of this prompt (1 when none): the per-script
+   * estimate multiplies a text's floor estimate by its script class's learned factor.
+   */
   calibration: number;
+  /** The factors learned for this model per script class (`{ cjk: 1.316 }`); `{}` when none or exact. */
+  calibrationByScript?: Record<string, number>;
+  /** The window the provider disclosed earlier for this project's model, when it lowered `window`. */
+  rememberedWindow?: number;
+  /** On a re-plan: the factor every count was multiplied by (the provider's count ÷ ours). */
+  observedRatio?: number;
   available: number;
   /** Tokens of what is sent: system prompt, kept turns, kept context and the question, with framing. */
   used: number;

@@ -111,3 +111,39 @@ export async function* streamWithRetry(
     }
   }
 }
+
+/**
+ * Counts a request at the provider's count endpoint (Anthropic `count_tokens`, Vertex `:countTokens`),
+ * classified and retried exactly like a chat call: a `retryable` failure (429, 5xx, dropped connection)
+ * is retried with the same backoff and `retry-after` bound as {@link streamWithRetry}, up to
+ * `maxAttempts` in all; any other failure is thrown at once.
+ *
+ * @returns the provider's count of the request's input tokens.
+ * @throws Error when the provider has no count endpoint (check `provider.countRequestTokens` first).
+ * @throws UpstreamFailureError with the classified failure (`overflow` → the caller's 413 path,
+ *   `retryable` after the last attempt → 502, `timeout` → 504; map with `toAskError`).
+ */
+export async function countWithRetry(provider: ChatProvider, request: ChatRequest, options: StreamRetryOptions = {}): Promise<number> {
+  const count = provider.countRequestTokens?.bind(provider);
+  if (!count) throw new Error(`${provider.provider}: no count endpoint`);
+  const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
+  const signal = options.signal ?? request.signal;
+  const maxRetryAfterMs = options.maxRetryAfterMs ?? 20000;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await count({ ...request, signal });
+    } catch (err) {
+      const failure = signal?.aborted ? ({ kind: 'timeout' } as const) : classifyUpstreamError(err, provider.provider);
+      const retry =
+        failure.kind === 'retryable' && attempt < maxAttempts && (failure.retryAfterMs === undefined || failure.retryAfterMs <= maxRetryAfterMs);
+      if (!retry) throw new UpstreamFailureError(failure, provider.provider, attempt, false);
+      const delayMs = retryDelayMs(attempt, failure, options);
+      options.onRetry?.({ attempt, delayMs, failure });
+      try {
+        await sleep(delayMs, signal);
+      } catch {
+        throw new UpstreamFailureError({ kind: 'timeout' }, provider.provider, attempt, false);
+      }
+    }
+  }
+}

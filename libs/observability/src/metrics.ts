@@ -43,8 +43,8 @@ export const turnsDroppedTotal = new Counter({
 /** The calibration factor in force for an approximate counter, per model. */
 export const calibrationFactor = new Gauge({
   name: 'ask_counter_calibration_factor',
-  help: 'Calibration factor applied to the approximate counter, per model',
-  labelNames: ['model'] as const,
+  help: 'Calibration factor learned for the approximate counter, per model and script class',
+  labelNames: ['model', 'script'] as const,
   registers: [registry],
 });
 

@@ -7,6 +7,7 @@ import {
   ApiKeysRepository,
   InsightsRepository,
   KnowledgeRepository,
+  LearnedWindowsRepository,
   ProjectsRepository,
   RetrievalRepository,
   SessionsRepository,
@@ -22,6 +23,7 @@ export const REPOSITORIES = [
   KnowledgeRepository,
   InsightsRepository,
   UsageRepository,
+  LearnedWindowsRepository,
 ];
 
 /** Options of {@link PersistenceModule.forRoot}. */

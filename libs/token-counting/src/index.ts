@@ -9,3 +9,4 @@ export * from './open-family';
 export * from './select-token-counter';
 export * from './calibration';
 export * from './script-rates';
+export * from './script-calibration';

@@ -6,9 +6,9 @@ import { bedrockRoutes } from './routes/bedrock.routes';
 import { ollamaRoutes } from './routes/ollama.routes';
 import { openaiRoutes } from './routes/openai.routes';
 import { vertexRoutes } from './routes/vertex.routes';
-import type { FakeFault, FakeRequest, FakeResponse, FaultKind, RecordedRequest, Route, RouteContext, StreamPart } from './route';
+import type { EnforceOptions, FakeFault, FakeRequest, FakeResponse, FaultKind, RecordedRequest, Route, RouteContext, StreamPart } from './route';
 
-export type { FakeFault, FaultKind, RecordedRequest } from './route';
+export type { EnforceOptions, FakeFault, FaultKind, RecordedRequest } from './route';
 
 /** Options of `startFakeUpstream`. */
 export interface FakeUpstreamOptions {
@@ -16,6 +16,8 @@ export interface FakeUpstreamOptions {
   port?: number;
   /** Pause between streamed chunks, in milliseconds; default 2 (so clients see several reads). */
   chunkDelayMs?: number;
+  /** How OpenAI-wire chat routes count prompts and which windows they enforce (see `EnforceOptions`). */
+  enforce?: EnforceOptions;
 }
 
 /** A running fake upstream. */
@@ -26,8 +28,8 @@ export interface FakeUpstream {
   /** Every request received, oldest first; secret-bearing headers are reduced to their scheme. */
   readonly requests: RecordedRequest[];
   /**
-   * Injects `fault` into the next `count` (default 1) requests to generation and embedding routes
-   * (count endpoints are never faulted). A string is shorthand for `{ kind }`.
+   * Injects `fault` into the next `count` (default 1) requests to generation and embedding routes, or
+   * to count endpoints when `fault.endpoint` is `count`. A string is shorthand for `{ kind }`.
    */
   setFault(fault: FakeFault | FaultKind, count?: number): void;
   /** Removes pending faults. */
@@ -38,7 +40,13 @@ export interface FakeUpstream {
 
 const ROUTES: readonly Route[] = [...openaiRoutes, ...anthropicRoutes, ...bedrockRoutes, ...vertexRoutes, ...ollamaRoutes];
 
-const FAULT_KINDS: readonly FaultKind[] = ['429', '500', 'stall', 'disconnect', 'truncate', 'unterminated-final', 'silent-truncation', 'content-filter'];
+const FAULT_KINDS: readonly FaultKind[] = ['429', '500', 'stall', 'disconnect', 'truncate', 'unterminated-final', 'silent-truncation', 'content-filter', 'overflow'];
+
+/** The first pending fault meant for this kind of route (count endpoints take only `endpoint: 'count'`), removed. */
+function takeFault(pending: FakeFault[], route: Route): FakeFault | undefined {
+  const index = pending.findIndex((f) => (f.endpoint === 'count') === !route.faultable);
+  return index < 0 ? undefined : pending.splice(index, 1)[0];
+}
 
 /** Which credential scheme a request carries, never the credential itself. */
 function authScheme(req: FakeRequest): RecordedRequest['auth'] {
@@ -136,10 +144,11 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       }
     }
     record.body = body;
-    const fault = route.faultable ? (parseHeaderFault(req) ?? pending.shift()) : undefined;
+    const fault = (route.faultable ? parseHeaderFault(req) : undefined) ?? takeFault(pending, route);
     if (fault) record.fault = fault.kind;
     const match = url.pathname.match(route.pattern) ?? [];
     const ctx: RouteContext = {
+      enforce: options.enforce ?? {},
       req,
       res,
       url,
@@ -179,6 +188,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     if (fault?.kind === '429') return route.errors.rateLimited(ctx, fault.retryAfterSeconds ?? 1);
     if (fault?.kind === '500') return route.errors.serverError(ctx);
     if (fault?.kind === 'content-filter') return route.errors.contentFilter(ctx, fault.message);
+    if (fault?.kind === 'overflow' && route.errors.overflow) return route.errors.overflow(ctx, fault.promptTokens ?? 210_000, fault.window ?? 200_000);
     await route.handle(ctx);
   };
 

@@ -1,3 +1,4 @@
+import type { TokenCounter } from '@ask/token-counting';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 
@@ -18,9 +19,14 @@ export type FakeResponse = ServerResponse | Http2ServerResponse;
  *   `finishReason` chunk), with that event's trailing newlines cut: its last bytes are the event's
  *   own, with no blank line after them;
  * - `silent-truncation`: Ollama only, a normal answer reporting `prompt_eval_count` far below the prompt;
- * - `content-filter`: the provider's content-filter 400, with `message` when given.
+ * - `content-filter`: the provider's content-filter 400, with `message` when given;
+ * - `overflow`: the provider's context-overflow 400 disclosing `promptTokens` and `window` (routes
+ *   whose persona has an `overflow` answer: Anthropic, Google).
+ *
+ * A fault with `endpoint: 'count'` is taken by the next request to a count endpoint (Anthropic
+ * `count_tokens`, Vertex `:countTokens`) instead of the next generation or embedding request.
  */
-export type FaultKind = '429' | '500' | 'stall' | 'disconnect' | 'truncate' | 'unterminated-final' | 'silent-truncation' | 'content-filter';
+export type FaultKind = '429' | '500' | 'stall' | 'disconnect' | 'truncate' | 'unterminated-final' | 'silent-truncation' | 'content-filter' | 'overflow';
 
 /** One injected fault and its parameters. */
 export interface FakeFault {
@@ -31,6 +37,11 @@ export interface FakeFault {
   message?: string;
   /** `disconnect`: stream writes before the socket is destroyed; default 2. */
   afterChunks?: number;
+  /** `overflow`: the figures the answer discloses (tokens); default 210000 > 200000. */
+  promptTokens?: number;
+  window?: number;
+  /** `count`: the fault is for the next count-endpoint request; default: generation and embedding. */
+  endpoint?: 'count';
 }
 
 /** One request as received. Secret-bearing headers are `[redacted]`; `auth` names the scheme only. */
@@ -57,8 +68,24 @@ export interface StreamPart {
   completes?: boolean;
 }
 
+/**
+ * How OpenAI-wire chat routes count and enforce (issue 12's drift checks): a real tokenizer other
+ * than the model's own, counts multiplied by `promptScale` (a tokenizer denser than any we know), and
+ * windows per model id instead of the catalog's. Unset: the model's own counter and catalog window.
+ */
+export interface EnforceOptions {
+  /** Counts every prompt (text + its framing) with this counter. */
+  counter?: TokenCounter;
+  /** Multiplies the counted prompt tokens (rounded up); default 1. */
+  promptScale?: number;
+  /** Window per model id, in tokens; models not listed keep the catalog's. */
+  windows?: Readonly<Record<string, number>>;
+}
+
 /** What a route handler gets. */
 export interface RouteContext {
+  /** The fake's counting and window overrides (OpenAI-wire chat routes). */
+  enforce: EnforceOptions;
   req: FakeRequest;
   res: FakeResponse;
   url: URL;
@@ -78,6 +105,8 @@ export interface ErrorPersona {
   rateLimited(ctx: RouteContext, retryAfterSeconds: number): void;
   serverError(ctx: RouteContext): void;
   contentFilter(ctx: RouteContext, message?: string): void;
+  /** The provider's context-overflow answer disclosing these figures (tokens). */
+  overflow?(ctx: RouteContext, promptTokens: number, window: number): void;
 }
 
 /** One endpoint of one provider. */
@@ -86,7 +115,10 @@ export interface Route {
   method: 'POST' | 'GET';
   /** Tested against the URL path (no query); capture groups become `params`. */
   pattern: RegExp;
-  /** Count endpoints are never faulted, so a fault set for "the next request" hits the generation. */
+  /**
+   * False for count endpoints: they take only faults set with `endpoint: 'count'`, so a fault set for
+   * "the next request" hits the generation.
+   */
   faultable: boolean;
   auth?: { accepts(scheme: RecordedRequest['auth']): boolean; reject(ctx: RouteContext): void };
   errors: ErrorPersona;

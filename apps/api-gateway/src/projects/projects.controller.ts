@@ -3,7 +3,7 @@ import type { Project } from '@ask/persistence';
 import { AdminOnly } from '../auth/access.decorators';
 import { uuidParam } from '../errors/params';
 import { CreateProjectDto, UpdateProjectDto } from './project.dto';
-import { ProjectsService } from './projects.service';
+import { type ProjectRead, ProjectsService } from './projects.service';
 
 /** Projects and their settings (`/api/v1/projects`). */
 @Controller('api/v1/projects')
@@ -27,13 +27,13 @@ export class ProjectsController {
 
   /** `GET /api/v1/projects/:projectId`. @throws AskError 404. */
   @Get(':projectId')
-  get(@Param('projectId', uuidParam('projectId')) projectId: string): Promise<Project> {
+  get(@Param('projectId', uuidParam('projectId')) projectId: string): Promise<ProjectRead> {
     return this.projects.get(projectId);
   }
 
   /** `PATCH /api/v1/projects/:projectId`: updates the given settings only. @throws AskError 404. */
   @Patch(':projectId')
-  update(@Param('projectId', uuidParam('projectId')) projectId: string, @Body() body: UpdateProjectDto): Promise<Project> {
+  update(@Param('projectId', uuidParam('projectId')) projectId: string, @Body() body: UpdateProjectDto): Promise<ProjectRead> {
     return this.projects.update(projectId, body);
   }
 }

@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { invalidRequest, notFound } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { type Project, type ProjectSettingsInput, ProjectsRepository } from '@ask/persistence';
+import { LearnedWindowsRepository, type Project, type ProjectSettingsInput, ProjectsRepository, UsageRepository } from '@ask/persistence';
+import { resolveModel } from '@ask/model-catalog';
+import { calibrationBaseCounter, learnScriptCalibration, SCRIPT_CALIBRATION_DEFAULTS, selectTokenCounter } from '@ask/token-counting';
 import type { CreateProjectDto, ProjectSettingsDto, UpdateProjectDto } from './project.dto';
 import { assertSettingsFit } from './settings-fit';
 
@@ -14,6 +16,8 @@ export class ProjectsService {
   constructor(
     private readonly projects: ProjectsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly windows: LearnedWindowsRepository,
+    private readonly usage: UsageRepository,
   ) {}
 
   /**
@@ -33,11 +37,29 @@ export class ProjectsService {
     return this.projects.list();
   }
 
-  /** @throws AskError 404 not_found. */
-  async get(projectId: string): Promise<Project> {
+  /** The project with what planning learned for it (`learned`). @throws AskError 404 not_found. */
+  async get(projectId: string): Promise<ProjectRead> {
     const project = await this.projects.findById(projectId);
     if (!project) throw notFound('project not found');
-    return project;
+    return { ...project, learned: await this.learned(project) };
+  }
+
+  /**
+   * What the worker learned from the provider for this project (issue 12): windows the provider
+   * disclosed that are smaller than the configured one, and, when the project's model plans with the
+   * approximate estimate, the calibration factor per script class (learned per model from reported
+   * usage and disclosed overflow sizes; token-counting `learnScriptCalibration`).
+   */
+  private async learned(project: Project): Promise<LearnedPlanning> {
+    const windows = (await this.windows.list(project.id)).map(({ provider, model, window, disclosedAt }) => ({ provider, model, window, disclosedAt }));
+    const llm = project.llmSettings;
+    if (!llm) return { windows, calibration: null };
+    const ref = { provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl };
+    const choice = selectTokenCounter(ref, resolveModel(ref).tokenizer);
+    if (choice.exact) return { windows, calibration: null };
+    const floor = calibrationBaseCounter().id;
+    const byScript = learnScriptCalibration(await this.usage.recentPerScript(llm.model, floor, SCRIPT_CALIBRATION_DEFAULTS.recent));
+    return { windows, calibration: { model: llm.model, base: floor, byScript } };
   }
 
   /**
@@ -45,7 +67,7 @@ export class ProjectsService {
    * leave room for a prompt (`assertSettingsFit`).
    * @throws AskError 404 not_found; 400 invalid_request (nothing is stored).
    */
-  async update(projectId: string, body: UpdateProjectDto): Promise<Project> {
+  async update(projectId: string, body: UpdateProjectDto): Promise<ProjectRead> {
     this.assertCanStore(body);
     if (body.llm !== undefined || body.maxTokens !== undefined) {
       const current = await this.get(projectId);
@@ -53,6 +75,8 @@ export class ProjectsService {
     }
     const updated = await this.projects.updateSettings(projectId, { ...toSettings(body), name: body.name });
     if (!updated) throw notFound('project not found');
+    // New LLM settings may point at another server: windows disclosed by the old one no longer hold.
+    if (body.llm !== undefined) await this.windows.forget(projectId);
     if (body.credentials) await this.projects.setCredentials(projectId, body.credentials);
     return this.get(projectId);
   }
@@ -61,6 +85,17 @@ export class ProjectsService {
     assertCanStoreCredentials(body, this.config);
   }
 }
+
+/** What planning learned for a project, on its read (`GET`/`PATCH /api/v1/projects/:projectId`). */
+export interface LearnedPlanning {
+  /** Windows (tokens) the provider disclosed in overflow answers, smaller than the configured window. */
+  windows: Array<{ provider: string; model: string; window: number; disclosedAt: Date }>;
+  /** Per-script calibration of the approximate estimate for the project's model; null with an exact counter. */
+  calibration: { model: string; base: string; byScript: Record<string, { factor: number; samples: number } | undefined> } | null;
+}
+
+/** A project as `GET /api/v1/projects/:projectId` returns it. */
+export type ProjectRead = Project & { learned: LearnedPlanning };
 
 /** Credentials are stored only encrypted: without a key they are refused before anything is written. */
 function assertCanStoreCredentials(body: ProjectSettingsDto, config: AppConfig): void {

@@ -43,7 +43,7 @@ describe(renderedItemTokens.name, () => {
 });
 
 describe(sizePrompt.name, () => {
-  const base = { model, counter, exact: true, calibration: 1, maxTokens: 2048, systemPrompt: 'Answer from context.', question: 'What now?' };
+  const base = { model, counter, exact: true, maxTokens: 2048, systemPrompt: 'Answer from context.', question: 'What now?' };
 
   it('keeps the newest whole turns that fit the 5,134-token budget of the local window', () => {
     const history = Array.from({ length: 10 }, (_, i) => turn(i, 999));
@@ -56,8 +56,8 @@ describe(sizePrompt.name, () => {
     expect(sized.plan.used + 2048).toBeLessThanOrEqual(8192);
   });
 
-  it('applies a calibration factor to every count', () => {
-    const sized = sizePrompt({ ...base, calibration: 2, history: [], items: [item('a', 0.9, 100)] });
+  it('multiplies every count by the re-plan scale (the ratio an overflow disclosed)', () => {
+    const sized = sizePrompt({ ...base, scale: 2, history: [], items: [item('a', 0.9, 100)] });
     const plain = sizePrompt({ ...base, history: [], items: [item('a', 0.9, 100)] });
     expect(sized.figures.knowledge).toBe(plain.figures.knowledge * 2);
     expect(sized.figures.question).toBe(plain.figures.question * 2);

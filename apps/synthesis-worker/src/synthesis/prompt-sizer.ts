@@ -10,18 +10,25 @@ export const DEFAULT_SYSTEM_PROMPT =
   'recommendations and knowledge documents) and the conversation so far. Cite the numbered sources ' +
   'you use, like [2]. If the context does not contain the answer, say so plainly.';
 
-/** Everything the sizer needs for one turn. Token figures are tokens; `calibration` is a factor ≥ 1. */
+/** Everything the sizer needs for one turn. Token figures are tokens; `scale` is a factor ≥ 1. */
 export interface SizingInput {
   model: ResolvedModel;
+  /**
+   * The planning counter: an exact one, or the per-script calibrated estimate
+   * (token-counting `ScriptCalibratedCounter`), whose `countText` already applies calibration.
+   */
   counter: TokenCounter;
   /** True when the count is exact (local exact tokenizer, or verified by the provider's count endpoint). */
   exact: boolean;
-  /** Multiplies approximate counts (learned from reported usage); 1 for exact counters. */
-  calibration: number;
+  /**
+   * Multiplies every count: 1, or on a re-plan the ratio the provider disclosed (its prompt tokens ÷
+   * our planned count of the same request), so that the one retry fits.
+   */
+  scale?: number;
   maxTokens: number;
   systemPrompt: string;
   question: string;
-  /** Earlier turns, oldest first, each with its cached counts for `counter.id`. */
+  /** Earlier turns, oldest first, each with its planning counts under `counter` (from the cached counts). */
   history: Array<{ message: StoredMessage; questionTokens: number; answerTokens: number }>;
   /** Ranked items, best first. */
   items: RetrievedItem[];
@@ -39,6 +46,10 @@ export interface SizedPrompt {
   window: number;
   /** Tokens of the question and of the kept items by kind, for a 413's details. */
   figures: { question: number; rag: number; knowledge: number };
+  /** The rendered text of each kept item, in prompt order (what calibration records measure). */
+  keptItemTexts: string[];
+  /** The factor every count was multiplied by (see `SizingInput.scale`). */
+  scale: number;
 }
 
 /**
@@ -47,7 +58,8 @@ export interface SizedPrompt {
  * @throws AskError 413 context_overflow when even the question with one item cannot fit.
  */
 export function sizePrompt(input: SizingInput): SizedPrompt {
-  const scale = (n: number) => (input.calibration > 1 ? Math.ceil(n * input.calibration) : n);
+  const factor = input.scale !== undefined && input.scale > 1 ? input.scale : 1;
+  const scale = (n: number) => (factor > 1 ? Math.ceil(n * factor) : n);
   const window = input.windowOverride ?? input.model.window;
   const rendered = input.items.map((item, i) => renderContextItem(toRenderable(item), i));
   const questionTokens = scale(input.counter.countText(input.question));
@@ -87,7 +99,8 @@ export function sizePrompt(input: SizingInput): SizedPrompt {
   const keptTokens = (knowledge: boolean) =>
     input.items.reduce((sum, item, i) => (keptItemIds.has(item.id) && (item.kind === 'knowledge') === knowledge ? sum + itemTokens[i] : sum), 0);
   const figures = { question: questionTokens, rag: keptTokens(false), knowledge: keptTokens(true) };
-  return { plan, messages, keptItems, keptTurns, window, figures };
+  const keptItemTexts = rendered.filter((_, i) => keptItemIds.has(input.items[i].id));
+  return { plan, messages, keptItems, keptTurns, window, figures, keptItemTexts, scale: factor };
 }
 
 /**

@@ -4,7 +4,7 @@ import type { AskEvent, BudgetEvent, DoneEvent, RetrievedItem } from '@ask/ask-c
 import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
 import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
-import { CredentialsCipher, ProjectsRepository, SessionsRepository, UsageRepository } from '@ask/persistence';
+import { CredentialsCipher, LearnedWindowsRepository, ProjectsRepository, SessionsRepository, UsageRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { selectTokenCounter } from '@ask/token-counting';
 import { resolveModel } from '@ask/model-catalog';
@@ -13,6 +13,8 @@ import { SynthesisService } from './synthesis.service';
 // Integration: the real SynthesisService on a throwaway PostgreSQL database, the machine's Redis (own
 // key prefix), the local stand-in and the fake Ollama upstream on loopback.
 describe(SynthesisService.name, () => {
+  // The first asks load tokenizers (o200k_base, Llama 3): seconds on a loaded machine.
+  jest.setTimeout(60_000);
   let db: TestDatabase;
   let redis: Redis;
   let upstream: FakeUpstream;
@@ -36,7 +38,7 @@ describe(SynthesisService.name, () => {
     sessions = new SessionsRepository(db.dataSource);
     usage = new UsageRepository(db.dataSource);
     const config = loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '0' });
-    service = new SynthesisService(projects, sessions, usage, events, config);
+    service = new SynthesisService(projects, sessions, usage, events, config, new LearnedWindowsRepository(db.dataSource));
   });
 
   afterAll(async () => {
@@ -64,7 +66,7 @@ describe(SynthesisService.name, () => {
 
   /** A service whose local stand-in pauses between chunks, so a test can act mid-answer. */
   const slowService = () =>
-    new SynthesisService(projects, sessions, usage, events, loadConfig({ ...process.env, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '30' }));
+    new SynthesisService(projects, sessions, usage, events, loadConfig({ ...process.env, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '30' }), new LearnedWindowsRepository(db.dataSource));
 
   /** Resolves once the ask's stream holds `n` deltas. */
   async function deltas(askId: string, n: number): Promise<void> {
@@ -102,22 +104,37 @@ describe(SynthesisService.name, () => {
       expect(Object.keys(rows[1].token_counts)).toEqual(['hf:llama3']);
     });
 
-    it('applies the calibration factor learned from reported usage to an approximate counter', async () => {
+    it('calibrates the approximate estimate per script class from reported usage, and records each call with its class', async () => {
       const model = 'mystery-model:7b';
       const ids = await newProject({ provider: 'ollama', model, baseUrl: upstream.url });
-      // Before 20 reported usages: the script-aware estimate, uncalibrated.
+      // Before 10 records of a class: the script-aware estimate, uncalibrated.
       const before = await ask(ids, 'What is an HNSW index?');
-      expect(budgetOf(before.events)[0]).toMatchObject({ counter: 'approximate', counterId: 'approx:script-v1', calibration: 1 });
-      for (let i = 0; i < 30; i += 1) await usage.record({ model, counterId: 'approx:script-v1-floor', estimated: 1000, reported: 1250 });
+      expect(budgetOf(before.events)[0]).toMatchObject({ counter: 'approximate', counterId: 'approx:script-v1', calibration: 1, calibrationByScript: {} });
+      for (let i = 0; i < 30; i += 1) await usage.record({ model, counterId: 'approx:script-v1-floor', estimated: 1000, reported: 1250, script: 'latin' });
       const { events: evs } = await ask(ids, 'What is an HNSW index?');
-      expect(budgetOf(evs)[0]).toMatchObject({ counter: 'approximate', counterId: 'approx:script-v1-floor', calibration: 1.25, window: 128_000, margin: 19_200 });
+      expect(budgetOf(evs)[0]).toMatchObject({
+        counter: 'approximate',
+        counterId: 'approx:script-v1+calibration',
+        calibration: 1.25,
+        calibrationByScript: { latin: 1.25 },
+        window: 128_000,
+        margin: 19_200,
+      });
       const done = evs.find((e) => e.type === 'done')?.data as DoneEvent;
       expect(done.usage.promptTokens).toBeGreaterThan(0);
-      // Each call's own usage was recorded, as the floor's count of what was sent, for later calibration.
+      // Each call's own usage was recorded, as the floor's estimate of what was sent, with its class.
       const recent = await usage.recent(model, 100);
       expect(recent.length).toBe(32);
-      expect(recent[0].counterId).toBe('approx:script-v1-floor');
+      expect(recent.slice(0, 2).map((r) => [r.counterId, r.script, r.source])).toEqual([
+        ['approx:script-v1-floor', 'latin', 'usage'],
+        ['approx:script-v1-floor', 'latin', 'usage'],
+      ]);
       expect(recent[0].reported).toBe(done.usage.promptTokens);
+      // A question in a script without evidence plans with the uncalibrated estimate for its own text.
+      const hindi = await ask(ids, 'एचएनएसडब्ल्यू इंडेक्स क्या है और यह कैसे काम करता है?');
+      const plan = budgetOf(hindi.events)[0];
+      expect(plan).toMatchObject({ counterId: 'approx:script-v1+calibration', calibrationByScript: { latin: 1.25 } });
+      expect(hindi.events.at(-1)?.type).toBe('done');
     });
 
     it.each([

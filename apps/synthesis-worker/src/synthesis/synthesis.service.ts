@@ -8,32 +8,29 @@ import {
   type ChatProvider,
   type ChatRequest,
   classifyUpstreamError,
+  countWithRetry,
   createChatProvider,
   localAbstainThreshold,
   detectSilentTruncation,
   LocalChatProvider,
   streamWithRetry,
   toAskError,
+  type UpstreamFailure,
 } from '@ask/llm-providers';
 import { type ModelRef, resolveModel, type ResolvedModel } from '@ask/model-catalog';
-import { askDurationSeconds, asksTotal, calibrationFactor, countingFaultsTotal, promptTokensPlanned, turnsDroppedTotal } from '@ask/observability';
-import { type Project, ProjectsRepository, SessionNotFoundError, SessionsRepository, type StoredMessage, UsageRepository } from '@ask/persistence';
-import {
-  CALIBRATION_DEFAULTS,
-  calibrationBaseCounter,
-  type CounterChoice,
-  learnCalibrationDetailed,
-  selectTokenCounter,
-  type TokenCounter,
-} from '@ask/token-counting';
+import { askDurationSeconds, asksTotal, countingFaultsTotal, promptTokensPlanned, turnsDroppedTotal } from '@ask/observability';
+import { LearnedWindowsRepository, type Project, ProjectsRepository, SessionNotFoundError, SessionsRepository, UsageRepository } from '@ask/persistence';
+import { type CounterChoice, selectTokenCounter, type TokenCounter } from '@ask/token-counting';
+import { type CountedTurn, factorsOf, type Planning, PlanningMemory } from './planning-memory';
 import { DEFAULT_SYSTEM_PROMPT, sizePrompt, type SizedPrompt } from './prompt-sizer';
 
 /** Default completion budget for ask, in tokens (seed 000: "default 2048 for /ask"). */
 export const DEFAULT_MAX_TOKENS = 2048;
 /** Reported prompt tokens above our estimate by more than this factor are logged as a counting fault. */
 const COUNTING_FAULT_RATIO = 1.15;
-/** Usage records read to learn a model's calibration factor. */
-const CALIBRATION_SAMPLE = 200;
+
+/** What a provider disclosed when it refused a request as too large (tokens). */
+type Overflow = Extract<UpstreamFailure, { kind: 'overflow' }>;
 
 /**
  * @throws AskError 413 `context_overflow` (`settingsOverflow`) when `maxTokens` + reserve + margin
@@ -72,14 +69,18 @@ export type RunOutcome = 'finished' | 'fenced';
 @Injectable()
 export class SynthesisService {
   private readonly logger = new Logger(SynthesisService.name);
+  private readonly memory: PlanningMemory;
 
   constructor(
     private readonly projects: ProjectsRepository,
     private readonly sessions: SessionsRepository,
-    private readonly usage: UsageRepository,
+    usage: UsageRepository,
     private readonly events: AskEventStream,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+    windows: LearnedWindowsRepository,
+  ) {
+    this.memory = new PlanningMemory(usage, windows, sessions);
+  }
 
   /**
    * Runs one attempt of the ask. Resolves `fenced` when the run was stopped because it is no longer
@@ -140,22 +141,25 @@ export class SynthesisService {
     if (!project?.llmSettings) throw llmNotConfigured();
     const llm = project.llmSettings;
     const ref: ModelRef = { provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl };
-    const model = resolveModel(ref, { contextWindow: llm.contextWindow, maxContextTokens: llm.maxContextTokens });
+    const resolved = resolveModel(ref, { contextWindow: llm.contextWindow, maxContextTokens: llm.maxContextTokens });
+    // A smaller window the provider disclosed for this project's model earlier (issue 12 item 2).
+    const { model, remembered } = await this.memory.withRememberedWindow(project.id, resolved);
     const choice = selectTokenCounter(ref, model.tokenizer);
-    const { counter, calibration } = await this.planningCounter(choice, model.model);
     const maxTokens = llm.maxTokens ?? project.maxTokens ?? DEFAULT_MAX_TOKENS;
     // Settings refused at PATCH can still be stored from before, or a catalog change can shrink the
     // window under them: a typed 413 with the figures, never a RangeError retried into a 500.
     assertFits(model.model, model.window, maxTokens, choice.exact);
+    const planning = await this.memory.planning(choice, model.model);
+    const counter = planning.counter;
     const provider = await this.provider(project, counter);
-    const history = await this.historyWithCounts(data.sessionId, counter);
+    const history = await this.memory.history(data.sessionId, planning);
 
-    const size = (windowOverride?: number): SizedPrompt =>
+    const size = (windowOverride?: number, scale?: number): SizedPrompt =>
       sizePrompt({
         model,
         counter,
         exact: choice.exact,
-        calibration,
+        scale,
         maxTokens,
         systemPrompt: project.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
         question: data.question,
@@ -164,24 +168,34 @@ export class SynthesisService {
         maxHistoryMessages: project.maxHistoryMessages,
         windowOverride,
       });
+    const ctx: TurnContext = { askId: data.askId, projectId: project.id, question: data.question, model, choice, planning, history, maxTokens, remembered, run };
+    // Never resent as-is after an overflow: re-planned once with what the provider disclosed.
+    const replan = async (sized: SizedPrompt, overflow: Overflow): Promise<SizedPrompt> => {
+      await this.learnFromOverflow(ctx, sized, overflow);
+      const next = replanFigures(sized, overflow);
+      assertFits(model.model, next.window, maxTokens, choice.exact);
+      return size(next.window, next.scale);
+    };
 
     let sized = size();
-    sized = await this.verifyWithCountEndpoint(model.model, sized, choice, provider, maxTokens, size, signal);
-    await this.publishBudget(data.askId, model, choice, counter, calibration, maxTokens, sized, run);
+    let replanned = false;
+    const verified = await this.verifyWithCountEndpoint(ctx, sized, provider, size, signal);
+    if (verified.overflow) {
+      sized = await replan(sized, verified.overflow);
+      replanned = true;
+    } else sized = verified.sized;
+    await this.publishBudget(ctx, sized);
 
     const request: ChatRequest = { model: model.model, messages: sized.messages, maxTokens, signal };
-    let result = await this.stream(data.askId, provider, request, model, sized, run);
-    if (result.overflow) {
-      // Never retried as-is: re-budget below the limit the provider disclosed (or 10% tighter), once.
-      const limit = result.overflow.limit ?? Math.floor(sized.window * 0.9);
-      const window = Math.min(limit, sized.window - 1);
-      assertFits(model.model, window, maxTokens, choice.exact);
-      sized = size(window);
-      await this.publishBudget(data.askId, model, choice, counter, calibration, maxTokens, sized, run);
+    let result = await this.stream(data.askId, provider, { ...request, messages: sized.messages }, model, sized, run);
+    if (result.overflow && !replanned) {
+      sized = await replan(sized, result.overflow);
+      await this.publishBudget(ctx, sized);
       result = await this.stream(data.askId, provider, { ...request, messages: sized.messages }, model, sized, run);
-      if (result.overflow) {
-        throw contextOverflow({ model: model.model, window: sized.window, ...sized.figures });
-      }
+    }
+    if (result.overflow) {
+      await this.learnFromOverflow(ctx, sized, result.overflow);
+      throw contextOverflow({ model: model.model, window: sized.window, ...sized.figures });
     }
 
     const answer = result.text;
@@ -193,7 +207,7 @@ export class SynthesisService {
       askId: data.askId,
       question: data.question,
       answer,
-      tokenCounts: { [counter.id]: { question: counter.countText(data.question), answer: counter.countText(answer) } },
+      tokenCounts: this.memory.countsToStore(planning, data.question, answer),
       promptTokens: result.promptTokens,
       completionTokens: result.completionTokens,
       provider: model.provider,
@@ -204,7 +218,7 @@ export class SynthesisService {
       await this.events.publish(data.askId, 'reset', { attempt: run.claim.run, reason: 'another run stored its answer first; resending it' }, run.claim);
       await this.events.publish(data.askId, 'delta', { text: stored.message.answer }, run.claim);
     }
-    const warning = await this.checkReportedUsage(model, choice, counter, sized, result.promptTokens);
+    const warning = await this.checkReportedUsage(ctx, sized, result.promptTokens);
     await this.events.publish(data.askId, 'done', {
       messageId: stored.message.id,
       usage: { promptTokens: result.promptTokens, completionTokens: result.completionTokens },
@@ -223,7 +237,7 @@ export class SynthesisService {
     model: ResolvedModel,
     sized: SizedPrompt,
     run: Run,
-  ): Promise<{ text: string; promptTokens: number | null; completionTokens: number | null; overflow?: { limit?: number } }> {
+  ): Promise<{ text: string; promptTokens: number | null; completionTokens: number | null; overflow?: Overflow }> {
     let text = '';
     let promptTokens: number | null = null;
     let completionTokens: number | null = null;
@@ -244,7 +258,7 @@ export class SynthesisService {
       // The worker lost the job's lock: the call was aborted because this run must stop, not a timeout.
       if (run.lockLost?.aborted) throw new FencedPublishError(askId, 'superseded');
       const failure = classifyUpstreamError(err, model.provider);
-      if (failure.kind === 'overflow' && text === '') return { text, promptTokens, completionTokens, overflow: { limit: failure.limit } };
+      if (failure.kind === 'overflow' && text === '') return { text, promptTokens, completionTokens, overflow: failure };
       this.logger.warn(`ask ${askId}: ${model.provider}/${model.model} failed (${failure.kind}) after ${sized.plan.used} planned tokens`);
       if (failure.kind === 'overflow') throw contextOverflow({ model: model.model, window: sized.window, ...sized.figures });
       throw toAskError(failure);
@@ -254,45 +268,63 @@ export class SynthesisService {
 
   /**
    * With a remote exact counter (Anthropic count_tokens, Vertex countTokens), counts the assembled
-   * request at the provider; when it would not fit, re-plans once with the observed ratio as factor.
+   * request at the provider; when it would not fit, re-plans once with the observed ratio (the
+   * provider's count ÷ ours) as the scale. The count call is classified and retried like a chat call
+   * (`countWithRetry`): a rate limit is retried within bounds and then ends the ask with 502, a
+   * timeout with 504; an overflow the endpoint reports goes back to the caller's one re-plan.
    */
   private async verifyWithCountEndpoint(
-    modelId: string,
+    ctx: TurnContext,
     sized: SizedPrompt,
-    choice: CounterChoice,
     provider: ChatProvider,
-    maxTokens: number,
-    size: (windowOverride?: number) => SizedPrompt,
+    size: (windowOverride?: number, scale?: number) => SizedPrompt,
     signal: AbortSignal,
-  ): Promise<SizedPrompt> {
-    if (!choice.remote || !provider.countRequestTokens) return sized;
-    const exactTokens = await provider.countRequestTokens({ model: modelId, messages: sized.messages, maxTokens, signal });
-    if (exactTokens + maxTokens <= sized.window) return sized;
-    const over = exactTokens + maxTokens - sized.window;
-    return size(sized.window - over - 1);
+  ): Promise<{ sized: SizedPrompt; overflow?: Overflow }> {
+    if (!ctx.choice.remote || !provider.countRequestTokens) return { sized };
+    let exactTokens: number;
+    try {
+      exactTokens = await countWithRetry(provider, { model: ctx.model.model, messages: sized.messages, maxTokens: ctx.maxTokens, signal }, { signal });
+    } catch (err) {
+      if (ctx.run.lockLost?.aborted) throw new FencedPublishError(ctx.askId, 'superseded');
+      const failure = classifyUpstreamError(err, ctx.model.provider);
+      this.logger.warn(`ask ${ctx.askId}: ${ctx.model.provider}/${ctx.model.model} count endpoint failed (${failure.kind})`);
+      if (failure.kind === 'overflow') return { sized, overflow: failure };
+      throw toAskError(failure, { cause: err });
+    }
+    if (exactTokens + ctx.maxTokens <= sized.window - sized.plan.margin) return { sized };
+    const scale = Math.max(1, exactTokens / Math.max(1, sized.plan.used)) * sized.scale;
+    return { sized: size(sized.window, scale) };
   }
 
-  private async publishBudget(
-    askId: string,
-    model: ResolvedModel,
-    choice: CounterChoice,
-    counter: TokenCounter,
-    calibration: number,
-    maxTokens: number,
-    sized: SizedPrompt,
-    run: Run,
-  ): Promise<void> {
+  /**
+   * What an overflow teaches: a window smaller than the one planned against is remembered for the
+   * project's model, and the disclosed prompt size is a calibration record (per-script estimate only).
+   * OpenAI's per-minute "Request too large" limit is neither.
+   */
+  private async learnFromOverflow(ctx: TurnContext, sized: SizedPrompt, overflow: Overflow): Promise<void> {
+    if (overflow.perMinute) return;
+    await this.memory.rememberWindow(ctx.projectId, ctx.model, sized.window, overflow.limit);
+    if (overflow.promptTokens !== undefined) {
+      await this.memory.record(ctx.model.model, ctx.planning, { sized, question: ctx.question, history: ctx.history }, overflow.promptTokens, 'overflow');
+    }
+  }
+
+  private async publishBudget(ctx: TurnContext, sized: SizedPrompt): Promise<void> {
     const { plan } = sized;
-    await this.events.publish(askId, 'budget', {
+    const { model, choice, planning } = ctx;
+    await this.events.publish(ctx.askId, 'budget', {
       provider: model.provider,
       model: model.model,
       window: sized.window,
-      maxTokens,
+      maxTokens: ctx.maxTokens,
       reserve: plan.reserve,
       margin: plan.margin,
       counter: choice.exact ? 'exact' : 'approximate',
-      counterId: counter.id,
-      calibration,
+      counterId: planning.counter.id,
+      calibration: Number((planning.scripted?.maxApplied ?? 1).toFixed(4)),
+      calibrationByScript: factorsOf(planning.calibration),
+      ...(ctx.remembered !== undefined ? { rememberedWindow: ctx.remembered } : {}),
+      ...(sized.scale > 1 ? { observedRatio: Number(sized.scale.toFixed(4)) } : {}),
       available: plan.available,
       used: plan.used,
       turnsKept: plan.turnsKept,
@@ -300,70 +332,25 @@ export class SynthesisService {
       contextKept: plan.contextKept,
       contextDropped: plan.contextDropped,
       keptTurnIds: plan.keptTurnIds,
-    }, run.claim);
+    }, ctx.run.claim);
     promptTokensPlanned.observe({ model: model.model }, plan.used);
     if (plan.turnsDropped) turnsDroppedTotal.inc({ model: model.model }, plan.turnsDropped);
   }
 
   /**
-   * The session's earlier turns with their token counts under `counter`. Counts cached under this
-   * counter id are reused; missing ones (a model switch) are counted once and stored.
+   * Compares the provider's reported prompt tokens with what we planned. With the per-script estimate
+   * it records the floor estimate of what was sent and its script class (calibration learns from it;
+   * a report far above is evidence of drift, kept). A report far above our plan is also counted as a
+   * counting fault (logged with the model id, counted in metrics); for Ollama a report far below is
+   * flagged as silent truncation (the returned warning).
    */
-  private async historyWithCounts(sessionId: string, counter: TokenCounter) {
-    const messages = await this.sessions.history(sessionId);
-    const missing = messages.filter((m) => !m.tokenCounts?.[counter.id]);
-    if (missing.length) {
-      const counts = missing.map((m) => ({ question: counter.countText(m.question), answer: counter.countText(m.answer) }));
-      await this.sessions.setTokenCounts(missing.map((m) => m.id), counter.id, counts);
-      missing.forEach((m, i) => (m.tokenCounts = { ...m.tokenCounts, [counter.id]: counts[i] }));
-    }
-    return messages.map((message: StoredMessage) => ({
-      message,
-      questionTokens: message.tokenCounts[counter.id].question,
-      answerTokens: message.tokenCounts[counter.id].answer,
-    }));
-  }
-
-  /**
-   * The counter to plan with and its calibration factor. Exact counters plan as they are. An
-   * approximate one plans with the script-aware estimate until the model has enough reported usages;
-   * from then on with the calibration floor counter scaled by the factor learned from them (a high
-   * quantile of reported ÷ floor estimate, never below 1), which tracks what the provider bills far
-   * more tightly while staying approximate (15% margin).
-   */
-  private async planningCounter(choice: CounterChoice, model: string): Promise<{ counter: TokenCounter; calibration: number }> {
-    if (choice.exact) return { counter: choice.counter, calibration: 1 };
-    const floor = calibrationBaseCounter();
-    const records = (await this.usage.recent(model, CALIBRATION_SAMPLE)).filter((r) => r.counterId === floor.id);
-    const learned = learnCalibrationDetailed(records.map((r) => ({ estimated: r.estimated, reported: r.reported })));
-    if (learned.faults.length) {
-      this.logger.warn(`counting fault: model=${model} ${learned.faults.length} reported usages far above the estimate were left out of calibration`);
-    }
-    if (learned.samples < CALIBRATION_DEFAULTS.minSamples) return { counter: choice.counter, calibration: 1 };
-    calibrationFactor.set({ model }, learned.factor);
-    return { counter: floor, calibration: learned.factor };
-  }
-
-  /**
-   * Compares the provider's reported prompt tokens with what we planned. For approximate counters it
-   * records the calibration floor's count of what was sent (the factor is learned relative to it). A
-   * report far above our plan is a counting fault (logged with the model id, counted in metrics); for
-   * Ollama a report far below is flagged as silent truncation (the returned warning).
-   */
-  private async checkReportedUsage(
-    model: ResolvedModel,
-    choice: CounterChoice,
-    counter: TokenCounter,
-    sized: SizedPrompt,
-    reported: number | null,
-  ): Promise<string | undefined> {
+  private async checkReportedUsage(ctx: TurnContext, sized: SizedPrompt, reported: number | null): Promise<string | undefined> {
     if (reported === null || reported <= 0) return undefined;
-    // The plan already counted what was sent (cached counts, calibrated): no second tokenisation here.
+    const { model, planning } = ctx;
+    const counter = planning.counter;
+    // The plan already counted what was sent (cached measures): no second pass over the prompt here.
     const planned = sized.plan.used;
-    if (!choice.exact) {
-      const floor = calibrationBaseCounter();
-      await this.usage.record({ model: model.model, counterId: floor.id, estimated: floor.countMessages(sized.messages), reported });
-    }
+    await this.memory.record(model.model, planning, { sized, question: ctx.question, history: ctx.history }, reported, 'usage');
     if (reported > planned * COUNTING_FAULT_RATIO) {
       countingFaultsTotal.inc({ model: model.model });
       this.logger.warn(`counting fault: model=${model.model} counter=${counter.id} estimated=${planned} reported=${reported}`);
@@ -435,6 +422,39 @@ export class SynthesisService {
       throw err;
     }
   }
+}
+
+/** What one turn's helpers share. */
+interface TurnContext {
+  askId: string;
+  projectId: string;
+  question: string;
+  model: ResolvedModel;
+  choice: CounterChoice;
+  planning: Planning;
+  history: CountedTurn[];
+  maxTokens: number;
+  /** The window the provider disclosed earlier, when it lowered the plan's window. */
+  remembered?: number;
+  run: Run;
+}
+
+/**
+ * The window and scale of the one re-plan after an overflow (tokens; scale a factor ≥ 1):
+ *
+ * - the provider disclosed its prompt count: scale every count by (its count ÷ our planned count),
+ *   on top of the scale already applied, so the retry is sized in the provider's own tokens;
+ * - it disclosed a window (or a per-minute limit) below ours: plan against it;
+ * - it disclosed neither anything smaller nor a count: 10% below the window.
+ *
+ * Never `window − 1` with the same counts: that resends the same request.
+ */
+export function replanFigures(sized: Pick<SizedPrompt, 'window' | 'scale' | 'plan'>, overflow: Pick<Overflow, 'limit' | 'promptTokens'>): { window: number; scale: number } {
+  const limit = overflow.limit !== undefined && overflow.limit > 0 && overflow.limit < sized.window ? overflow.limit : undefined;
+  const ratio = overflow.promptTokens !== undefined && sized.plan.used > 0 ? overflow.promptTokens / sized.plan.used : undefined;
+  if (ratio !== undefined && ratio > 1) return { window: limit ?? sized.window, scale: sized.scale * ratio };
+  if (limit !== undefined) return { window: limit, scale: sized.scale };
+  return { window: Math.floor(sized.window * 0.9), scale: sized.scale };
 }
 
 /** The run's fencing claim and the worker's lock-lost signal. */

@@ -146,6 +146,7 @@ describe('classifyUpstreamError', () => {
         kind: 'overflow',
         limit: 1048576,
         actual: 2845475,
+        promptTokens: 2845475,
         message: 'The input token count (2845475) exceeds the maximum number of tokens allowed (1048576).',
       });
     });
@@ -153,6 +154,81 @@ describe('classifyUpstreamError', () => {
     it('does not read a throttle that mentions tokens as an overflow', () => {
       const err = new ThrottlingException({ message: 'Too many tokens, please wait before trying again.', $metadata: { httpStatusCode: 429 } });
       expect(classifyUpstreamError(err, 'bedrock')).toMatchObject({ kind: 'retryable', status: 429 });
+    });
+
+    it.each([
+      [
+        'OpenAI "your messages resulted in"',
+        openAi400({ message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 8732 tokens. Please reduce the length of the messages.", code: 'context_length_exceeded' }),
+        'openai',
+        { limit: 8192, actual: 8732, promptTokens: 8732 },
+      ],
+      [
+        'vLLM "(P in the messages, C in the completion)"',
+        openAi400({ object: 'error', message: "This model's maximum context length is 32768 tokens. However, you requested 33000 tokens (32000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.", code: 400 }),
+        'openai',
+        { limit: 32768, actual: 33000, promptTokens: 32000 },
+      ],
+      [
+        'Anthropic "input length and `max_tokens`": the prompt is the first term',
+        new Anthropic.BadRequestError(400, { type: 'error', error: { type: 'invalid_request_error', message: 'input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000, decrease input length or `max_tokens` and try again' } }, undefined, headers()),
+        'anthropic',
+        { limit: 200000, actual: 205192, promptTokens: 197000 },
+      ],
+      [
+        'Bedrock Converse relaying Anthropic "prompt is too long"',
+        new ValidationException({ message: 'prompt is too long: 210544 tokens > 200000 maximum', $metadata: { httpStatusCode: 400 } }),
+        'bedrock',
+        { limit: 200000, actual: 210544, promptTokens: 210544 },
+      ],
+      [
+        'Vertex Gemini "input token count"',
+        http('vertex', 400, { error: { code: 400, message: 'The input token count (1196265) exceeds the maximum number of tokens allowed (1000000).', status: 'INVALID_ARGUMENT' } }),
+        'vertex',
+        { limit: 1000000, actual: 1196265, promptTokens: 1196265 },
+      ],
+      [
+        'Ollama (llama.cpp body nested in a string)',
+        http('ollama', 400, { error: JSON.stringify({ error: { code: 400, message: 'request (8889 tokens) exceeds the available context size (4096 tokens), try increasing it', type: 'exceed_context_size_error', n_prompt_tokens: 8889, n_ctx: 4096 } }) }),
+        'ollama',
+        { limit: 4096, actual: 8889, promptTokens: 8889 },
+      ],
+      [
+        'llama-server 500 "Context size has been exceeded." with n_prompt_tokens / n_ctx',
+        new OpenAI.InternalServerError(500, { code: 500, message: 'Context size has been exceeded.', type: 'server_error', n_prompt_tokens: 8732, n_ctx: 8192 }, undefined, headers()),
+        'openai',
+        { limit: 8192, actual: 8732, promptTokens: 8732 },
+      ],
+      [
+        'llama-server 500 "Context size has been exceeded." without figures',
+        new OpenAI.InternalServerError(500, { code: 500, message: 'Context size has been exceeded.', type: 'server_error' }, undefined, headers()),
+        'openai',
+        {},
+      ],
+    ] as const)('reads the prompt tokens the provider disclosed: %s', (_name, err, provider, expected) => {
+      const { kind, message: _message, ...figures } = classifyUpstreamError(err, provider) as { kind: string; message: string };
+      expect(kind).toBe('overflow');
+      expect(figures).toEqual(expected);
+    });
+
+    it('calls OpenAI\'s 429 "Request too large … Limit N, Requested M" a size error, never a rate limit to retry', () => {
+      const err = new OpenAI.RateLimitError(
+        429,
+        {
+          message: 'Request too large for gpt-4o in organization org-abc on tokens per min (TPM): Limit 30000, Requested 30182. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.',
+          type: 'tokens',
+          param: null,
+          code: 'rate_limit_exceeded',
+        },
+        undefined,
+        headers(),
+      );
+      expect(classifyUpstreamError(err, 'openai')).toMatchObject({ kind: 'overflow', limit: 30000, actual: 30182, perMinute: true });
+    });
+
+    it('still retries an ordinary per-minute 429 that names tokens', () => {
+      const err = new OpenAI.RateLimitError(429, { message: 'Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000. Please try again in 2s.', code: 'rate_limit_exceeded' }, undefined, headers({ 'retry-after': '2' }));
+      expect(classifyUpstreamError(err, 'openai')).toMatchObject({ kind: 'retryable', status: 429, retryAfterMs: 2000 });
     });
 
     it('has one documented source per form', () => {

@@ -42,7 +42,22 @@ interface OverflowForm {
   source: string;
   /** Matches the message; capture groups are read by `read`. */
   pattern: RegExp;
-  read?: (m: RegExpMatchArray) => { limit?: number; actual?: number };
+  read?: (m: RegExpMatchArray) => OverflowFigures;
+  /** True for a form that arrives as a 429 but is a size error (no retry can succeed). */
+  on429?: boolean;
+}
+
+/**
+ * The figures an overflow disclosed, in tokens. `limit` is the window (or, with `perMinute`, the
+ * per-minute token limit); `actual` what the provider measured against it (for some forms the prompt
+ * plus `max_tokens`); `promptTokens` the prompt alone, when the wording separates it.
+ */
+export interface OverflowFigures {
+  limit?: number;
+  actual?: number;
+  promptTokens?: number;
+  /** OpenAI "Request too large … on tokens per min": `limit` is a per-minute limit, not a window. */
+  perMinute?: boolean;
 }
 
 const n = (s: string | undefined): number | undefined => (s === undefined ? undefined : Number(s.replace(/,/g, '')));
@@ -53,15 +68,28 @@ const n = (s: string | undefined): number | undefined => (s === undefined ? unde
  */
 export const OVERFLOW_FORMS: readonly OverflowForm[] = [
   {
+    source:
+      'OpenAI 429 "Request too large for gpt-4o in organization … on tokens per min (TPM): Limit N, Requested M" (https://platform.openai.com/docs/guides/rate-limits): a size error, no retry can succeed',
+    pattern: /request too large for .*?(?:tokens per min|TPM)\b.*?limit ([\d,]+),\s*requested ([\d,]+)/is,
+    read: (m) => ({ limit: n(m[1]), actual: n(m[2]), perMinute: true }),
+    on429: true,
+  },
+  {
     source: 'Azure OpenAI / OpenAI GPT-5: "Input tokens exceed the configured limit of N tokens. Your messages resulted in M tokens."',
     pattern: /input tokens exceed the configured limit of ([\d,]+) tokens(?:\.\s*your messages resulted in ([\d,]+) tokens)?/i,
-    read: (m) => ({ limit: n(m[1]), actual: n(m[2]) }),
+    read: (m) => ({ limit: n(m[1]), actual: n(m[2]), promptTokens: n(m[2]) }),
+  },
+  {
+    source:
+      'vLLM: "This model\'s maximum context length is N tokens. However, you requested M tokens (P in the messages, C in the completion)"',
+    pattern: /maximum context length is ([\d,]+) tokens\.?\s*however,? you requested ([\d,]+) tokens \(([\d,]+) in the messages/i,
+    read: (m) => ({ limit: n(m[1]), actual: n(m[2]), promptTokens: n(m[3]) }),
   },
   {
     source:
       'OpenAI context_length_exceeded and vLLM: "This model\'s maximum context length is N tokens. However, you requested M tokens (…)" / "…your messages resulted in M tokens"',
-    pattern: /maximum context length is ([\d,]+) tokens\.?\s*however,? (?:you requested|your messages resulted in) ([\d,]+) tokens/i,
-    read: (m) => ({ limit: n(m[1]), actual: n(m[2]) }),
+    pattern: /maximum context length is ([\d,]+) tokens\.?\s*however,? (you requested|your messages resulted in) ([\d,]+) tokens/i,
+    read: (m) => ({ limit: n(m[1]), actual: n(m[3]), ...(/messages/i.test(m[2]) ? { promptTokens: n(m[3]) } : {}) }),
   },
   {
     source: 'OpenAI-compatible servers (vLLM, Bedrock Llama): "maximum context length is N tokens" without the count',
@@ -69,14 +97,14 @@ export const OVERFLOW_FORMS: readonly OverflowForm[] = [
     read: (m) => ({ limit: n(m[1]) }),
   },
   {
-    source: 'Anthropic Messages (https://docs.claude.com/en/api/errors): "prompt is too long: N tokens > M maximum"',
+    source: 'Anthropic Messages (https://docs.claude.com/en/api/errors), also relayed by Bedrock and Vertex: "prompt is too long: N tokens > M maximum"',
     pattern: /prompt is too long:\s*([\d,]+) tokens\s*>\s*([\d,]+) maximum/i,
-    read: (m) => ({ actual: n(m[1]), limit: n(m[2]) }),
+    read: (m) => ({ actual: n(m[1]), limit: n(m[2]), promptTokens: n(m[1]) }),
   },
   {
     source: 'Anthropic Messages: "input length and `max_tokens` exceed context limit: I + T > W"',
     pattern: /input length and `?max_tokens`? exceed context limit:\s*([\d,]+)\s*\+\s*([\d,]+)\s*>\s*([\d,]+)/i,
-    read: (m) => ({ actual: (n(m[1]) ?? 0) + (n(m[2]) ?? 0), limit: n(m[3]) }),
+    read: (m) => ({ actual: (n(m[1]) ?? 0) + (n(m[2]) ?? 0), limit: n(m[3]), promptTokens: n(m[1]) }),
   },
   {
     source: 'Anthropic Messages, without counts: "prompt is too long" / "input length and `max_tokens` exceed context limit"',
@@ -85,12 +113,12 @@ export const OVERFLOW_FORMS: readonly OverflowForm[] = [
   {
     source: 'Gemini on Vertex AI (400 INVALID_ARGUMENT): "The input token count (N) exceeds the maximum number of tokens allowed (M)."',
     pattern: /input token count \(([\d,]+)\) exceeds the maximum number of tokens allowed \(([\d,]+)\)/i,
-    read: (m) => ({ actual: n(m[1]), limit: n(m[2]) }),
+    read: (m) => ({ actual: n(m[1]), limit: n(m[2]), promptTokens: n(m[1]) }),
   },
   {
     source: 'Amazon Bedrock ValidationException (Titan, Converse): "Too many input tokens. Max input tokens: N, request input token count: M"',
     pattern: /too many input tokens(?:\.?\s*max input tokens:\s*([\d,]+),\s*request input token count:\s*([\d,]+))?/i,
-    read: (m) => ({ limit: n(m[1]), actual: n(m[2]) }),
+    read: (m) => ({ limit: n(m[1]), actual: n(m[2]), promptTokens: n(m[2]) }),
   },
   {
     source: 'Amazon Bedrock ValidationException (Converse with Claude and others): "Input is too long for requested model."',
@@ -99,11 +127,15 @@ export const OVERFLOW_FORMS: readonly OverflowForm[] = [
   {
     source: 'llama.cpp server and Ollama with truncate:false: "request (N tokens) exceeds the available context size (M tokens)"',
     pattern: /request \(([\d,]+) tokens\) exceeds the available context size \(([\d,]+) tokens\)/i,
-    read: (m) => ({ actual: n(m[1]), limit: n(m[2]) }),
+    read: (m) => ({ actual: n(m[1]), limit: n(m[2]), promptTokens: n(m[1]) }),
   },
   {
-    source: 'llama.cpp server (exceed_context_size_error): "the request exceeds the available context size"',
+    source: 'llama.cpp server (exceed_context_size_error, n_prompt_tokens / n_ctx beside it): "the request exceeds the available context size"',
     pattern: /exceeds the available context size|exceed_context_size_error/i,
+  },
+  {
+    source: 'llama.cpp server before exceed_context_size_error (HTTP 500): "Context size has been exceeded."',
+    pattern: /context size has been exceeded/i,
   },
   {
     source: 'Ollama with shift:false: "the prompt is longer than the context length…"; /api/embed: "the input length exceeds the context length"',
@@ -325,19 +357,31 @@ export function describeUpstreamError(err: unknown): UpstreamErrorFacts {
   return facts;
 }
 
-/** Matches the overflow table against the facts; undefined when no row matches. */
-export function matchOverflow(facts: UpstreamErrorFacts): { limit?: number; actual?: number } | undefined {
-  // Throttles and outages are never overflows, whatever their wording ("too many tokens per minute").
-  if (facts.status === 429 || (facts.status !== undefined && facts.status >= 500)) return undefined;
+/**
+ * Matches the overflow table against the facts; undefined when no row matches. A 429 is an overflow
+ * only in a form marked `on429` (OpenAI's "Request too large"): throttles that mention tokens ("too
+ * many tokens per minute") are never overflows. A 5xx is matched like any other status, because
+ * llama.cpp answers "Context size has been exceeded." with 500.
+ */
+export function matchOverflow(facts: UpstreamErrorFacts): OverflowFigures | undefined {
   const text = `${facts.message} ${facts.codes.join(' ')}`;
   for (const form of OVERFLOW_FORMS) {
+    if (facts.status === 429 && !form.on429) continue;
     const m = text.match(form.pattern);
     if (!m) continue;
     const read = form.read?.(m) ?? {};
     const limit = read.limit ?? facts.limit;
     const actual = read.actual ?? facts.actual;
-    return { ...(limit !== undefined ? { limit } : {}), ...(actual !== undefined ? { actual } : {}) };
+    // llama.cpp's n_prompt_tokens is the prompt alone.
+    const promptTokens = read.promptTokens ?? (read.actual === undefined ? facts.actual : undefined);
+    return {
+      ...(limit !== undefined ? { limit } : {}),
+      ...(actual !== undefined ? { actual } : {}),
+      ...(promptTokens !== undefined ? { promptTokens } : {}),
+      ...(read.perMinute ? { perMinute: true } : {}),
+    };
   }
+  if (facts.status === 429) return undefined;
   if (facts.codes.includes('request_too_large')) return {};
   return undefined;
 }
@@ -350,7 +394,8 @@ function clean(facts: UpstreamErrorFacts, fallback: string): string {
  * Classifies any error a provider call threw into one `UpstreamFailure`, table-driven:
  *
  * 1. the caller's signal fired / SDK timeout → `timeout`;
- * 2. an `OVERFLOW_FORMS` row matches (never on 429/5xx) → `overflow` with `limit`/`actual` parsed;
+ * 2. an `OVERFLOW_FORMS` row matches (on a 429 only OpenAI's "Request too large") → `overflow` with
+ *    `limit`, `actual`, `promptTokens` and `perMinute` parsed;
  * 3. content filter (a 400 with `content_filter`, a filtered stop) → `fatal`;
  * 4. billing / quota codes (`insufficient_quota`, `billing_error`) → `fatal`;
  * 5. 408, 409, 429, 5xx, 529 or a retryable code (`overloaded_error`, `ThrottlingException`,

@@ -9,6 +9,7 @@ const TABLES = [
   'insights',
   'knowledge_chunks',
   'knowledge_sources',
+  'learned_windows',
   'migrations',
   'projects',
   'recommendations',
@@ -32,6 +33,7 @@ describe('migrations', () => {
       'InitialSchema1796015478593',
       'EmbeddingHnswIndexes1796015478594',
       'FullTextSearch1796015478700',
+      'LearnedWindowsAndScriptUsage1796015479612',
     ]);
   });
 
@@ -66,6 +68,7 @@ describe('migrations', () => {
 
   it('down: reverts the newest first, then the indexes, then the tables, and up restores them', async () => {
     expect(await revertMigrations(db.url, MIGRATIONS.length - 2)).toBe(MIGRATIONS.length - 2);
+    expect(await tables()).not.toContain('learned_windows');
     expect(await hnswIndexes()).toHaveLength(18);
     expect(await revertMigrations(db.url, 1)).toBe(1);
     expect(await hnswIndexes()).toEqual([]);

@@ -1,5 +1,6 @@
 export * from './api-keys.repository';
 export * from './insights.repository';
+export * from './learned-windows.repository';
 export { KnowledgeRepository } from './knowledge.repository';
 export type { KnowledgeChunkInput, KnowledgeSource, KnowledgeSourceInput, ReplaceSourceResult } from './knowledge.repository';
 export * from './projects.repository';

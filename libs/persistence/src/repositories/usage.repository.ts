@@ -9,44 +9,80 @@ export interface TokenUsageRecord {
   counterId: string;
   /** Our count of the prompt sent, in tokens. */
   estimated: number;
-  /** The provider's reported prompt tokens. */
+  /** The provider's reported prompt tokens (or, with `source: 'overflow'`, the prompt size it disclosed). */
   reported: number;
+  /** The script class that carried ≥ 85% of the request (token-counting `SCRIPT_CLASSES`), or null/omitted. */
+  script?: string | null;
+  /** `usage` (default): an answer's reported usage; `overflow`: the prompt size an overflow disclosed. */
+  source?: 'usage' | 'overflow';
 }
 
 /** A stored usage record. */
 export interface StoredTokenUsageRecord extends TokenUsageRecord {
+  script: string | null;
+  source: 'usage' | 'overflow';
   createdAt: Date;
 }
 
-/** Records of estimated vs reported prompt tokens, for per-model calibration (issue 4, item 5). */
+/** Records of estimated vs reported prompt tokens, for per-model calibration (issue 4 item 5, issue 12 item 1). */
 @Injectable()
 export class UsageRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /**
    * Stores one record.
-   * @throws QueryFailedError for a negative count.
+   * @throws QueryFailedError for a negative count or an unknown source.
    */
   async record(record: TokenUsageRecord): Promise<void> {
     await this.dataSource.query(
-      'INSERT INTO token_usage_records (model, counter_id, estimated, reported) VALUES ($1, $2, $3, $4)',
-      [record.model, record.counterId, record.estimated, record.reported],
+      'INSERT INTO token_usage_records (model, counter_id, estimated, reported, script, source) VALUES ($1, $2, $3, $4, $5, $6)',
+      [record.model, record.counterId, record.estimated, record.reported, record.script ?? null, record.source ?? 'usage'],
     );
   }
 
   /** The model's `n` most recent records, newest first. */
   async recent(model: string, n: number): Promise<StoredTokenUsageRecord[]> {
     const rows = await this.dataSource.query(
-      `SELECT model, counter_id, estimated, reported, created_at FROM token_usage_records
+      `SELECT model, counter_id, estimated, reported, script, source, created_at FROM token_usage_records
         WHERE model = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
       [model, Math.max(0, Math.floor(n))],
     );
-    return rows.map((r: { model: string; counter_id: string; estimated: number; reported: number; created_at: Date }) => ({
-      model: r.model,
-      counterId: r.counter_id,
-      estimated: r.estimated,
-      reported: r.reported,
-      createdAt: r.created_at,
-    }));
+    return rows.map(
+      (r: { model: string; counter_id: string; estimated: number; reported: number; script: string | null; source: 'usage' | 'overflow'; created_at: Date }) => ({
+        model: r.model,
+        counterId: r.counter_id,
+        estimated: r.estimated,
+        reported: r.reported,
+        script: r.script,
+        source: r.source,
+        createdAt: r.created_at,
+      }),
+    );
+  }
+
+  /**
+   * The model's `n` most recent records per script class (null class included), newest first within
+   * each class: calibration learns each class from its own recent evidence, so a long history in one
+   * script never crowds out the few records of another.
+   */
+  async recentPerScript(model: string, counterId: string, n: number): Promise<StoredTokenUsageRecord[]> {
+    const rows = await this.dataSource.query(
+      `SELECT model, counter_id, estimated, reported, script, source, created_at FROM (
+         SELECT *, row_number() OVER (PARTITION BY script ORDER BY created_at DESC, id DESC) AS rank
+           FROM token_usage_records WHERE model = $1 AND counter_id = $2
+       ) ranked WHERE rank <= $3 ORDER BY script NULLS LAST, created_at DESC, id DESC`,
+      [model, counterId, Math.max(0, Math.floor(n))],
+    );
+    return rows.map(
+      (r: { model: string; counter_id: string; estimated: number; reported: number; script: string | null; source: 'usage' | 'overflow'; created_at: Date }) => ({
+        model: r.model,
+        counterId: r.counter_id,
+        estimated: r.estimated,
+        reported: r.reported,
+        script: r.script,
+        source: r.source,
+        createdAt: r.created_at,
+      }),
+    );
   }
 }

@@ -18,6 +18,9 @@ export const anthropicErrors: ErrorPersona = {
   contentFilter(ctx, message) {
     ctx.json(400, anthropicError('invalid_request_error', message ?? 'Output blocked by content filtering policy'));
   },
+  overflow(ctx, promptTokens, window) {
+    ctx.json(400, anthropicError('invalid_request_error', `prompt is too long: ${promptTokens} tokens > ${window} maximum`));
+  },
 };
 
 /** The messages of an Anthropic body: `system` (string or text blocks) first, then `messages`. */

@@ -1,4 +1,5 @@
 import type { ProviderId } from '@ask/model-catalog';
+import type { ChatMessage } from '@ask/token-counting';
 import {
   countPromptTokens,
   countTextTokens,
@@ -124,6 +125,10 @@ function overflow(p: OpenAiPersona, window: number, prompt: number, completion: 
   }
 }
 
+function toChatMessage(m: FakeMessage): ChatMessage {
+  return { role: m.role === 'system' ? 'system' : m.role === 'assistant' ? 'assistant' : 'user', content: m.content };
+}
+
 function messagesOf(body: Record<string, unknown>): FakeMessage[] {
   const list = Array.isArray(body['messages']) ? (body['messages'] as Array<Record<string, unknown>>) : [];
   return list.map((m) => ({ role: String(m['role'] ?? 'user'), content: textOf(m['content']) }));
@@ -142,10 +147,12 @@ export function openAiChat(p: OpenAiPersona | 'by-model', provider: ProviderId, 
     const who = p === 'by-model' ? personaOf(model) : p;
     const messages = messagesOf(ctx.body);
     const gateway = who === 'vllm' || who === 'llamacpp' ? 'http://gateway' : undefined;
-    const prompt = countPromptTokens(provider, model, messages, gateway);
+    const { counter, promptScale = 1, windows } = ctx.enforce;
+    const counted = counter ? counter.countMessages(messages.map(toChatMessage)) : countPromptTokens(provider, model, messages, gateway);
+    const prompt = promptScale === 1 ? counted : Math.ceil(counted * promptScale);
     ctx.record.promptTokens = prompt;
     const maxTokens = Number(ctx.body['max_completion_tokens'] ?? ctx.body['max_tokens'] ?? 0);
-    const over = overflow(who, windowOf(provider, model), prompt, maxTokens);
+    const over = overflow(who, windows?.[model] ?? windowOf(provider, model), prompt, maxTokens);
     if (over) return ctx.json(over.status, over.body);
     const completion = countTextTokens(provider, model, FAKE_ANSWER, gateway);
     const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };

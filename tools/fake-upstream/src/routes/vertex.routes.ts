@@ -24,6 +24,9 @@ const googleErrors: ErrorPersona = {
   contentFilter(ctx, message) {
     ctx.json(400, googleError(400, 'INVALID_ARGUMENT', message ?? 'The request was blocked by the content filter (blockReason: SAFETY).'));
   },
+  overflow(ctx, promptTokens, window) {
+    ctx.json(400, googleError(400, 'INVALID_ARGUMENT', `The input token count (${promptTokens}) exceeds the maximum number of tokens allowed (${window}).`));
+  },
 };
 
 const PATH = '^/v1/projects/([^/]+)/locations/([^/]+)';

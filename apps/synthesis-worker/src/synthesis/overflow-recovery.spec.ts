@@ -1,0 +1,194 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import type { AskEvent, BudgetEvent, RetrievedItem } from '@ask/ask-contracts';
+import { loadConfig } from '@ask/config';
+import { AskEventStream } from '@ask/event-stream';
+import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
+import { CredentialsCipher, LearnedWindowsRepository, ProjectsRepository, SessionsRepository, UsageRepository } from '@ask/persistence';
+import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { replanFigures, SynthesisService } from './synthesis.service';
+
+// Integration: the real SynthesisService on a throwaway PostgreSQL database, the machine's Redis (own
+// key prefix) and the fake upstream on loopback, with the OpenAI wire counting denser than our
+// estimate or enforcing windows smaller than the project's (issue 12 items 2 and 3).
+describe('overflow recovery and count-endpoint failures (SynthesisService against the fake upstream)', () => {
+  jest.setTimeout(60_000);
+  let db: TestDatabase;
+  let redis: Redis;
+  let upstream: FakeUpstream;
+  let events: AskEventStream;
+  let projects: ProjectsRepository;
+  let sessions: SessionsRepository;
+  let usage: UsageRepository;
+  let windows: LearnedWindowsRepository;
+  const prefix = `overflow-test-${randomUUID()}`;
+  const service = (deadlineMs = 120_000) =>
+    new SynthesisService(
+      projects,
+      sessions,
+      usage,
+      events,
+      loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '0', ASK_DEADLINE_MS: String(deadlineMs) }),
+      windows,
+    );
+
+  const items: RetrievedItem[] = [
+    { id: 'k1', kind: 'knowledge', title: 'HNSW', text: 'An HNSW index creates a multilayer graph with better query performance.', score: 0.8 },
+  ];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+    // `dense-gw` counts 2.5× o200k_base (denser than any tokenizer our estimate knows) in an 8,192
+    // window; `small-gw` is served with a 16,000-token window although the project says 64,000.
+    upstream = await startFakeUpstream({ chunkDelayMs: 0, enforce: { promptScale: 2.5, windows: { 'dense-gw': 8192, 'small-gw': 16_000 } } });
+    events = new AskEventStream(redis, prefix, 120);
+    projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(randomBytes(32).toString('hex')));
+    sessions = new SessionsRepository(db.dataSource);
+    usage = new UsageRepository(db.dataSource);
+    windows = new LearnedWindowsRepository(db.dataSource);
+  });
+
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+    await upstream.close();
+    await db.drop();
+  });
+
+  async function newProject(llm: NonNullable<Parameters<ProjectsRepository['create']>[0]['llmSettings']>, turns = 0, apiKey?: string) {
+    const project = await projects.create({ name: 'p', llmSettings: llm, embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 } });
+    if (apiKey) await projects.setCredentials(project.id, { apiKey });
+    const session = await sessions.create(project.id, 's');
+    const answer = 'The planner keeps the newest pairs that fit and drops the oldest ones first. '.repeat(60).trim();
+    for (let i = 0; i < turns; i += 1) {
+      await sessions.appendMessage({ projectId: project.id, sessionId: session.id, askId: randomUUID(), question: `Earlier question ${i}?`, answer });
+    }
+    return { projectId: project.id, sessionId: session.id };
+  }
+
+  async function ask(ids: { projectId: string; sessionId: string }, question: string, svc = service()) {
+    const askId = randomUUID();
+    const acceptedAt = new Date().toISOString();
+    await events.open(askId, { ...ids, acceptedAt });
+    await svc.synthesize({ askId, ...ids, question, acceptedAt, items }, { attempt: 1 });
+    return { askId, events: await events.readAll(askId) };
+  }
+
+  const budgetOf = (evs: AskEvent[]) => evs.filter((e) => e.type === 'budget').map((e) => e.data as BudgetEvent);
+  const chatsSince = (n: number) => upstream.requests.slice(n).filter((r) => r.route.endsWith('chat') || r.route === 'anthropic.messages');
+  const countsSince = (n: number) => upstream.requests.slice(n).filter((r) => r.route.endsWith('count_tokens') || r.route.endsWith('.count'));
+
+  describe('an overflow that discloses the prompt size', () => {
+    it('re-plans with the observed ratio (disclosed ÷ planned) so the one retry fits, and records the disclosure for calibration', async () => {
+      const ids = await newProject({ provider: 'openai', model: 'dense-gw', baseUrl: `${upstream.url}/v1`, contextWindow: 8192, maxTokens: 1024 }, 12);
+      const before = upstream.requests.length;
+      const { events: evs } = await ask(ids, 'What does the planner keep?');
+      const chats = chatsSince(before);
+      expect(chats).toHaveLength(2);
+      const [first, second] = budgetOf(evs);
+      const disclosed = chats[0].promptTokens as number;
+      expect(disclosed + 1024).toBeGreaterThan(8192);
+      expect(second.observedRatio).toBe(Number((disclosed / first.used).toFixed(4)));
+      expect([first.window, second.window]).toEqual([8192, 8192]);
+      // The retry fitted the provider's own count, with the prompt planned in its tokens.
+      expect((chats[1].promptTokens as number) + 1024).toBeLessThanOrEqual(8192);
+      expect(evs.at(-1)?.type).toBe('done');
+      const records = await usage.recent('dense-gw', 5);
+      expect(records.map((r) => [r.source, r.script, r.reported])).toEqual([
+        ['usage', 'latin', chats[1].promptTokens],
+        ['overflow', 'latin', disclosed],
+      ]);
+
+      // The next ask of the same script, in another session, plans with what the overflow taught: no second overflow.
+      const next = await newProject({ provider: 'openai', model: 'dense-gw', baseUrl: `${upstream.url}/v1`, contextWindow: 8192, maxTokens: 1024 }, 12);
+      const again = upstream.requests.length;
+      const later = await ask(next, 'And which pairs does it drop?');
+      expect(chatsSince(again)).toHaveLength(1);
+      const [plan] = budgetOf(later.events);
+      const overflowRatio = disclosed / records[1].estimated;
+      const usageRatio = (chats[1].promptTokens as number) / records[0].estimated;
+      expect(plan.calibrationByScript).toEqual({ latin: Number(Math.max(overflowRatio, usageRatio).toFixed(4)) });
+      expect(later.events.at(-1)?.type).toBe('done');
+    });
+  });
+
+  describe('a window the provider disclosed', () => {
+    it('is remembered per project and model, shown in the budget event and used by later plans', async () => {
+      const ids = await newProject({ provider: 'openai', model: 'small-gw', baseUrl: `${upstream.url}/v1`, contextWindow: 64_000 }, 40);
+      let before = upstream.requests.length;
+      const first = await ask(ids, 'What does the planner keep?');
+      expect(budgetOf(first.events).map((b) => b.window)).toEqual([64_000, 16_000]);
+      expect(chatsSince(before)).toHaveLength(2);
+      expect((await windows.list(ids.projectId)).map((w) => [w.provider, w.model, w.window])).toEqual([['openai', 'small-gw', 16_000]]);
+      before = upstream.requests.length;
+      const second = await ask(ids, 'And which pairs does it drop?');
+      expect(budgetOf(second.events).map((b) => [b.window, b.rememberedWindow])).toEqual([[16_000, 16_000]]);
+      expect(chatsSince(before)).toHaveLength(1);
+      expect(second.events.at(-1)?.type).toBe('done');
+    });
+  });
+
+  describe('count endpoint failures, classified like chat failures', () => {
+    const anthropic = () => newProject({ provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: upstream.url }, 0, `sk-ant-test-${randomUUID()}`);
+
+    it('retries a count_tokens 429 within bounds and then answers', async () => {
+      const ids = await anthropic();
+      const before = upstream.requests.length;
+      upstream.setFault({ kind: '429', retryAfterSeconds: 0, endpoint: 'count' }, 1);
+      const { events: evs } = await ask(ids, 'What is an HNSW index?');
+      expect(countsSince(before)).toHaveLength(2);
+      expect(chatsSince(before)).toHaveLength(1);
+      expect(evs.at(-1)?.type).toBe('done');
+    });
+
+    it('ends with one 502 after three count_tokens 429s, with no chat call', async () => {
+      const ids = await anthropic();
+      const before = upstream.requests.length;
+      upstream.setFault({ kind: '429', retryAfterSeconds: 0, endpoint: 'count' }, 3);
+      const { events: evs } = await ask(ids, 'What is an HNSW index?');
+      expect(countsSince(before)).toHaveLength(3);
+      expect(chatsSince(before)).toHaveLength(0);
+      expect(evs.map((e) => e.type)).toEqual(['error']);
+      expect(evs[0].data).toMatchObject({ status: 502, code: 'llm_upstream' });
+    });
+
+    it('takes a count_tokens overflow to the 413 path with the figures', async () => {
+      const ids = await anthropic();
+      const before = upstream.requests.length;
+      upstream.setFault({ kind: 'overflow', endpoint: 'count', promptTokens: 9_000_000, window: 200_000 }, 1);
+      const { events: evs } = await ask(ids, 'What is an HNSW index?');
+      expect(chatsSince(before)).toHaveLength(0);
+      expect(evs.map((e) => e.type)).toEqual(['error']);
+      expect(evs[0].data).toMatchObject({ status: 413, code: 'context_overflow' });
+      expect((evs[0].data as { details: string }).details).toMatch(/^model=claude-sonnet-4-6 window=200000 /);
+    });
+
+    it('ends with one 504 when count_tokens does not answer before the deadline', async () => {
+      const ids = await anthropic();
+      const before = upstream.requests.length;
+      upstream.setFault({ kind: 'stall', endpoint: 'count' }, 1);
+      const { events: evs } = await ask(ids, 'What is an HNSW index?', service(1500));
+      expect(countsSince(before)).toHaveLength(1);
+      expect(chatsSince(before)).toHaveLength(0);
+      expect(evs.map((e) => e.type)).toEqual(['error']);
+      expect(evs[0].data).toMatchObject({ status: 504, code: 'llm_upstream' });
+    });
+  });
+});
+
+describe(replanFigures.name, () => {
+  const sized = (window: number, used: number, scale = 1) => ({ window, scale, plan: { used } as never });
+  it.each([
+    ['disclosed prompt above the plan: scale by the ratio, same window', sized(8192, 5000), { limit: 8192, promptTokens: 8732 }, { window: 8192, scale: 1.7464 }],
+    ['the ratio multiplies the scale already applied', sized(8192, 5000, 1.5), { limit: 8192, promptTokens: 6000 }, { window: 8192, scale: 1.8 }],
+    ['a smaller window disclosed, prompt below the plan: the window', sized(64_000, 50_000), { limit: 16_000, promptTokens: 40_000 }, { window: 16_000, scale: 1 }],
+    ['a smaller window and a denser count: both', sized(64_000, 20_000), { limit: 16_000, promptTokens: 30_000 }, { window: 16_000, scale: 1.5 }],
+    ['nothing disclosed: 10% below the window, never window − 1', sized(8192, 5000), {}, { window: 7372, scale: 1 }],
+    ['a limit not below the window and no count: 10% below', sized(8192, 5000), { limit: 8192 }, { window: 7372, scale: 1 }],
+  ] as const)('%s', (_label, s, overflow, expected) => {
+    const got = replanFigures(s, overflow);
+    expect({ window: got.window, scale: Number(got.scale.toFixed(4)) }).toEqual(expected);
+  });
+});

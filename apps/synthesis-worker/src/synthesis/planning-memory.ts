@@ -1,0 +1,181 @@
+import { Logger } from '@nestjs/common';
+import type { ResolvedModel } from '@ask/model-catalog';
+import { calibrationFactor } from '@ask/observability';
+import type { LearnedWindowsRepository, SessionsRepository, StoredMessage, TokenCountsByCounter, UsageRepository } from '@ask/persistence';
+import {
+  approximateCounter,
+  calibrationBaseCounter,
+  classesOf,
+  type CounterChoice,
+  learnScriptCalibration,
+  SCRIPT_CALIBRATION_DEFAULTS,
+  ScriptCalibratedCounter,
+  type ScriptCalibration,
+  type TextMeasure,
+  type TokenCounter,
+  usageRecordOf,
+} from '@ask/token-counting';
+import type { SizedPrompt } from './prompt-sizer';
+
+/** Cache keys of a message's measure under the per-script calibrated estimate (see {@link PlanningMemory.history}). */
+const ESTIMATE_ID = approximateCounter().id;
+const FLOOR_ID = calibrationBaseCounter().id;
+/** Holds each text's script-class bitmask (token-counting `TextMeasure.mask`), not a token count. */
+export const CLASSES_ID = 'approx:script-v1-classes';
+
+/** The counter a turn plans with. */
+export interface Planning {
+  /** The planning counter (exact, or the per-script calibrated estimate). */
+  counter: TokenCounter;
+  /** Set when planning with the per-script calibrated estimate. */
+  scripted?: ScriptCalibratedCounter;
+  /** The learned per-class factors (empty for exact counters). */
+  calibration: ScriptCalibration;
+}
+
+/** One earlier turn with its planning counts, for `sizePrompt`. */
+export interface CountedTurn {
+  message: StoredMessage;
+  questionTokens: number;
+  answerTokens: number;
+  /** Measures of the question and the answer, when planning with the per-script estimate. */
+  measures?: { question: TextMeasure; answer: TextMeasure };
+}
+
+/**
+ * What the worker learns from providers and reads back when it plans (issue 12 items 1 and 2):
+ * per-script calibration factors from reported usage and disclosed overflow sizes, windows the
+ * provider disclosed per project and model, and the session's cached counts. The arithmetic lives in
+ * libs/token-counting (`ScriptCalibratedCounter`, `learnScriptCalibration`, `usageRecordOf`): this
+ * class only reads and writes what it needs.
+ */
+export class PlanningMemory {
+  private readonly logger = new Logger(PlanningMemory.name);
+
+  constructor(
+    private readonly usage: UsageRepository,
+    private readonly windows: LearnedWindowsRepository,
+    private readonly sessions: SessionsRepository,
+  ) {}
+
+  /**
+   * The model with its window lowered to the one the provider disclosed for this project, when that
+   * is smaller. `remembered` is that window (tokens), or undefined.
+   */
+  async withRememberedWindow(projectId: string, model: ResolvedModel): Promise<{ model: ResolvedModel; remembered?: number }> {
+    const learned = await this.windows.find(projectId, model.provider, model.model);
+    if (!learned || learned.window >= model.window) return { model };
+    return { model: { ...model, window: learned.window }, remembered: learned.window };
+  }
+
+  /** Remembers a window the provider disclosed when it is smaller than the one planned against. */
+  async rememberWindow(projectId: string, model: ResolvedModel, plannedWindow: number, disclosed: number | undefined): Promise<void> {
+    if (disclosed === undefined || !(disclosed > 0) || disclosed >= plannedWindow) return;
+    await this.windows.remember(projectId, model.provider, model.model, disclosed);
+    this.logger.warn(`provider ${model.provider}/${model.model} disclosed a window of ${disclosed} tokens (planned ${plannedWindow}): remembered for later plans`);
+  }
+
+  /**
+   * The counter to plan with. Exact counters plan as they are. The approximate estimate plans
+   * through `ScriptCalibratedCounter`, with the factors learned from the model's newest records per
+   * script class (`learnScriptCalibration`: the worst recent ratio, no record discarded).
+   */
+  async planning(choice: CounterChoice, model: string): Promise<Planning> {
+    if (choice.exact || choice.counter.id !== ESTIMATE_ID) return { counter: choice.counter, calibration: {} };
+    const records = await this.usage.recentPerScript(model, FLOOR_ID, SCRIPT_CALIBRATION_DEFAULTS.recent);
+    const calibration = learnScriptCalibration(records);
+    for (const [script, learned] of Object.entries(calibration)) if (learned) calibrationFactor.set({ model, script }, learned.factor);
+    const scripted = new ScriptCalibratedCounter(calibration);
+    return { counter: scripted, scripted, calibration };
+  }
+
+  /**
+   * The session's earlier turns with their planning counts. Exact counters: counts cached under the
+   * counter id, missing ones counted once and stored. The per-script estimate: each message's
+   * estimate, floor and script classes are cached under three ids (`approx:script-v1`,
+   * `approx:script-v1-floor`, {@link CLASSES_ID}), measured once and stored; the calibrated count is
+   * computed from them at plan time, so a new factor never re-counts the history.
+   */
+  async history(sessionId: string, planning: Planning): Promise<CountedTurn[]> {
+    const messages = await this.sessions.history(sessionId);
+    const { scripted, counter } = planning;
+    if (!scripted) {
+      const missing = messages.filter((m) => !m.tokenCounts?.[counter.id]);
+      if (missing.length) {
+        const counts = missing.map((m) => ({ question: counter.countText(m.question), answer: counter.countText(m.answer) }));
+        await this.sessions.setTokenCounts(missing.map((m) => m.id), counter.id, counts);
+        missing.forEach((m, i) => (m.tokenCounts = { ...m.tokenCounts, [counter.id]: counts[i] }));
+      }
+      return messages.map((message) => ({
+        message,
+        questionTokens: message.tokenCounts[counter.id].question,
+        answerTokens: message.tokenCounts[counter.id].answer,
+      }));
+    }
+    const missing = messages.filter((m) => !(m.tokenCounts?.[ESTIMATE_ID] && m.tokenCounts?.[FLOOR_ID] && m.tokenCounts?.[CLASSES_ID]));
+    if (missing.length) {
+      const measured = missing.map((m) => ({ q: scripted.measure(m.question), a: scripted.measure(m.answer) }));
+      const ids = missing.map((m) => m.id);
+      await this.sessions.setTokenCounts(ids, ESTIMATE_ID, measured.map(({ q, a }) => ({ question: q.estimate, answer: a.estimate })));
+      await this.sessions.setTokenCounts(ids, FLOOR_ID, measured.map(({ q, a }) => ({ question: q.floor, answer: a.floor })));
+      await this.sessions.setTokenCounts(ids, CLASSES_ID, measured.map(({ q, a }) => ({ question: q.mask, answer: a.mask })));
+      missing.forEach((m, i) => (m.tokenCounts = { ...m.tokenCounts, ...measuresToCounts(measured[i].q, measured[i].a) }));
+    }
+    return messages.map((message) => {
+      const c = message.tokenCounts;
+      const question = { estimate: c[ESTIMATE_ID].question, floor: c[FLOOR_ID].question, mask: c[CLASSES_ID].question };
+      const answer = { estimate: c[ESTIMATE_ID].answer, floor: c[FLOOR_ID].answer, mask: c[CLASSES_ID].answer };
+      return { message, questionTokens: scripted.countMeasured(question), answerTokens: scripted.countMeasured(answer), measures: { question, answer } };
+    });
+  }
+
+  /** The counts a new pair is stored with (never a calibrated figure: factors change). */
+  countsToStore(planning: Planning, question: string, answer: string): TokenCountsByCounter {
+    if (!planning.scripted) return { [planning.counter.id]: { question: planning.counter.countText(question), answer: planning.counter.countText(answer) } };
+    return measuresToCounts(planning.scripted.measure(question), planning.scripted.measure(answer));
+  }
+
+  /**
+   * Records one calibration observation for the per-script estimate: the floor estimate of what was
+   * sent (from the measures of its parts: no second pass over the history) and the provider's figure,
+   * reported usage (`usage`) or the prompt size an overflow disclosed (`overflow`). A figure far
+   * above the estimate is kept: it is the evidence of drift. Returns the record's script class.
+   */
+  async record(
+    model: string,
+    planning: Planning,
+    sent: { sized: SizedPrompt; question: string; history: readonly CountedTurn[] },
+    reported: number,
+    source: 'usage' | 'overflow',
+  ): Promise<string | null> {
+    const scripted = planning.scripted;
+    if (!scripted || !(reported > 0)) return null;
+    const { sized, question, history } = sent;
+    const kept = new Set(sized.plan.keptTurnIds);
+    // messages[0] is the system prompt alone (assembleMessages).
+    const parts: TextMeasure[] = [scripted.measure(sized.messages[0]?.content ?? ''), scripted.measure(question)];
+    for (const text of sized.keptItemTexts) parts.push(scripted.measure(text));
+    for (const turn of history) if (kept.has(turn.message.id) && turn.measures) parts.push(turn.measures.question, turn.measures.answer);
+    const { estimated, script } = usageRecordOf(parts, sized.messages.length);
+    await this.usage.record({ model, counterId: FLOOR_ID, estimated, reported, script, source });
+    return script;
+  }
+}
+
+function measuresToCounts(q: TextMeasure, a: TextMeasure): TokenCountsByCounter {
+  return {
+    [ESTIMATE_ID]: { question: q.estimate, answer: a.estimate },
+    [FLOOR_ID]: { question: q.floor, answer: a.floor },
+    [CLASSES_ID]: { question: q.mask, answer: a.mask },
+  };
+}
+
+/** `{ cjk: 1.316, … }`: the learned factor per script class, for the `budget` event and the project's read. */
+export function factorsOf(calibration: ScriptCalibration): Record<string, number> {
+  return Object.fromEntries(Object.entries(calibration).flatMap(([script, learned]) => (learned ? [[script, Number(learned.factor.toFixed(4))]] : [])));
+}
+
+/** The classes of a mask, for logs. */
+export function scriptsOf(mask: number): string {
+  return classesOf(mask).join('+') || 'none';
+}
