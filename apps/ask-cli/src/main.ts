@@ -2,12 +2,14 @@ import 'reflect-metadata';
 import { Command } from 'commander';
 import { registerDemoCommand } from './commands/demo.command';
 import { registerIngestCommands } from './commands/ingest.command';
+import { registerKeyCommands } from './commands/key.command';
 import { registerProjectCommands } from './commands/project.command';
 import { registerSessionCommand } from './commands/session.command';
 
 /** `ask`: the Ask service's command line (projects, ingestion, sessions, the end-to-end demo). */
 const program = new Command('ask').description('The Ask service command line').showHelpAfterError();
 registerProjectCommands(program);
+registerKeyCommands(program);
 registerIngestCommands(program);
 registerSessionCommand(program);
 registerDemoCommand(program);

@@ -173,6 +173,9 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
       const row = page.locator(`button.session-open[data-session-id="${sessionId}"]`);
       await expect(row.textContent()).resolves.toContain('3 turns');
       await expect(row.textContent()).resolves.toContain(questions[0]);
+      // The whole first question on hover, and on screen up to two lines rather than one cut line.
+      expect(await row.getAttribute('title')).toBe(questions[0]);
+      expect(await row.locator('.session-title').evaluate((node: HTMLElement) => node.scrollHeight <= node.clientHeight)).toBe(true);
       await page.getByRole('button', { name: 'New chat' }).click();
       expect(await page.locator('#turns > li').count()).toBe(0);
       expect(await page.locator('#token-badge-value').textContent()).toBe('– / –');

@@ -101,7 +101,11 @@ export class TurnView {
   }
 }
 
-/** One row of the sessions list: open (continue) and delete, the delete asking for a second click. */
+/**
+ * One row of the sessions list: open (continue) and delete, the delete asking for a second click. The
+ * title (the session's first question) shows on up to two lines and whole on hover (`title`), so
+ * sessions that start alike ("How do I create…") can be told apart.
+ */
 export function sessionRow(
   session: SessionSummary,
   current: boolean,
@@ -109,7 +113,7 @@ export function sessionRow(
 ): HTMLLIElement {
   const title = session.title || 'Untitled session';
   const when = new Date(session.updatedAt);
-  const open = el('button', { className: 'session-open', attrs: { type: 'button', 'data-session-id': session.id } }, [
+  const open = el('button', { className: 'session-open', attrs: { type: 'button', 'data-session-id': session.id, title } }, [
     el('span', { className: 'session-title', text: title }),
     el('small', {
       className: 'muted',

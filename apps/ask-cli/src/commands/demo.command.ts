@@ -123,7 +123,8 @@ export function registerDemoCommand(program: Command): void {
         console.log(`   session: ${stack.gatewayUrl}/api/v1/projects/${projectId}/sessions/${outcomes[0]?.sessionId}`);
         if (flags.keepRunning) {
           console.log('\nstack running (Ctrl-C to stop); to call it from another shell, first run:');
-          console.log(`  export ASK_GATEWAY=${stack.gatewayUrl} ASK_PROJECT=${projectId} ASK_API_KEY=${apiKey}`);
+          console.log(`  export ASK_GATEWAY=${stack.gatewayUrl}`);
+          console.log(`  export ASK_PROJECT=${projectId} ASK_API_KEY=${apiKey}   # the demo's own project`);
           await new Promise<void>((r) => process.once('SIGINT', () => r()));
         }
         if (failed) process.exitCode = 1;

@@ -46,9 +46,14 @@ export function registerProjectCommands(program: Command): void {
       .option('--no-llm', 'remove the LLM provider (asks then answer 412 llm_not_configured)')
       .option('--no-embedding', 'remove the embedding provider');
 
-  withSettings(project.command('create').requiredOption('--name <name>', 'project name')).action(async (flags: ProjectFlags) => {
-    const created = await withDatabase((_, projects) => projects.create({ ...toSettings(flags, true), name: flags.name! }));
-    console.log(JSON.stringify(created, null, 2));
+  withSettings(
+    project
+      .command('create')
+      .requiredOption('--name <name>', 'project name')
+      .option('--id-only', 'print only the new project\'s id (for $(…) in a shell)'),
+  ).action(async (flags: ProjectFlags & { idOnly?: boolean }) => {
+    const created = await withDatabase((_, projects) => projects.create({ ...toSettings(flags, true), name: flags.name ?? '' }));
+    console.log(flags.idOnly ? created.id : JSON.stringify(created, null, 2));
   });
 
   project

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { AskClient, type AskOutcome } from '@ask/ask-client';
 import type { BudgetEvent } from '@ask/ask-contracts';
 
@@ -66,16 +66,19 @@ export async function runSession(
   return outcomes;
 }
 
-/** `ask session --project ID --questions FILE [--gateway URL]`. */
+/** `ask session --project ID --questions FILE [--gateway URL] [--api-key KEY]` (defaults: $ASK_GATEWAY, $ASK_API_KEY). */
 export function registerSessionCommand(program: Command): void {
   program
     .command('session')
     .description('ask every question of a file in one session over HTTP + SSE')
     .requiredOption('--project <id>', 'project id')
     .requiredOption('--questions <file>', 'one question per line')
-    .option('--gateway <url>', 'gateway base URL', 'http://127.0.0.1:3000')
-    .option('--api-key <key>', 'project API key (Authorization: Bearer)')
+    .addOption(new Option('--gateway <url>', 'gateway base URL').env('ASK_GATEWAY').default('http://127.0.0.1:3000'))
+    .addOption(new Option('--api-key <key>', 'project API key (Authorization: Bearer); `ask key create` makes one').env('ASK_API_KEY'))
     .action(async (flags: { project: string; questions: string; gateway: string; apiKey?: string }) => {
-      await runSession(new AskClient(flags.gateway, flags.apiKey), flags.project, readQuestions(flags.questions));
+      const outcomes = await runSession(new AskClient(flags.gateway, flags.apiKey), flags.project, readQuestions(flags.questions));
+      const failed = outcomes.filter((o) => o.error).length;
+      console.log(`\n━━ ${outcomes.length} turns, ${outcomes.length - failed} answered, ${failed} failed`);
+      if (failed) process.exitCode = 1;
     });
 }
