@@ -1,9 +1,10 @@
-# One image for all three apps (and the migrate job), built in stages so that it ships only the built
+# One image for all four apps (and the migrate job), built in stages so that it ships only the built
 # JavaScript and the production dependencies (no TypeScript, no SWC, no dev tools). The app is chosen
 # at run time:
 #   docker build -t ask-service .
 #   docker run ask-service                                        # APP=api-gateway (default)
 #   docker run -e APP=retrieval-worker ask-service
+#   docker run -e APP=ingestion-worker ask-service
 #   docker run ask-service node dist/synthesis-worker/main.js
 #   docker run -e APP=migrate ask-service                         # the migration runner
 # `docker build --build-arg APP=synthesis-worker` bakes another default in.
@@ -15,7 +16,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN NX_DAEMON=false npx nx run-many -t build -p api-gateway retrieval-worker synthesis-worker persistence \
+RUN NX_DAEMON=false npx nx run-many -t build -p api-gateway retrieval-worker synthesis-worker ingestion-worker persistence \
       --skip-nx-cache --outputStyle=static
 
 # 2. Production dependencies only (the build fails when an app requires a devDependency).
@@ -37,7 +38,8 @@ ENV APP=${APP}
 
 USER node
 
-# Gateway HTTP port; the workers' health/metrics ports are 3101 (retrieval) and 3102 (synthesis).
-EXPOSE 3000 3101 3102
+# Gateway HTTP port; the workers' health/metrics ports are 3101 (retrieval), 3102 (synthesis) and
+# 3103 (ingestion).
+EXPOSE 3000 3101 3102 3103
 
 CMD ["sh", "-c", "exec node \"dist/${APP}/main.js\""]

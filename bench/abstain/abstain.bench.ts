@@ -76,7 +76,7 @@ async function scoreCorpus(name: string, documents: SourceDocument[], questionFi
     const out: Scored[] = [];
     for (const q of readQuestionFile(questionFile)) {
       const [vector] = await embedder.embed([q.question]);
-      const items = await retrieval.search(project.id, vector, TOP_K);
+      const items = await retrieval.search(project.id, vector, TOP_K, `${embedder.provider}/${embedder.model}`);
       const context = items.map((item, i) => renderContextItem({ kind: item.kind, title: item.title, score: item.score, text: item.text }, i)).join('');
       out.push({ ...q, best: items.length ? Number(items[0].score.toFixed(2)) : -1, topTitle: items[0]?.title ?? '', context });
     }

@@ -4,8 +4,8 @@ import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 
-/** The three apps, each started as its own process. */
-export const APPS = ['api-gateway', 'retrieval-worker', 'synthesis-worker'] as const;
+/** The four apps, each started as its own process. */
+export const APPS = ['api-gateway', 'retrieval-worker', 'synthesis-worker', 'ingestion-worker'] as const;
 export type AppName = (typeof APPS)[number];
 
 /** A running app process. */
@@ -57,7 +57,7 @@ export function appCommand(name: AppName, code: StackCode = 'source'): string[] 
 }
 
 /**
- * Starts the gateway and both workers as separate Node processes (from the sources through
+ * Starts the gateway and the three workers (retrieval, synthesis, ingestion) as separate Node processes (from the sources through
  * tools/run-ts.js, or with `code: 'build'` from the built dist/<app>/main.js), on free ports, with
  * `env` added to the environment, and waits until each answers its health check.
  * Logs go to `logDir/<app>-<n>.log`.
@@ -83,6 +83,7 @@ export async function startStack(
       ...extraEnv,
       RETRIEVAL_HEALTH_PORT: String(healthPort),
       SYNTHESIS_HEALTH_PORT: String(healthPort),
+      INGESTION_HEALTH_PORT: String(healthPort),
     };
     const logFile = join(logDir, `${name}-${(counter += 1)}.log`);
     const log = createWriteStream(logFile);
@@ -104,11 +105,11 @@ export async function startStack(
   };
 
   try {
-    const [gateway, retrieval, synthesis] = await Promise.all(APPS.map((name) => start(name)));
+    const [gateway, retrieval, synthesis, ingestion] = await Promise.all(APPS.map((name) => start(name)));
     return {
       gatewayUrl: `http://127.0.0.1:${gatewayPort}`,
       env,
-      apps: { 'api-gateway': gateway, 'retrieval-worker': retrieval, 'synthesis-worker': synthesis },
+      apps: { 'api-gateway': gateway, 'retrieval-worker': retrieval, 'synthesis-worker': synthesis, 'ingestion-worker': ingestion },
       start,
       stop,
     };

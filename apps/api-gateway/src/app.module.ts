@@ -5,7 +5,6 @@ import type Redis from 'ioredis';
 import { QueueName } from '@ask/ask-contracts';
 import { APP_CONFIG, AppConfigModule, type AppConfig } from '@ask/config';
 import { AskQueuesModule, EVENTS_REDIS, EventStreamModule } from '@ask/event-stream';
-import { IngestionModule } from '@ask/ingestion';
 import { PersistenceModule } from '@ask/persistence';
 import { AskController } from './asks/ask.controller';
 import { AskRetrievalProducer } from './asks/ask-retrieval.producer';
@@ -14,21 +13,22 @@ import { AuthGuard } from './auth/auth.guard';
 import { EventsTokenSigner, eventsSecret } from './auth/events-token';
 import { KeysController } from './auth/keys.controller';
 import { HealthController } from './health/health.controller';
+import { IngestionProducer } from './knowledge/ingestion.producer';
 import { KnowledgeController } from './knowledge/knowledge.controller';
+import { KnowledgeService } from './knowledge/knowledge.service';
 import { ProjectsController } from './projects/projects.controller';
 import { ProjectsService } from './projects/projects.service';
 import { SessionsController } from './sessions/sessions.controller';
 import { DashboardStaticModule } from './dashboard/dashboard-static.module';
 import { ProjectThrottlerGuard, throttlerOptions } from './rate-limit/rate-limit';
 
-/** The API gateway: HTTP routes, the retrieval producer, and the SSE relay of ask events. */
+/** The API gateway: HTTP routes, the retrieval and ingestion producers, and the SSE relays of ask and ingestion events. */
 @Module({
   imports: [
     AppConfigModule,
     PersistenceModule.forRoot(),
     EventStreamModule,
-    AskQueuesModule.forQueues(QueueName.AskRetrieval),
-    IngestionModule,
+    AskQueuesModule.forQueues(QueueName.AskRetrieval, QueueName.AskIngestion),
     DashboardStaticModule,
     ThrottlerModule.forRootAsync({
       inject: [APP_CONFIG, EVENTS_REDIS],
@@ -40,6 +40,8 @@ import { ProjectThrottlerGuard, throttlerOptions } from './rate-limit/rate-limit
     ProjectsService,
     AskService,
     AskRetrievalProducer,
+    KnowledgeService,
+    IngestionProducer,
     { provide: EventsTokenSigner, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new EventsTokenSigner(eventsSecret(config)) },
     // Order matters: authenticate first, then count the call against the project's rate limit.
     { provide: APP_GUARD, useClass: AuthGuard },

@@ -1,5 +1,16 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { AskEvent, AskEventType, BudgetEvent, DoneEvent, ErrorEvent } from '@ask/ask-contracts';
+import type {
+  AskEvent,
+  AskEventType,
+  BudgetEvent,
+  DoneEvent,
+  ErrorEvent,
+  IngestionAccepted,
+  IngestionDoneEvent,
+  IngestionEvent,
+  IngestionEventType,
+  IngestionView,
+} from '@ask/ask-contracts';
 
 /** A non-2xx answer of the API, with its typed body `{ error, code, details? }`. */
 export class AskApiError extends Error {
@@ -134,6 +145,83 @@ export class AskClient {
       if (outcome.done || outcome.error) return outcome;
     }
     throw new Error(`ask ${accepted.askId}: the event stream ended without done or error`);
+  }
+
+  /** `POST /api/v1/projects/:projectId/knowledge` → 202 (at most 200 documents per call). */
+  ingestKnowledge(projectId: string, documents: ReadonlyArray<{ uri: string; title?: string; text: string }>): Promise<IngestionAccepted> {
+    return this.request<IngestionAccepted>('POST', `/api/v1/projects/${projectId}/knowledge`, { documents });
+  }
+
+  /** `POST /api/v1/projects/:projectId/insights` → 202. */
+  ingestInsights(
+    projectId: string,
+    body: { insights?: ReadonlyArray<{ id: string; name: string; description: string }>; recommendations?: ReadonlyArray<{ id: string; title: string; body: string }> },
+  ): Promise<IngestionAccepted> {
+    return this.request<IngestionAccepted>('POST', `/api/v1/projects/${projectId}/insights`, body);
+  }
+
+  /** `POST /api/v1/projects/:projectId/reembed` → 202. */
+  reembed(projectId: string): Promise<IngestionAccepted> {
+    return this.request<IngestionAccepted>('POST', `/api/v1/projects/${projectId}/reembed`);
+  }
+
+  /** `GET /api/v1/projects/:projectId/ingestions/:ingestionId`. */
+  ingestion(projectId: string, ingestionId: string): Promise<IngestionView> {
+    return this.request<IngestionView>('GET', `/api/v1/projects/${projectId}/ingestions/${ingestionId}`);
+  }
+
+  /** An ingestion's events as they arrive (SSE), until the server ends the stream. */
+  async *ingestionEvents(projectId: string, ingestionId: string, options: { lastEventId?: string; signal?: AbortSignal } = {}): AsyncGenerator<IngestionEvent> {
+    const path = `/api/v1/projects/${encodeURIComponent(projectId)}/ingestions/${encodeURIComponent(ingestionId)}/events`;
+    for await (const message of this.sse(path, options.lastEventId, options.signal)) {
+      yield { id: message.id ?? '', type: (message.event ?? 'message') as IngestionEventType, data: JSON.parse(message.data) };
+    }
+  }
+
+  /**
+   * Follows an ingestion's events to `done` or `error`, reconnecting with `Last-Event-ID` if the
+   * stream drops first (at most `maxReconnects` times).
+   * @returns every event received and the terminal one.
+   */
+  async followIngestion(
+    projectId: string,
+    ingestionId: string,
+    options: { onEvent?: (event: IngestionEvent) => void; maxReconnects?: number } = {},
+  ): Promise<{ events: IngestionEvent[]; done?: IngestionDoneEvent; error?: ErrorEvent }> {
+    const events: IngestionEvent[] = [];
+    let lastEventId: string | undefined;
+    for (let attempt = 0; attempt <= (options.maxReconnects ?? 5); attempt += 1) {
+      try {
+        for await (const event of this.ingestionEvents(projectId, ingestionId, { lastEventId })) {
+          lastEventId = event.id;
+          events.push(event);
+          options.onEvent?.(event);
+          if (event.type === 'done') return { events, done: event.data as IngestionDoneEvent };
+          if (event.type === 'error') return { events, error: event.data as ErrorEvent };
+        }
+      } catch (err) {
+        if (err instanceof AskApiError) throw err;
+      }
+    }
+    throw new Error(`ingestion ${ingestionId}: the event stream ended without done or error`);
+  }
+
+  /** The raw SSE messages of `path`, parsed with eventsource-parser. */
+  private async *sse(path: string, lastEventId: string | undefined, signal: AbortSignal | undefined): AsyncGenerator<EventSourceMessage> {
+    const headers = this.headers({ accept: 'text/event-stream' });
+    if (lastEventId) headers['last-event-id'] = lastEventId;
+    const response = await fetch(new URL(path, this.baseUrl), { headers, signal });
+    if (!response.ok || !response.body) {
+      const text = await response.text().catch(() => '');
+      throw new AskApiError(response.status, text ? JSON.parse(text) : {});
+    }
+    const queue: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (event) => queue.push(event) });
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      parser.feed(decoder.decode(chunk, { stream: true }));
+      while (queue.length) yield queue.shift()!;
+    }
   }
 
   private headers(extra: Record<string, string>): Record<string, string> {

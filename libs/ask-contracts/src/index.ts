@@ -2,3 +2,4 @@ export * from './queues';
 export * from './events';
 export * from './queue-options';
 export * from './retrieval';
+export * from './ingestion-events';

@@ -10,12 +10,18 @@ export enum QueueName {
   AskRetrieval = 'ask-retrieval',
   /** Retrieval worker → synthesis worker: budget the prompt, call the LLM, persist the turn. */
   AskSynthesis = 'ask-synthesis',
+  /** Gateway (or CLI) → ingestion worker: chunk, embed and store an upload, or re-embed a project. */
+  AskIngestion = 'ask-ingestion',
 }
 
 /** Job names inside each queue (one handler each). */
 export enum JobName {
   Retrieve = 'retrieve',
   Synthesize = 'synthesize',
+  /** Chunk, embed and store the documents (or insights) of one stored upload. */
+  Ingest = 'ingest',
+  /** Rebuild every vector of a project from its stored text with the project's current embedding model. */
+  Reembed = 'reembed',
 }
 
 /** Kinds of item the retrieval worker ranks. */
@@ -60,8 +66,18 @@ export interface SynthesizeJobData extends RetrieveJobData {
   items: RetrievedItem[];
 }
 
+/**
+ * Payload of an ingestion job (`ingest` or `reembed`). The upload itself (documents, insights) is in
+ * PostgreSQL (`ingestions`, `ingestion_documents`), not in Redis; the ingestion id is also the job id.
+ */
+export interface IngestJobData {
+  ingestionId: string;
+  projectId: string;
+}
+
 /** Map from queue to the (job name, payload) it carries: a wrong payload is a compile error. */
 export interface JobPayloads {
   [QueueName.AskRetrieval]: { name: JobName.Retrieve; data: RetrieveJobData };
   [QueueName.AskSynthesis]: { name: JobName.Synthesize; data: SynthesizeJobData };
+  [QueueName.AskIngestion]: { name: JobName.Ingest | JobName.Reembed; data: IngestJobData };
 }

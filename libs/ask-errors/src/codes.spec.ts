@@ -13,13 +13,17 @@ describe('AskErrorCode', () => {
     ['not_found', 404],
     ['rate_limited', 429],
     ['internal_error', 500],
+    ['embedding_space_changed', 409],
+    ['embedding_auth_failed', 502],
+    ['embedding_dimensions_mismatch', 502],
+    ['embedding_upstream', 502],
   ])('has %s with status %i', (code, status) => {
     expect(ASK_ERROR_CODES).toContain(code);
     expect(ASK_ERROR_STATUS[code as AskErrorCode]).toBe(status);
   });
 
-  it('has exactly ten codes', () => {
-    expect(ASK_ERROR_CODES).toHaveLength(10);
+  it('has exactly fourteen codes', () => {
+    expect(ASK_ERROR_CODES).toHaveLength(14);
   });
 });
 

@@ -2,8 +2,9 @@
  * The machine-readable codes the /ask API and its SSE `error` event carry. The dashboard branches on
  * these, never on the human-readable `error` text (seed 000, "Typed errors"); they are stable.
  *
- * The first five are the seed's table; the last five are the API's own (validation, auth, lookups,
- * throttling, and the catch-all for errors that are not ours).
+ * The first five are the seed's table; the next five are the API's own (validation, auth, lookups,
+ * throttling, and the catch-all for errors that are not ours); then the embedding codes of ingestion
+ * and re-embedding (a changed embedding model, and the embedding provider's failures).
  */
 export enum AskErrorCode {
   EmbeddingNotConfigured = 'embedding_not_configured',
@@ -16,6 +17,14 @@ export enum AskErrorCode {
   NotFound = 'not_found',
   RateLimited = 'rate_limited',
   InternalError = 'internal_error',
+  /** The project's embedding model changed since its vectors were stored; re-embed before asking or loading more. */
+  EmbeddingSpaceChanged = 'embedding_space_changed',
+  /** The embedding provider rejected the project's credentials (upstream 401/403). */
+  EmbeddingAuthFailed = 'embedding_auth_failed',
+  /** The embedding provider returned vectors of another length than the project's settings. */
+  EmbeddingDimensionsMismatch = 'embedding_dimensions_mismatch',
+  /** Any other embedding-provider failure (4xx, 5xx after retries, an unusable answer). */
+  EmbeddingUpstream = 'embedding_upstream',
 }
 
 /** Every code, in declaration order. */
@@ -36,6 +45,10 @@ export const ASK_ERROR_STATUS: Readonly<Record<AskErrorCode, number>> = {
   [AskErrorCode.NotFound]: 404,
   [AskErrorCode.RateLimited]: 429,
   [AskErrorCode.InternalError]: 500,
+  [AskErrorCode.EmbeddingSpaceChanged]: 409,
+  [AskErrorCode.EmbeddingAuthFailed]: 502,
+  [AskErrorCode.EmbeddingDimensionsMismatch]: 502,
+  [AskErrorCode.EmbeddingUpstream]: 502,
 };
 
 /**
@@ -54,6 +67,10 @@ export const ERROR_MESSAGES: Readonly<Record<AskErrorCode, string>> = {
   [AskErrorCode.NotFound]: 'not found',
   [AskErrorCode.RateLimited]: 'too many requests',
   [AskErrorCode.InternalError]: 'internal error',
+  [AskErrorCode.EmbeddingSpaceChanged]: "this project's knowledge was embedded with another embedding model",
+  [AskErrorCode.EmbeddingAuthFailed]: "the embedding provider rejected this project's credentials",
+  [AskErrorCode.EmbeddingDimensionsMismatch]: "the embedding provider returned vectors of another length than the project's settings",
+  [AskErrorCode.EmbeddingUpstream]: 'the embedding provider rejected the request',
 };
 
 /** The `error` message of a 504 `llm_upstream` (the provider call was cancelled or timed out). */
@@ -78,6 +95,14 @@ export const DASHBOARD_COPY: Readonly<Record<AskErrorCode, string>> = {
   [AskErrorCode.NotFound]: 'This project or conversation could not be found.',
   [AskErrorCode.RateLimited]: 'Too many questions in a short time. Wait a moment and try again.',
   [AskErrorCode.InternalError]: 'Something went wrong on our side. Try again in a moment.',
+  [AskErrorCode.EmbeddingSpaceChanged]:
+    "This project's embedding model changed since its knowledge was loaded. Re-embed the knowledge (Re-embed in project settings, or `ask reembed`) to ask or load more.",
+  [AskErrorCode.EmbeddingAuthFailed]:
+    "The embedding provider rejected this project's credentials. Update them under project settings → Embedding.",
+  [AskErrorCode.EmbeddingDimensionsMismatch]:
+    'The embedding model returns vectors of another length than the project is set to. Set the dimensions the model produces under project settings → Embedding.',
+  [AskErrorCode.EmbeddingUpstream]:
+    "The embedding provider rejected the request. Try again; if it keeps happening, check the embedding provider's settings and quota.",
 };
 
 /** True when `value` is one of the `AskErrorCode` strings. */

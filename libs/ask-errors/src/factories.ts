@@ -116,6 +116,48 @@ export function internalError(errorId?: string, cause?: unknown): AskError {
   });
 }
 
+/**
+ * 409 `embedding_space_changed`: the project stores vectors of another embedding model (or length)
+ * than its settings now name, so its knowledge must be re-embedded (`POST …/reembed`) before an ask or
+ * another upload. `details` names both: `stored=local/local-lexical-v1:256 current=openai/text-embedding-3-small:1536`.
+ */
+export function embeddingSpaceChanged(stored: ReadonlyArray<{ model: string; dimensions: number }>, current: { model: string; dimensions: number }): AskError {
+  const space = (s: { model: string; dimensions: number }) => `${s.model.replace(/\s+/g, '_')}:${s.dimensions}`;
+  return new AskError(AskErrorCode.EmbeddingSpaceChanged, {
+    details: `stored=${stored.map(space).join(',')} current=${space(current)}; re-embed the project (POST /api/v1/projects/:projectId/reembed)`,
+  });
+}
+
+/** 502 `embedding_auth_failed`: the embedding provider answered 401/403 to the project's credentials. */
+export function embeddingAuthFailed(details?: string, cause?: unknown): AskError {
+  return new AskError(AskErrorCode.EmbeddingAuthFailed, { details: optionalDetails(details), cause });
+}
+
+/**
+ * 502 `embedding_dimensions_mismatch`: the provider returned vectors of `received` numbers where the
+ * project's settings say `expected` (or another number of vectors than texts sent).
+ */
+export function embeddingDimensionsMismatch(
+  provider: string,
+  expected: { vectors: number; dimensions: number },
+  received: { vectors: number; dimensions: number },
+  cause?: unknown,
+): AskError {
+  return new AskError(AskErrorCode.EmbeddingDimensionsMismatch, {
+    details: `provider=${provider} expected_dimensions=${expected.dimensions} received_dimensions=${received.dimensions} expected_vectors=${expected.vectors} received_vectors=${received.vectors}`,
+    cause,
+  });
+}
+
+/** 502 `embedding_upstream` (504 when `timeout`): another embedding-provider failure; `details` is sanitised. */
+export function embeddingUpstream(details?: string, options: { timeout?: boolean; cause?: unknown } = {}): AskError {
+  return new AskError(AskErrorCode.EmbeddingUpstream, {
+    status: options.timeout ? 504 : 502,
+    details: optionalDetails(details),
+    cause: options.cause,
+  });
+}
+
 function optionalDetails(details: string | undefined): string | undefined {
   if (details === undefined) return undefined;
   const clean = sanitizeProviderMessage(details);

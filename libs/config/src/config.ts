@@ -14,7 +14,16 @@ const schema = z.object({
   /** Health/metrics port of each worker; 0 picks a free port. */
   RETRIEVAL_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(3101),
   SYNTHESIS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(3102),
+  /** Health/metrics port of the ingestion worker; 0 picks a free port. */
+  INGESTION_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(3103),
   RETRIEVAL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  /** Ingestion jobs run at once per ingestion worker process (chunking is CPU work: keep it near the cores). */
+  INGESTION_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /**
+   * Lock of a running ingestion job, in milliseconds (renewed every half of it). A killed worker's
+   * ingestion is taken up again, from its stored upload, once the lock has lapsed.
+   */
+  INGESTION_LOCK_DURATION_MS: z.coerce.number().int().min(1000).max(3_600_000).default(120_000),
   SYNTHESIS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
   /**
    * Lock of a running synthesis job, in milliseconds (renewed every half of it while the worker lives).

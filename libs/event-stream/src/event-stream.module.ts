@@ -3,6 +3,7 @@ import Redis from 'ioredis';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventRelay } from './ask-event-relay';
 import { AskEventStream } from './ask-event-stream';
+import { IngestionEventStream } from './ingestion-event-stream';
 import { StreamHub } from './stream-hub';
 
 /** Injection token of the shared (non-blocking) Redis connection used for events. */
@@ -22,7 +23,7 @@ class EventsRedisCloser implements OnApplicationShutdown {
 }
 
 /**
- * Provides {@link AskEventStream} on the configured Redis, with the configured key prefix and TTL, and
+ * Provides {@link AskEventStream} (and {@link IngestionEventStream}, an ingestion's progress) on the configured Redis, with the configured key prefix and TTL, and
  * the read side of the SSE relay: one {@link StreamHub} per process (its reader connections open on the
  * first subscriber, so the workers never open any) and {@link AskEventRelay}.
  */
@@ -62,8 +63,13 @@ class EventsRedisCloser implements OnApplicationShutdown {
       inject: [EVENTS_REDIS, APP_CONFIG],
       useFactory: (redis: Redis, config: AppConfig) => new AskEventStream(redis, config.ASK_KEY_PREFIX, config.ASK_EVENTS_TTL_S),
     },
+    {
+      provide: IngestionEventStream,
+      inject: [EVENTS_REDIS, APP_CONFIG],
+      useFactory: (redis: Redis, config: AppConfig) => new IngestionEventStream(redis, config.ASK_KEY_PREFIX, config.ASK_EVENTS_TTL_S),
+    },
     EventsRedisCloser,
   ],
-  exports: [AskEventStream, AskEventRelay, StreamHub, EVENTS_REDIS],
+  exports: [AskEventStream, IngestionEventStream, AskEventRelay, StreamHub, EVENTS_REDIS],
 })
 export class EventStreamModule {}

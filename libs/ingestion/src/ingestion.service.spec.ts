@@ -55,7 +55,7 @@ describe(IngestionService.name, () => {
       const embedder = new RecordingEmbedder(256, 16);
       const progress: IngestionProgress[] = [];
       const result = await service.ingest(project, kb, embedder, { onProgress: (p) => progress.push(p) });
-      expect(result).toEqual({ sources: 4, created: 4, replaced: 0, skippedUnchanged: 0, chunks: 55 });
+      expect(result).toEqual({ sources: 4, created: 4, replaced: 0, skippedUnchanged: 0, chunks: 55, failed: 0 });
       expect(await chunkCount(project)).toBe(55);
       expect(embedder.batches).toEqual([16, 16, 16, 7]);
       expect(progress.map((p) => [p.done, p.total])).toEqual([
@@ -65,13 +65,13 @@ describe(IngestionService.name, () => {
         [4, 4],
       ]);
       expect(progress[3].chunks).toBe(55);
-    });
+    }, 30_000);
 
     it('re-ingesting unchanged documents skips them and leaves the same 55 chunks', async () => {
       const project = (await projects.create({ name: 'kb' })).id;
       await service.ingest(project, kb, new LocalEmbeddingProvider());
       const embedder = new RecordingEmbedder();
-      expect(await service.ingest(project, kb, embedder)).toEqual({ sources: 4, created: 0, replaced: 0, skippedUnchanged: 4, chunks: 0 });
+      expect(await service.ingest(project, kb, embedder)).toEqual({ sources: 4, created: 0, replaced: 0, skippedUnchanged: 4, chunks: 0, failed: 0 });
       expect(embedder.batches).toEqual([]);
       expect(await chunkCount(project)).toBe(55);
     });
@@ -80,7 +80,7 @@ describe(IngestionService.name, () => {
       const project = (await projects.create({ name: 'kb' })).id;
       await service.ingest(project, kb, new LocalEmbeddingProvider());
       const changed = kb.map((d) => (d.uri.endsWith('SOURCE.txt') ? { ...d, text: `${d.text}\nEdited.` } : d));
-      expect(await service.ingest(project, changed, new LocalEmbeddingProvider())).toEqual({ sources: 4, created: 0, replaced: 1, skippedUnchanged: 3, chunks: 1 });
+      expect(await service.ingest(project, changed, new LocalEmbeddingProvider())).toEqual({ sources: 4, created: 0, replaced: 1, skippedUnchanged: 3, chunks: 1, failed: 0 });
       expect(await chunkCount(project)).toBe(55);
     });
 
@@ -98,7 +98,7 @@ describe(IngestionService.name, () => {
       await service.ingest(project, kb, embedder);
       const phrase = 'Starting with 0.8.0, you can enable iterative index scans, which will automatically scan more of the index until enough results are found';
       const [query] = await embedder.embed([phrase]);
-      const items = await retrieval.search(project, query, 5);
+      const items = await retrieval.search(project, query, 5, 'local/local-lexical-v1');
       expect(items[0].source).toBe('kb-pgvector/README.md');
       expect(items[0].title).toBe('pgvector');
       expect(items[0].text).toContain(phrase);
@@ -138,16 +138,16 @@ describe(IngestionService.name, () => {
       const project = (await projects.create({ name: 'insights' })).id;
       const embedder = new LocalEmbeddingProvider();
       expect(await service.ingestInsights(project, file, embedder)).toEqual({
-        insights: { written: 2, skippedUnchanged: 0 },
-        recommendations: { written: 1, skippedUnchanged: 0 },
+        insights: { written: 2, skippedUnchanged: 0, failed: 0 },
+        recommendations: { written: 1, skippedUnchanged: 0, failed: 0 },
       });
       const edited = { ...file, insights: [file.insights[0], { ...file.insights[1], description: 'The HNSW index grew 4x.' }] };
       expect(await service.ingestInsights(project, edited, embedder)).toEqual({
-        insights: { written: 1, skippedUnchanged: 1 },
-        recommendations: { written: 0, skippedUnchanged: 1 },
+        insights: { written: 1, skippedUnchanged: 1, failed: 0 },
+        recommendations: { written: 0, skippedUnchanged: 1, failed: 0 },
       });
       const [query] = await embedder.embed(['enable iterative scans for filtered queries']);
-      const items = await retrieval.search(project, query, 3);
+      const items = await retrieval.search(project, query, 3, 'local/local-lexical-v1');
       expect(items[0]).toMatchObject({ kind: 'recommendation', title: 'Enable iterative scans' });
       expect(items.map((i) => i.kind).sort()).toEqual(['insight', 'insight', 'recommendation']);
     });

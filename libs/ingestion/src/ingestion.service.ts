@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
+import type { AskError } from '@ask/ask-errors';
 import { checkEmbeddingLanguage, type EmbeddingProvider } from '@ask/llm-providers';
 import { EmbeddingSpaceMismatchError, InsightsRepository, KnowledgeRepository, type EmbeddingSpace } from '@ask/persistence';
 import { Injectable } from '@nestjs/common';
 import { chunkDocument, type ChunkOptions, type DocumentChunk } from './chunk-document';
+import { contentHash, EmbeddingCallError, embedWithRetry, type EmbedRetryOptions, INGESTION_VERSION } from './embed-with-retry';
 import type { InsightsFile } from './insights-file';
 import type { SourceDocument } from './load-documents';
 
@@ -15,12 +16,26 @@ export interface IngestionProgress {
   chunks: number;
   /** The document just finished, when there is one. */
   uri?: string;
+  /** Documents (items) stored for the first time so far (insights: written). */
+  created?: number;
+  /** Documents whose chunks were replaced so far. */
+  replaced?: number;
+  /** Documents (items) skipped as unchanged so far. */
+  unchanged?: number;
+  /** Documents (items) that failed so far. */
+  failed?: number;
 }
 
+/**
+ * Called once per document (or item) that failed on its own: the provider refused its text (too
+ * long, rejected as invalid). The run goes on with the others; the document keeps what was stored.
+ */
+export type DocumentFailedHandler = (uri: string, error: AskError) => unknown;
+
 /** Options of {@link IngestionService.ingest}. */
-export interface IngestOptions extends ChunkOptions {
-  onProgress?: (progress: IngestionProgress) => void;
-  signal?: AbortSignal;
+export interface IngestOptions extends ChunkOptions, EmbedRetryOptions {
+  onProgress?: (progress: IngestionProgress) => unknown;
+  onDocumentFailed?: DocumentFailedHandler;
 }
 
 /** What an ingestion did. */
@@ -35,16 +50,15 @@ export interface IngestionResult {
   skippedUnchanged: number;
   /** Chunks embedded and stored by this call. */
   chunks: number;
+  /** Documents that failed on their own (see `onDocumentFailed`); the others were stored. */
+  failed: number;
 }
 
 /** What an insights ingestion did, per kind. */
 export interface InsightsIngestionResult {
-  insights: { written: number; skippedUnchanged: number };
-  recommendations: { written: number; skippedUnchanged: number };
+  insights: { written: number; skippedUnchanged: number; failed: number };
+  recommendations: { written: number; skippedUnchanged: number; failed: number };
 }
-
-/** Version of the chunking and hashing rules; bump to force a re-ingestion of everything. */
-const INGESTION_VERSION = 1;
 
 /**
  * Chunks written by one ingestion above which the planner statistics are refreshed at the end
@@ -61,6 +75,8 @@ interface Pending {
   chunks: DocumentChunk[];
   embeddings: number[][];
   missing: number;
+  /** Set when the provider refused this document's text: it is reported failed, not stored. */
+  failed?: AskError;
 }
 
 /**
@@ -80,30 +96,54 @@ export class IngestionService {
    * Ingests `documents` into the project's knowledge base. A document whose content hash (of its
    * title, text, chunking settings and embedding model) equals the stored one is skipped without
    * chunking or embedding; a changed one has its chunks replaced.
+   *
+   * Provider failures are typed (`classifyEmbeddingFailure`): retryable ones (429, 5xx) are retried
+   * `providerRetries` times first. One that concerns only the text sent (too long, a 400) fails the
+   * documents of that call (`onDocumentFailed`; a call spanning several documents is tried again per
+   * document first) and the run goes on; any other (credentials, rate limit, wrong vector length)
+   * stops the run with its typed error. Documents finished before stay stored.
    * @throws EmbeddingSpaceMismatchError before any work when the project already stores vectors of
    *   another model or length; AskError 400 `invalid_request` before any work when the documents are
-   *   mostly in languages the embedding model does not cover (`checkEmbeddingLanguage`); RangeError for bad chunk options or a provider returning vectors of
-   *   the wrong count or length; the provider's own errors; the signal's reason when aborted.
+   *   mostly in languages the embedding model does not cover (`checkEmbeddingLanguage`); AskError 502
+   *   `embedding_auth_failed` / `embedding_dimensions_mismatch` / `embedding_upstream`, 429
+   *   `rate_limited` (with retry_after) for a provider failure that stops the run; RangeError for bad
+   *   chunk options; the signal's reason when aborted.
    */
   async ingest(projectId: string, documents: readonly SourceDocument[], provider: EmbeddingProvider, options: IngestOptions = {}): Promise<IngestionResult> {
     const space = embeddingSpace(provider);
     await this.assertSpace(projectId, space);
     checkEmbeddingLanguage(provider, documents.map((doc) => doc.text));
     const chunkOptions = { chunkTokens: options.chunkTokens ?? 400, overlapTokens: options.overlapTokens ?? 60 };
-    const result: IngestionResult = { sources: documents.length, created: 0, replaced: 0, skippedUnchanged: 0, chunks: 0 };
+    const result: IngestionResult = { sources: documents.length, created: 0, replaced: 0, skippedUnchanged: 0, chunks: 0, failed: 0 };
     let done = 0;
-    const report = (uri: string) => options.onProgress?.({ done: ++done, total: documents.length, chunks: result.chunks, uri });
+    const report = async (uri: string) =>
+      options.onProgress?.({
+        done: ++done,
+        total: documents.length,
+        chunks: result.chunks,
+        uri,
+        created: result.created,
+        replaced: result.replaced,
+        unchanged: result.skippedUnchanged,
+        failed: result.failed,
+      });
 
     const pending: Pending[] = [];
-    const queue: Array<{ entry: Pending; index: number }> = [];
+    let queue: Array<{ entry: Pending; index: number }> = [];
     const batchSize = Math.max(1, provider.maxBatchSize);
 
     const storeFinished = async () => {
       while (pending.length > 0 && pending[0].missing === 0) {
         const entry = pending.shift() as Pending;
+        if (entry.failed) {
+          result.failed++;
+          await options.onDocumentFailed?.(entry.doc.uri, entry.failed);
+          await report(entry.doc.uri);
+          continue;
+        }
         if (entry.skip) {
           result.skippedUnchanged++;
-          report(entry.doc.uri);
+          await report(entry.doc.uri);
           continue;
         }
         const stored = await this.knowledge.replaceSource(
@@ -117,20 +157,48 @@ export class IngestionService {
           result[stored.status]++;
           result.chunks += stored.chunkCount;
         }
-        report(entry.doc.uri);
+        await report(entry.doc.uri);
       }
     };
-    const embedBatch = async (size: number) => {
-      const batch = queue.splice(0, size);
-      const vectors = await provider.embed(
-        batch.map(({ entry, index }) => entry.chunks[index].text),
-        options.signal,
+    /** Marks a document failed: its chunks still queued are dropped and it is reported in order. */
+    const fail = (entry: Pending, error: AskError) => {
+      entry.failed = error;
+      entry.missing = 0;
+      queue = queue.filter((q) => q.entry !== entry);
+    };
+    const embedInto = async (items: Array<{ entry: Pending; index: number }>) => {
+      const vectors = await embedWithRetry(
+        provider,
+        items.map(({ entry, index }) => entry.chunks[index].text),
+        options,
       );
-      checkVectors(vectors, batch.length, space.dimensions);
-      batch.forEach(({ entry, index }, i) => {
+      items.forEach(({ entry, index }, i) => {
         entry.embeddings[index] = vectors[i];
         entry.missing--;
       });
+    };
+    const embedBatch = async (size: number) => {
+      const batch = queue.splice(0, size);
+      try {
+        await embedInto(batch);
+      } catch (err) {
+        if (!(err instanceof EmbeddingCallError)) throw err;
+        if (err.failure.scope === 'run') throw err.failure.error;
+        // The provider refused the text of this call: find which document it was, one by one.
+        const entries = [...new Set(batch.map((b) => b.entry))];
+        if (entries.length === 1) fail(entries[0], err.failure.error);
+        else {
+          for (const entry of entries) {
+            try {
+              await embedInto(batch.filter((b) => b.entry === entry));
+            } catch (single) {
+              if (!(single instanceof EmbeddingCallError)) throw single;
+              if (single.failure.scope === 'run') throw single.failure.error;
+              fail(entry, single.failure.error);
+            }
+          }
+        }
+      }
       await storeFinished();
     };
 
@@ -155,15 +223,17 @@ export class IngestionService {
    * Upserts the file's insights and recommendations by external id, embedding `name\ndescription`
    * and `title\nbody` in batches of the provider's `maxBatchSize`; items whose content hash (text and
    * embedding model) is unchanged are not re-embedded. Items absent from the file are kept.
+   * Provider failures are handled as in {@link ingest} (a refused batch fails its items, reported
+   * with their external id as `uri`). Progress `chunks` counts item vectors written.
    * @throws EmbeddingSpaceMismatchError when the project stores vectors of another model or length;
    *   AskError 400 `invalid_request` when the items are mostly in languages the model does not cover;
-   *   RangeError for a provider returning vectors of the wrong count or length.
+   *   AskError for a provider failure that stops the run.
    */
   async ingestInsights(
     projectId: string,
     file: InsightsFile,
     provider: EmbeddingProvider,
-    options: { onProgress?: (progress: IngestionProgress) => void; signal?: AbortSignal } = {},
+    options: Omit<IngestOptions, keyof ChunkOptions> = {},
   ): Promise<InsightsIngestionResult> {
     const space = embeddingSpace(provider);
     await this.assertSpace(projectId, space);
@@ -174,24 +244,42 @@ export class IngestionService {
     const total = file.insights.length + file.recommendations.length;
     let done = 0;
     const batchSize = Math.max(1, provider.maxBatchSize);
+    // Totals across both kinds, for progress.
+    const all = { written: 0, failed: 0, unchanged: 0 };
+    const progress = () => options.onProgress?.({ done, total, chunks: all.written, created: all.written, unchanged: all.unchanged, failed: all.failed });
     const run = async <T extends { id: string }>(kind: 'insight' | 'recommendation', items: readonly T[], textOf: (item: T) => string, write: (batch: Array<{ item: T; hash: string; embedding: number[] }>) => Promise<number>) => {
       const stored = await this.insights.contentHashes(projectId, kind);
       const changed = items
         .map((item) => ({ item, hash: contentHash({ v: INGESTION_VERSION, model: space.model, dims: space.dimensions, text: textOf(item) }) }))
         .filter(({ item, hash }) => stored.get(item.id) !== hash);
       let written = 0;
+      let failed = 0;
       for (let start = 0; start < changed.length; start += batchSize) {
         options.signal?.throwIfAborted();
         const batch = changed.slice(start, start + batchSize);
-        const vectors = await provider.embed(batch.map(({ item }) => textOf(item)), options.signal);
-        checkVectors(vectors, batch.length, space.dimensions);
-        written += await write(batch.map((b, i) => ({ ...b, embedding: vectors[i] })));
+        let vectors: number[][];
+        try {
+          vectors = await embedWithRetry(provider, batch.map(({ item }) => textOf(item)), options);
+        } catch (err) {
+          if (!(err instanceof EmbeddingCallError)) throw err;
+          if (err.failure.scope === 'run') throw err.failure.error;
+          for (const { item } of batch) await options.onDocumentFailed?.(item.id, err.failure.error);
+          failed += batch.length;
+          all.failed += batch.length;
+          done += batch.length;
+          await progress();
+          continue;
+        }
+        const n = await write(batch.map((b, i) => ({ ...b, embedding: vectors[i] })));
+        written += n;
+        all.written += n;
         done += batch.length;
-        options.onProgress?.({ done, total, chunks: 0 });
+        await progress();
       }
       done += items.length - changed.length;
-      options.onProgress?.({ done, total, chunks: 0 });
-      return { written, skippedUnchanged: items.length - changed.length };
+      all.unchanged += items.length - changed.length;
+      await progress();
+      return { written, skippedUnchanged: items.length - changed.length, failed };
     };
     const insights = await run('insight', file.insights, (i) => `${i.name}\n${i.description}`, (batch) =>
       this.insights.upsertInsights(
@@ -222,15 +310,4 @@ export class IngestionService {
 /** The embedding space of a provider: `provider/model` and its vector length. */
 export function embeddingSpace(provider: EmbeddingProvider): EmbeddingSpace {
   return { model: `${provider.provider}/${provider.model}`, dimensions: provider.dimensions };
-}
-
-function contentHash(value: object): string {
-  return createHash('sha256').update(JSON.stringify(value)).digest('hex');
-}
-
-function checkVectors(vectors: number[][], count: number, dimensions: number): void {
-  if (vectors.length !== count) throw new RangeError(`embedding provider returned ${vectors.length} vectors for ${count} texts`);
-  for (const v of vectors) {
-    if (v.length !== dimensions) throw new RangeError(`embedding provider returned a vector of ${v.length} numbers, expected ${dimensions}`);
-  }
 }

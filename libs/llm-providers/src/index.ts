@@ -3,6 +3,7 @@ export * from './errors/upstream-errors';
 export * from './errors/retry-after';
 export * from './errors/classify-upstream-error';
 export * from './errors/to-ask-error';
+export * from './errors/embedding-failure';
 export * from './stream-with-retry';
 export * from './silent-truncation';
 export * from './create-chat-provider';

@@ -5,6 +5,7 @@ import { CredentialsCipher } from './credentials-cipher';
 import { dataSourceOptions, type DataSourceTuning } from './data-source';
 import {
   ApiKeysRepository,
+  IngestionsRepository,
   InsightsRepository,
   KnowledgeRepository,
   LearnedWindowsRepository,
@@ -22,6 +23,7 @@ export const REPOSITORIES = [
   RetrievalRepository,
   KnowledgeRepository,
   InsightsRepository,
+  IngestionsRepository,
   UsageRepository,
   LearnedWindowsRepository,
 ];

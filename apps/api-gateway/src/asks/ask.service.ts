@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { embeddingNotConfigured, llmNotConfigured, notFound } from '@ask/ask-errors';
+import { embeddingNotConfigured, embeddingSpaceChanged, llmNotConfigured, notFound } from '@ask/ask-errors';
+import { createEmbeddingProvider } from '@ask/llm-providers';
 import { AskEventStream } from '@ask/event-stream';
-import { ProjectsRepository, SessionsRepository } from '@ask/persistence';
+import { KnowledgeRepository, ProjectsRepository, SessionsRepository } from '@ask/persistence';
 import { EventsTokenSigner } from '../auth/events-token';
 import { AskRetrievalProducer } from './ask-retrieval.producer';
 import type { AskAccepted, AskDto } from './ask.dto';
@@ -16,6 +17,7 @@ export class AskService {
   constructor(
     private readonly projects: ProjectsRepository,
     private readonly sessions: SessionsRepository,
+    private readonly knowledge: KnowledgeRepository,
     private readonly events: AskEventStream,
     private readonly producer: AskRetrievalProducer,
     private readonly tokens: EventsTokenSigner,
@@ -23,13 +25,18 @@ export class AskService {
 
   /**
    * @throws AskError 404 not_found (unknown project or a session of another project),
-   *   412 embedding_not_configured / llm_not_configured.
+   *   412 embedding_not_configured / llm_not_configured, 409 embedding_space_changed (the project's
+   *   stored vectors come from another embedding model: re-embed first).
    */
   async accept(projectId: string, body: AskDto): Promise<AskAccepted> {
     const project = await this.projects.findById(projectId);
     if (!project) throw notFound('project not found');
     if (!project.embeddingSettings) throw embeddingNotConfigured();
     if (!project.llmSettings) throw llmNotConfigured();
+    const embedder = createEmbeddingProvider(project.embeddingSettings, (await this.projects.getCredentials(projectId)) ?? {});
+    const space = { model: `${embedder.provider}/${embedder.model}`, dimensions: embedder.dimensions };
+    const others = await this.knowledge.spacesOtherThan(projectId, space);
+    if (others.length > 0) throw embeddingSpaceChanged(others, space);
 
     let sessionId = body.sessionId;
     if (sessionId) {

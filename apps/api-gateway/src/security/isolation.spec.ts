@@ -13,6 +13,7 @@ describe('tenant isolation (real gateway, PostgreSQL and Redis)', () => {
   let revokedKey: string;
   let bAsk: { askId: string; sessionId: string; eventsUrl: string };
   let aAsk: { askId: string; sessionId: string; eventsUrl: string };
+  let bIngestion: { ingestionId: string; eventsUrl: string; statusUrl: string };
 
   beforeAll(async () => {
     h = await startGateway();
@@ -22,6 +23,9 @@ describe('tenant isolation (real gateway, PostgreSQL and Redis)', () => {
     await h.keys.revoke(a.id, revoked.id);
     revokedKey = revoked.key;
     bAsk = (await h.call('POST', `/api/v1/projects/${b.id}/ask`, { key: b.key, json: { question: 'What does B know?' } })).body as typeof bAsk;
+    // Stored and queued (no ingestion worker runs in this suite): enough for its routes to exist.
+    bIngestion = (await h.call('POST', `/api/v1/projects/${b.id}/knowledge`, { key: b.key, json: { documents: [{ uri: 'b.md', text: 'B only' }] } }))
+      .body as typeof bIngestion;
     aAsk = (await h.call('POST', `/api/v1/projects/${a.id}/ask`, { key: a.key, json: { question: 'What does A know?' } })).body as typeof aAsk;
   }, 60_000);
   afterAll(() => h?.close());
@@ -37,10 +41,15 @@ describe('tenant isolation (real gateway, PostgreSQL and Redis)', () => {
     ['DELETE', `/api/v1/projects/${b.id}/sessions/${bAsk.sessionId}`],
     ['POST', `/api/v1/projects/${b.id}/knowledge`, { documents: [{ uri: 'x.md', text: 'planted' }] }],
     ['POST', `/api/v1/projects/${b.id}/insights`, { insights: [{ id: 'i', name: 'n', description: 'd' }] }],
-    // A's own routes pointing at B's session.
+    ['POST', `/api/v1/projects/${b.id}/reembed`],
+    ['GET', `/api/v1/projects/${b.id}/ingestions/${bIngestion.ingestionId}`],
+    ['GET', `/api/v1/projects/${b.id}/ingestions/${bIngestion.ingestionId}/events`],
+    // A's own routes pointing at B's session and B's ingestion.
     ['POST', `/api/v1/projects/${a.id}/ask`, { question: 'Continue B?', sessionId: bAsk.sessionId }],
     ['GET', `/api/v1/projects/${a.id}/sessions/${bAsk.sessionId}`],
     ['DELETE', `/api/v1/projects/${a.id}/sessions/${bAsk.sessionId}`],
+    ['GET', `/api/v1/projects/${a.id}/ingestions/${bIngestion.ingestionId}`],
+    ['GET', `/api/v1/projects/${a.id}/ingestions/${bIngestion.ingestionId}/events`],
   ];
 
   const adminRoutes = (): Array<[string, string, unknown?]> => [
@@ -52,7 +61,7 @@ describe('tenant isolation (real gateway, PostgreSQL and Redis)', () => {
   ];
 
   describe("project A's key on project B's resources", () => {
-    it.each([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11])('route %i answers 404 not_found', async (i) => {
+    it.each(Array.from({ length: 17 }, (_, i) => i))('route %i answers 404 not_found', async (i) => {
       const [method, path, json] = routesOfB()[i];
       const reply = await h.call(method, path, { key: a.key, json });
       expect([method, path, reply.status, reply.body?.code]).toEqual([method, path, 404, 'not_found']);
@@ -63,6 +72,8 @@ describe('tenant isolation (real gateway, PostgreSQL and Redis)', () => {
       expect((await h.projects.findById(b.id))?.name).toBe('B');
       const [{ n }] = await h.db.dataSource.query('SELECT count(*)::int AS n FROM knowledge_chunks WHERE project_id = $1', [b.id]);
       expect(n).toBe(0);
+      const ingestions = await h.db.dataSource.query('SELECT kind, status FROM ingestions WHERE project_id = $1', [b.id]);
+      expect(ingestions).toEqual([{ kind: 'knowledge', status: 'queued' }]);
     });
 
     it("answers 404 for an unknown project, the same as for B's", async () => {
@@ -76,13 +87,13 @@ describe('tenant isolation (real gateway, PostgreSQL and Redis)', () => {
   describe('no key, a malformed header, a revoked key', () => {
     const everyRoute = () => [...routesOfB(), ...adminRoutes()];
 
-    it.each(Array.from({ length: 17 }, (_, i) => i))('route %i answers 401 unauthorized without a key', async (i) => {
+    it.each(Array.from({ length: 22 }, (_, i) => i))('route %i answers 401 unauthorized without a key', async (i) => {
       const [method, path, json] = everyRoute()[i];
       const reply = await h.call(method, path, { json });
       expect([method, path, reply.status, reply.body?.code]).toEqual([method, path, 401, 'unauthorized']);
     });
 
-    it.each(Array.from({ length: 17 }, (_, i) => i))('route %i answers 401 unauthorized with a revoked key', async (i) => {
+    it.each(Array.from({ length: 22 }, (_, i) => i))('route %i answers 401 unauthorized with a revoked key', async (i) => {
       const [method, path, json] = everyRoute()[i];
       const reply = await h.call(method, path, { key: revokedKey, json });
       expect([method, path, reply.status, reply.body?.code]).toEqual([method, path, 401, 'unauthorized']);
@@ -145,6 +156,27 @@ describe('tenant isolation (real gateway, PostgreSQL and Redis)', () => {
     it('answers 404 for an unknown ask, with a project key', async () => {
       const reply = await h.call('GET', `/api/v1/asks/${randomUUID()}/events`, { key: a.key });
       expect([reply.status, reply.body?.code]).toEqual([404, 'not_found']);
+    });
+  });
+
+  describe('the ingestion routes', () => {
+    it("answers B's ingestion to B's key and to the admin key, with its status", async () => {
+      expect(bIngestion.statusUrl).toBe(`/api/v1/projects/${b.id}/ingestions/${bIngestion.ingestionId}`);
+      expect(bIngestion.eventsUrl).toBe(`${bIngestion.statusUrl}/events`);
+      for (const key of [b.key, h.adminKey]) {
+        const reply = await h.call('GET', bIngestion.statusUrl, { key });
+        expect([reply.status, reply.body?.['kind'], reply.body?.['status'], reply.body?.['counts']]).toEqual([
+          200,
+          'knowledge',
+          'queued',
+          { total: 1, done: 0, created: 0, replaced: 0, unchanged: 0, failed: 0, chunks: 0 },
+        ]);
+      }
+    });
+
+    it('answers 404 for an unknown ingestion of its own project', async () => {
+      const reply = await h.call('GET', `/api/v1/projects/${a.id}/ingestions/${randomUUID()}`, { key: a.key });
+      expect([reply.status, reply.body]).toEqual([404, { error: 'not found', code: 'not_found', details: 'ingestion not found' }]);
     });
   });
 

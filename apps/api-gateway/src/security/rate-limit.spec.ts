@@ -41,7 +41,7 @@ describe('rate limits (real gateway and Redis)', () => {
 
   it('limits ingestion separately: the 3rd call of a minute is a 429', async () => {
     const ingest = () => h.call('POST', `/api/v1/projects/${b.id}/insights`, { key: b.key, json: { insights: [{ id: 'i1', name: 'n', description: 'd' }] } });
-    expect([(await ingest()).status, (await ingest()).status, (await ingest()).status]).toEqual([200, 200, 429]);
+    expect([(await ingest()).status, (await ingest()).status, (await ingest()).status]).toEqual([202, 202, 429]);
   });
 
   it('does not limit reads', async () => {

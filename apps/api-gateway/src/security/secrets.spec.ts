@@ -29,6 +29,9 @@ describe('secrets never leave (real gateway, PostgreSQL and Redis)', () => {
     replies.push(await h.call('GET', `/api/v1/asks/${accepted.askId}/events`, { key: project.key }));
     await as('POST', `${base}/ask`, { question: PROVIDER_KEY, sessionId: PROVIDER_KEY });
     await as('POST', `${base}/knowledge`, { documents: [{ uri: PROVIDER_KEY, text: 5 }] });
+    await as('POST', `${base}/knowledge`, { documents: [{ uri: 'notes.md', text: 'Which credentials are stored?' }] });
+    const ingestion = replies[replies.length - 1].body as { statusUrl: string; eventsUrl: string };
+    await as('GET', ingestion.statusUrl);
     await as('GET', `${base}/sessions/${PROVIDER_KEY}`);
     // The API key itself in wrong places: a wrong route, a revoked copy, a malformed header.
     replies.push(await h.call('GET', `/api/v1/projects/${project.key}`, { key: project.key }));

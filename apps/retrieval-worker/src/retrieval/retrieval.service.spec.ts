@@ -1,6 +1,6 @@
 import type { RetrieveJobData, RetrievedItem, SynthesizeJobData } from '@ask/ask-contracts';
 import type { AskEventStream } from '@ask/event-stream';
-import type { ProjectsRepository, RetrievalRepository } from '@ask/persistence';
+import type { EmbeddingSpace, KnowledgeRepository, ProjectsRepository, RetrievalRepository } from '@ask/persistence';
 import type { AskSynthesisProducer } from './ask-synthesis.producer';
 import { RetrievalService } from './retrieval.service';
 
@@ -12,18 +12,19 @@ const job: RetrieveJobData = {
   acceptedAt: '2026-11-30T00:00:00.000Z',
 };
 
-function setup(project: unknown, items: RetrievedItem[] = []) {
+function setup(project: unknown, items: RetrievedItem[] = [], otherSpaces: EmbeddingSpace[] = []) {
   const published: Array<{ type: string; data: unknown }> = [];
   const enqueued: SynthesizeJobData[] = [];
-  const searches: Array<{ projectId: string; dims: number; topK: number }> = [];
+  const searches: Array<{ projectId: string; dims: number; topK: number; model: string }> = [];
   const service = new RetrievalService(
     { findById: async () => project, getCredentials: async () => null } as unknown as ProjectsRepository,
     {
-      search: async (projectId: string, vector: number[], topK: number) => {
-        searches.push({ projectId, dims: vector.length, topK });
+      search: async (projectId: string, vector: number[], topK: number, model: string) => {
+        searches.push({ projectId, dims: vector.length, topK, model });
         return items;
       },
     } as unknown as RetrievalRepository,
+    { spacesOtherThan: async () => otherSpaces } as unknown as KnowledgeRepository,
     { publish: async (_: string, type: string, data: unknown) => void published.push({ type, data }) } as unknown as AskEventStream,
     { enqueue: async (data: SynthesizeJobData) => void enqueued.push(data) } as unknown as AskSynthesisProducer,
   );
@@ -42,7 +43,7 @@ describe(RetrievalService.name, () => {
         items,
       );
       await service.retrieve(job);
-      expect(searches).toEqual([{ projectId: job.projectId, dims: 256, topK: 7 }]);
+      expect(searches).toEqual([{ projectId: job.projectId, dims: 256, topK: 7, model: 'local/local-lexical-v1' }]);
       expect(published).toEqual([
         {
           type: 'retrieved',
@@ -66,6 +67,28 @@ describe(RetrievalService.name, () => {
         { type: 'error', data: expect.objectContaining({ status: 412, code: 'embedding_not_configured' }) },
       ]);
       expect(enqueued).toEqual([]);
+    });
+
+    it('ends the ask with 409 embedding_space_changed, without searching, when vectors of another model are stored', async () => {
+      const { service, published, enqueued, searches } = setup(
+        { embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 }, topK: 8 },
+        [],
+        [{ model: 'openai/text-embedding-3-small', dimensions: 256 }],
+      );
+      await service.retrieve(job);
+      expect(published).toEqual([
+        {
+          type: 'error',
+          data: {
+            status: 409,
+            code: 'embedding_space_changed',
+            error: "this project's knowledge was embedded with another embedding model",
+            details:
+              'stored=openai/text-embedding-3-small:256 current=local/local-lexical-v1:256; re-embed the project (POST /api/v1/projects/:projectId/reembed)',
+          },
+        },
+      ]);
+      expect([searches, enqueued]).toEqual([[], []]);
     });
   });
 });

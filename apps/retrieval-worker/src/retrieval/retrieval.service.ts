@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { effectiveRetrieval, type RetrievalMethod, type RetrieveJobData, type RetrievedItem } from '@ask/ask-contracts';
-import { embeddingNotConfigured, isAskError, toErrorEvent } from '@ask/ask-errors';
+import { embeddingNotConfigured, embeddingSpaceChanged, isAskError, toErrorEvent } from '@ask/ask-errors';
 import { AskEventStream } from '@ask/event-stream';
-import { createEmbeddingProvider, classifyUpstreamError, toAskError } from '@ask/llm-providers';
-import { ProjectsRepository, RetrievalRepository } from '@ask/persistence';
+import { checkEmbeddings, classifyEmbeddingFailure, createEmbeddingProvider } from '@ask/llm-providers';
+import { KnowledgeRepository, ProjectsRepository, RetrievalRepository } from '@ask/persistence';
 import { AskSynthesisProducer } from './ask-synthesis.producer';
 import { fuseRankings } from './fuse-rankings';
 
@@ -22,6 +22,7 @@ export class RetrievalService {
   constructor(
     private readonly projects: ProjectsRepository,
     private readonly retrieval: RetrievalRepository,
+    private readonly knowledge: KnowledgeRepository,
     private readonly events: AskEventStream,
     private readonly synthesis: AskSynthesisProducer,
   ) {}
@@ -70,23 +71,28 @@ export class RetrievalService {
     if (!project?.embeddingSettings) throw embeddingNotConfigured();
     const credentials = await this.projects.getCredentials(data.projectId);
     const embedder = createEmbeddingProvider(project.embeddingSettings, credentials ?? {});
+    const space = { model: `${embedder.provider}/${embedder.model}`, dimensions: embedder.dimensions };
+    // Vectors of another model are never ranked against this question (the search filters on the
+    // model too); a project whose model changed is told to re-embed instead of getting nothing.
+    const others = await this.knowledge.spacesOtherThan(data.projectId, space);
+    if (others.length > 0) throw embeddingSpaceChanged(others, space);
     let vector: number[];
     try {
-      [vector] = await embedder.embed([data.question]);
+      [vector] = checkEmbeddings(space.model, 1, embedder.dimensions, await embedder.embed([data.question]));
     } catch (err) {
-      const failure = classifyUpstreamError(err, project.embeddingSettings.provider);
-      this.logger.warn(`ask ${data.askId}: embedding failed (${failure.kind})`);
-      throw toAskError(failure);
+      const failure = classifyEmbeddingFailure(err, project.embeddingSettings.provider);
+      this.logger.warn(`ask ${data.askId}: embedding failed (${failure.error.code})`);
+      throw failure.error;
     }
     const settings = effectiveRetrieval(project.retrievalSettings);
     const { method } = settings;
-    if (method === 'vector') return { method, items: await this.retrieval.search(data.projectId, vector, project.topK) };
+    if (method === 'vector') return { method, items: await this.retrieval.search(data.projectId, vector, project.topK, space.model) };
     if (method === 'fulltext') {
-      return { method, items: await this.retrieval.searchFullText(data.projectId, data.question, vector, project.topK) };
+      return { method, items: await this.retrieval.searchFullText(data.projectId, data.question, vector, project.topK, space.model) };
     }
     const [byVector, byText] = await Promise.all([
-      this.retrieval.search(data.projectId, vector, project.topK),
-      this.retrieval.searchFullText(data.projectId, data.question, vector, project.topK),
+      this.retrieval.search(data.projectId, vector, project.topK, space.model),
+      this.retrieval.searchFullText(data.projectId, data.question, vector, project.topK, space.model),
     ]);
     const weights = { vector: settings.vectorWeight, fulltext: settings.fulltextWeight };
     return { method, items: fuseRankings(byVector, byText, weights, project.topK) };

@@ -36,4 +36,8 @@ export class KnowledgeChunkEntity {
 
   @Column({ name: 'embedding_dims', type: 'int' })
   embeddingDims: number;
+
+  /** `provider/model` of the embedding (copied from the source), so search filters on the model too. */
+  @Column({ name: 'embedding_model', type: 'text' })
+  embeddingModel: string;
 }

@@ -2,6 +2,13 @@ import { InitialSchema1796015478593 } from './1796015478593-initial-schema';
 import { EmbeddingHnswIndexes1796015478594 } from './1796015478594-embedding-hnsw-indexes';
 import { FullTextSearch1796015478700 } from './1796015478700-full-text-search';
 import { LearnedWindowsAndScriptUsage1796015479612 } from './1796015479612-learned-windows-and-script-usage';
+import { IngestionJobs1796015480010 } from './1796015480010-ingestion-jobs';
 
 /** Every migration, oldest first. Listed as classes (not a glob) so they load under SWC and jest. */
-export const MIGRATIONS = [InitialSchema1796015478593, EmbeddingHnswIndexes1796015478594, FullTextSearch1796015478700, LearnedWindowsAndScriptUsage1796015479612];
+export const MIGRATIONS = [
+  InitialSchema1796015478593,
+  EmbeddingHnswIndexes1796015478594,
+  FullTextSearch1796015478700,
+  LearnedWindowsAndScriptUsage1796015479612,
+  IngestionJobs1796015480010,
+];

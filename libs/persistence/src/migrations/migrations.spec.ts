@@ -6,6 +6,8 @@ const TABLES = [
   'api_keys',
   'ask_session_messages',
   'ask_sessions',
+  'ingestion_documents',
+  'ingestions',
   'insights',
   'knowledge_chunks',
   'knowledge_sources',
@@ -34,6 +36,7 @@ describe('migrations', () => {
       'EmbeddingHnswIndexes1796015478594',
       'FullTextSearch1796015478700',
       'LearnedWindowsAndScriptUsage1796015479612',
+      'IngestionJobs1796015480010',
     ]);
   });
 
@@ -66,9 +69,17 @@ describe('migrations', () => {
     expect(await runMigrations(db.url)).toEqual([]);
   });
 
+  it('up: gives every knowledge chunk the embedding model of its source', async () => {
+    const [column] = await db.dataSource.query(
+      `SELECT is_nullable FROM information_schema.columns WHERE table_name = 'knowledge_chunks' AND column_name = 'embedding_model'`,
+    );
+    expect(column).toEqual({ is_nullable: 'NO' });
+  });
+
   it('down: reverts the newest first, then the indexes, then the tables, and up restores them', async () => {
     expect(await revertMigrations(db.url, MIGRATIONS.length - 2)).toBe(MIGRATIONS.length - 2);
     expect(await tables()).not.toContain('learned_windows');
+    expect(await tables()).not.toContain('ingestions');
     expect(await hnswIndexes()).toHaveLength(18);
     expect(await revertMigrations(db.url, 1)).toBe(1);
     expect(await hnswIndexes()).toEqual([]);

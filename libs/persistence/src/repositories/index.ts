@@ -1,4 +1,5 @@
 export * from './api-keys.repository';
+export * from './ingestions.repository';
 export * from './insights.repository';
 export * from './learned-windows.repository';
 export { KnowledgeRepository } from './knowledge.repository';

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { isUuid } from '../ids';
 import { assertDimensions, vectorParam } from '../vector';
 import { assertEmbeddingSpace } from './knowledge.repository';
+import type { EmbeddingSpace } from '../errors';
 
 /** An insight to upsert, with the embedding of its text. */
 export interface InsightInput {
@@ -87,6 +88,62 @@ export class InsightsRepository {
       [projectId, keepExternalIds],
     );
     return affected;
+  }
+
+  /**
+   * The project's items of `kind` whose vectors are NOT of `space` (a changed embedding model), oldest
+   * first, at most `limit`: what a re-embed still has to rebuild. `text` is what ingestion embeds
+   * (`name\ndescription`, `title\nbody`).
+   */
+  async itemsOutsideSpace(projectId: string, kind: InsightKind, space: EmbeddingSpace, limit: number): Promise<Array<{ id: string; text: string }>> {
+    if (!isUuid(projectId)) return [];
+    const { table, first, second } = TABLES[kind];
+    const rows: Array<{ id: string; text: string }> = await this.dataSource.query(
+      `SELECT id, ${first} || E'\\n' || ${second} AS text FROM ${table}
+        WHERE project_id = $1 AND (embedding_model <> $2 OR embedding_dims <> $3)
+        ORDER BY created_at, id LIMIT $4`,
+      [projectId, space.model, space.dimensions, limit],
+    );
+    return rows;
+  }
+
+  /** How many of the project's items of `kind` are outside `space` (see {@link itemsOutsideSpace}). */
+  async countOutsideSpace(projectId: string, kind: InsightKind, space: EmbeddingSpace): Promise<number> {
+    if (!isUuid(projectId)) return 0;
+    const [row] = await this.dataSource.query(
+      `SELECT count(*)::int AS n FROM ${TABLES[kind].table} WHERE project_id = $1 AND (embedding_model <> $2 OR embedding_dims <> $3)`,
+      [projectId, space.model, space.dimensions],
+    );
+    return row.n;
+  }
+
+  /**
+   * Moves items into `space`: sets each one's vector, length, model and content hash (re-embed). No
+   * embedding-space check: the point is to leave the old space.
+   * @returns how many rows were written.
+   */
+  async reembedItems(
+    projectId: string,
+    kind: InsightKind,
+    items: ReadonlyArray<{ id: string; contentHash: string; embedding: readonly number[] }>,
+    space: EmbeddingSpace,
+  ): Promise<number> {
+    if (items.length === 0 || !isUuid(projectId)) return 0;
+    assertDimensions(space.dimensions);
+    for (const item of items) {
+      if (item.embedding.length !== space.dimensions) throw new RangeError(`embedding of ${item.embedding.length} numbers, expected ${space.dimensions}`);
+    }
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`knowledge:${projectId}`]);
+      const [, affected] = await manager.query(
+        `UPDATE ${TABLES[kind].table} t SET embedding = x.embedding::vector, embedding_dims = $2, embedding_model = $3,
+                content_hash = x.content_hash, updated_at = now()
+           FROM unnest($4::uuid[], $5::text[], $6::text[]) AS x(id, content_hash, embedding)
+          WHERE t.id = x.id AND t.project_id = $1`,
+        [projectId, space.dimensions, space.model, items.map((i) => i.id), items.map((i) => i.contentHash), items.map((i) => vectorParam(i.embedding))],
+      );
+      return affected;
+    });
   }
 
   private async upsert(

@@ -106,8 +106,8 @@ export class KnowledgeRepository {
       for (let start = 0; start < chunks.length; start += CHUNK_INSERT_BATCH) {
         const batch = chunks.slice(start, start + CHUNK_INSERT_BATCH);
         await manager.query(
-          `INSERT INTO knowledge_chunks (source_id, project_id, ordinal, text, token_count, embedding, embedding_dims)
-           SELECT $1, $2, c.ordinal, c.text, c.token_count, c.embedding::vector, $3
+          `INSERT INTO knowledge_chunks (source_id, project_id, ordinal, text, token_count, embedding, embedding_dims, embedding_model)
+           SELECT $1, $2, c.ordinal, c.text, c.token_count, c.embedding::vector, $3, $8
              FROM unnest($4::int[], $5::text[], $6::int[], $7::text[]) AS c(ordinal, text, token_count, embedding)`,
           [
             sourceId,
@@ -117,6 +117,7 @@ export class KnowledgeRepository {
             batch.map((c) => c.text),
             batch.map((c) => c.tokenCount),
             batch.map((c) => vectorParam(c.embedding)),
+            embeddingModel,
           ],
         );
       }
@@ -170,6 +171,93 @@ export class KnowledgeRepository {
       for (const table of ['knowledge_sources', 'insights', 'recommendations']) {
         await manager.query(`DELETE FROM ${table} WHERE project_id = $1`, [projectId]);
       }
+    });
+  }
+
+  /**
+   * The embedding spaces the project stores vectors of, other than `current`: non-empty when the
+   * project's embedding model (or length) changed and its knowledge is not re-embedded yet, so an ask
+   * or an upload must be refused (409 `embedding_space_changed`) instead of mixing spaces.
+   */
+  async spacesOtherThan(projectId: string, current: EmbeddingSpace): Promise<EmbeddingSpace[]> {
+    if (!isUuid(projectId)) return [];
+    const stored = await storedSpaces(this.dataSource.manager, projectId, null);
+    return stored.filter((s) => s.model !== current.model || s.dimensions !== current.dimensions);
+  }
+
+  /**
+   * The project's non-empty sources whose vectors are NOT of `space`, by uri, at most `limit`: what a
+   * re-embed still has to rebuild.
+   */
+  async sourcesOutsideSpace(projectId: string, space: EmbeddingSpace, limit: number): Promise<Array<{ id: string; uri: string; contentHash: string; chunkCount: number }>> {
+    if (!isUuid(projectId)) return [];
+    const rows: Array<{ id: string; uri: string; content_hash: string; chunk_count: number }> = await this.dataSource.query(
+      `SELECT id, uri, content_hash, chunk_count FROM knowledge_sources
+        WHERE project_id = $1 AND chunk_count > 0 AND (embedding_model <> $2 OR embedding_dims <> $3)
+        ORDER BY uri LIMIT $4`,
+      [projectId, space.model, space.dimensions, limit],
+    );
+    return rows.map((r) => ({ id: r.id, uri: r.uri, contentHash: r.content_hash, chunkCount: r.chunk_count }));
+  }
+
+  /** How many non-empty sources of the project are outside `space` (see {@link sourcesOutsideSpace}). */
+  async countSourcesOutsideSpace(projectId: string, space: EmbeddingSpace): Promise<number> {
+    if (!isUuid(projectId)) return 0;
+    const [row] = await this.dataSource.query(
+      `SELECT count(*)::int AS n FROM knowledge_sources
+        WHERE project_id = $1 AND chunk_count > 0 AND (embedding_model <> $2 OR embedding_dims <> $3)`,
+      [projectId, space.model, space.dimensions],
+    );
+    return row.n;
+  }
+
+  /** The stored chunks of a source, in order: the text a re-embed embeds again. */
+  async chunkTexts(sourceId: string): Promise<Array<{ id: string; text: string }>> {
+    if (!isUuid(sourceId)) return [];
+    return this.dataSource.query('SELECT id, text FROM knowledge_chunks WHERE source_id = $1 ORDER BY ordinal', [sourceId]);
+  }
+
+  /**
+   * Moves one source into `space`: replaces each chunk's vector (by chunk id) and sets the chunks' and
+   * the source's length and model, in one transaction. Nothing is written when the source was replaced
+   * or deleted since it was read (`contentHash` differs): the newer version is kept.
+   * @returns false when nothing was written for that reason.
+   * @throws RangeError when a vector is not `space.dimensions` long, or the ids do not cover its chunks.
+   */
+  async reembedSource(
+    projectId: string,
+    sourceId: string,
+    contentHash: string,
+    chunks: ReadonlyArray<{ id: string; embedding: readonly number[] }>,
+    space: EmbeddingSpace,
+  ): Promise<boolean> {
+    assertDimensions(space.dimensions);
+    for (const chunk of chunks) {
+      if (chunk.embedding.length !== space.dimensions) throw new RangeError(`embedding of ${chunk.embedding.length} numbers, expected ${space.dimensions}`);
+    }
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`knowledge:${projectId}`]);
+      const [current] = await manager.query(
+        'SELECT content_hash, chunk_count FROM knowledge_sources WHERE id = $1 AND project_id = $2 FOR UPDATE',
+        [sourceId, projectId],
+      );
+      if (!current || current.content_hash !== contentHash) return false;
+      if (current.chunk_count !== chunks.length) throw new RangeError(`source ${sourceId} has ${current.chunk_count} chunks, got ${chunks.length} vectors`);
+      for (let start = 0; start < chunks.length; start += CHUNK_INSERT_BATCH) {
+        const batch = chunks.slice(start, start + CHUNK_INSERT_BATCH);
+        await manager.query(
+          `UPDATE knowledge_chunks k SET embedding = x.embedding::vector, embedding_dims = $2, embedding_model = $3
+             FROM unnest($4::uuid[], $5::text[]) AS x(id, embedding)
+            WHERE k.id = x.id AND k.source_id = $1`,
+          [sourceId, space.dimensions, space.model, batch.map((c) => c.id), batch.map((c) => vectorParam(c.embedding))],
+        );
+      }
+      await manager.query('UPDATE knowledge_sources SET embedding_dims = $2, embedding_model = $3, updated_at = now() WHERE id = $1', [
+        sourceId,
+        space.dimensions,
+        space.model,
+      ]);
+      return true;
     });
   }
 

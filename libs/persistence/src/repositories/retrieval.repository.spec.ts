@@ -63,7 +63,7 @@ describe(RetrievalRepository.name, () => {
 
   describe('search', () => {
     it('ranks insights, recommendations and chunks together by cosine similarity (score = 1 − distance)', async () => {
-      const items = await retrieval.search(projectA, [1, 0, 0], 10);
+      const items = await retrieval.search(projectA, [1, 0, 0], 10, MODEL);
       expect(items.map((i) => [i.kind, i.title, i.text, i.source])).toEqual([
         ['knowledge', 'Doc A', 'exact match', 'docs/a.md'],
         ['insight', 'Insight one', 'Insight one\nMostly aligned.', undefined],
@@ -76,30 +76,41 @@ describe(RetrievalRepository.name, () => {
     });
 
     it('cuts the merged ranking to top-K', async () => {
-      expect((await retrieval.search(projectA, [1, 0, 0], 2)).map((i) => i.text)).toEqual(['exact match', 'Insight one\nMostly aligned.']);
+      expect((await retrieval.search(projectA, [1, 0, 0], 2, MODEL)).map((i) => i.text)).toEqual(['exact match', 'Insight one\nMostly aligned.']);
     });
 
     it("never returns another project's rows", async () => {
-      const a = await retrieval.search(projectA, [1, 0, 0], 200);
+      const a = await retrieval.search(projectA, [1, 0, 0], 200, MODEL);
       expect(a.map((i) => i.text).join(' ')).not.toMatch(/B secret|B only/);
-      const b = await retrieval.search(projectB, [1, 0, 0], 200);
+      const b = await retrieval.search(projectB, [1, 0, 0], 200, MODEL);
       // Equal distances are ordered by kind, then id.
       expect(b.map((i) => i.text)).toEqual(['B insight\nB only.', 'B secret']);
     });
 
     it('compares only vectors of the query length', async () => {
-      expect(await retrieval.search(projectA, [1, 0, 0, 0], 5)).toEqual([]);
+      expect(await retrieval.search(projectA, [1, 0, 0, 0], 5, MODEL)).toEqual([]);
+    });
+
+    it('compares only vectors of the query model: rows of another model at the same length are never ranked', async () => {
+      const project = (await projects.create({ name: 'Two models, one length' })).id;
+      await knowledge.replaceSource(project, { uri: 'old.md', title: 'Old', contentHash: 'h' }, [{ text: 'old model', tokenCount: 2, embedding: [1, 0, 0] }], 'test/old');
+      await db.dataSource.query(`UPDATE knowledge_sources SET embedding_model = 'test/new' WHERE project_id = $1`, [project]);
+      await knowledge.replaceSource(project, { uri: 'new.md', title: 'New', contentHash: 'h' }, [{ text: 'new model', tokenCount: 2, embedding: [0, 1, 0] }], 'test/new');
+      // Same length (3), both rows in the table: each model's query sees only its own row.
+      expect((await retrieval.search(project, [1, 0, 0], 5, 'test/new')).map((i) => [i.text, i.score])).toEqual([['new model', 0]]);
+      expect((await retrieval.search(project, [1, 0, 0], 5, 'test/old')).map((i) => [i.text, i.score])).toEqual([['old model', 1]]);
+      expect(await retrieval.search(project, [1, 0, 0], 5, 'test/other')).toEqual([]);
     });
 
     it('returns nothing for an unknown or malformed project id', async () => {
-      expect(await retrieval.search('00000000-0000-4000-8000-000000000000', [1, 0, 0], 5)).toEqual([]);
-      expect(await retrieval.search("x' OR 1=1 --", [1, 0, 0], 5)).toEqual([]);
+      expect(await retrieval.search('00000000-0000-4000-8000-000000000000', [1, 0, 0], 5, MODEL)).toEqual([]);
+      expect(await retrieval.search("x' OR 1=1 --", [1, 0, 0], 5, MODEL)).toEqual([]);
     });
 
     it('rejects a top-K outside 1..200', async () => {
-      await expect(retrieval.search(projectA, [1, 0, 0], 0)).rejects.toThrow(RangeError);
-      await expect(retrieval.search(projectA, [1, 0, 0], 201)).rejects.toThrow(RangeError);
-      await expect(retrieval.search(projectA, [1, 0, 0], 1.5)).rejects.toThrow(RangeError);
+      await expect(retrieval.search(projectA, [1, 0, 0], 0, MODEL)).rejects.toThrow(RangeError);
+      await expect(retrieval.search(projectA, [1, 0, 0], 201, MODEL)).rejects.toThrow(RangeError);
+      await expect(retrieval.search(projectA, [1, 0, 0], 1.5, MODEL)).rejects.toThrow(RangeError);
     });
 
     it('uses the partial HNSW index of the query length (EXPLAIN), and still returns exact neighbours', async () => {
@@ -122,12 +133,12 @@ describe(RetrievalRepository.name, () => {
         // expression and predicate match the partial index (a non-matching one could not be used at
         // all). With the PostgreSQL manual and kb-pgvector loaded (5,917 chunks) the planner picks it unprompted.
         await m.query('SET LOCAL enable_sort = off');
-        return m.query(`EXPLAIN (COSTS OFF) ${searchSql(256)}`, [project, vectorParam(query), 8]);
+        return m.query(`EXPLAIN (COSTS OFF) ${searchSql(256)}`, [project, vectorParam(query), 8, 'test/random-256']);
       });
       const text = plan.map((r) => r['QUERY PLAN']).join('\n');
       expect(text).toContain('Index Scan using knowledge_chunks_embedding_256_hnsw_idx on knowledge_chunks k');
       expect(text).toContain('Order By: ((embedding)::vector(256) <=>');
-      const items = await retrieval.search(project, query, 8);
+      const items = await retrieval.search(project, query, 8, 'test/random-256');
       expect(items[0].text).toBe('chunk 567');
       expect(items[0].score).toBeCloseTo(1, 6);
     }, 60_000);
@@ -135,7 +146,7 @@ describe(RetrievalRepository.name, () => {
 
   describe('searchFullText', () => {
     it('finds the rows whose words match, best ts_rank_cd first, with their cosine score, and only of this project', async () => {
-      const items = await retrieval.searchFullText(projectA, 'Which one is the exact match?', [1, 0, 0], 10);
+      const items = await retrieval.searchFullText(projectA, 'Which one is the exact match?', [1, 0, 0], 10, MODEL);
       expect(items.map((i) => [i.kind, i.text, i.legs?.fulltext?.rank])).toEqual([
         ['knowledge', 'exact match', 1],
         ['insight', 'Insight one\nMostly aligned.', 2],
@@ -143,25 +154,25 @@ describe(RetrievalRepository.name, () => {
       ]);
       expect(items[0].score).toBeCloseTo(1, 12);
       expect(items[0].legs?.fulltext?.score).toBeGreaterThan(0);
-      const b = await retrieval.searchFullText(projectB, 'exact match secret', [1, 0, 0], 10);
+      const b = await retrieval.searchFullText(projectB, 'exact match secret', [1, 0, 0], 10, MODEL);
       expect(b.map((i) => i.text)).toEqual(['B secret']);
     });
 
     it('abstains when no word matches, or the question has no word', async () => {
-      expect(await retrieval.searchFullText(projectA, 'photosynthesis', [1, 0, 0], 10)).toEqual([]);
-      expect(await retrieval.searchFullText(projectA, '?!  …', [1, 0, 0], 10)).toEqual([]);
+      expect(await retrieval.searchFullText(projectA, 'photosynthesis', [1, 0, 0], 10, MODEL)).toEqual([]);
+      expect(await retrieval.searchFullText(projectA, '?!  …', [1, 0, 0], 10, MODEL)).toEqual([]);
     });
 
     it("uses the project's text search configuration: english stems words and drops stop words", async () => {
       const project = (await projects.create({ name: 'English' })).id;
       await knowledge.replaceSource(project, { uri: 'e.md', title: 'E', contentHash: 'h' }, [{ text: 'Indexes speed up queries', tokenCount: 4, embedding: [1, 0, 0] }], MODEL);
-      expect(await retrieval.searchFullText(project, 'indexing query', [1, 0, 0], 5)).toEqual([]);
+      expect(await retrieval.searchFullText(project, 'indexing query', [1, 0, 0], 5, MODEL)).toEqual([]);
       await projects.updateSettings(project, { retrievalSettings: { textSearchConfig: 'english' } });
-      expect((await retrieval.searchFullText(project, 'indexing query', [1, 0, 0], 5)).map((i) => i.text)).toEqual(['Indexes speed up queries']);
-      expect(await retrieval.searchFullText(project, 'what is the', [1, 0, 0], 5)).toEqual([]);
+      expect((await retrieval.searchFullText(project, 'indexing query', [1, 0, 0], 5, MODEL)).map((i) => i.text)).toEqual(['Indexes speed up queries']);
+      expect(await retrieval.searchFullText(project, 'what is the', [1, 0, 0], 5, MODEL)).toEqual([]);
       // Rows written after the change take the configuration too (the insert trigger).
       await knowledge.replaceSource(project, { uri: 'f.md', title: 'F', contentHash: 'h' }, [{ text: 'Vacuuming reclaims storage', tokenCount: 3, embedding: [0, 1, 0] }], MODEL);
-      expect((await retrieval.searchFullText(project, 'vacuum', [1, 0, 0], 5)).map((i) => i.text)).toEqual(['Vacuuming reclaims storage']);
+      expect((await retrieval.searchFullText(project, 'vacuum', [1, 0, 0], 5, MODEL)).map((i) => i.text)).toEqual(['Vacuuming reclaims storage']);
     });
 
     it('matches through the (project_id, tsv) GIN index at scale (EXPLAIN, no planner settings)', async () => {
@@ -181,10 +192,11 @@ describe(RetrievalRepository.name, () => {
         vectorParam(vectors[1234]),
         8,
         fullTextQuery('where is term1234'),
+        'test/random-256',
       ]);
       const text = plan.map((r) => r['QUERY PLAN']).join('\n');
       expect(text).toMatch(/Bitmap Index Scan on knowledge_chunks_tsv_idx\n\s+Index Cond: \(\(project_id = '[0-9a-f-]+'::uuid\) AND \(tsv @@ \$\d+\)\)/);
-      const items = await retrieval.searchFullText(project, 'where is term1234', vectors[1234], 8);
+      const items = await retrieval.searchFullText(project, 'where is term1234', vectors[1234], 8, 'test/random-256');
       expect(items.map((i) => i.text)).toEqual(['chunk about term1234']);
       expect(items[0].score).toBeCloseTo(1, 6);
     }, 60_000);

@@ -35,18 +35,20 @@ export class RetrievalRepository {
 
   /**
    * The project's `topK` items nearest to `embedding`, best first, with `score` = 1 − cosine
-   * distance (in [−1, 1]). Only vectors of the same length as `embedding` are compared; rows of the
-   * project embedded at another length are never returned (the ingestion guard keeps a project on
-   * one embedding space). Never returns another project's rows.
+   * distance (in [−1, 1]). Only vectors of the same embedding space are compared: the same length as
+   * `embedding` AND the same `embeddingModel`, so rows embedded by another model (a project whose
+   * model changed and is not re-embedded yet) are never ranked against this query, whatever their
+   * length. Never returns another project's rows.
    * @param embedding the question's embedding (its length selects the index).
    * @param topK 1..200.
+   * @param embeddingModel `provider/model` that embedded the question (as ingestion stores it).
    * @throws RangeError for a bad top-K or embedding length; Error for a non-finite component.
    */
-  async search(projectId: string, embedding: readonly number[], topK: number): Promise<RetrievedItem[]> {
+  async search(projectId: string, embedding: readonly number[], topK: number, embeddingModel: string): Promise<RetrievedItem[]> {
     assertTopK(topK);
     if (!isUuid(projectId)) return [];
     const sql = searchSql(embedding.length);
-    const params = [projectId, vectorParam(embedding), topK];
+    const params = [projectId, vectorParam(embedding), topK, embeddingModel];
     const rows: ItemRow[] = await this.dataSource.transaction(async (manager) => {
       await manager.query(`SELECT set_config('hnsw.iterative_scan', 'strict_order', true), set_config('hnsw.ef_search', $1, true)`, [
         String(Math.min(1000, Math.max(40, 2 * topK))),
@@ -59,12 +61,12 @@ export class RetrievalRepository {
   /**
    * The project's `topK` items whose text matches the question's words (PostgreSQL full text with
    * the project's text search configuration, GIN-indexed), best `ts_rank_cd` first, among rows of
-   * the same embedding length as `embedding`; each item's `legs.fulltext` holds its rank (1 = best)
+   * the same embedding space as `embedding` (its length and `embeddingModel`); each item's `legs.fulltext` holds its rank (1 = best)
    * and `ts_rank_cd`, and `score` its cosine similarity to `embedding`. A question with no word, or
    * none left after the configuration's stop words, matches nothing: the leg abstains.
    * @throws RangeError for a bad top-K.
    */
-  async searchFullText(projectId: string, question: string, embedding: readonly number[], topK: number): Promise<RetrievedItem[]> {
+  async searchFullText(projectId: string, question: string, embedding: readonly number[], topK: number, embeddingModel: string): Promise<RetrievedItem[]> {
     assertTopK(topK);
     const query = fullTextQuery(question);
     if (!isUuid(projectId) || query === '') return [];
@@ -73,6 +75,7 @@ export class RetrievalRepository {
       vectorParam(embedding),
       topK,
       query,
+      embeddingModel,
     ]);
     return rows.map((r, i) => ({ ...toItem(r), legs: { fulltext: { rank: i + 1, score: Number(r.rank) } } }));
   }
@@ -101,7 +104,7 @@ export function fullTextQuery(question: string): string {
 
 /**
  * The full-text SQL over rows of embedding length `dimensions` ($1 project id, $2 query vector,
- * $3 top-K, $4 `fullTextQuery`): each table's rows whose `tsv` matches the query under the
+ * $3 top-K, $4 `fullTextQuery`, $5 the embedding model `provider/model`): each table's rows whose `tsv` matches the query under the
  * project's text search configuration, best `ts_rank_cd` first, with their cosine distance to $2
  * so every item carries the same `score` as in the vector leg. Exported so a test can EXPLAIN it
  * and see the GIN indexes used.
@@ -117,20 +120,20 @@ export function fullTextSql(dimensions: number): string {
               NULL::text AS source, NULL::int AS token_count, ts_rank_cd(i.tsv, ${tsquery}) AS rank,
               ${e('i')} <=> ${q} AS distance
          FROM insights i
-        WHERE i.project_id = $1 AND i.embedding_dims = ${dimensions} AND i.tsv @@ ${tsquery}
+        WHERE i.project_id = $1 AND i.embedding_dims = ${dimensions} AND i.embedding_model = $5 AND i.tsv @@ ${tsquery}
         ORDER BY rank DESC, i.id LIMIT $3)
       UNION ALL
       (SELECT r.id, 'recommendation', r.title, r.title || E'\\n' || r.body, NULL::text, NULL::int,
               ts_rank_cd(r.tsv, ${tsquery}), ${e('r')} <=> ${q}
          FROM recommendations r
-        WHERE r.project_id = $1 AND r.embedding_dims = ${dimensions} AND r.tsv @@ ${tsquery}
+        WHERE r.project_id = $1 AND r.embedding_dims = ${dimensions} AND r.embedding_model = $5 AND r.tsv @@ ${tsquery}
         ORDER BY 7 DESC, r.id LIMIT $3)
       UNION ALL
       (SELECT c.id, 'knowledge', s.title, c.text, s.uri, c.token_count, c.rank, c.distance
          FROM (SELECT k.id, k.source_id, k.text, k.token_count, ts_rank_cd(k.tsv, ${tsquery}) AS rank,
                       ${e('k')} <=> ${q} AS distance
                  FROM knowledge_chunks k
-                WHERE k.project_id = $1 AND k.embedding_dims = ${dimensions} AND k.tsv @@ ${tsquery}
+                WHERE k.project_id = $1 AND k.embedding_dims = ${dimensions} AND k.embedding_model = $5 AND k.tsv @@ ${tsquery}
                 ORDER BY rank DESC, k.id LIMIT $3) c
          JOIN knowledge_sources s ON s.id = c.source_id)
     ) ranked
@@ -139,7 +142,8 @@ export function fullTextSql(dimensions: number): string {
 }
 
 /**
- * The search SQL for vectors of `dimensions` ($1 project id, $2 query vector, $3 top-K). Exported
+ * The search SQL for vectors of `dimensions` ($1 project id, $2 query vector, $3 top-K, $4 the
+ * embedding model `provider/model`). Exported
  * so a test can EXPLAIN it and see the HNSW indexes used.
  */
 export function searchSql(dimensions: number): string {
@@ -150,19 +154,19 @@ export function searchSql(dimensions: number): string {
       (SELECT i.id, 'insight' AS kind, i.name AS title, i.name || E'\\n' || i.description AS text,
               NULL::text AS source, NULL::int AS token_count, ${e('i')} <=> ${q} AS distance
          FROM insights i
-        WHERE i.project_id = $1 AND i.embedding_dims = ${dimensions}
+        WHERE i.project_id = $1 AND i.embedding_dims = ${dimensions} AND i.embedding_model = $4
         ORDER BY ${e('i')} <=> ${q} LIMIT $3)
       UNION ALL
       (SELECT r.id, 'recommendation', r.title, r.title || E'\\n' || r.body, NULL::text, NULL::int,
               ${e('r')} <=> ${q}
          FROM recommendations r
-        WHERE r.project_id = $1 AND r.embedding_dims = ${dimensions}
+        WHERE r.project_id = $1 AND r.embedding_dims = ${dimensions} AND r.embedding_model = $4
         ORDER BY ${e('r')} <=> ${q} LIMIT $3)
       UNION ALL
       (SELECT c.id, 'knowledge', s.title, c.text, s.uri, c.token_count, c.distance
          FROM (SELECT k.id, k.source_id, k.text, k.token_count, ${e('k')} <=> ${q} AS distance
                  FROM knowledge_chunks k
-                WHERE k.project_id = $1 AND k.embedding_dims = ${dimensions}
+                WHERE k.project_id = $1 AND k.embedding_dims = ${dimensions} AND k.embedding_model = $4
                 ORDER BY ${e('k')} <=> ${q} LIMIT $3) c
          JOIN knowledge_sources s ON s.id = c.source_id)
     ) ranked

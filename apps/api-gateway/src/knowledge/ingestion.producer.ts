@@ -1,0 +1,15 @@
+import { InjectQueue } from '@nestjs/bullmq';
+import { Injectable } from '@nestjs/common';
+import type { Queue } from 'bullmq';
+import { ASK_JOB_OPTIONS, type IngestJobData, JobName, QueueName } from '@ask/ask-contracts';
+
+/** The one way the gateway enqueues ingestion work: a job whose id is the ingestion id. */
+@Injectable()
+export class IngestionProducer {
+  constructor(@InjectQueue(QueueName.AskIngestion) private readonly queue: Queue<IngestJobData>) {}
+
+  /** Enqueues a stored ingestion; a second call with the same id is a no-op (BullMQ job ids are unique). */
+  async enqueue(name: JobName.Ingest | JobName.Reembed, data: IngestJobData): Promise<void> {
+    await this.queue.add(name, data, { ...ASK_JOB_OPTIONS, jobId: data.ingestionId });
+  }
+}

@@ -1,0 +1,43 @@
+import { Injectable } from '@nestjs/common';
+import { type IngestionAccepted, type IngestionKind, JobName } from '@ask/ask-contracts';
+import { embeddingNotConfigured, embeddingSpaceChanged, notFound } from '@ask/ask-errors';
+import { createEmbeddingProvider } from '@ask/llm-providers';
+import { type IngestionItem, IngestionsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
+import { IngestionProducer } from './ingestion.producer';
+
+/**
+ * Accepts uploads and re-embeds: checks the project (404), its embedding provider (412, before
+ * anything is stored) and, for an upload, that its stored vectors are of the provider's embedding
+ * space (409 `embedding_space_changed` otherwise: re-embed first); stores the upload with its
+ * `ingestions` row in one transaction, enqueues the job and answers with the ingestion id. The
+ * gateway chunks and embeds nothing: the ingestion worker does.
+ */
+@Injectable()
+export class KnowledgeService {
+  constructor(
+    private readonly projects: ProjectsRepository,
+    private readonly knowledge: KnowledgeRepository,
+    private readonly ingestions: IngestionsRepository,
+    private readonly producer: IngestionProducer,
+  ) {}
+
+  /**
+   * @throws AskError 404 not_found, 412 embedding_not_configured / llm_not_configured (a missing
+   *   embedding setting or credential), 409 embedding_space_changed (uploads only).
+   */
+  async accept(projectId: string, kind: IngestionKind, items: readonly IngestionItem[]): Promise<IngestionAccepted> {
+    const project = await this.projects.findById(projectId);
+    if (!project) throw notFound('project not found');
+    if (!project.embeddingSettings) throw embeddingNotConfigured();
+    const embedder = createEmbeddingProvider(project.embeddingSettings, (await this.projects.getCredentials(projectId)) ?? {});
+    if (kind !== 'reembed') {
+      const space = { model: `${embedder.provider}/${embedder.model}`, dimensions: embedder.dimensions };
+      const others = await this.knowledge.spacesOtherThan(projectId, space);
+      if (others.length > 0) throw embeddingSpaceChanged(others, space);
+    }
+    const ingestionId = await this.ingestions.create(projectId, kind, items);
+    await this.producer.enqueue(kind === 'reembed' ? JobName.Reembed : JobName.Ingest, { ingestionId, projectId });
+    const statusUrl = `/api/v1/projects/${projectId}/ingestions/${ingestionId}`;
+    return { ingestionId, eventsUrl: `${statusUrl}/events`, statusUrl };
+  }
+}

@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { QueueName } from '@ask/ask-contracts';
+import { AppConfigModule } from '@ask/config';
+import { AskQueuesModule, EventStreamModule } from '@ask/event-stream';
+import { IngestionModule } from '@ask/ingestion';
+import { PersistenceModule } from '@ask/persistence';
+import { IngestionProcessor } from './ingestion/ingestion.processor';
+
+/**
+ * The ingestion worker: a BullMQ processor on `ask-ingestion` that chunks, embeds and stores uploads
+ * and re-embeds projects, off the gateway's event loop. No HTTP server.
+ */
+@Module({
+  imports: [AppConfigModule, PersistenceModule.forRoot(), EventStreamModule, AskQueuesModule.forQueues(QueueName.AskIngestion), IngestionModule],
+  providers: [IngestionProcessor],
+})
+export class IngestionWorkerModule {}

@@ -1,0 +1,50 @@
+import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import type { Job } from 'bullmq';
+import { type IngestJobData, JobName, QueueName } from '@ask/ask-contracts';
+import { internalError } from '@ask/ask-errors';
+import { APP_CONFIG, type AppConfig, loadConfig } from '@ask/config';
+import { IngestionEventStream } from '@ask/event-stream';
+import { type IngestionEventSink, IngestionRunner } from '@ask/ingestion';
+
+/** Lock of a running ingestion job; read when the module loads, because `@Processor` options are fixed then. */
+const { INGESTION_LOCK_DURATION_MS } = loadConfig();
+
+/**
+ * Unpacks ingestion jobs (`ingest`, `reembed`) and hands them to {@link IngestionRunner}, with the
+ * ingestion's Redis stream as the event sink. Infrastructure failures are retried by BullMQ
+ * (attempts from ASK_JOB_OPTIONS; the run restarts from its stored upload, unchanged documents are
+ * skipped); the last failed attempt ends the ingestion `failed` with a 500 `internal_error` so no
+ * client waits forever.
+ */
+@Processor(QueueName.AskIngestion, { lockDuration: INGESTION_LOCK_DURATION_MS, maxStalledCount: 2 })
+export class IngestionProcessor extends WorkerHost implements OnApplicationBootstrap {
+  private readonly logger = new Logger(IngestionProcessor.name);
+
+  constructor(
+    private readonly runner: IngestionRunner,
+    private readonly events: IngestionEventStream,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    super();
+  }
+
+  onApplicationBootstrap(): void {
+    this.worker.concurrency = this.config.INGESTION_CONCURRENCY;
+  }
+
+  async process(job: Job<IngestJobData>): Promise<void> {
+    if (job.name !== JobName.Ingest && job.name !== JobName.Reembed) throw new Error(`unknown job ${job.name} on ${QueueName.AskIngestion}`);
+    const { ingestionId, projectId } = job.data;
+    const sink: IngestionEventSink = (type, data) => this.events.publish(ingestionId, type, data);
+    try {
+      const outcome = await this.runner.run(projectId, ingestionId, sink, { attempt: job.attemptsMade + 1 });
+      this.logger.log(`ingestion ${ingestionId} (${job.name}): ${outcome}`);
+    } catch (err) {
+      const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      this.logger.error(`ingestion ${ingestionId}: attempt ${job.attemptsMade + 1} failed: ${(err as Error).message}`);
+      if (last) await this.runner.fail(ingestionId, internalError(), null, [], sink);
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,132 @@
+import type Redis from 'ioredis';
+import {
+  INGESTION_TERMINAL_EVENTS,
+  ingestionStreamKey,
+  type IngestionEvent,
+  type IngestionEventMap,
+  type IngestionEventType,
+} from '@ask/ask-contracts';
+
+/** Options of {@link IngestionEventStream.read}. */
+export interface IngestionReadOptions {
+  /** Redis stream id after which to read (`Last-Event-ID`); absent reads from the start. */
+  after?: string;
+  /** How long one blocking read waits for new events, in milliseconds. */
+  blockMs?: number;
+  /** Stops the read (the SSE client went away). */
+  signal?: AbortSignal;
+  /** Gives up when no event arrives for this long, in milliseconds (default 10 minutes). */
+  idleTimeoutMs?: number;
+}
+
+const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
+
+/**
+ * One Redis stream per ingestion (`{prefix}:ingestion:{ingestionId}:events`), the same design as an
+ * ask's stream (`AskEventStream`): the ingestion worker appends `started`, `progress`,
+ * `document_failed`, then `done` or `error`; the gateway relays them as SSE with each entry's stream
+ * id as the SSE id, so `Last-Event-ID` resumes with no gap and no repeat. The stream expires
+ * `ttlSeconds` after its terminal event (twice that after its last event otherwise). The durable
+ * record of an ingestion is its PostgreSQL row; the stream is only the live feed.
+ *
+ * A reader holds its own connection for `XREAD BLOCK` while it follows a live ingestion (there is one
+ * follower per upload, usually the uploading client); a finished ingestion is answered with one
+ * `XRANGE` on the shared connection.
+ */
+export class IngestionEventStream {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  private key(ingestionId: string): string {
+    return `${this.prefix}:${ingestionStreamKey(ingestionId)}`;
+  }
+
+  /** True when `id` is a well-formed stream id (`ms-seq`). */
+  static isStreamId(id: string): boolean {
+    return STREAM_ID.test(id);
+  }
+
+  /** Appends one event; returns its stream id. A terminal event sets the stream's expiry to `ttlSeconds`. */
+  async publish<T extends IngestionEventType>(ingestionId: string, type: T, data: IngestionEventMap[T]): Promise<string> {
+    const key = this.key(ingestionId);
+    const terminal = INGESTION_TERMINAL_EVENTS.has(type);
+    const results = await this.redis
+      .multi()
+      .xadd(key, '*', 'type', type, 'data', JSON.stringify(data))
+      .expire(key, terminal ? this.ttlSeconds : this.ttlSeconds * 2)
+      .exec();
+    const [err, id] = results?.[0] ?? [new Error('no reply from XADD'), null];
+    if (err) throw err;
+    return id as string;
+  }
+
+  /** Every event of the ingestion so far, oldest first (after `after` when given). */
+  async readAll(ingestionId: string, after?: string): Promise<IngestionEvent[]> {
+    const start = after && IngestionEventStream.isStreamId(after) ? `(${after}` : '-';
+    const entries = await this.redis.xrange(this.key(ingestionId), start, '+');
+    return entries.map(([id, fields]) => toEvent(id, fields));
+  }
+
+  /** Number of events in the ingestion's stream (0 when it never existed or has expired). */
+  async length(ingestionId: string): Promise<number> {
+    return this.redis.xlen(this.key(ingestionId));
+  }
+
+  /**
+   * Yields the ingestion's events after `options.after`, waiting for new ones, until a terminal event,
+   * the signal, or `idleTimeoutMs` without an event.
+   */
+  async *read(ingestionId: string, options: IngestionReadOptions = {}): AsyncGenerator<IngestionEvent> {
+    const { blockMs = 5_000, signal, idleTimeoutMs = 600_000 } = options;
+    let after = options.after && IngestionEventStream.isStreamId(options.after) ? options.after : '0';
+    // What is there already, on the shared connection; a finished run needs nothing more.
+    for (const event of await this.readAll(ingestionId, after === '0' ? undefined : after)) {
+      after = event.id;
+      yield event;
+      if (INGESTION_TERMINAL_EVENTS.has(event.type)) return;
+    }
+    if (signal?.aborted) return;
+    const key = this.key(ingestionId);
+    // Resuming after the terminal event (or an id beyond it): everything was delivered, end at once.
+    const [last] = await this.redis.xrevrange(key, '+', '-', 'COUNT', 1);
+    if (last && INGESTION_TERMINAL_EVENTS.has(toEvent(last[0], last[1]).type)) return;
+    const reader = this.redis.duplicate();
+    const onAbort = () => reader.disconnect();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let lastEventAt = Date.now();
+    try {
+      while (!signal?.aborted) {
+        const reply = await reader.xread('COUNT', 200, 'BLOCK', blockMs, 'STREAMS', key, after).catch((err) => {
+          if (signal?.aborted) return null;
+          throw err;
+        });
+        if (signal?.aborted) return;
+        if (!reply) {
+          if (Date.now() - lastEventAt > idleTimeoutMs) return;
+          continue;
+        }
+        lastEventAt = Date.now();
+        for (const [, entries] of reply) {
+          for (const [id, fields] of entries) {
+            after = id;
+            const event = toEvent(id, fields);
+            yield event;
+            if (INGESTION_TERMINAL_EVENTS.has(event.type)) return;
+          }
+        }
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      reader.disconnect();
+    }
+  }
+}
+
+function toEvent(id: string, fields: string[]): IngestionEvent {
+  const map: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) map[fields[i]] = fields[i + 1];
+  return { id, type: map.type as IngestionEventType, data: JSON.parse(map.data ?? '{}') };
+}
