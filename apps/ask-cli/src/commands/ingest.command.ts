@@ -203,15 +203,15 @@ export function registerIngestCommands(program: Command): void {
     .requiredOption('--docs <dir>', 'folder of .md, .txt or .jsonl documents')
     .option('--gateway <url>', 'load through the gateway (queued ingestion, progress from its event stream) instead of writing the database directly')
     .option('--api-key <key>', 'project API key for --gateway (Authorization: Bearer)')
-    .action(async (flags: { project: string; docs: string; gateway?: string; apiKey?: string }) => {
+    .option('--progress', 'draw the progress bar on stderr even when it is not a terminal (one line per update)')
+    .action(async (flags: { project: string; docs: string; gateway?: string; apiKey?: string; progress?: boolean }) => {
+      const progress: ProgressOptions = flags.progress ? { progress: true, stream: process.stderr } : { progress: process.stdout.isTTY };
       if (!flags.gateway) {
-        await ingestFolder(flags.project, flags.docs, { progress: process.stdout.isTTY });
+        await ingestFolder(flags.project, flags.docs, progress);
         return;
       }
       const started = Date.now();
-      const result = await ingestViaGateway(new AskClient(flags.gateway, flags.apiKey), flags.project, await loadDocuments(flags.docs), {
-        progress: process.stdout.isTTY,
-      }).catch((err: unknown) => {
+      const result = await ingestViaGateway(new AskClient(flags.gateway, flags.apiKey), flags.project, await loadDocuments(flags.docs), progress).catch((err: unknown) => {
         throw err instanceof AskApiError ? new Error(err.message) : err;
       });
       const c = result.counts;
@@ -228,9 +228,10 @@ export function registerIngestCommands(program: Command): void {
     .requiredOption('--project <id>', 'project id')
     .option('--gateway <url>', 'run it as a queued job through the gateway instead of in-process')
     .option('--api-key <key>', 'project API key for --gateway (Authorization: Bearer)')
-    .action(async (flags: { project: string; gateway?: string; apiKey?: string }) => {
+    .option('--progress', 'draw the progress bar on stderr even when it is not a terminal')
+    .action(async (flags: { project: string; gateway?: string; apiKey?: string; progress?: boolean }) => {
       const client = flags.gateway ? new AskClient(flags.gateway, flags.apiKey) : undefined;
-      const c = await reembedProject(flags.project, client, { progress: process.stdout.isTTY });
+      const c = await reembedProject(flags.project, client, flags.progress ? { progress: true, stream: process.stderr } : { progress: process.stdout.isTTY });
       console.log(`re-embedded ${c.created} of ${c.total} sources and items (${c.unchanged} superseded, ${c.failed} failed), ${c.chunks} vectors`);
     });
 
