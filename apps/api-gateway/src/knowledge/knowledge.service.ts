@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { type IngestionAccepted, type IngestionKind, JobName } from '@ask/ask-contracts';
 import { embeddingNotConfigured, embeddingSpaceChanged, notFound } from '@ask/ask-errors';
-import { createEmbeddingProvider } from '@ask/llm-providers';
+import { checkEmbeddingLanguage, createEmbeddingProvider } from '@ask/llm-providers';
 import { type IngestionItem, IngestionsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
 import { IngestionProducer } from './ingestion.producer';
 
@@ -23,7 +23,8 @@ export class KnowledgeService {
 
   /**
    * @throws AskError 404 not_found, 412 embedding_not_configured / llm_not_configured (a missing
-   *   embedding setting or credential), 409 embedding_space_changed (uploads only).
+   *   embedding setting or credential), 409 embedding_space_changed (uploads only), 400
+   *   invalid_request for knowledge mostly in languages the embedding model does not cover.
    */
   async accept(projectId: string, kind: IngestionKind, items: readonly IngestionItem[]): Promise<IngestionAccepted> {
     const project = await this.projects.findById(projectId);
@@ -34,6 +35,8 @@ export class KnowledgeService {
       const space = { model: `${embedder.provider}/${embedder.model}`, dimensions: embedder.dimensions };
       const others = await this.knowledge.spacesOtherThan(projectId, space);
       if (others.length > 0) throw embeddingSpaceChanged(others, space);
+      // A bounded sample (the worker checks again): knowledge the model cannot embed is a 400 now.
+      checkEmbeddingLanguage(embedder, items.map((i) => (i.kind === 'document' ? i.text : `${i.title}\n${i.text}`)));
     }
     const ingestionId = await this.ingestions.create(projectId, kind, items);
     await this.producer.enqueue(kind === 'reembed' ? JobName.Reembed : JobName.Ingest, { ingestionId, projectId });

@@ -28,7 +28,8 @@ describe('rate limits (real gateway and Redis)', () => {
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
     expect(limited.body?.details).toBe(`retry_after=${retryAfter}`);
-  });
+    // Four asks on a shared 2-core machine can take longer than jest's default 5 s; no time is asserted.
+  }, 30_000);
 
   it("leaves another project's budget untouched", async () => {
     expect((await ask(b)).status).toBe(202);

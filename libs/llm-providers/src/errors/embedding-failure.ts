@@ -7,6 +7,7 @@ import {
   rateLimited,
 } from '@ask/ask-errors';
 import type { ProviderId } from '@ask/model-catalog';
+import type { EmbeddingProviderId } from '../types';
 import { classifyUpstreamError } from './classify-upstream-error';
 import { EmbeddingShapeError } from './upstream-errors';
 
@@ -46,12 +47,13 @@ const DEFAULT_RETRY_AFTER_S = 30;
  *
  * `details` are sanitised (no key, no credentialed URL). Never throws.
  */
-export function classifyEmbeddingFailure(err: unknown, provider: ProviderId): EmbeddingFailure {
+export function classifyEmbeddingFailure(err: unknown, provider: ProviderId | EmbeddingProviderId): EmbeddingFailure {
   if (isAskError(err)) return { error: err, scope: 'run', retryable: false };
   if (err instanceof EmbeddingShapeError) {
     return { error: embeddingDimensionsMismatch(provider, err.expected, err.received, err), scope: 'run', retryable: false };
   }
-  const failure = classifyUpstreamError(err, provider);
+  // The table is provider-agnostic; the id only names the source in messages.
+  const failure = classifyUpstreamError(err, provider as ProviderId);
   switch (failure.kind) {
     case 'timeout':
       return { error: embeddingUpstream(`provider=${provider} the call was cancelled or its deadline passed`, { timeout: true, cause: err }), scope: 'run', retryable: false };
