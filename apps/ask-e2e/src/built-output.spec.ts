@@ -18,8 +18,8 @@ function shape(events: AskEvent[]): string[] {
 }
 
 /**
- * The production build: the three apps started with plain `node dist/<app>/main.js` (what `nx build`
- * writes and the Dockerfile ships; the test target depends on the three builds), not through the
+ * The production build: the four apps started with plain `node dist/<app>/main.js` (what `nx build`
+ * writes and the Dockerfile ships; the test target depends on the four builds), not through the
  * TypeScript loader, answer one ask with the embedded local providers.
  */
 describe('the built apps (node dist/<app>/main.js), end to end', () => {
