@@ -44,8 +44,10 @@ describe(AskEventRelay.name, () => {
       expect(await rejection(relay.resumePoint(askId, `${BigInt(ms) + 1n}-0`))).toBe('400 invalid_request Last-Event-ID: later than the last event of this stream');
       expect(await rejection(relay.resumePoint(askId, `${ms}-${Number(seq) + 1}`))).toBe('400 invalid_request Last-Event-ID: later than the last event of this stream');
       expect(await rejection(relay.resumePoint(askId, '5-0'))).toBe('400 invalid_request Last-Event-ID: not the id of an event of this stream');
-      expect(await relay.resumePoint(askId, accepted)).toEqual({ after: accepted, ended: false });
-      expect(await relay.resumePoint(askId, undefined)).toEqual({ after: '0', ended: false });
+      expect(await relay.resumePoint(askId, accepted)).toEqual({ after: accepted, ended: false, backlog: [] });
+      const delta = await events.publish(askId, 'delta', { text: 'x' });
+      expect(await relay.resumePoint(askId, accepted)).toEqual({ after: accepted, ended: false, backlog: [[delta, ['type', 'delta', 'data', '{"text":"x"}']]] });
+      expect((await relay.resumePoint(askId, undefined)).backlog?.map(([id]) => id)).toEqual([accepted, delta]);
     });
   });
 

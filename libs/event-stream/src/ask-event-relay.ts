@@ -6,11 +6,16 @@ import { publishErrorUnlessEnded } from './deadline-publish';
 import type { HubSubscription, StreamEntry, StreamHub } from './stream-hub';
 import { compareStreamIds, isValidStreamId } from './stream-ids';
 
-/** Where a relay starts: after this id (`0` = the first event), and whether the stream has already ended there. */
+/**
+ * Where a relay starts: after this id (`0` = the first event), whether the stream has already ended
+ * there, and the first page of the events after it (read with the check, one round trip).
+ */
 export interface ResumePoint {
   after: string;
   /** The event at `after` is the terminal one: nothing follows, forever. */
   ended: boolean;
+  /** Up to one page of the entries after `after`, oldest first (may be empty). */
+  backlog?: StreamEntry[];
 }
 
 /** Options of {@link AskEventRelay.relay}. */
@@ -59,14 +64,17 @@ export class AskEventRelay {
    *   than the stream's last event, or is not the id of one of its events.
    */
   async resumePoint(askId: string, lastEventId: string | undefined): Promise<ResumePoint> {
-    if (lastEventId === undefined || lastEventId === '') return { after: '0', ended: false };
+    const key = this.events.streamKey(askId);
+    if (lastEventId === undefined || lastEventId === '') {
+      return { after: '0', ended: false, backlog: await this.redis.xrange(key, '-', '+', 'COUNT', PAGE) };
+    }
     if (!isValidStreamId(lastEventId)) {
       throw invalidRequest('Last-Event-ID: must be an event id of this stream (like 1718000000000-0) or absent');
     }
-    const [entry] = await this.redis.xrange(this.events.streamKey(askId), lastEventId, '+', 'COUNT', 1);
+    const [entry, ...backlog] = await this.redis.xrange(key, lastEventId, '+', 'COUNT', PAGE + 1);
     if (!entry) throw invalidRequest('Last-Event-ID: later than the last event of this stream');
     if (entry[0] !== lastEventId) throw invalidRequest('Last-Event-ID: not the id of an event of this stream');
-    return { after: lastEventId, ended: isTerminal(entry) };
+    return { after: lastEventId, ended: isTerminal(entry), backlog };
   }
 
   /**
@@ -141,8 +149,8 @@ export class AskEventRelay {
     armIdle();
     try {
       // Catch up with plain reads, one page at a time, waiting for the writer between pages.
-      for (;;) {
-        const page = await this.redis.xrange(key, cursor === '0' ? '-' : `(${cursor}`, '+', 'COUNT', PAGE);
+      for (let first = start.backlog; ; first = undefined) {
+        const page = first ?? (await this.redis.xrange(key, cursor === '0' ? '-' : `(${cursor}`, '+', 'COUNT', PAGE));
         if (finished) break;
         await deliver(page);
         if (finished || page.length < PAGE) break;

@@ -86,16 +86,18 @@ export class AskController implements BeforeApplicationShutdown {
     if (lastEventId !== undefined && lastEventId !== '' && !isValidStreamId(lastEventId)) {
       throw invalidRequest('Last-Event-ID: must be an event id of this stream (like 1718000000000-0) or absent');
     }
+    // Listen before the first await: a client that leaves during the checks must not hold a relay.
+    const controller = new AbortController();
+    response.on('close', () => controller.abort());
     const meta = await this.events.meta(askId);
     const principal = principalOf(request);
     const allowed = principal.kind === 'ask-token' ? principal.askId === askId : meta !== null && canSeeProject(principal, meta.projectId);
     if (!meta || !allowed) throw notFound('ask not found');
     const start = await this.relay.resumePoint(askId, lastEventId);
+    if (controller.signal.aborted) return;
     const release = this.caps.acquire(askId, meta.projectId);
-    const controller = new AbortController();
     this.relays.add(controller);
     const sse = new SseResponse(request, response, this.config.ASK_STREAM_BUFFER_BYTES);
-    response.on('close', () => controller.abort());
     try {
       sse.open();
       // Past the ask's deadline (plus a grace for the worker's own 504) no worker will finish it: the

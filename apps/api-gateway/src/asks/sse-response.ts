@@ -48,7 +48,7 @@ export class SseResponse {
       Expire: '0',
       'X-Accel-Buffering': 'no',
     });
-    this.response.flushHeaders();
+    // The headers leave with this first write (and the first events written in the same tick).
     this.response.write('\n');
   }
 
