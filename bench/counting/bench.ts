@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { CalibratedCounter, learnCalibration } from '../../libs/token-counting/src/calibration';
+import { learnScriptCalibration, ScriptCalibratedCounter, usageRecordOf } from '../../libs/token-counting/src/script-calibration';
 import { CharsDiv4Counter } from '../../libs/token-counting/src/chars-div4-counter';
 import { localTokenizerCounter } from '../../libs/token-counting/src/local-tokenizer-counter';
 import { calibrationBaseCounter, ScriptAwareCounter } from '../../libs/token-counting/src/script-aware-counter';
@@ -203,13 +203,16 @@ for (const [kind, sessionKind] of [
     3,
   );
   for (const [k, ref] of references.entries()) {
+    // The production path (apps/synthesis-worker planning-memory.ts): one record per request with the
+    // floor estimate of its parts and their script classes, per-class factors, ScriptCalibratedCounter.
+    const measurer = new ScriptCalibratedCounter({});
     const records = reqs.map((r) => {
-      let est = floor.perRequestTokens + floor.countText(PACKING_SYSTEM_PROMPT) + floor.perMessageTokens;
-      for (const m of r.messages) est += floor.countText(m.content) + floor.perMessageTokens;
-      return { estimated: est, reported: requestTruth(r, k) };
+      const parts = [PACKING_SYSTEM_PROMPT, ...r.messages.map((m) => m.content)].map((t) => measurer.measure(t));
+      return { ...usageRecordOf(parts, r.messages.length + 1), reported: requestTruth(r, k), source: 'usage' as const };
     });
-    const factor = learnCalibration(records);
-    const calibrated = new CalibratedCounter(floor, factor);
+    const learned = learnScriptCalibration(records);
+    const calibrated = new ScriptCalibratedCounter(learned);
+    const factor = Math.max(1, ...Object.values(learned).map((f) => f?.factor ?? 1));
     const s = must(sampleOf.get(kind), 'sample');
     const truth = s.reduce((a, i) => a + counts[k][i], 0);
     calibration.push({

@@ -7,6 +7,5 @@ export * from './local-tokenizers';
 export * from './local-tokenizer-counter';
 export * from './open-family';
 export * from './select-token-counter';
-export * from './calibration';
 export * from './script-rates';
 export * from './script-calibration';

@@ -1,4 +1,4 @@
-import { CalibratedCounter, learnCalibration } from './calibration';
+import { learnScriptCalibration, ScriptCalibratedCounter, usageRecordOf } from './script-calibration';
 import { CharsDiv4Counter } from './chars-div4-counter';
 import { APPROX_PER_MESSAGE_TOKENS, calibrationBaseCounter, ScriptAwareCounter } from './script-aware-counter';
 import { SCRIPT_V1_RATES } from './script-rates';
@@ -184,21 +184,23 @@ describe('English prose over-count against o200k_base (issue 4 acceptance)', () 
     expect(overCount(new ScriptAwareCounter())).toBeLessThanOrEqual(0.35);
   });
 
-  it('is at most 10% (and not under) after calibration from 50 reported usages', () => {
-    const floor = calibrationBaseCounter();
+  it('is at most 10% (and not under) after calibration from 50 reported usages (the worker\'s path)', () => {
     const english = corpusSessions().filter((s) => s.kind === 'english');
     const requests = sample(
       packRequests(english, new ScriptAwareCounter(), { window: 8192, maxTokens: 1024, reserve: 600, margin: 0.15 }),
       50,
       3,
     );
+    // As apps/synthesis-worker planning-memory.ts records them: the parts' measures and classes.
+    const measurer = new ScriptCalibratedCounter({});
     const records = requests.map((r) => {
       const sent = [{ role: 'system' as const, content: PACKING_SYSTEM_PROMPT }, ...r.messages];
-      return { estimated: floor.countMessages(sent), reported: o200k.countMessages(sent) };
+      return { ...usageRecordOf(sent.map((m) => measurer.measure(m.content)), sent.length), reported: o200k.countMessages(sent), source: 'usage' as const };
     });
-    const factor = learnCalibration(records);
-    expect(factor).toBeGreaterThan(1);
-    const over = overCount(new CalibratedCounter(floor, factor));
+    const learned = learnScriptCalibration(records);
+    expect(Object.keys(learned)).toEqual(['latin']);
+    expect(learned.latin?.factor).toBeGreaterThan(1);
+    const over = overCount(new ScriptCalibratedCounter(learned));
     expect(over).toBeLessThanOrEqual(0.1);
     expect(over).toBeGreaterThanOrEqual(0);
   });
