@@ -5,7 +5,6 @@ import { AskEventStream } from '@ask/event-stream';
 import { checkEmbeddings, classifyEmbeddingFailure, createEmbeddingProvider } from '@ask/llm-providers';
 import { KnowledgeRepository, ProjectsRepository, RetrievalRepository } from '@ask/persistence';
 import { AskSynthesisProducer } from './ask-synthesis.producer';
-import { fuseRankings } from './fuse-rankings';
 
 /** How many of the best items the `retrieved` event lists. */
 const TOP_IN_EVENT = 5;
@@ -63,7 +62,7 @@ export class RetrievalService {
   /**
    * The project's top-K items for the question by its retrieval method: the vector leg (pgvector
    * cosine), the full-text leg (PostgreSQL `tsvector`), or both fused by weighted reciprocal rank
-   * (`fuseRankings`). The question is embedded for every method, so each item carries its cosine
+   * (`RetrievalRepository.searchHybrid`). The question is embedded for every method, so each item carries its cosine
    * similarity as `score`.
    */
   private async rank(data: RetrieveJobData): Promise<{ items: RetrievedItem[]; method: RetrievalMethod }> {
@@ -90,12 +89,8 @@ export class RetrievalService {
     if (method === 'fulltext') {
       return { method, items: await this.retrieval.searchFullText(data.projectId, data.question, vector, project.topK, space.model) };
     }
-    const [byVector, byText] = await Promise.all([
-      this.retrieval.search(data.projectId, vector, project.topK, space.model),
-      this.retrieval.searchFullText(data.projectId, data.question, vector, project.topK, space.model),
-    ]);
     const weights = { vector: settings.vectorWeight, fulltext: settings.fulltextWeight };
-    return { method, items: fuseRankings(byVector, byText, weights, project.topK) };
+    return { method, items: await this.retrieval.searchHybrid(data.projectId, data.question, vector, project.topK, space.model, weights) };
   }
 }
 

@@ -8,3 +8,4 @@ export * from './projects.repository';
 export * from './retrieval.repository';
 export * from './sessions.repository';
 export * from './usage.repository';
+export * from './fuse-rankings';

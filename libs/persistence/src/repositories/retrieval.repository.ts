@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { isUuid } from '../ids';
 import { embeddingExpression, isIndexedDimension, vectorParam } from '../vector';
+import { type FusionWeights, fuseRankings } from './fuse-rankings';
 
 /** Largest top-K a search accepts. */
 export const MAX_TOP_K = 200;
@@ -78,6 +79,26 @@ export class RetrievalRepository {
       embeddingModel,
     ]);
     return rows.map((r, i) => ({ ...toItem(r), legs: { fulltext: { rank: i + 1, score: Number(r.rank) } } }));
+  }
+
+  /**
+   * Both legs for one question, fused by weighted reciprocal rank (`fuseRankings`): the `topK` best
+   * of the vector leg's and the full-text leg's `topK` each, both under the same embedding-model filter.
+   * @throws RangeError for a bad top-K or embedding length.
+   */
+  async searchHybrid(
+    projectId: string,
+    question: string,
+    embedding: readonly number[],
+    topK: number,
+    embeddingModel: string,
+    weights: FusionWeights,
+  ): Promise<RetrievedItem[]> {
+    const [byVector, byText] = await Promise.all([
+      this.search(projectId, embedding, topK, embeddingModel),
+      this.searchFullText(projectId, question, embedding, topK, embeddingModel),
+    ]);
+    return fuseRankings(byVector, byText, weights, topK);
   }
 }
 
