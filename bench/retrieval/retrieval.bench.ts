@@ -107,6 +107,7 @@ async function main(): Promise<void> {
       const ingestSeconds = (performance.now() - started) / 1000;
       console.log(`${embedder.provider}: ${ingested.chunks} chunks in ${ingestSeconds.toFixed(1)} s`);
 
+      const model = `${embedder.provider}/${embedder.model}`;
       const vectors: number[][] = [];
       const embedTimes: number[] = [];
       for (const q of questions) {
@@ -121,12 +122,12 @@ async function main(): Promise<void> {
       };
 
       const methods: Array<{ name: string; config?: 'simple' | 'english'; run: (q: Question, v: number[]) => Promise<RetrievedItem[]> }> = [
-        { name: `vector (${embedder.model})`, run: (_q, v) => retrieval.search(project.id, v, TOP_K) },
+        { name: `vector (${embedder.model})`, run: (_q, v) => retrieval.search(project.id, v, TOP_K, model) },
       ];
       if (embedder.provider === 'local') {
         methods.push(
-          { name: 'full text (simple)', config: 'simple', run: (q, v) => retrieval.searchFullText(project.id, q.question, v, TOP_K) },
-          { name: 'full text (english)', config: 'english', run: (q, v) => retrieval.searchFullText(project.id, q.question, v, TOP_K) },
+          { name: 'full text (simple)', config: 'simple', run: (q, v) => retrieval.searchFullText(project.id, q.question, v, TOP_K, model) },
+          { name: 'full text (english)', config: 'english', run: (q, v) => retrieval.searchFullText(project.id, q.question, v, TOP_K, model) },
         );
       }
       for (const [vector, fulltext] of [
@@ -137,7 +138,7 @@ async function main(): Promise<void> {
         methods.push({
           name: `hybrid ${embedder.model} + english, weights ${vector} / ${fulltext}`,
           config: 'english',
-          run: (q, v) => retrieval.searchHybrid(project.id, q.question, v, TOP_K, { vector, fulltext }),
+          run: (q, v) => retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, { vector, fulltext }),
         });
       }
       let config: string = 'english';

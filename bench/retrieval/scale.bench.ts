@@ -35,6 +35,8 @@ const DATA = dataArg >= 0 ? resolve(process.argv[dataArg + 1]) : sharedDataDir([
 const NOISE = 0.02;
 const TOP_K = 10;
 const INDEX = 'knowledge_chunks_embedding_256_hnsw_idx';
+/** The `provider/model` ingestion stores for the lexical embedder. */
+const MODEL = 'local/local-lexical-v1';
 
 /** Seeded PRNG (mulberry32) and a Box–Muller normal, so every run builds the same vectors. */
 function normals(seed: number): () => number {
@@ -75,13 +77,13 @@ async function main(): Promise<void> {
       ids.push(project.id);
       const [source] = await ds.query(
         `INSERT INTO knowledge_sources (project_id, uri, title, content_hash, chunk_count, embedding_dims, embedding_model)
-         VALUES ($1, 'scale', 'Scale', 'h', $2, 256, 'local-lexical-v1') RETURNING id`,
-        [project.id, base.length],
+         VALUES ($1, 'scale', 'Scale', 'h', $2, 256, $3) RETURNING id`,
+        [project.id, base.length, MODEL],
       );
       await ds.query(
-        `INSERT INTO knowledge_chunks (source_id, project_id, ordinal, text, token_count, embedding, embedding_dims)
-         SELECT $1, $2, o - 1, 'chunk ' || o, 1, v::vector, 256 FROM unnest($3::text[]) WITH ORDINALITY AS t(v, o)`,
-        [source.id, project.id, base.map((v) => vectorParam(jitter(v, normal)))],
+        `INSERT INTO knowledge_chunks (source_id, project_id, ordinal, text, token_count, embedding, embedding_dims, embedding_model)
+         SELECT $1, $2, o - 1, 'chunk ' || o, 1, v::vector, 256, $4 FROM unnest($3::text[]) WITH ORDINALITY AS t(v, o)`,
+        [source.id, project.id, base.map((v) => vectorParam(jitter(v, normal))), MODEL],
       );
     }
     const loadSeconds = (performance.now() - loadStarted) / 1000;
@@ -134,7 +136,7 @@ async function main(): Promise<void> {
       const query = jitter(base[Math.floor(Math.abs(pick() * 1e6)) % base.length], pick);
       const truth = new Set(await exact(projectId, query));
       let t = performance.now();
-      const got = (await retrieval.search(projectId, query, TOP_K)).map((i) => i.id);
+      const got = (await retrieval.search(projectId, query, TOP_K, MODEL)).map((i) => i.id);
       modes.production.times.push(performance.now() - t);
       modes.production.recall.push(got.filter((id) => truth.has(id)).length / truth.size);
       t = performance.now();
