@@ -27,7 +27,7 @@ import { CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRep
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase } from '@ask/persistence/testing';
 // eslint-disable-next-line @nx/enforce-module-boundaries
-import { chooseCorpus, NOT_DOCUMENTATION } from '../../apps/ask-cli/src/commands/demo.command';
+import { chooseCorpus, NOT_DOCUMENTATION, prepareDocument } from '../../apps/ask-cli/src/commands/demo.command';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { readQuestionFile, type SessionQuestion } from '../../apps/ask-cli/src/commands/session.command';
 
@@ -52,7 +52,7 @@ async function fallbackDocuments(): Promise<SourceDocument[]> {
   const docs: SourceDocument[] = [];
   for (const folder of chooseCorpus(undefined, { fallback: true }).folders) {
     for (const doc of await loadDocuments(folder.dir, { sourceName: folder.sourceName, skipFile: (p) => NOT_DOCUMENTATION.test(p) })) {
-      docs.push(folder.title && /(?:^|\/)readme\.md$/i.test(doc.uri) ? { ...doc, title: folder.title } : doc);
+      docs.push(prepareDocument(folder, doc));
     }
   }
   return docs;

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import type { DataSource } from 'typeorm';
 import { AskClient } from '@ask/ask-client';
 import { loadConfig } from '@ask/config';
+import type { SourceDocument } from '@ask/ingestion';
 import { ApiKeysRepository, ensureDatabase, KnowledgeRepository, type ProjectsRepository, runMigrations } from '@ask/persistence';
 import { startStack } from '@ask/stack';
 import { withDatabase } from './db';
@@ -42,6 +43,46 @@ export const FALLBACK_PACKAGES = [
  * (another package's copy, such as a second tslib) are skipped by `loadDocuments` itself.
  */
 export const NOT_DOCUMENTATION = /(?:^|\/)(?:licen[cs]e|security|change(?:log|s)|history|code_of_conduct|contributing|authors)(?:[-_.][^/]*)?$/i;
+
+/**
+ * A package README as readable Markdown: HTML tags (logo tables, badges, `<picture>`) removed with
+ * their text kept, Markdown images dropped, links kept as their text, and the blank lines left behind
+ * collapsed. READMEs open with kilobytes of sponsor logos and badges that would otherwise fill whole
+ * chunks and crowd real passages out of retrieval. Linear in the text's length.
+ */
+export function readableReadme(text: string): string {
+  // Fenced code is kept as it is (`Promise<boolean>` is not a tag); only the prose between is cleaned.
+  const parts = text.split(/^([ \t]*```.*)$/m);
+  let inCode = false;
+  const out = parts.map((part, i) => {
+    if (i % 2 === 1) {
+      inCode = !inCode;
+      return part;
+    }
+    if (inCode) return part;
+    return part
+      .replace(/<!--[\s\S]*?-->/g, '')
+      .replace(HTML_TAG, '')
+      .replace(/!\[[^\]\n]*\]\([^)\n]*\)/g, '')
+      .replace(/\[([^\]\n]*)\]\([^)\n]*\)/g, '$1')
+      .replace(/^\[[^\]\n]+\]:[ \t]*\S+.*$/gm, '')
+      .replace(/^[ \t]+$/gm, '')
+      .replace(/\n{3,}/g, '\n\n');
+  });
+  return out.join('').trim();
+}
+
+/**
+ * A corpus document as the demo ingests it: a package folder's README is titled `<package> README`
+ * and made readable ({@link readableReadme}); anything else is left as loaded.
+ */
+export function prepareDocument(folder: CorpusFolder, doc: SourceDocument): SourceDocument {
+  if (!folder.title || !/(?:^|\/)readme\.md$/i.test(doc.uri)) return doc;
+  return { ...doc, title: folder.title, text: readableReadme(doc.text) };
+}
+
+/** The HTML elements READMEs use for layout, logos and badges (not `<T>` or `<string>` in prose). */
+const HTML_TAG = /<\/?(?:a|b|br|center|details|div|em|h[1-6]|hr|i|img|kbd|p|picture|source|span|strong|sub|summary|sup|table|tbody|td|th|thead|tr)\b[^<>]*>/gi;
 
 /**
  * Items retrieved per ask in the demo: with the local stand-in's 8,192-token window, twelve chunks of
@@ -99,11 +140,10 @@ export function registerDemoCommand(program: Command): void {
       const apiKey = await withDatabase((ds) => demoApiKey(new ApiKeysRepository(ds), projectId));
       const uris = new Set<string>();
       for (const folder of corpus.folders) {
-        const readmeTitle = folder.title;
         const result = await ingestFolder(projectId, folder.dir, {
           progress: true,
           load: { sourceName: folder.sourceName, skipFile: (path) => NOT_DOCUMENTATION.test(path) },
-          title: readmeTitle ? (doc) => (/(?:^|\/)readme\.md$/i.test(doc.uri) ? readmeTitle : doc.title) : undefined,
+          prepare: (doc) => prepareDocument(folder, doc),
         });
         for (const uri of result.uris) uris.add(uri);
       }

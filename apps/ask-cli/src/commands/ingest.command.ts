@@ -37,19 +37,18 @@ export function progressBar(options: ProgressOptions): SingleBar | undefined {
  * offline path: the CLI writes the database directly with the same library the ingestion worker
  * runs): chunked by tokens with overlap, embedded in batches with the project's embedding provider,
  * stored (a document already stored is replaced, an unchanged one skipped). Shows a progress bar
- * when `progress` is set; `load` selects and names the files (`loadDocuments` options) and `title`,
- * when given, replaces each document's title. Returns what was done and the uris of the documents loaded.
+ * when `progress` is set; `load` selects and names the files (`loadDocuments` options) and `prepare`,
+ * when given, rewrites each loaded document (title, text) before it is chunked. Returns what was done and the uris of the documents loaded.
  * @throws Error when the project does not exist or has no embedding provider; AskError for a
  *   provider failure that stops the run.
  */
 export async function ingestFolder(
   projectId: string,
   dir: string,
-  options: ProgressOptions & { load?: LoadDocumentsOptions; title?: (doc: SourceDocument) => string } = {},
+  options: ProgressOptions & { load?: LoadDocumentsOptions; prepare?: (doc: SourceDocument) => SourceDocument } = {},
 ): Promise<IngestionResult & { uris: string[] }> {
-  const retitle = options.title;
   const loaded = await loadDocuments(dir, options.load);
-  const documents = retitle ? loaded.map((doc) => ({ ...doc, title: retitle(doc) })) : loaded;
+  const documents = options.prepare ? loaded.map(options.prepare) : loaded;
   return withDatabase(async (ds, projects) => {
     const project = await projects.findById(projectId);
     if (!project) throw new Error(`project ${projectId} not found`);

@@ -89,10 +89,10 @@ describe(LocalChatProvider.name, () => {
         { role: 'assistant', content: 'An extension.' },
         { role: 'user', content },
       ];
-      expect(composeAnswer(messages, 4, 0.18)).toBe(
+      expect(composeAnswer(messages, 4, 0.175)).toBe(
         [
           '(Follow-up; this prompt carried 1 earlier turn.)',
-          'The knowledge base does not seem to cover this question: the best match scores 0.16, below 0.18.',
+          'The knowledge base does not seem to cover this question: the best match scores 0.16, below 0.175.',
           'Nearest sources: [1] class-validator README (0.16); [3] ioredis README (0.15); [4] zod README (0.12)',
         ].join('\n'),
       );
@@ -129,8 +129,8 @@ describe(LocalChatProvider.name, () => {
 
   describe('localAbstainThreshold', () => {
     it('is the calibrated figure for the lexical embedder and undefined for any other model', () => {
-      expect(LOCAL_ABSTAIN_THRESHOLDS).toEqual({ 'local-lexical-v1': 0.18 });
-      expect(localAbstainThreshold('local-lexical-v1')).toBe(0.18);
+      expect(LOCAL_ABSTAIN_THRESHOLDS).toEqual({ 'local-lexical-v1': 0.175 });
+      expect(localAbstainThreshold('local-lexical-v1')).toBe(0.175);
       expect(localAbstainThreshold('text-embedding-3-small')).toBeUndefined();
       expect(localAbstainThreshold(undefined)).toBeUndefined();
     });
@@ -144,7 +144,7 @@ describe(LocalChatProvider.name, () => {
         if (chunk.type === 'delta') text += chunk.text;
       }
       expect(text).toBe(
-        'The knowledge base does not seem to cover this question: the best match scores 0.81, below 0.90.\nNearest sources: [1] HNSW indexes (0.81); [2] IVFFlat (0.42)',
+        'The knowledge base does not seem to cover this question: the best match scores 0.81, below 0.9.\nNearest sources: [1] HNSW indexes (0.81); [2] IVFFlat (0.42)',
       );
     });
 

@@ -1,0 +1,92 @@
+import { CredentialsCipher, ProjectsRepository } from '@ask/persistence';
+import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { loadDocuments } from '@ask/ingestion';
+import { chooseCorpus, demoProject, FALLBACK_PACKAGES, NOT_DOCUMENTATION, prepareDocument, readableReadme } from './demo.command';
+
+describe('the fallback corpus', () => {
+  it.each([
+    ['LICENSE', true],
+    ['LICENSE.md', true],
+    ['license-MIT.txt', true],
+    ['SECURITY.md', true],
+    ['CHANGELOG.md', true],
+    ['docs/CHANGES.md', true],
+    ['CODE_OF_CONDUCT.md', true],
+    ['README.md', false],
+    ['Readme.md', false],
+    ['docs/licensing-guide.md', false],
+  ])('NOT_DOCUMENTATION matches %s: %s', (path, skipped) => {
+    expect(NOT_DOCUMENTATION.test(path)).toBe(skipped);
+  });
+
+  it('is one README per package, each under its package name: no two sources share a uri', async () => {
+    const { folders } = chooseCorpus(undefined, { fallback: true });
+    expect(folders.map((f) => f.sourceName)).toEqual(FALLBACK_PACKAGES);
+    const uris: string[] = [];
+    for (const folder of folders) {
+      for (const doc of await loadDocuments(folder.dir, { sourceName: folder.sourceName, skipFile: (p) => NOT_DOCUMENTATION.test(p) })) {
+        uris.push(prepareDocument(folder, doc).uri);
+      }
+    }
+    expect(uris.map((u) => u.toLowerCase())).toEqual(FALLBACK_PACKAGES.map((p) => `${p}/readme.md`));
+  });
+
+  it('titles a package README "<package> README" and removes its logos, badges and link targets, keeping code', () => {
+    const text = [
+      '<div align="center"><img src="logo.png" width="800" /><p>The fastest queue.</p></div>',
+      '[![npm](https://img.shields.io/npm/v/x.svg)](https://npm.im/x) Read the [documentation](https://docs.x.io).',
+      '',
+      '',
+      '',
+      '# The gist',
+      '```ts',
+      'const ok: Promise<boolean> = check(); // <b>kept</b>',
+      '```',
+      '[1]: https://example.com/ref',
+    ].join('\n');
+    expect(readableReadme(text)).toBe(
+      ['The fastest queue.', ' Read the documentation.', '', '# The gist', '```ts', 'const ok: Promise<boolean> = check(); // <b>kept</b>', '```'].join('\n'),
+    );
+    const folder = { dir: '/x', sourceName: '@nestjs/bullmq', title: '@nestjs/bullmq README' };
+    expect(prepareDocument(folder, { uri: '@nestjs/bullmq/README.md', title: 'Description', text: '## Description\n<p>Hi</p>' })).toEqual({
+      uri: '@nestjs/bullmq/README.md',
+      title: '@nestjs/bullmq README',
+      text: '## Description\nHi',
+    });
+    expect(prepareDocument(folder, { uri: '@nestjs/bullmq/docs/a.md', title: 'A', text: '<p>x</p>' }).text).toBe('<p>x</p>');
+  });
+});
+
+describe(demoProject.name, () => {
+  let db: TestDatabase;
+  let projects: ProjectsRepository;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
+  });
+  afterAll(() => db?.drop());
+
+  it('creates the project on the local providers, reuses it, and resets it when its providers were switched', async () => {
+    const log: string[] = [];
+    const id = await demoProject(db.dataSource, projects, 'demo: test', (l) => log.push(l));
+    expect(await demoProject(db.dataSource, projects, 'demo: test', (l) => log.push(l))).toBe(id);
+    await projects.updateSettings(id, {
+      llmSettings: { provider: 'openai', model: 'gpt-4o' },
+      embeddingSettings: { provider: 'openai', model: 'text-embedding-3-small', dimensions: 1536 },
+    });
+    expect(await demoProject(db.dataSource, projects, 'demo: test', (l) => log.push(l))).toBe(id);
+    expect(log).toEqual([
+      `project: created "demo: test" (${id}) on the embedded local providers`,
+      `project: reusing "demo: test" (${id})`,
+      'project "demo: test" had LLM openai/gpt-4o and embeddings openai/text-embedding-3-small; reset to the embedded local providers ' +
+        '(the demo runs with no credentials; switch providers on a project of your own: npm run ask -- project create --name mine)',
+      `project: reusing "demo: test" (${id})`,
+    ]);
+    const project = await projects.findById(id);
+    expect([project?.llmSettings, project?.embeddingSettings, project?.topK]).toEqual([
+      { provider: 'local', model: 'local' },
+      { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
+      12,
+    ]);
+  });
+});
