@@ -139,7 +139,10 @@ export class PlanningMemory {
    * Records one calibration observation for the per-script estimate: the floor estimate of what was
    * sent (from the measures of its parts: no second pass over the history) and the provider's figure,
    * reported usage (`usage`) or the prompt size an overflow disclosed (`overflow`). A figure far
-   * above the estimate is kept: it is the evidence of drift. Returns the record's script class.
+   * above the estimate is kept: it is the evidence of drift. An overflow of a prompt whose parts are
+   * partly calibrated is charged to the uncalibrated parts alone (their floor estimate vs the
+   * disclosed size minus what the calibrated parts and the framing were planned at), so the class
+   * that caused it is calibrated at once. Returns the record's script classes.
    */
   async record(
     model: string,
@@ -156,6 +159,17 @@ export class PlanningMemory {
     const parts: TextMeasure[] = [scripted.measure(sized.messages[0]?.content ?? ''), scripted.measure(question)];
     for (const text of sized.keptItemTexts) parts.push(scripted.measure(text));
     for (const turn of history) if (kept.has(turn.message.id) && turn.measures) parts.push(turn.measures.question, turn.measures.answer);
+    const uncalibrated = parts.filter((p) => p.floor > 0 && scripted.factorFor(p.mask) === undefined);
+    if (source === 'overflow' && uncalibrated.length > 0 && uncalibrated.length < parts.length) {
+      // The parts already calibrated are taken as counted right, so the whole shortfall is charged to
+      // the parts without evidence (the new script of a switch): if the calibrated parts were low
+      // too, that only raises the new class's factor, which is the safe side.
+      const calibratedTokens = parts.filter((p) => !uncalibrated.includes(p)).reduce((sum, p) => sum + Math.ceil(p.floor * (scripted.factorFor(p.mask) ?? 1)), 0);
+      const { estimated, script } = usageRecordOf(uncalibrated, 0);
+      const charged = reported - calibratedTokens - (scripted.perMessageTokens * sized.messages.length + scripted.perRequestTokens);
+      if (charged > 0) await this.usage.record({ model, counterId: FLOOR_ID, estimated, reported: charged, script, source });
+      return script;
+    }
     const { estimated, script } = usageRecordOf(parts, sized.messages.length);
     await this.usage.record({ model, counterId: FLOOR_ID, estimated, reported, script, source });
     return script;
