@@ -81,8 +81,9 @@ let floor: ScriptAwareCounter | undefined;
  * which sit at or under every reference tokenizer (English prose ≈ 0.88 × o200k_base), and OpenAI's
  * framing (4 per message, 3 per request), the middle of the measured range (2–8), so that a factor learned
  * from whole requests mostly reflects the text and not the wire format. Never plan with it
- * directly: record `{ estimated: floor.countMessages(sent), reported }` after each call, learn a factor
- * with `learnCalibration`, and plan with `new CalibratedCounter(floor, factor)` once it is above 1.
+ * directly: the worker records `usageRecordOf(parts)` (floor estimate and script classes) against the
+ * reported usage, learns per-class factors with `learnScriptCalibration`, and plans with
+ * `ScriptCalibratedCounter` (script-calibration.ts).
  */
 export function calibrationBaseCounter(): ScriptAwareCounter {
   floor ??= new ScriptAwareCounter(SCRIPT_V1_FLOOR_RATES, 'approx:script-v1-floor', {
