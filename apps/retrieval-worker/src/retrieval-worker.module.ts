@@ -3,11 +3,15 @@ import { QueueName } from '@ask/ask-contracts';
 import { AppConfigModule } from '@ask/config';
 import { AskQueuesModule, EventStreamModule } from '@ask/event-stream';
 import { PersistenceModule } from '@ask/persistence';
+import { AskReconciler } from './reconcile/ask-reconciler.service';
 import { AskSynthesisProducer } from './retrieval/ask-synthesis.producer';
 import { RetrievalProcessor } from './retrieval/retrieval.processor';
 import { RetrievalService } from './retrieval/retrieval.service';
 
-/** The retrieval worker: a BullMQ processor on `ask-retrieval`, producing to `ask-synthesis`. No HTTP server. */
+/**
+ * The retrieval worker: a BullMQ processor on `ask-retrieval`, producing to `ask-synthesis`, and the
+ * reconciler of accepted asks with Redis (AskReconciler). No HTTP server.
+ */
 @Module({
   imports: [
     AppConfigModule,
@@ -15,6 +19,6 @@ import { RetrievalService } from './retrieval/retrieval.service';
     EventStreamModule,
     AskQueuesModule.forQueues(QueueName.AskRetrieval, QueueName.AskSynthesis),
   ],
-  providers: [RetrievalService, RetrievalProcessor, AskSynthesisProducer],
+  providers: [RetrievalService, RetrievalProcessor, AskSynthesisProducer, AskReconciler],
 })
 export class RetrievalWorkerModule {}

@@ -34,6 +34,12 @@ const schema = z.object({
   SYNTHESIS_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
   /** How long an ask may take from acceptance to its last event, in milliseconds. */
   ASK_DEADLINE_MS: z.coerce.number().int().min(1000).default(120_000),
+  /**
+   * How often the retrieval worker reconciles accepted asks (PostgreSQL `asks`) with Redis, in
+   * milliseconds: an ask whose job and stream Redis lost is re-enqueued, or ended with a typed error,
+   * at most this long (plus the 5 s an ask is left alone after acceptance) after the loss.
+   */
+  ASK_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(500).max(600_000).default(10_000),
   /** How long a finished ask's event stream is kept in Redis, in seconds. */
   ASK_EVENTS_TTL_S: z.coerce.number().int().min(60).default(86_400),
   /** Admin key that creates projects and project API keys; unset disables the admin routes. */

@@ -178,6 +178,12 @@ export class AskEventStream {
     return run === claim.token && !(lastType && TERMINAL_EVENTS.has(lastType));
   }
 
+  /** The ask's last event, or null when its stream is empty or gone. */
+  async lastEvent(askId: string): Promise<AskEvent | null> {
+    const [last] = await this.redis.xrevrange(this.streamKey(askId), '+', '-', 'COUNT', 1);
+    return last ? toEvent(last[0], last[1]) : null;
+  }
+
   /** Every event of the ask so far, oldest first. */
   async readAll(askId: string): Promise<AskEvent[]> {
     const entries = await this.redis.xrange(this.streamKey(askId), '-', '+');

@@ -4,5 +4,6 @@ export * from './deadline-publish';
 export * from './event-stream.module';
 export * from './ingestion-event-stream';
 export * from './queues.module';
+export * from './redis-policy';
 export * from './stream-hub';
 export * from './stream-ids';

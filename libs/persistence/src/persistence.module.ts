@@ -6,6 +6,7 @@ import { dataSourceOptions, type DataSourceTuning } from './data-source';
 import {
   ApiKeysRepository,
   IngestionsRepository,
+  AsksRepository,
   InsightsRepository,
   KnowledgeRepository,
   LearnedWindowsRepository,
@@ -26,6 +27,7 @@ export const REPOSITORIES = [
   IngestionsRepository,
   UsageRepository,
   LearnedWindowsRepository,
+  AsksRepository,
 ];
 
 /** Options of {@link PersistenceModule.forRoot}. */

@@ -3,14 +3,15 @@ import { randomUUID } from 'node:crypto';
 import { embeddingNotConfigured, embeddingSpaceChanged, llmNotConfigured, notFound } from '@ask/ask-errors';
 import { createEmbeddingProvider } from '@ask/llm-providers';
 import { AskEventStream } from '@ask/event-stream';
-import { KnowledgeRepository, ProjectsRepository, SessionsRepository } from '@ask/persistence';
+import { AsksRepository, KnowledgeRepository, ProjectsRepository, SessionsRepository } from '@ask/persistence';
 import { EventsTokenSigner } from '../auth/events-token';
 import { AskRetrievalProducer } from './ask-retrieval.producer';
 import type { AskAccepted, AskDto } from './ask.dto';
 
 /**
  * Accepts an ask: checks the project and its providers (412 before anything is queued), resolves or
- * creates the session, opens the ask's event stream with `accepted`, and enqueues retrieval.
+ * creates the session, records the ask in PostgreSQL (`asks`: the durable record the reconciler
+ * checks Redis against), opens the ask's event stream with `accepted`, and enqueues retrieval.
  */
 @Injectable()
 export class AskService {
@@ -18,6 +19,7 @@ export class AskService {
     private readonly projects: ProjectsRepository,
     private readonly sessions: SessionsRepository,
     private readonly knowledge: KnowledgeRepository,
+    private readonly asks: AsksRepository,
     private readonly events: AskEventStream,
     private readonly producer: AskRetrievalProducer,
     private readonly tokens: EventsTokenSigner,
@@ -47,10 +49,18 @@ export class AskService {
     }
 
     const askId = randomUUID();
-    const acceptedAt = new Date().toISOString();
-    await this.events.open(askId, { projectId, sessionId, acceptedAt });
-    await this.events.publish(askId, 'accepted', { askId, sessionId });
-    await this.producer.enqueue({ askId, projectId, sessionId, question: body.question, acceptedAt });
+    const acceptedAt = new Date();
+    // Durable first: once Redis holds the ask, PostgreSQL knows it, so a Redis that loses it is caught.
+    await this.asks.record({ id: askId, projectId, sessionId, question: body.question, acceptedAt });
+    try {
+      await this.events.open(askId, { projectId, sessionId, acceptedAt: acceptedAt.toISOString() });
+      await this.events.publish(askId, 'accepted', { askId, sessionId });
+      await this.producer.enqueue({ askId, projectId, sessionId, question: body.question, acceptedAt: acceptedAt.toISOString() });
+    } catch (err) {
+      // Not accepted after all (the caller gets the error): the reconciler must not run it.
+      await this.asks.finish(askId, 'error', 'not_accepted').catch(() => undefined);
+      throw err;
+    }
     return { askId, sessionId, eventsUrl: `/api/v1/asks/${askId}/events?token=${this.tokens.sign(askId)}` };
   }
 }

@@ -1,6 +1,7 @@
 import { Controller, Delete, Get, HttpCode, HttpStatus, Param } from '@nestjs/common';
 import { notFound } from '@ask/ask-errors';
-import { ProjectsRepository, SessionsRepository } from '@ask/persistence';
+import { AskEventStream, FencedPublishError } from '@ask/event-stream';
+import { AsksRepository, ProjectsRepository, SessionsRepository } from '@ask/persistence';
 import { uuidParam } from '../errors/params';
 
 /** A project's ask sessions: list, read one with its messages, delete one. */
@@ -9,6 +10,8 @@ export class SessionsController {
   constructor(
     private readonly projects: ProjectsRepository,
     private readonly sessions: SessionsRepository,
+    private readonly asks: AsksRepository,
+    private readonly events: AskEventStream,
   ) {}
 
   /** Sessions of the project, newest first. @throws AskError 404 for an unknown project. */
@@ -42,15 +45,32 @@ export class SessionsController {
     };
   }
 
-  /** Deletes the session and its messages → 204. @throws AskError 404. */
+  /**
+   * Deletes the session and its messages → 204. An ask still running in it ends at once with one
+   * `error` 404 `not_found`: the worker's next publish is refused (the stream has ended), so it stops
+   * and calls the provider no more. @throws AskError 404.
+   */
   @Delete(':sessionId')
   @HttpCode(HttpStatus.NO_CONTENT)
   async remove(
     @Param('projectId', uuidParam('projectId')) projectId: string,
     @Param('sessionId', uuidParam('sessionId')) sessionId: string,
   ): Promise<void> {
+    const running = await this.asks.openInSession(projectId, sessionId);
     const deleted = await this.sessions.delete(projectId, sessionId);
     if (!deleted) throw notFound('session not found');
+    for (const ask of running) {
+      const error = notFound(`session ${sessionId} was deleted while the ask was running`).toEvent();
+      const ended = await this.events.publish(ask.id, 'error', error).then(
+        () => true,
+        (err) => {
+          // Already ended on its own: the reconciler records how, from the stream.
+          if (err instanceof FencedPublishError) return false;
+          throw err;
+        },
+      );
+      if (ended) await this.asks.finish(ask.id, 'error', error.code);
+    }
   }
 
   private async requireProject(projectId: string): Promise<void> {

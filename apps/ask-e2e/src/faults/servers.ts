@@ -81,9 +81,10 @@ export interface RedisServer {
 
 /**
  * Starts `redis-server --port <free> --save "" --appendonly no` on 127.0.0.1 as a child process and
- * waits until it answers PING (at most `timeoutMs`).
+ * waits until it answers PING (at most `timeoutMs`). `extraArgs` are added to the command line (e.g.
+ * `['--maxmemory-policy', 'allkeys-lru']`).
  */
-export async function startRedis(timeoutMs = 10_000): Promise<RedisServer> {
+export async function startRedis(timeoutMs = 10_000, extraArgs: string[] = []): Promise<RedisServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'ask-redis-'));
   let child: ChildProcess;
@@ -92,7 +93,7 @@ export async function startRedis(timeoutMs = 10_000): Promise<RedisServer> {
   const launch = async () => {
     child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', dir, '--loglevel', 'warning'],
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', dir, '--loglevel', 'warning', ...extraArgs],
       { stdio: 'ignore' },
     );
     const deadline = Date.now() + timeoutMs;

@@ -3,6 +3,7 @@ import { EmbeddingHnswIndexes1796015478594 } from './1796015478594-embedding-hns
 import { FullTextSearch1796015478700 } from './1796015478700-full-text-search';
 import { LearnedWindowsAndScriptUsage1796015479612 } from './1796015479612-learned-windows-and-script-usage';
 import { IngestionJobs1796015480010 } from './1796015480010-ingestion-jobs';
+import { AcceptedAsks1796015480130 } from './1796015480130-accepted-asks';
 
 /** Every migration, oldest first. Listed as classes (not a glob) so they load under SWC and jest. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   FullTextSearch1796015478700,
   LearnedWindowsAndScriptUsage1796015479612,
   IngestionJobs1796015480010,
+  AcceptedAsks1796015480130,
 ];

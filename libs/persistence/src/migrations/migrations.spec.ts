@@ -6,6 +6,7 @@ const TABLES = [
   'api_keys',
   'ask_session_messages',
   'ask_sessions',
+  'asks',
   'ingestion_documents',
   'ingestions',
   'insights',
@@ -37,6 +38,7 @@ describe('migrations', () => {
       'FullTextSearch1796015478700',
       'LearnedWindowsAndScriptUsage1796015479612',
       'IngestionJobs1796015480010',
+      'AcceptedAsks1796015480130',
     ]);
   });
 
@@ -81,6 +83,7 @@ describe('migrations', () => {
     expect(await tables()).not.toContain('learned_windows');
     expect(await tables()).not.toContain('ingestions');
     expect(await hnswIndexes()).toHaveLength(18);
+    expect(await tables()).not.toContain('asks');
     expect(await revertMigrations(db.url, 1)).toBe(1);
     expect(await hnswIndexes()).toEqual([]);
     expect(await revertMigrations(db.url, 5)).toBe(1);

@@ -1,5 +1,6 @@
 export * from './api-keys.repository';
 export * from './ingestions.repository';
+export * from './asks.repository';
 export * from './insights.repository';
 export * from './learned-windows.repository';
 export { KnowledgeRepository } from './knowledge.repository';
