@@ -4,6 +4,7 @@
  * the local PostgreSQL and a key prefix of its own on the local Redis.
  *
  *   node tools/run-ts.js bench/load/load.bench.ts [--sessions 200] [--seconds 60] [--chunk-delay-ms 0]
+ *   node tools/run-ts.js bench/load/load.bench.ts --long [--seconds 180]     # memory over time
  *
  * Each session asks a question, follows its SSE stream to `done` or `error` (reconnecting with
  * Last-Event-ID if the stream drops), then asks the next, in sessions of up to 5 turns. After the
@@ -11,7 +12,10 @@
  * Reports: lost asks (accepted, never ended), 5xx answers, outcomes by code, asks/s, latency
  * (POST → terminal event) median/p95, and each app's RSS (/proc/<pid>/status VmRSS) sampled every
  * 5 s. A benchmark, not a test: it asserts nothing. Writes bench/load/results.json and its own
- * section of bench/RESULTS.md (other sections are left as they are).
+ * section of bench/RESULTS.md (other sections are left as they are). `--long` (default 180 s) is the
+ * memory-over-time run: it writes bench/load/results-long.json and the "Load run, long mode" section
+ * instead, with each app's start, peak, end and least-squares RSS trend during the load, and the RSS
+ * every 15 s.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -30,7 +34,11 @@ import { type AppName, APPS, startStack, type Stack } from '@ask/stack';
 const ROOT = resolve(__dirname, '..', '..');
 /** pgvector's README and CHANGELOG, committed in fixtures/data (the bench needs no ../shared). */
 const KB = join(ROOT, 'fixtures', 'data', 'kb-pgvector');
-const SECTION = '## Load run (200 sessions, 60 s)';
+const LONG = process.argv.includes('--long');
+const SECTION = LONG ? '## Load run, long mode (memory over time)' : '## Load run (200 sessions, 60 s)';
+const RESULTS_FILE = LONG ? 'results-long.json' : 'results.json';
+/** The long mode's table shows every third 5 s sample. */
+const LONG_TABLE_EVERY_S = 15;
 const MAX_TURNS = 5;
 const DRAIN_MS = 120_000;
 const SAMPLE_EVERY_MS = 5_000;
@@ -48,7 +56,7 @@ const QUESTIONS = [
 
 
 const SESSIONS = numberArg('sessions', 200, 0);
-const SECONDS = numberArg('seconds', 60, 0);
+const SECONDS = numberArg('seconds', LONG ? 180 : 60, 0);
 const CHUNK_DELAY_MS = numberArg('chunk-delay-ms', 0, 0);
 
 /** One ask as the client saw it. */
@@ -128,6 +136,76 @@ async function runSession(client: AskClient, projectId: string, index: number, s
 
 
 
+/** One RSS sample: seconds since the load started, phase, each app's RSS (MiB) and asks done so far. */
+interface Sample {
+  atS: number;
+  phase: string;
+  rssMiB: Record<AppName, number | null>;
+  asksDone: number;
+}
+
+/** Least-squares slope of y over x (per unit of x); NaN with fewer than two points. */
+function slope(points: Array<[number, number]>): number {
+  if (points.length < 2) return NaN;
+  const mx = points.reduce((s, [x]) => s + x, 0) / points.length;
+  const my = points.reduce((s, [, y]) => s + y, 0) / points.length;
+  const sxx = points.reduce((s, [x]) => s + (x - mx) ** 2, 0);
+  const sxy = points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0);
+  return sxx === 0 ? NaN : sxy / sxx;
+}
+
+/**
+ * The long mode's section of bench/RESULTS.md, every figure from `results` and `samples`: the run's
+ * conditions, its summary, each app's start / peak (and when) / lowest after the peak / end / idle RSS
+ * and its least-squares RSS trend over the load phase in MiB per minute, and the RSS every 15 s.
+ */
+function longSection(
+  results: { date: string; command: string; commit: string; machine: ReturnType<typeof machine> },
+  samples: Sample[],
+  summary: {
+    asksSent: number;
+    asksAccepted: number;
+    lostAsks: number;
+    fiveXx: number;
+    asksPerSecond: number;
+    wallSeconds: number;
+    latencyMs: { median: number; p95: number };
+    loadAverage1m: { start: number; end: number };
+  },
+): string {
+  const m = results.machine;
+  const load = samples.filter((s) => s.phase === 'load' || s.phase === 'start');
+  const rows = APPS.map((name) => {
+    const series = samples.filter((s) => s.rssMiB[name] !== null).map((s) => ({ at: s.atS, mib: s.rssMiB[name] as number }));
+    const peak = series.reduce((a, b) => (b.mib > a.mib ? b : a), series[0]);
+    const afterPeak = series.filter((s) => s.at >= peak.at);
+    const low = afterPeak.reduce((a, b) => (b.mib < a.mib ? b : a), afterPeak[0]);
+    const trend = slope(load.filter((s) => s.rssMiB[name] !== null).map((s) => [s.atS / 60, s.rssMiB[name] as number]));
+    const end = samples.find((s) => s.phase === 'end')?.rssMiB[name];
+    const idle = samples[samples.length - 1].rssMiB[name];
+    return `| ${name} | ${series[0].mib} | ${peak.mib} at ${peak.at} s | ${low.mib} at ${low.at} s | ${end ?? '–'} | ${idle ?? '–'} | ${Number.isNaN(trend) ? '–' : trend.toFixed(1)} |`;
+  });
+  // samples[0] is the start; then one every SAMPLE_EVERY_MS, so every third one is 15 s apart.
+  const every = Math.round((LONG_TABLE_EVERY_S * 1000) / SAMPLE_EVERY_MS);
+  const table = samples.filter((s, i) => i % every === 0 || s.phase === 'end' || s.phase.startsWith('idle'));
+  return `${SECTION}
+
+\`${results.command}\` · ${results.date} · commit ${results.commit} · ${m.nproc} CPUs (${m.cpuModel}), ${m.totalMemoryGiB} GiB, Node ${m.node} · ${SESSIONS} sessions for ${SECONDS} s${SECONDS === 180 ? '' : ' (the mode\'s default is 180 s; this run was shorter)'} · 1-min load average ${summary.loadAverage1m.start} at the start, ${summary.loadAverage1m.end} at the end (other work shares the machine when it is above ${m.nproc}) · same setup as the 60 s run. Raw figures and every 5 s sample: \`bench/load/${RESULTS_FILE}\`.
+
+${summary.asksSent} asks sent, ${summary.asksAccepted} accepted, ${summary.lostAsks} lost, ${summary.fiveXx} 5xx, ${summary.asksPerSecond} asks/s over ${summary.wallSeconds} s, latency POST → done median ${summary.latencyMs.median} ms / p95 ${summary.latencyMs.p95} ms.
+
+RSS (MiB, VmRSS); trend = least-squares slope of RSS over the load phase's samples, MiB per minute:
+
+| process | start | peak | lowest after the peak | end | idle +10 s | trend (MiB/min) |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: |
+${rows.join('\n')}
+
+| s | phase | asks done | ${APPS.join(' | ')} |
+| ---: | --- | ---: | ${APPS.map(() => '---:').join(' | ')} |
+${table.map((s) => `| ${Math.round(s.atS)} | ${s.phase} | ${s.asksDone} | ${APPS.map((name) => s.rssMiB[name] ?? '–').join(' | ')} |`).join('\n')}
+`;
+}
+
 const mib = (kib: number | null) => (kib === null ? null : Math.round((kib / 1024) * 10) / 10);
 
 async function main(): Promise<void> {
@@ -166,7 +244,7 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 2_000));
 
     const pids = Object.fromEntries(APPS.map((name) => [name, stack!.apps[name].child.pid])) as Record<AppName, number | undefined>;
-    const samples: Array<{ atS: number; phase: string; rssMiB: Record<AppName, number | null>; asksDone: number }> = [];
+    const samples: Sample[] = [];
     const records: AskRecord[] = [];
     const sample = (phase: string) =>
       samples.push({
@@ -234,7 +312,12 @@ async function main(): Promise<void> {
       samples,
     };
     mkdirSync(join(ROOT, 'bench', 'load'), { recursive: true });
-    writeFileSync(join(ROOT, 'bench', 'load', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(join(ROOT, 'bench', 'load', RESULTS_FILE), `${JSON.stringify(results, null, 2)}\n`);
+    if (LONG) {
+      writeResultsSection(SECTION, longSection(results, samples, summary));
+      console.log(`wrote bench/load/${RESULTS_FILE} and the "${SECTION.slice(3)}" section of bench/RESULTS.md`);
+      return;
+    }
 
     const rssRow = (name: AppName) =>
       `| ${name} | ${first.rssMiB[name]} | ${mid?.rssMiB[name] ?? '–'} | ${end.rssMiB[name]} | ${idle.rssMiB[name]} |`;
@@ -260,7 +343,7 @@ RSS (MiB, VmRSS):
 | --- | --- | --- | --- | --- |
 ${APPS.map(rssRow).join('\n')}
 `);
-    console.log(`wrote bench/load/results.json and the "${SECTION.slice(3)}" section of bench/RESULTS.md`);
+    console.log(`wrote bench/load/${RESULTS_FILE} and the "${SECTION.slice(3)}" section of bench/RESULTS.md`);
   } finally {
     await stack?.stop(10_000);
     await db?.drop();
