@@ -13,7 +13,7 @@ const README = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
 /**
  * The README's `sh` commands that this spec does not run, each with why. Every other command of
  * every `sh` block runs, in README order, in one shell, against a throwaway database and a stack of
- * the three apps on a free port.
+ * the four apps on a free port.
  */
 const NOT_RUN: ReadonlyArray<[RegExp, string]> = [
   [/^npm ci && npm run demo/, 'the whole demo; CI runs it'],
@@ -21,7 +21,7 @@ const NOT_RUN: ReadonlyArray<[RegExp, string]> = [
   [/^npm run demo -- --keep-running/, 'runs until Ctrl-C; the spec starts the same stack with tools/stack'],
   [/^npm run setup/, 'starts and configures the shared PostgreSQL and Redis; npm test runs it before every suite'],
   [/^ASK_EVENTS_SECRET=.* node tools\/run-ts\.js apps\/api-gateway\/src\/main\.ts/, 'a server on :3000; the spec starts it on a free port'],
-  [/^node tools\/run-ts\.js apps\/(retrieval|synthesis)-worker\/src\/main\.ts/, 'a long-running worker; the spec starts it with tools/stack'],
+  [/^node tools\/run-ts\.js apps\/(retrieval|synthesis|ingestion)-worker\/src\/main\.ts/, 'a long-running worker; the spec starts it with tools/stack'],
   [/^export ASK_GATEWAY=http:\/\/127\.0\.0\.1:3000$/, 'the spec\'s gateway is on a free port; ASK_GATEWAY is set to it'],
 ];
 
@@ -35,7 +35,7 @@ function readmeCommands(markdown: string): string[] {
   return commands;
 }
 
-describe('README commands, run as pasted (real PostgreSQL, Redis and the three apps)', () => {
+describe('README commands, run as pasted (real PostgreSQL, Redis and the four apps)', () => {
   let db: TestDatabase;
   let stack: Stack;
   const encryptionKey = randomBytes(32).toString('base64');
