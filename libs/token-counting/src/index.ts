@@ -9,3 +9,5 @@ export * from './open-family';
 export * from './select-token-counter';
 export * from './script-rates';
 export * from './script-calibration';
+export * from './ranked-bpe';
+export * from './bounded-pieces';

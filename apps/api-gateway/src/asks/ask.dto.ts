@@ -1,5 +1,5 @@
 import { IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength, ValidateBy, type ValidationOptions } from 'class-validator';
-import { TiktokenCounter } from '@ask/token-counting';
+import { tiktokenCounter } from '@ask/token-counting';
 
 /** Longest question accepted, in characters. */
 export const MAX_QUESTION_CHARS = 8_000;
@@ -12,12 +12,24 @@ export const MAX_QUESTION_CHARS = 8_000;
  */
 export const MAX_QUESTION_TOKENS = 4_000;
 
-let counter: TiktokenCounter | undefined;
-
-/** The question's tokens (o200k_base); the encoder is built on first use. */
+/**
+ * The question's tokens (o200k_base, libs/token-counting's exact counter: bounded work per character,
+ * at most 3 rank look-ups per UTF-8 byte, so 8,000 characters of any script cost milliseconds); the
+ * ranks load on first use.
+ */
 export function questionTokens(text: string): number {
-  counter ??= new TiktokenCounter('o200k_base');
-  return counter.countText(text);
+  return tiktokenCounter('o200k_base').countText(text);
+}
+
+/** The count made by `validate` for one body, reused by the error message: each question is counted once. */
+const counted = new WeakMap<object, { text: string; tokens: number }>();
+
+function countOnce(object: object, text: string): number {
+  const hit = counted.get(object);
+  if (hit && hit.text === text) return hit.tokens;
+  const tokens = questionTokens(text);
+  counted.set(object, { text, tokens });
+  return tokens;
 }
 
 /** A string of at most `max` o200k_base tokens (`question: must be at most 4000 tokens (o200k_base), got 4512`). */
@@ -26,8 +38,9 @@ function MaxTokens(max: number, options?: ValidationOptions): PropertyDecorator 
     {
       name: 'maxTokens',
       validator: {
-        validate: (value: unknown) => typeof value !== 'string' || value.length > MAX_QUESTION_CHARS || questionTokens(value) <= max,
-        defaultMessage: (args) => `${args?.property} must be at most ${max} tokens (o200k_base), got ${questionTokens(String(args?.value))}`,
+        validate: (value: unknown, args) =>
+          typeof value !== 'string' || value.length > MAX_QUESTION_CHARS || countOnce(args?.object ?? {}, value) <= max,
+        defaultMessage: (args) => `${args?.property} must be at most ${max} tokens (o200k_base), got ${countOnce(args?.object ?? {}, String(args?.value))}`,
       },
     },
     options,
