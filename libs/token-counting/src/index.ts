@@ -11,3 +11,4 @@ export * from './script-rates';
 export * from './script-calibration';
 export * from './ranked-bpe';
 export * from './bounded-pieces';
+export * from './count-once';

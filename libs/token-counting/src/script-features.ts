@@ -404,6 +404,7 @@ function urlLengthAt(text: string, i: number): number {
   if (!start) return 0;
   let j = i;
   while (j < text.length && !endsUrl(text.charCodeAt(j))) j++;
+  featureWork.lookAheadUnits += j - i;
   // Trailing sentence punctuation is not part of the URL.
   while (j > i) {
     const last = text.charCodeAt(j - 1);
@@ -413,34 +414,115 @@ function urlLengthAt(text: string, i: number): number {
   return j - i;
 }
 
-/** Length of a base64/hex-like run starting at `i`, or 0 when the run there is ordinary text. */
-function base64LengthAt(text: string, i: number): number {
-  let j = i;
-  let letters = 0;
-  let digits = 0;
-  let caseSwitches = 0;
-  let lastUpper = -1;
-  while (j < text.length) {
-    const code = text.charCodeAt(j);
-    if (!isB64(code)) break;
-    if (code >= 0x30 && code <= 0x39) digits++;
-    else if (code >= 0x41 && code <= 0x5a) {
-      letters++;
-      if (lastUpper === 0) caseSwitches++;
-      lastUpper = 1;
-    } else if (code >= 0x61 && code <= 0x7a) {
-      letters++;
-      if (lastUpper === 1) caseSwitches++;
-      lastUpper = 0;
-    }
-    j++;
-  }
-  const len = j - i;
-  if (len < B64_MIN_RUN) return 0;
-  // Hex hashes and base64 mix digits into letters; long random-case runs switch case often.
-  if ((digits >= 2 && letters >= 2) || caseSwitches * 4 >= len) return len;
-  return 0;
+/**
+ * Length of a base64/hex-like run starting at `i`, or 0 when the run there is ordinary text: the run of
+ * [A-Za-z0-9+/=] from `i` to its end qualifies when it is at least {@link B64_MIN_RUN} long and mixes
+ * digits into letters or switches case often.
+ *
+ * A rejected run can hold many word starts (`a/a/a/…`), each asking about the suffix from there to the
+ * same end. Scanning each suffix again made such text quadratic (8,000 characters of `a/` took ~0.5 s,
+ * 80,000 took 39 s; issue 10), so the first scan of a run keeps prefix sums and every later question
+ * about a suffix of it is answered in O(1), with the same figures as a fresh scan.
+ */
+/** Work of {@link addScriptFeatures} since the process started (cumulative). */
+export interface ScriptFeatureWork {
+  /** Code units of the texts read by the main pass. */
+  codeUnits: number;
+  /** Code units read ahead by the URL and base64 checks; at most `codeUnits` (each run is scanned once). */
+  lookAheadUnits: number;
 }
+
+const featureWork: ScriptFeatureWork = { codeUnits: 0, lookAheadUnits: 0 };
+
+/** A copy of the cumulative work counters of {@link addScriptFeatures}. */
+export function scriptFeatureWork(): ScriptFeatureWork {
+  return { ...featureWork };
+}
+
+class Base64Runs {
+  private start = -1;
+  private end = -1;
+  private digitsBefore = new Int32Array(0);
+  private lettersBefore = new Int32Array(0);
+  /** Case switches at positions before m (a letter whose case differs from the previous letter's). */
+  private switchesBefore = new Int32Array(0);
+  /** Index of the first letter at or after m (or the run's end). */
+  private firstLetterFrom = new Int32Array(0);
+
+  private text = '';
+
+  /** Starts on a new text (forgets the cached run). */
+  reset(text: string): void {
+    this.text = text;
+    this.start = -1;
+    this.end = -1;
+  }
+
+  lengthAt(i: number): number {
+    if (i < this.start || i >= this.end) this.scan(i);
+    const len = this.end - i;
+    if (len < B64_MIN_RUN) return 0;
+    const a = i - this.start;
+    const z = this.end - this.start;
+    const digits = this.digitsBefore[z] - this.digitsBefore[a];
+    const letters = this.lettersBefore[z] - this.lettersBefore[a];
+    const first = this.firstLetterFrom[a];
+    // The suffix's first letter has no earlier letter inside the suffix, so it is never a switch there.
+    const caseSwitches = first >= z ? 0 : this.switchesBefore[z] - this.switchesBefore[first + 1];
+    if ((digits >= 2 && letters >= 2) || caseSwitches * 4 >= len) return len;
+    return 0;
+  }
+
+  private scan(i: number): void {
+    const text = this.text;
+    let j = i;
+    while (j < text.length && isB64(text.charCodeAt(j))) j++;
+    featureWork.lookAheadUnits += j - i;
+    this.start = i;
+    this.end = j;
+    const size = j - i + 1;
+    if (this.digitsBefore.length < size) {
+      const cap = Math.max(size, 2 * this.digitsBefore.length, 64);
+      this.digitsBefore = new Int32Array(cap);
+      this.lettersBefore = new Int32Array(cap);
+      this.switchesBefore = new Int32Array(cap);
+      this.firstLetterFrom = new Int32Array(cap);
+    }
+    let digits = 0;
+    let letters = 0;
+    let switches = 0;
+    let lastUpper = -1;
+    for (let m = 0; m < size - 1; m++) {
+      this.digitsBefore[m] = digits;
+      this.lettersBefore[m] = letters;
+      this.switchesBefore[m] = switches;
+      const code = text.charCodeAt(i + m);
+      if (code >= 0x30 && code <= 0x39) digits++;
+      else if (code >= 0x41 && code <= 0x5a) {
+        letters++;
+        if (lastUpper === 0) switches++;
+        lastUpper = 1;
+      } else if (code >= 0x61 && code <= 0x7a) {
+        letters++;
+        if (lastUpper === 1) switches++;
+        lastUpper = 0;
+      }
+    }
+    this.digitsBefore[size - 1] = digits;
+    this.lettersBefore[size - 1] = letters;
+    this.switchesBefore[size - 1] = switches;
+    let next = size - 1;
+    this.firstLetterFrom[size - 1] = next;
+    for (let m = size - 2; m >= 0; m--) {
+      const code = text.charCodeAt(i + m);
+      if ((code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a)) next = m;
+      this.firstLetterFrom[m] = next;
+    }
+  }
+}
+
+/** One per process: addScriptFeatures is synchronous, so the cached run never outlives its text's pass. */
+const base64Runs = new Base64Runs();
 
 /**
  * Adds the features of `text` into `out` (length {@link FEATURE_COUNT}), so callers can reuse one array.
@@ -471,13 +553,16 @@ export function addScriptFeatures(text: string, out: Float64Array): void {
     }
     wordStart = -1;
   };
+  const base64 = base64Runs;
+  base64.reset(text);
+  featureWork.codeUnits += n;
   let i = 0;
   while (i < n) {
     const code = text.charCodeAt(i);
     // Pathological runs are looked for only where an ASCII word starts, so ordinary text pays one compare.
     if (wordStart < 0 && isAsciiAlnum(code) && prev !== C.Digit) {
       const url = urlLengthAt(text, i);
-      const run = url > 0 ? url : base64LengthAt(text, i);
+      const run = url > 0 ? url : base64.lengthAt(i);
       if (run > 0) {
         out[url > 0 ? Feature.UrlChar : Feature.Base64Char] += run;
         if (digitRun > 0) {

@@ -20,7 +20,7 @@ import {
 import { type ModelRef, resolveModel, type ResolvedModel } from '@ask/model-catalog';
 import { askDurationSeconds, asksTotal, countingFaultsTotal, promptTokensPlanned, turnsDroppedTotal } from '@ask/observability';
 import { LearnedWindowsRepository, type Project, ProjectsRepository, SessionNotFoundError, SessionsRepository, UsageRepository } from '@ask/persistence';
-import { type CounterChoice, selectTokenCounter, type TokenCounter } from '@ask/token-counting';
+import { countOnce, type CounterChoice, selectTokenCounter, type TokenCounter } from '@ask/token-counting';
 import { type CountedTurn, factorsOf, type Planning, PlanningMemory } from './planning-memory';
 import { DEFAULT_SYSTEM_PROMPT, sizePrompt, type SizedPrompt } from './prompt-sizer';
 
@@ -150,7 +150,8 @@ export class SynthesisService {
     // window under them: a typed 413 with the figures, never a RangeError retried into a 500.
     assertFits(model.model, model.window, maxTokens, choice.exact);
     const planning = await this.memory.planning(choice, model.model);
-    const counter = planning.counter;
+    // Each text of this request is tokenised once, however often it is re-planned or stored.
+    const counter = countOnce(planning.counter);
     const provider = await this.provider(project, counter);
     const history = await this.memory.history(data.sessionId, planning);
 
@@ -207,7 +208,7 @@ export class SynthesisService {
       askId: data.askId,
       question: data.question,
       answer,
-      tokenCounts: this.memory.countsToStore(planning, data.question, answer),
+      tokenCounts: this.memory.countsToStore({ ...planning, counter }, data.question, answer),
       promptTokens: result.promptTokens,
       completionTokens: result.completionTokens,
       provider: model.provider,
