@@ -32,8 +32,18 @@ const enum Cls {
   Other,
 }
 
+const markPattern = /\p{M}/u;
+
 /** Marks, ZWJ, variation selectors, skin-tone modifiers, tag characters: they continue the grapheme before them. */
-const extenderPattern = /[\p{M}\u200d\ufe00-\ufe0f\u{1f3fb}-\u{1f3ff}\u{e0020}-\u{e007f}]/u;
+function isExtender(cp: number): boolean {
+  return (
+    cp === 0x200d ||
+    (cp >= 0xfe00 && cp <= 0xfe0f) ||
+    (cp >= 0x1f3fb && cp <= 0x1f3ff) ||
+    (cp >= 0xe0020 && cp <= 0xe007f) ||
+    markPattern.test(String.fromCodePoint(cp))
+  );
+}
 
 let bmp: Uint8Array | undefined;
 
@@ -54,7 +64,7 @@ function bmpTable(): Uint8Array {
     }
     const ch = String.fromCharCode(c);
     t[c] = space.test(ch) ? Cls.Space : letter.test(ch) ? Cls.Letter : digit.test(ch) ? Cls.Digit : Cls.Other;
-    if (extenderPattern.test(ch)) t[c] |= EXTENDER;
+    if (isExtender(c)) t[c] |= EXTENDER;
   }
   bmp = t;
   return t;
@@ -68,10 +78,6 @@ function astralClass(cp: number): Cls {
   return astralLetter.test(ch) ? Cls.Letter : astralDigit.test(ch) ? Cls.Digit : Cls.Other;
 }
 
-/** Continues the grapheme before it: marks, ZWJ, variation selectors, skin tones, tag characters (astral). */
-function isAstralExtender(cp: number): boolean {
-  return extenderPattern.test(String.fromCodePoint(cp));
-}
 
 function isRegionalIndicator(cp: number): boolean {
   return cp >= 0x1f1e6 && cp <= 0x1f1ff;
@@ -104,7 +110,7 @@ export function boundedPieces(text: string, maxRun: number): PieceCut {
         units = 2;
       }
     }
-    const entry = cp < 0x10000 ? table[cp] : astralClass(cp) | (isAstralExtender(cp) ? EXTENDER : 0);
+    const entry = cp < 0x10000 ? table[cp] : astralClass(cp) | (isExtender(cp) ? EXTENDER : 0);
     const extender = (entry & EXTENDER) !== 0;
     const cls = extender && runClass >= 0 ? runClass : entry & ~EXTENDER;
     if (cls !== runClass) {

@@ -15,11 +15,11 @@ export const HOSTILE_UNITS: readonly string[] = [
 ];
 
 /**
- * `[name, text]` pairs of about `length` code points each: every {@link HOSTILE_UNITS} repeated, two
- * seeded windows per UDHR language with its whitespace removed and two of its letters only, seeded
+ * `[name, text]` pairs of about `length` code points each: every {@link HOSTILE_UNITS} repeated,
+ * `perLanguage` seeded windows per UDHR language with its whitespace removed and as many of its letters only, seeded
  * random ASCII letters, mixed case, punctuation, and emoji sequences. Deterministic (seed 7).
  */
-export function hostileRuns(length: number, dataDir: string = fixtureDataDir()): Array<[string, string]> {
+export function hostileRuns(length: number, dataDir: string = fixtureDataDir(), perLanguage = 2): Array<[string, string]> {
   const random = seededRandom(7);
   const out: Array<[string, string]> = [];
   const repeat = (unit: string) => {
@@ -31,7 +31,7 @@ export function hostileRuns(length: number, dataDir: string = fixtureDataDir()):
     const text = readFileSync(join(dataDir, 'text-udhr', `udhr_${key}.txt`), 'utf8');
     const noSpace = Array.from(text.replace(/\s+/gu, ''));
     const letters = Array.from(text).filter((c) => /[\p{L}\p{M}]/u.test(c));
-    for (let k = 0; k < 2; k++) {
+    for (let k = 0; k < perLanguage; k++) {
       const a = Math.floor(random() * Math.max(1, noSpace.length - length));
       out.push([`udhr ${key} without spaces @${a}`, noSpace.slice(a, a + length).join('')]);
       const b = Math.floor(random() * Math.max(1, letters.length - length));
