@@ -15,7 +15,7 @@ describe(`${sizePrompt.name} on hostile texts`, () => {
   const o200k = tiktokenCounter('o200k_base');
   const model = resolveModel({ provider: 'local', model: 'local' });
   const items: RetrievedItem[] = [{ id: 'k1', kind: 'knowledge', title: 'Doc', text: 'Vectors are indexed with HNSW.', score: 0.9 }];
-  const base = { model, exact: true, calibration: 1, maxTokens: 2048, history: [], items };
+  const base = { model, exact: true, maxTokens: 2048, history: [], items };
 
   const sizeTwice = (systemPrompt: string, question: string) => {
     const counter = countOnce(o200k);
