@@ -23,6 +23,7 @@ import { LearnedWindowsRepository, type Project, ProjectsRepository, SessionNotF
 import { countOnce, type CounterChoice, selectTokenCounter, type TokenCounter } from '@ask/token-counting';
 import { type CountedTurn, factorsOf, type Planning, PlanningMemory } from './planning-memory';
 import { DEFAULT_SYSTEM_PROMPT, sizePrompt, type SizedPrompt } from './prompt-sizer';
+import { DeltaCoalescer } from './delta-coalescer';
 
 /** Default completion budget for ask, in tokens (seed 000: "default 2048 for /ask"). */
 export const DEFAULT_MAX_TOKENS = 2048;
@@ -230,7 +231,7 @@ export class SynthesisService {
     askDurationSeconds.observe((Date.now() - Date.parse(data.acceptedAt)) / 1000);
   }
 
-  /** Streams one call, publishing each delta. Returns the text and usage, or the overflow to re-budget. */
+  /** Streams one call, publishing its text as coalesced deltas (`DeltaCoalescer`). Returns the text and usage, or the overflow to re-budget. */
   private async stream(
     askId: string,
     provider: ChatProvider,
@@ -242,19 +243,23 @@ export class SynthesisService {
     let text = '';
     let promptTokens: number | null = null;
     let completionTokens: number | null = null;
+    // Provider chunks are coalesced into fewer deltas (the first at once, then every 25 ms or 1,024 characters).
+    const deltas = new DeltaCoalescer(async (piece) => void (await this.events.publish(askId, 'delta', { text: piece }, run.claim)));
     try {
       for await (const chunk of streamWithRetry(provider, request, { signal: request.signal })) {
         if (chunk.type === 'delta') {
           if (!chunk.text) continue;
           text += chunk.text;
           // Refused once another run owns the ask: leaving the loop aborts the provider call.
-          await this.events.publish(askId, 'delta', { text: chunk.text }, run.claim);
+          await deltas.push(chunk.text);
         } else {
           promptTokens = chunk.promptTokens;
           completionTokens = chunk.completionTokens;
         }
       }
+      await deltas.flush();
     } catch (err) {
+      deltas.discard();
       if (err instanceof FencedPublishError) throw err;
       // The worker lost the job's lock: the call was aborted because this run must stop, not a timeout.
       if (run.lockLost?.aborted) throw new FencedPublishError(askId, 'superseded');
