@@ -1,5 +1,8 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { NestFactory } from '@nestjs/core';
+import type { NextFunction, Request, Response } from 'express';
+import helmet from 'helmet';
+import { RedactingLogger } from '@ask/observability';
 import { AppModule } from './app.module';
 import { AskErrorFilter, bodyParserErrorHandler } from './errors/ask-error.filter';
 import { rejectInvalidUtf8, TextSafetyPipe } from './errors/text-safety.pipe';
@@ -8,9 +11,48 @@ import { askValidationPipe } from './errors/validation';
 /** Largest request body accepted (JSON), in bytes. Ingestion of larger sets goes through the CLI. */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
+/**
+ * Security headers (helmet), fitted to the dashboard served at `/`: a Vite bundle of same-origin
+ * scripts and stylesheets that calls the API and opens EventSource on the same origin. No inline
+ * script or style, no framing (`frame-ancestors 'none'`, `X-Frame-Options: DENY`), no referrer (the
+ * events URL carries a token). `upgrade-insecure-requests` is off: the gateway is often reached over
+ * plain http on a private address, where it would break the page.
+ */
+export const SECURITY_HEADERS = helmet({
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'self'"],
+      baseUri: ["'self'"],
+      connectSrc: ["'self'"],
+      fontSrc: ["'self'", 'data:'],
+      formAction: ["'self'"],
+      frameAncestors: ["'none'"],
+      imgSrc: ["'self'", 'data:'],
+      objectSrc: ["'none'"],
+      scriptSrc: ["'self'"],
+      scriptSrcAttr: ["'none'"],
+      styleSrc: ["'self'"],
+    },
+  },
+  frameguard: { action: 'deny' },
+  referrerPolicy: { policy: 'no-referrer' },
+});
+
+/**
+ * `Cache-Control: no-store` on every API answer: new API keys, events URLs with their token, answers
+ * and settings are per-caller and must not be kept by a browser or proxy cache.
+ */
+export function noStore(_req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('Cache-Control', 'no-store');
+  next();
+}
+
 /** Builds the gateway app (shared by main and the tests). */
 export async function createGateway(): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, { bodyParser: false });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, { bodyParser: false, logger: new RedactingLogger() });
+  app.use(SECURITY_HEADERS);
+  app.use('/api', noStore);
   app.useBodyParser('json', { limit: MAX_BODY_BYTES, strict: true, verify: rejectInvalidUtf8 });
   app.use(bodyParserErrorHandler());
   // Text safety first: it bounds the nesting depth before class-transformer recurses into the body.

@@ -43,7 +43,14 @@ describe('an upstream context overflow, end to end (fake OpenAI upstream)', () =
     }
     const { key } = await new ApiKeysRepository(db.dataSource).create(projectId);
     stack = await startStack({
-      env: { DATABASE_URL: db.url, ASK_KEY_PREFIX: `e2e-${randomUUID()}`, ASK_ENCRYPTION_KEY: encryptionKey, LOG_LEVEL: 'warn' },
+      // The operator allow-lists the fake upstream on loopback (internal addresses are refused otherwise).
+      env: {
+        DATABASE_URL: db.url,
+        ASK_KEY_PREFIX: `e2e-${randomUUID()}`,
+        ASK_ENCRYPTION_KEY: encryptionKey,
+        LOG_LEVEL: 'warn',
+        ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
+      },
     });
     client = new AskClient(stack.gatewayUrl, key);
     outcome = await client.askAndWait(projectId, 'What did we discuss?', { sessionId });

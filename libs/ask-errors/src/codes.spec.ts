@@ -22,8 +22,8 @@ describe('AskErrorCode', () => {
     expect(ASK_ERROR_STATUS[code as AskErrorCode]).toBe(status);
   });
 
-  it('has exactly fourteen codes', () => {
-    expect(ASK_ERROR_CODES).toHaveLength(14);
+  it('has exactly fifteen codes', () => {
+    expect(ASK_ERROR_CODES).toHaveLength(15);
   });
 });
 

@@ -2,9 +2,10 @@
  * The machine-readable codes the /ask API and its SSE `error` event carry. The dashboard branches on
  * these, never on the human-readable `error` text (seed 000, "Typed errors"); they are stable.
  *
- * The first five are the seed's table; the next five are the API's own (validation, auth, lookups,
- * throttling, and the catch-all for errors that are not ours); then the embedding codes of ingestion
- * and re-embedding (a changed embedding model, and the embedding provider's failures).
+ * The first five are the seed's table; the next six are the API's own (validation, auth, lookups,
+ * refused endpoints and settings (`forbidden`, 403), throttling, and the catch-all for errors that
+ * are not ours); then the embedding codes of ingestion and re-embedding (a changed embedding model,
+ * and the embedding provider's failures).
  */
 export enum AskErrorCode {
   EmbeddingNotConfigured = 'embedding_not_configured',
@@ -15,6 +16,7 @@ export enum AskErrorCode {
   InvalidRequest = 'invalid_request',
   Unauthorized = 'unauthorized',
   NotFound = 'not_found',
+  Forbidden = 'forbidden',
   RateLimited = 'rate_limited',
   InternalError = 'internal_error',
   /** The project's embedding model changed since its vectors were stored; re-embed before asking or loading more. */
@@ -43,6 +45,7 @@ export const ASK_ERROR_STATUS: Readonly<Record<AskErrorCode, number>> = {
   [AskErrorCode.InvalidRequest]: 400,
   [AskErrorCode.Unauthorized]: 401,
   [AskErrorCode.NotFound]: 404,
+  [AskErrorCode.Forbidden]: 403,
   [AskErrorCode.RateLimited]: 429,
   [AskErrorCode.InternalError]: 500,
   [AskErrorCode.EmbeddingSpaceChanged]: 409,
@@ -65,6 +68,7 @@ export const ERROR_MESSAGES: Readonly<Record<AskErrorCode, string>> = {
   [AskErrorCode.InvalidRequest]: 'the request is invalid',
   [AskErrorCode.Unauthorized]: 'authentication is required',
   [AskErrorCode.NotFound]: 'not found',
+  [AskErrorCode.Forbidden]: 'this setting or provider endpoint is not allowed',
   [AskErrorCode.RateLimited]: 'too many requests',
   [AskErrorCode.InternalError]: 'internal error',
   [AskErrorCode.EmbeddingSpaceChanged]: "this project's knowledge was embedded with another embedding model",
@@ -93,6 +97,8 @@ export const DASHBOARD_COPY: Readonly<Record<AskErrorCode, string>> = {
   [AskErrorCode.InvalidRequest]: 'The request could not be understood. Check the question and try again.',
   [AskErrorCode.Unauthorized]: 'You are not signed in, or you do not have access to this project. Sign in and try again.',
   [AskErrorCode.NotFound]: 'This project or conversation could not be found.',
+  [AskErrorCode.Forbidden]:
+    "This project's provider settings point at an address the service may not reach. Ask the operator to allow-list the endpoint.",
   [AskErrorCode.RateLimited]: 'Too many questions in a short time. Wait a moment and try again.',
   [AskErrorCode.InternalError]: 'Something went wrong on our side. Try again in a moment.',
   [AskErrorCode.EmbeddingSpaceChanged]:

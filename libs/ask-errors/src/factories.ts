@@ -101,6 +101,15 @@ export function notFound(details?: string): AskError {
   return new AskError(AskErrorCode.NotFound, { details: optionalDetails(details) });
 }
 
+/**
+ * 403 `forbidden`: the caller's key may not make this change (a project key setting a provider
+ * `baseUrl` outside the operator's allow-list), or a provider endpoint was refused at connect time
+ * (it resolved to an internal address, or a redirect led there). `details` names the field.
+ */
+export function forbidden(details?: string): AskError {
+  return new AskError(AskErrorCode.Forbidden, { details: optionalDetails(details) });
+}
+
 /** 429 `rate_limited`: the caller asked too often; `retryAfterSeconds` goes to `details` when set. */
 export function rateLimited(retryAfterSeconds?: number): AskError {
   return new AskError(AskErrorCode.RateLimited, {

@@ -2,3 +2,4 @@ export * from './codes';
 export * from './ask-error';
 export * from './factories';
 export * from './sanitize';
+export * from './redact';

@@ -1,3 +1,5 @@
+import { redactSecrets } from './redact';
+
 /** Longest sanitised provider message, in characters (an ellipsis marks a cut). */
 export const MAX_PROVIDER_MESSAGE_CHARS = 500;
 
@@ -73,7 +75,10 @@ const RULES: ReadonlyArray<[RegExp, string | ((match: string) => string)]> = [
 /**
  * Makes a provider's error message safe to put in an error body's `details` and in logs.
  *
- * Removes API keys (`sk-…`, `sk-ant-…`, Google `AIza…`), AWS access key ids (`AKIA…`/`ASIA…`) and
+ * First removes the exact value of every secret the process holds (`redactSecrets`: provider
+ * credentials, verified API keys, the admin key, the events secret, the encryption key), whatever its
+ * shape; then, as a second net, secrets recognised by shape:
+ * API keys (`sk-…`, `sk-ant-…`, Google `AIza…`), AWS access key ids (`AKIA…`/`ASIA…`) and
  * 40-character secret keys, `Bearer`/`Basic` tokens, Google `ya29.` tokens, JWTs, `api-key`/`x-api-key`/
  * `key=`/`password=` values, query-string secrets and `user:pass@` credentials in URLs; then collapses
  * whitespace and cuts the result to `MAX_PROVIDER_MESSAGE_CHARS` (500) characters.
@@ -84,7 +89,7 @@ const RULES: ReadonlyArray<[RegExp, string | ((match: string) => string)]> = [
 export function sanitizeProviderMessage(message: string): string {
   const raw = String(message ?? '');
   // A cut may split a secret; drop the trailing fragment so no half-key survives unredacted.
-  let text = raw.length > MAX_SCANNED_CHARS ? raw.slice(0, MAX_SCANNED_CHARS).replace(/\S+$/, '') : raw;
+  let text = redactSecrets(raw.length > MAX_SCANNED_CHARS ? raw.slice(0, MAX_SCANNED_CHARS).replace(/\S+$/, '') : raw);
   for (const [pattern, replacement] of RULES) {
     // Narrowed so each call matches one of String.prototype.replace's overloads.
     text = typeof replacement === 'string' ? text.replace(pattern, replacement) : text.replace(pattern, replacement);

@@ -20,4 +20,37 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ GATEWAY_PORT: '70000', REDIS_URL: 'nope' })).toThrow(ConfigError);
     expect(() => loadConfig({ GATEWAY_PORT: '70000', REDIS_URL: 'nope' })).toThrow(/GATEWAY_PORT[\s\S]*REDIS_URL|REDIS_URL[\s\S]*GATEWAY_PORT/);
   });
+
+  it('listens on loopback unless GATEWAY_HOST says otherwise', () => {
+    expect(loadConfig({}).GATEWAY_HOST).toBe('127.0.0.1');
+    expect(loadConfig({ GATEWAY_HOST: '0.0.0.0' }).GATEWAY_HOST).toBe('0.0.0.0');
+  });
+
+  it('parses the provider allow-list into origins and path prefixes', () => {
+    const config = loadConfig({ ASK_PROVIDER_URL_ALLOWLIST: 'http://127.0.0.1:11434, https://LLM.example.com:443/v1/ http://ollama:11434' });
+    expect(config.ASK_PROVIDER_URL_ALLOWLIST).toEqual([
+      { origin: 'http://127.0.0.1:11434', pathPrefix: '' },
+      { origin: 'https://llm.example.com', pathPrefix: '/v1' },
+      { origin: 'http://ollama:11434', pathPrefix: '' },
+    ]);
+    expect(loadConfig({}).ASK_PROVIDER_URL_ALLOWLIST).toEqual([]);
+  });
+
+  it.each([
+    ['ftp://files.example.com', /only http and https/],
+    ['http://user:pw@llm.example.com', /user-info/],
+    ['https://llm.example.com/v1#x', /query or fragment/],
+    ['llm.example.com', /is not a URL/],
+  ])('refuses the allow-list entry %s, naming the variable', (entry, reason) => {
+    expect(() => loadConfig({ ASK_PROVIDER_URL_ALLOWLIST: entry })).toThrow(/ASK_PROVIDER_URL_ALLOWLIST/);
+    expect(() => loadConfig({ ASK_PROVIDER_URL_ALLOWLIST: entry })).toThrow(reason);
+  });
+
+  it('parses fixed provider host addresses and refuses a non-IP address', () => {
+    expect(loadConfig({ ASK_PROVIDER_RESOLVE: 'llm.corp.example=10.1.2.3|[2001:db8::5], Other.Example.=1.2.3.4' }).ASK_PROVIDER_RESOLVE).toEqual([
+      { host: 'llm.corp.example', addresses: ['10.1.2.3', '2001:db8::5'] },
+      { host: 'other.example', addresses: ['1.2.3.4'] },
+    ]);
+    expect(() => loadConfig({ ASK_PROVIDER_RESOLVE: 'llm.corp.example=not-an-ip' })).toThrow(/ASK_PROVIDER_RESOLVE[\s\S]*not an IP address/);
+  });
 });

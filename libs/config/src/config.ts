@@ -1,4 +1,21 @@
 import { z } from 'zod';
+import { registerSecrets } from '@ask/ask-errors';
+import { parseAllowList, parseStaticHosts } from './egress';
+
+/** A string setting parsed by `parse`; a parse error becomes the variable's validation message. */
+function parsedString<T>(parse: (value: string | undefined) => T) {
+  return z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      try {
+        return parse(value);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    });
+}
 
 /**
  * The service's settings, read once from the environment at boot and validated; everything else reads
@@ -11,6 +28,23 @@ const schema = z.object({
   /** Prefix for every BullMQ key and event stream, so test runs never share keys with a running stack. */
   ASK_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]+$/).default('ask-service'),
   GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /**
+   * Address the gateway listens on. Loopback by default, so a bare `node …/main.ts` is not reachable
+   * from the network; containers set `0.0.0.0` (docker-compose.yml).
+   */
+  GATEWAY_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * Provider endpoints the operator allows (comma- or space-separated `http(s)://host[:port][/path]`).
+   * A project key may set an LLM or embedding `baseUrl` only inside this list; a listed endpoint may be
+   * an internal address (a local Ollama on `http://127.0.0.1:11434`); any other endpoint that is, or
+   * resolves to, a loopback, private, link-local or otherwise non-public address is refused.
+   */
+  ASK_PROVIDER_URL_ALLOWLIST: parsedString(parseAllowList),
+  /**
+   * Fixed addresses for provider host names, consulted before DNS (`host=address[|address]`, commas
+   * between entries, like curl's `--resolve`). The addresses are checked like DNS answers.
+   */
+  ASK_PROVIDER_RESOLVE: parsedString(parseStaticHosts),
   /** Health/metrics port of each worker; 0 picks a free port. */
   RETRIEVAL_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(3101),
   SYNTHESIS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(3102),
@@ -84,5 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid environment:\n  ${lines.join('\n  ')}`);
   }
+  // Exact values of the process-wide secrets are redacted from every text that leaves the process.
+  registerSecrets([parsed.data.ASK_ADMIN_KEY, parsed.data.ASK_ENCRYPTION_KEY, parsed.data.ASK_EVENTS_SECRET], { pinned: true });
   return Object.freeze(parsed.data);
 }

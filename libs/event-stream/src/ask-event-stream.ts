@@ -7,6 +7,7 @@ import {
   type AskEventType,
   TERMINAL_EVENTS,
 } from '@ask/ask-contracts';
+import { redactSecrets } from '@ask/ask-errors';
 
 /** Who an ask belongs to; stored beside its stream so the events route can check the caller's project. */
 export interface AskMeta {
@@ -151,7 +152,9 @@ export class AskEventStream {
    * Appends one event; returns its stream id. Atomically (one Lua script) refuses when the stream
    * already ends with a terminal event, so the terminal event is always the last, and, when `claim`
    * is given, unless that claim is still the ask's current run. A terminal event (`done`, `error`)
-   * also sets the expiry of the ask's keys.
+   * also sets the expiry of the ask's keys. The exact value of every secret the process holds
+   * (`redactSecrets`) is replaced by `***` in the event's data: this is the one door through which
+   * text reaches SSE clients.
    * @throws FencedPublishError `ended` or `superseded`; nothing was written.
    */
   async publish<T extends AskEventType>(askId: string, type: T, data: AskEventMap[T], claim?: RunClaim): Promise<string> {
@@ -159,7 +162,7 @@ export class AskEventStream {
       this.streamKey(askId),
       this.metaKey(askId),
       type,
-      JSON.stringify(data),
+      redactSecrets(JSON.stringify(data)),
       claim?.token ?? '',
       this.ttlSeconds,
       TERMINAL_LIST,

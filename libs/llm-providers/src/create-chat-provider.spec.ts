@@ -3,11 +3,12 @@ import { AnthropicChatProvider } from './chat/anthropic-chat.provider';
 import { BedrockChatProvider } from './chat/bedrock-chat.provider';
 import { OllamaChatProvider } from './chat/ollama-chat.provider';
 import { OpenAiChatProvider } from './chat/openai-chat.provider';
-import { createChatProvider, isClaude } from './create-chat-provider';
+import { createChatProvider, DEFAULT_BASE_URLS, isClaude } from './create-chat-provider';
 import { createEmbeddingProvider } from './create-embedding-provider';
 import { LocalChatProvider } from './local/local-chat.provider';
 import { LocalEmbeddingProvider } from './local/local-embedding.provider';
 import { collect } from './testing/chat-contract';
+import { allowing } from './testing/egress';
 import type { LlmSettings } from './types';
 import { VertexClaudeChatProvider } from './vertex/vertex-claude-chat.provider';
 import { VertexGeminiChatProvider } from './vertex/vertex-gemini-chat.provider';
@@ -28,7 +29,8 @@ describe('createChatProvider', () => {
     [{ provider: 'ollama', model: 'llama3.1:8b' }, {}, OllamaChatProvider, 'ollama'],
     [{ provider: 'local', model: 'local' }, {}, LocalChatProvider, 'local'],
   ] as const)('builds %j', (settings, credentials, cls, provider) => {
-    const adapter = createChatProvider(settings as LlmSettings, credentials);
+    // The operator allow-lists the two loopback endpoints (a local vLLM, Ollama's default).
+    const adapter = createChatProvider(settings as LlmSettings, credentials, allowing('http://127.0.0.1:8000', DEFAULT_BASE_URLS.ollama));
     expect(adapter).toBeInstanceOf(cls);
     expect(adapter.provider).toBe(provider);
   });

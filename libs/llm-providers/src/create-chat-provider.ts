@@ -1,8 +1,9 @@
-import { llmNotConfigured } from '@ask/ask-errors';
+import { forbidden, llmNotConfigured } from '@ask/ask-errors';
 import { type ProviderId, resolveModel } from '@ask/model-catalog';
 import { selectTokenCounter, type TokenCounter } from '@ask/token-counting';
 import Anthropic from '@anthropic-ai/sdk';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { NodeHttp2Handler } from '@smithy/node-http-handler';
 import OpenAI, { AzureOpenAI } from 'openai';
 import { AnthropicChatProvider } from './chat/anthropic-chat.provider';
 import { BedrockChatProvider } from './chat/bedrock-chat.provider';
@@ -12,6 +13,7 @@ import { LocalChatProvider } from './local/local-chat.provider';
 import { vertexHost, vertexLocationPath, vertexTokenSource } from './vertex/vertex-auth';
 import { VertexClaudeChatProvider } from './vertex/vertex-claude-chat.provider';
 import { VertexGeminiChatProvider } from './vertex/vertex-gemini-chat.provider';
+import { defaultEgressPolicy, type EgressPolicy, EgressRefusedError } from './egress/egress-policy';
 import type { ChatProvider, LlmSettings, ProviderCredentials } from './types';
 import { type FetchLike, trimSlash } from './wire/http';
 import { sseEndOfStreamFetch } from './wire/sse';
@@ -25,13 +27,22 @@ export const DEFAULT_BASE_URLS = {
 
 /** Options of the provider factories (tests and the CLI point every provider at the fake upstream). */
 export interface ProviderFactoryOptions {
-  /** `fetch` for the fetch-based adapters and the openai / Anthropic SDKs. */
+  /**
+   * Where provider calls may connect (the process's `egressPolicyFor(config)`); default
+   * `defaultEgressPolicy()`, the same policy read from the process's environment.
+   */
+  egress?: EgressPolicy;
+  /**
+   * `fetch` for the fetch-based adapters and the openai / Anthropic SDKs, REPLACING the egress-checked
+   * transport (unit tests of wire formats only; production never passes it).
+   */
   fetch?: FetchLike;
   /**
    * Base URL per provider, replacing the canonical endpoint WITHOUT changing what the settings mean:
    * `openai` keeps the canonical endpoint's behaviour (exact tiktoken counting, `max_completion_tokens`)
    * while pointing at `<override>` (include `/v1`); `anthropic`, `bedrock`, `vertex`, `ollama` and
-   * `azure-foundry` replace the host (Azure's override replaces the resource endpoint).
+   * `azure-foundry` replace the host (Azure's override replaces the resource endpoint). Overrides are
+   * code-level settings, so their origins are allow-listed.
    */
   baseUrlOverrides?: Partial<Record<ProviderId, string>>;
   /** The `local` provider's token counter; defaults to the catalog's choice for `local`. */
@@ -43,6 +54,45 @@ function requireField<T>(value: T | undefined, provider: string, what: string): 
     throw llmNotConfigured(`provider=${provider}: ${what} is not set`);
   }
   return value;
+}
+
+/** The field of the project's settings that names a chat or embedding endpoint. */
+export type EndpointField = 'llm.baseUrl' | 'embedding.baseUrl';
+
+/** What an adapter connects with: the checked `fetch` and the policy behind it. */
+export interface ProviderTransport {
+  fetch: FetchLike;
+  policy: EgressPolicy;
+}
+
+const withOverrides = new WeakMap<EgressPolicy, Map<string, EgressPolicy>>();
+
+/**
+ * The transport of one adapter: the caller's `fetch` when it passed one (tests), else the egress
+ * policy's checked fetch for `field`. The endpoint (`target`, when set) is checked first, without DNS.
+ * @throws AskError 403 `forbidden` naming `field` when the endpoint is refused.
+ */
+export function providerTransport(options: ProviderFactoryOptions, field: EndpointField, target: string | undefined): ProviderTransport {
+  const base = options.egress ?? defaultEgressPolicy();
+  const overrides = Object.values(options.baseUrlOverrides ?? {}).filter((u): u is string => typeof u === 'string');
+  let policy = base;
+  if (overrides.length > 0) {
+    const cache = withOverrides.get(base) ?? new Map<string, EgressPolicy>();
+    withOverrides.set(base, cache);
+    const key = overrides.join(' ');
+    policy = cache.get(key) ?? base.withAllowed(overrides);
+    cache.set(key, policy);
+  }
+  if (options.fetch) return { fetch: options.fetch, policy };
+  if (target !== undefined && target !== '') {
+    try {
+      policy.checkUrl(target, field);
+    } catch (err) {
+      if (err instanceof EgressRefusedError) throw forbidden(err.message);
+      throw err;
+    }
+  }
+  return { fetch: policy.fetch(field), policy };
 }
 
 /** SDK options every client gets: no SDK retries (ours are in `streamWithRetry`), no SDK logs. */
@@ -90,10 +140,21 @@ export function anthropicClient(baseURL: string, apiKey: string, fetchImpl?: Fet
  * `endpoint` overrides the regional `bedrock-runtime.{region}.amazonaws.com` (VPC endpoints, tests);
  * one attempt (retries are `streamWithRetry`'s).
  */
-export function bedrockClient(region: string, endpoint: string | undefined, credentials: ProviderCredentials): BedrockRuntimeClient {
+export function bedrockClient(
+  region: string,
+  endpoint: string | undefined,
+  credentials: ProviderCredentials,
+  transport?: { policy: EgressPolicy; field: EndpointField },
+): BedrockRuntimeClient {
   const { awsAccessKeyId, awsSecretAccessKey, awsSessionToken } = credentials;
+  // The SDK's HTTP/2 handler, with every host name it connects to resolved through the egress check.
+  const checked = transport && !(endpoint && transport.policy.isAllowListed(endpoint));
+  const requestHandler = transport
+    ? new NodeHttp2Handler({ disableConcurrentStreams: true, nodeHttp2ConnectOptions: { lookup: transport.policy.lookup(transport.field, checked) as never } })
+    : undefined;
   return new BedrockRuntimeClient({
     region,
+    ...(requestHandler ? { requestHandler } : {}),
     ...(endpoint ? { endpoint: trimSlash(endpoint) } : {}),
     ...(awsAccessKeyId && awsSecretAccessKey
       ? { credentials: { accessKeyId: awsAccessKeyId, secretAccessKey: awsSecretAccessKey, ...(awsSessionToken ? { sessionToken: awsSessionToken } : {}) } }
@@ -128,9 +189,12 @@ export function isClaude(model: string): boolean {
  * | `ollama` | native `/api/chat` | nothing (`baseUrl` default `http://localhost:11434`) |
  * | `local` | the in-process stand-in | nothing |
  *
- * No request is made here. Credentials go only into the SDK clients; nothing is logged.
+ * No request is made here. Credentials go only into the SDK clients; nothing is logged. Every adapter
+ * connects through `options.egress` (see `providerTransport`): the endpoint is checked here, and
+ * every connection again after DNS.
  *
- * @throws AskError 412 `llm_not_configured` when a required field or credential is missing.
+ * @throws AskError 412 `llm_not_configured` when a required field or credential is missing;
+ *   403 `forbidden` naming `llm.baseUrl` when the endpoint is refused.
  */
 export function createChatProvider(
   settings: LlmSettings,
@@ -138,66 +202,70 @@ export function createChatProvider(
   options: ProviderFactoryOptions = {},
 ): ChatProvider {
   const override = options.baseUrlOverrides?.[settings.provider];
+  const field: EndpointField = 'llm.baseUrl';
   switch (settings.provider) {
     case 'openai': {
       const custom = settings.baseUrl !== undefined && settings.baseUrl !== '';
+      const baseURL = override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.openai;
+      const transport = providerTransport(options, field, baseURL);
       const apiKey = custom ? (credentials.apiKey ?? 'no-key') : requireField(credentials.apiKey, 'openai', 'apiKey');
       // The SDK drops a final event that ends at EOF without its blank line (see sseEndOfStreamFetch).
-      const fetchImpl = sseEndOfStreamFetch(custom ? openAiCompatibleFetch(options.fetch ?? fetch) : options.fetch);
-      const client = new OpenAI({
-        baseURL: override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.openai,
-        apiKey,
-        organization: null,
-        project: null,
-        fetch: fetchImpl,
-        ...SDK_COMMON,
-      });
+      const fetchImpl = sseEndOfStreamFetch(custom ? openAiCompatibleFetch(transport.fetch) : transport.fetch);
+      const client = new OpenAI({ baseURL, apiKey, organization: null, project: null, fetch: fetchImpl, ...SDK_COMMON });
       return new OpenAiChatProvider({ client, provider: 'openai', maxTokensField: custom ? 'max_tokens' : 'max_completion_tokens' });
     }
     case 'anthropic': {
       const apiKey = requireField(credentials.apiKey, 'anthropic', 'apiKey');
-      const client = anthropicClient(override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.anthropic, apiKey, options.fetch);
+      const baseURL = override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.anthropic;
+      const client = anthropicClient(baseURL, apiKey, providerTransport(options, field, baseURL).fetch);
       return new AnthropicChatProvider({ client, provider: 'anthropic', countTokens: true });
     }
     case 'azure-foundry': {
       const endpoint = requireField(override ?? settings.baseUrl, 'azure-foundry', 'baseUrl (the resource endpoint)');
       const apiKey = requireField(credentials.apiKey, 'azure-foundry', 'apiKey');
+      const transport = providerTransport(options, field, endpoint);
       if (isClaude(settings.model)) {
-        const client = anthropicClient(`${trimSlash(endpoint)}/anthropic`, apiKey, options.fetch);
+        const client = anthropicClient(`${trimSlash(endpoint)}/anthropic`, apiKey, transport.fetch);
         return new AnthropicChatProvider({ client, provider: 'azure-foundry', countTokens: false });
       }
-      const client = azureOpenAiClient(endpoint, apiKey, settings.apiVersion, options.fetch);
+      const client = azureOpenAiClient(endpoint, apiKey, settings.apiVersion, transport.fetch);
       return new OpenAiChatProvider({ client, provider: 'azure-foundry', maxTokensField: 'max_completion_tokens' });
     }
     case 'bedrock': {
       const region = requireField(settings.region, 'bedrock', 'region');
-      return new BedrockChatProvider(bedrockClient(region, override ?? settings.baseUrl, credentials));
+      const endpoint = override ?? settings.baseUrl;
+      const { policy } = providerTransport(options, field, endpoint);
+      return new BedrockChatProvider(bedrockClient(region, endpoint, credentials, { policy, field }));
     }
     case 'vertex': {
       const project = requireField(settings.gcpProject, 'vertex', 'gcpProject');
       const region = settings.region ?? 'us-central1';
-      const locationUrl = vertexLocationPath(override ?? settings.baseUrl ?? vertexHost(region), project, region);
+      const host = override ?? settings.baseUrl ?? vertexHost(region);
+      const transport = providerTransport(options, field, host);
+      const locationUrl = vertexLocationPath(host, project, region);
       const token = vertexTokenSource(credentials);
       const wire = vertexWire(settings.model);
-      if (wire === 'claude') return new VertexClaudeChatProvider({ locationUrl, token, fetch: options.fetch });
-      if (wire === 'gemini') return new VertexGeminiChatProvider({ locationUrl, token, fetch: options.fetch });
+      if (wire === 'claude') return new VertexClaudeChatProvider({ locationUrl, token, fetch: transport.fetch });
+      if (wire === 'gemini') return new VertexGeminiChatProvider({ locationUrl, token, fetch: transport.fetch });
       const client = new OpenAI({
         baseURL: `${locationUrl}/endpoints/openapi`,
         apiKey: token,
         organization: null,
         project: null,
-        fetch: sseEndOfStreamFetch(openAiCompatibleFetch(options.fetch ?? fetch)),
+        fetch: sseEndOfStreamFetch(openAiCompatibleFetch(transport.fetch)),
         ...SDK_COMMON,
       });
       return new OpenAiChatProvider({ client, provider: 'vertex', maxTokensField: 'max_tokens' });
     }
-    case 'ollama':
+    case 'ollama': {
+      const baseUrl = override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.ollama;
       return new OllamaChatProvider({
-        baseUrl: override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.ollama,
+        baseUrl,
         numCtx: settings.numCtx,
         apiKey: credentials.apiKey,
-        fetch: options.fetch,
+        fetch: providerTransport(options, field, baseUrl).fetch,
       });
+    }
     case 'local': {
       const counter =
         options.counter ?? selectTokenCounter({ provider: 'local', model: settings.model }, resolveModel({ provider: 'local', model: settings.model }).tokenizer).counter;

@@ -1,6 +1,14 @@
-import { llmNotConfigured } from '@ask/ask-errors';
+import { forbidden, isAskError, llmNotConfigured } from '@ask/ask-errors';
 import OpenAI from 'openai';
-import { azureOpenAiClient, bedrockClient, DEFAULT_BASE_URLS, type ProviderFactoryOptions } from './create-chat-provider';
+import {
+  azureOpenAiClient,
+  bedrockClient,
+  DEFAULT_BASE_URLS,
+  type EndpointField,
+  type ProviderFactoryOptions,
+  providerTransport,
+} from './create-chat-provider';
+import { findEgressRefusal } from './egress/egress-policy';
 import { BedrockEmbeddingProvider } from './embedding/bedrock-embedding.provider';
 import { OllamaEmbeddingProvider } from './embedding/ollama-embedding.provider';
 import { OpenAiEmbeddingProvider } from './embedding/openai-embedding.provider';
@@ -31,9 +39,13 @@ function requireField<T>(value: T | undefined, provider: EmbeddingProviderId, wh
  * | `local` | the in-process lexical embedder |
  * | `local-semantic` | the in-process Universal Sentence Encoder lite (512 dimensions, English) |
  *
- * @throws AskError 412 `llm_not_configured` when a required field or credential is missing;
- *   RangeError from the local embedder for dimensions outside 8..16000, and from the semantic one
- *   for any length but 512.
+ * Every adapter connects through `options.egress` (see `providerTransport`); a connection it refuses
+ * (the endpoint resolved to an internal address, a redirect led to one) rejects `embed` with the typed
+ * 403 `forbidden` naming `embedding.baseUrl`, wherever the call runs (gateway, worker, CLI).
+ *
+ * @throws AskError 412 `llm_not_configured` when a required field or credential is missing; 403
+ *   `forbidden` naming `embedding.baseUrl` when the endpoint is refused; RangeError from the local
+ *   embedder for dimensions outside 8..16000, and from the semantic one for any length but 512.
  */
 export function createEmbeddingProvider(
   settings: EmbeddingSettings,
@@ -41,49 +53,61 @@ export function createEmbeddingProvider(
   options: ProviderFactoryOptions = {},
 ): EmbeddingProvider {
   const override = settings.provider === 'local-semantic' ? undefined : options.baseUrlOverrides?.[settings.provider];
+  const field: EndpointField = 'embedding.baseUrl';
   switch (settings.provider) {
     case 'openai': {
       const custom = settings.baseUrl !== undefined && settings.baseUrl !== '';
+      const baseURL = override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.openai;
       const client = new OpenAI({
-        baseURL: override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.openai,
+        baseURL,
         apiKey: custom ? (credentials.apiKey ?? 'no-key') : requireField(credentials.apiKey, 'openai', 'apiKey'),
         organization: null,
         project: null,
-        fetch: options.fetch,
+        fetch: providerTransport(options, field, baseURL).fetch,
         maxRetries: 0,
         logLevel: 'off',
       });
-      return new OpenAiEmbeddingProvider({ client, provider: 'openai', model: settings.model, dimensions: settings.dimensions });
+      return refusalsTyped(new OpenAiEmbeddingProvider({ client, provider: 'openai', model: settings.model, dimensions: settings.dimensions }));
     }
     case 'azure-foundry': {
       const endpoint = requireField(override ?? settings.baseUrl, 'azure-foundry', 'baseUrl (the resource endpoint)');
-      const client = azureOpenAiClient(endpoint, requireField(credentials.apiKey, 'azure-foundry', 'apiKey'), settings.apiVersion, options.fetch);
-      return new OpenAiEmbeddingProvider({ client, provider: 'azure-foundry', model: settings.model, dimensions: settings.dimensions });
+      const apiKey = requireField(credentials.apiKey, 'azure-foundry', 'apiKey');
+      const client = azureOpenAiClient(endpoint, apiKey, settings.apiVersion, providerTransport(options, field, endpoint).fetch);
+      return refusalsTyped(new OpenAiEmbeddingProvider({ client, provider: 'azure-foundry', model: settings.model, dimensions: settings.dimensions }));
     }
     case 'bedrock': {
       const region = requireField(settings.region, 'bedrock', 'region');
-      const client = bedrockClient(region, override ?? settings.baseUrl, credentials);
-      return new BedrockEmbeddingProvider({ client, model: settings.model, dimensions: settings.dimensions });
+      const endpoint = override ?? settings.baseUrl;
+      const { policy } = providerTransport(options, field, endpoint);
+      const client = bedrockClient(region, endpoint, credentials, { policy, field });
+      return refusalsTyped(new BedrockEmbeddingProvider({ client, model: settings.model, dimensions: settings.dimensions }));
     }
     case 'vertex': {
       const project = requireField(settings.gcpProject, 'vertex', 'gcpProject');
       const region = settings.region ?? 'us-central1';
-      return new VertexEmbeddingProvider({
-        locationUrl: vertexLocationPath(override ?? settings.baseUrl ?? vertexHost(region), project, region),
-        token: vertexTokenSource(credentials),
-        model: settings.model,
-        dimensions: settings.dimensions,
-        fetch: options.fetch,
-      });
+      const host = override ?? settings.baseUrl ?? vertexHost(region);
+      return refusalsTyped(
+        new VertexEmbeddingProvider({
+          locationUrl: vertexLocationPath(host, project, region),
+          token: vertexTokenSource(credentials),
+          model: settings.model,
+          dimensions: settings.dimensions,
+          fetch: providerTransport(options, field, host).fetch,
+        }),
+      );
     }
-    case 'ollama':
-      return new OllamaEmbeddingProvider({
-        baseUrl: override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.ollama,
-        model: settings.model,
-        dimensions: settings.dimensions,
-        apiKey: credentials.apiKey,
-        fetch: options.fetch,
-      });
+    case 'ollama': {
+      const baseUrl = override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.ollama;
+      return refusalsTyped(
+        new OllamaEmbeddingProvider({
+          baseUrl,
+          model: settings.model,
+          dimensions: settings.dimensions,
+          apiKey: credentials.apiKey,
+          fetch: providerTransport(options, field, baseUrl).fetch,
+        }),
+      );
+    }
     case 'local':
       return new LocalEmbeddingProvider({ dimensions: settings.dimensions });
     case 'local-semantic':
@@ -92,4 +116,24 @@ export function createEmbeddingProvider(
         allowOtherLanguages: settings.allowOtherLanguages,
       });
   }
+}
+
+/**
+ * The adapter with egress refusals turned into the typed 403 `forbidden` (the original error kept as
+ * `cause`, so `classifyUpstreamError` still sees the refusal); every other error passes unchanged.
+ */
+function refusalsTyped(provider: EmbeddingProvider): EmbeddingProvider {
+  const embed = provider.embed.bind(provider);
+  provider.embed = async (texts, signal) => {
+    try {
+      return await embed(texts, signal);
+    } catch (err) {
+      const refusal = isAskError(err) ? undefined : findEgressRefusal(err);
+      if (!refusal) throw err;
+      const typed = forbidden(refusal.message);
+      Object.defineProperty(typed, 'cause', { value: refusal, enumerable: false });
+      throw typed;
+    }
+  };
+  return provider;
 }

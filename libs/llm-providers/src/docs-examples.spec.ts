@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { createChatProvider } from './create-chat-provider';
 import { createEmbeddingProvider } from './create-embedding-provider';
 import { collect } from './testing/chat-contract';
+import { allowing } from './testing/egress';
 import { type FakeUpstream, startFakeUpstream } from './testing/fake-upstream';
 import type { EmbeddingSettings, LlmSettings, ProviderCredentials } from './types';
 
@@ -32,7 +33,7 @@ describe('docs/providers.md examples', () => {
 
   it.each(EXAMPLES.map((text) => [(JSON.parse(text) as Example).llm.model, text]))('%s streams an answer and embeds', async (_model, text) => {
     const example = JSON.parse(text.replaceAll('http://127.0.0.1:8787', fake.url)) as Example;
-    const chat = createChatProvider(example.llm, example.credentials);
+    const chat = createChatProvider(example.llm, example.credentials, allowing(fake));
     const { text: answer, usage } = await collect(
       chat.streamChat({
         model: example.llm.model,
@@ -43,7 +44,7 @@ describe('docs/providers.md examples', () => {
     expect(answer.length).toBeGreaterThan(0);
     expect(usage?.promptTokens).toBeGreaterThan(0);
     if (example.embedding) {
-      const embedder = createEmbeddingProvider(example.embedding, example.credentials);
+      const embedder = createEmbeddingProvider(example.embedding, example.credentials, allowing(fake));
       const vectors = await embedder.embed(['one text']);
       expect(vectors[0]).toHaveLength(example.embedding.dimensions);
     }

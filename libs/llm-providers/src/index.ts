@@ -8,6 +8,8 @@ export * from './stream-with-retry';
 export * from './silent-truncation';
 export * from './create-chat-provider';
 export * from './create-embedding-provider';
+export * from './egress/egress-policy';
+export { refusedName, refusedRange } from './egress/address-ranges';
 export { OpenAiChatProvider, openAiCompatibleFetch } from './chat/openai-chat.provider';
 export { OllamaChatProvider } from './chat/ollama-chat.provider';
 export { AnthropicChatProvider } from './chat/anthropic-chat.provider';

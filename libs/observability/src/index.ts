@@ -1,3 +1,4 @@
 export * from './metrics';
 export * from './health-server';
 export * from './worker-bootstrap';
+export * from './redacting-logger';

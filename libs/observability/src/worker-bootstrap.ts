@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import type Redis from 'ioredis';
 import { startHealthServer } from './health-server';
+import { RedactingLogger } from './redacting-logger';
 
 /** How a worker app boots: its module, its name for logs, and where its health port and Redis come from. */
 export interface WorkerBootOptions {
@@ -20,7 +21,7 @@ export interface WorkerBootOptions {
  * BullMQ workers (in-flight jobs finish or are handed back) and the connections.
  */
 export async function bootWorker(options: WorkerBootOptions): Promise<INestApplicationContext> {
-  const app = await NestFactory.createApplicationContext(options.module);
+  const app = await NestFactory.createApplicationContext(options.module, { logger: new RedactingLogger() });
   app.enableShutdownHooks();
   const redis = options.redis(app);
   const db = app.get(DataSource);

@@ -1,7 +1,7 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { invalidRequest, notFound, unauthorized } from '@ask/ask-errors';
+import { invalidRequest, notFound, registerSecrets, unauthorized } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { ApiKeysRepository, isUuid } from '@ask/persistence';
 import { type Access, ACCESS_METADATA } from './access.decorators';
@@ -68,6 +68,8 @@ export class AuthGuard implements CanActivate {
     if (this.adminKeyHash && timingSafeEqual(sha256(key), this.adminKeyHash)) return { kind: 'admin' };
     const projectId = await this.keys.verify(key);
     if (!projectId) throw unauthorized('unknown or revoked key');
+    // The presented key (and its secret part) is redacted from whatever this process writes out.
+    registerSecrets([key, key.split('_').slice(2).join('_')]);
     return { kind: 'project', projectId };
   }
 

@@ -1,7 +1,18 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
-import { AskError, AskErrorCode, internalError, invalidRequest, isAskError, notFound, rateLimited, unauthorized } from '@ask/ask-errors';
+import {
+  AskError,
+  type AskErrorBody,
+  AskErrorCode,
+  internalError,
+  invalidRequest,
+  isAskError,
+  notFound,
+  rateLimited,
+  redactSecrets,
+  unauthorized,
+} from '@ask/ask-errors';
 import { PersistenceError } from '@ask/persistence';
 
 /**
@@ -23,7 +34,7 @@ export class AskErrorFilter implements ExceptionFilter {
     }
     const retryAfter = error.code === AskErrorCode.RateLimited ? /retry_after=(\d+)/.exec(error.details ?? '')?.[1] : undefined;
     if (retryAfter) response.setHeader('Retry-After', retryAfter);
-    response.status(error.status).json(error.toBody());
+    response.status(error.status).json(redactedBody(error));
   }
 }
 
@@ -36,8 +47,16 @@ export function bodyParserErrorHandler(logger = new Logger('HTTP')) {
   return (err: unknown, _req: unknown, res: Response, next: (err?: unknown) => void): void => {
     if (res.headersSent) return next(err);
     const error = toAskError(err, logger);
-    res.status(error.status).json(error.toBody());
+    res.status(error.status).json(redactedBody(error));
   };
+}
+
+/** The error body with the exact value of every secret the process holds replaced by `***`. */
+export function redactedBody(error: AskError): AskErrorBody {
+  const body = error.toBody();
+  return body.details === undefined
+    ? { ...body, error: redactSecrets(body.error) }
+    : { ...body, error: redactSecrets(body.error), details: redactSecrets(body.details) };
 }
 
 /** Maps any thrown value to an AskError (logging unknown ones with an id the caller can quote). */

@@ -19,9 +19,16 @@ export function textProblem(value: string): string | null {
 }
 
 /**
+ * Field names rejected wherever they appear: JSON.parse keeps them as own keys, and code that copies
+ * or merges objects would reach the prototype chain through them.
+ */
+export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
  * Rejects, before validation, a body or query holding a string (value or key) with a NUL or a lone
- * surrogate, or nested deeper than {@link MAX_BODY_DEPTH}: 400 `invalid_request` naming the field
- * (dotted path, array indices in brackets). Walks iteratively, so no input can overflow the stack.
+ * surrogate, a field named `__proto__`, `constructor` or `prototype` at any depth, or nesting deeper
+ * than {@link MAX_BODY_DEPTH}: 400 `invalid_request` naming the field (dotted path, array indices in
+ * brackets). Walks iteratively, so no input can overflow the stack.
  */
 @Injectable()
 export class TextSafetyPipe implements PipeTransform {
@@ -40,7 +47,7 @@ export class TextSafetyPipe implements PipeTransform {
         for (const [key, child] of Object.entries(item.value)) {
           if (!isArray && textProblem(key)) throw invalidRequest(`${name}: a field name ${textProblem(key)}`);
           // JSON.parse keeps `__proto__` as an own key that class-transformer then skips unseen.
-          if (!isArray && key === '__proto__') throw invalidRequest(`${item.path ? `${item.path}.` : ''}__proto__: property __proto__ should not exist`);
+          if (!isArray && FORBIDDEN_KEYS.has(key)) throw invalidRequest(`${item.path ? `${item.path}.` : ''}${key}: property ${key} should not exist`);
           const path = isArray ? `${item.path}[${key}]` : item.path ? `${item.path}.${key}` : key;
           stack.push({ value: child, path, depth: item.depth + 1 });
         }
@@ -51,11 +58,20 @@ export class TextSafetyPipe implements PipeTransform {
 }
 
 /**
- * body-parser `verify` hook: a body that is not valid UTF-8 is a 400 `invalid_request` (body-parser
- * would otherwise decode the bad bytes to U+FFFD silently and store the damaged text).
- * @throws AskError 400 `details: body: must be valid UTF-8`.
+ * body-parser `verify` hook: a body declared in another charset than UTF-8 (`charset=utf-16`,
+ * `utf-32`, which body-parser would decode) is a 415; a body that is not valid UTF-8 is a 400
+ * `invalid_request` (body-parser would otherwise decode the bad bytes to U+FFFD silently and store
+ * the damaged text).
+ * @throws AskError 415 `details: content-type: …`; 400 `details: body: must be valid UTF-8`.
  */
-export function rejectInvalidUtf8(_req: IncomingMessage, _res: ServerResponse, body: Buffer): void {
+export function rejectInvalidUtf8(_req: IncomingMessage, _res: ServerResponse, body: Buffer, encoding?: string): void {
+  if (encoding && encoding.toLowerCase() !== 'utf-8') {
+    throw new AskError(AskErrorCode.InvalidRequest, {
+      status: 415,
+      error: 'unsupported media type',
+      details: `content-type: charset=${encoding.toLowerCase().replace(/[^a-z0-9_-]/g, '').slice(0, 20)} is not supported (UTF-8 only)`,
+    });
+  }
   if (!isUtf8(body)) {
     throw new AskError(AskErrorCode.InvalidRequest, { error: 'malformed request body', details: 'body: must be valid UTF-8' });
   }

@@ -4,12 +4,18 @@ import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { LearnedWindowsRepository, type Project, type ProjectSettingsInput, ProjectsRepository, UsageRepository } from '@ask/persistence';
 import { resolveModel } from '@ask/model-catalog';
 import { calibrationBaseCounter, learnScriptCalibration, SCRIPT_CALIBRATION_DEFAULTS, selectTokenCounter } from '@ask/token-counting';
+import { egressPolicyFor } from '@ask/llm-providers';
+import type { Principal } from '../auth/principal';
+import { assertEndpointsAllowed, dropsCredentials } from './endpoint-policy';
 import type { CreateProjectDto, ProjectSettingsDto, UpdateProjectDto } from './project.dto';
 import { assertSettingsFit } from './settings-fit';
 
 /**
  * Creates, reads and updates projects. Credentials in a body are encrypted at rest by the repository
- * and never come back: the public shape says only whether some are stored.
+ * and never come back: the public shape says only whether some are stored. Provider endpoints
+ * (`baseUrl`) are checked against the operator's egress policy before anything is written
+ * (`assertEndpointsAllowed`), and moving a provider to another host drops the stored credentials
+ * unless new ones come with it.
  */
 @Injectable()
 export class ProjectsService {
@@ -21,12 +27,13 @@ export class ProjectsService {
   ) {}
 
   /**
-   * @throws AskError 400 when credentials are sent and no ASK_ENCRYPTION_KEY is set, or when the
-   *   settings leave no room for a prompt (`assertSettingsFit`); nothing is stored then.
+   * @throws AskError 400 when credentials are sent and no ASK_ENCRYPTION_KEY is set, when the settings
+   *   leave no room for a prompt (`assertSettingsFit`), or a `baseUrl` is refused; nothing is stored then.
    */
-  async create(body: CreateProjectDto): Promise<Project> {
+  async create(body: CreateProjectDto, principal: Principal): Promise<Project> {
     this.assertCanStore(body);
     assertSettingsFit({ llm: body.llm, maxTokens: body.maxTokens });
+    await assertEndpointsAllowed(body, null, principal, egressPolicyFor(this.config));
     const project = await this.projects.create({ ...toSettings(body), name: body.name });
     if (body.credentials) await this.projects.setCredentials(project.id, body.credentials);
     return (await this.projects.findById(project.id)) as Project;
@@ -64,20 +71,22 @@ export class ProjectsService {
 
   /**
    * Applies only the fields present in the body. The settings as they would be after the update must
-   * leave room for a prompt (`assertSettingsFit`).
-   * @throws AskError 404 not_found; 400 invalid_request (nothing is stored).
+   * leave room for a prompt (`assertSettingsFit`), and a `baseUrl` must pass `assertEndpointsAllowed`.
+   * @throws AskError 404 not_found; 400 invalid_request, 403 forbidden (nothing is stored).
    */
-  async update(projectId: string, body: UpdateProjectDto): Promise<ProjectRead> {
+  async update(projectId: string, body: UpdateProjectDto, principal: Principal): Promise<ProjectRead> {
     this.assertCanStore(body);
+    const stored = await this.get(projectId);
     if (body.llm !== undefined || body.maxTokens !== undefined) {
-      const current = await this.get(projectId);
-      assertSettingsFit({ llm: body.llm === undefined ? current.llmSettings : body.llm, maxTokens: body.maxTokens ?? current.maxTokens });
+      assertSettingsFit({ llm: body.llm === undefined ? stored.llmSettings : body.llm, maxTokens: body.maxTokens ?? stored.maxTokens });
     }
+    await assertEndpointsAllowed(body, stored, principal, egressPolicyFor(this.config));
     const updated = await this.projects.updateSettings(projectId, { ...toSettings(body), name: body.name });
     if (!updated) throw notFound('project not found');
     // New LLM settings may point at another server: windows disclosed by the old one no longer hold.
     if (body.llm !== undefined) await this.windows.forget(projectId);
     if (body.credentials) await this.projects.setCredentials(projectId, body.credentials);
+    else if (dropsCredentials(body, stored)) await this.projects.setCredentials(projectId, null);
     return this.get(projectId);
   }
 

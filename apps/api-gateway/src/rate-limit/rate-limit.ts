@@ -44,7 +44,8 @@ export function throttlerOptions(config: AppConfig, redis: Redis): ThrottlerModu
 export class ProjectThrottlerGuard extends ThrottlerGuard {
   protected override async getTracker(request: Record<string, unknown>): Promise<string> {
     const params = (request['params'] ?? {}) as Record<string, string>;
-    return `project:${params['projectId'] ?? 'none'}`;
+    // UUIDs are case-insensitive: `ABC…` and `abc…` are one project, so they share one counter.
+    return `project:${(params['projectId'] ?? 'none').toLowerCase()}`;
   }
 
   protected override async throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {

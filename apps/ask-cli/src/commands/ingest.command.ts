@@ -4,7 +4,8 @@ import type { Writable } from 'node:stream';
 import { AskApiError, AskClient } from '@ask/ask-client';
 import type { ErrorEvent, IngestionCounts, IngestionEvent, IngestionFailure } from '@ask/ask-contracts';
 import { IngestionService, type IngestionResult, loadDocuments, loadInsightsFile, type LoadDocumentsOptions, ReembedService, type SourceDocument } from '@ask/ingestion';
-import { createEmbeddingProvider } from '@ask/llm-providers';
+import { loadConfig } from '@ask/config';
+import { createEmbeddingProvider, egressPolicyFor } from '@ask/llm-providers';
 import { InsightsRepository, KnowledgeRepository } from '@ask/persistence';
 import { withDatabase } from './db';
 
@@ -53,7 +54,7 @@ export async function ingestFolder(
     const project = await projects.findById(projectId);
     if (!project) throw new Error(`project ${projectId} not found`);
     if (!project.embeddingSettings) throw new Error(`project ${projectId} has no embedding provider`);
-    const embedder = createEmbeddingProvider(project.embeddingSettings, (await projects.getCredentials(projectId)) ?? {});
+    const embedder = createEmbeddingProvider(project.embeddingSettings, (await projects.getCredentials(projectId)) ?? {}, { egress: egressPolicyFor(loadConfig()) });
     const service = new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds));
     const bar = progressBar(options);
     bar?.start(documents.length, 0, { chunks: 0, failed: 0 });
@@ -244,7 +245,7 @@ export function registerIngestCommands(program: Command): void {
       await withDatabase(async (ds, projects) => {
         const project = await projects.findById(flags.project);
         if (!project?.embeddingSettings) throw new Error(`project ${flags.project} not found or without an embedding provider`);
-        const embedder = createEmbeddingProvider(project.embeddingSettings, (await projects.getCredentials(flags.project)) ?? {});
+        const embedder = createEmbeddingProvider(project.embeddingSettings, (await projects.getCredentials(flags.project)) ?? {}, { egress: egressPolicyFor(loadConfig()) });
         const service = new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds));
         console.log(JSON.stringify(await service.ingestInsights(flags.project, file, embedder), null, 2));
       });

@@ -24,7 +24,8 @@ describe('fault: the LLM upstream fails (fake OpenAI upstream)', () => {
       redisUrl: redis.url,
       llmSettings: { provider: 'openai', model: 'gpt-4o', baseUrl: `${upstream.url}/v1` },
       credentials: { apiKey: PLANTED_KEY },
-      env: { ASK_DEADLINE_MS: String(DEADLINE_MS) },
+      // The operator allow-lists the fake upstream on loopback (internal addresses are refused otherwise).
+      env: { ASK_DEADLINE_MS: String(DEADLINE_MS), ASK_PROVIDER_URL_ALLOWLIST: upstream.url },
     });
   });
 

@@ -1,5 +1,6 @@
 import type { RetrieveJobData, RetrievedItem, SynthesizeJobData } from '@ask/ask-contracts';
 import type { AskEventStream } from '@ask/event-stream';
+import { loadConfig } from '@ask/config';
 import type { EmbeddingSpace, KnowledgeRepository, ProjectsRepository, RetrievalRepository } from '@ask/persistence';
 import type { AskSynthesisProducer } from './ask-synthesis.producer';
 import { RetrievalService } from './retrieval.service';
@@ -27,6 +28,7 @@ function setup(project: unknown, items: RetrievedItem[] = [], otherSpaces: Embed
     { spacesOtherThan: async () => otherSpaces } as unknown as KnowledgeRepository,
     { publish: async (_: string, type: string, data: unknown) => void published.push({ type, data }) } as unknown as AskEventStream,
     { enqueue: async (data: SynthesizeJobData) => void enqueued.push(data) } as unknown as AskSynthesisProducer,
+    loadConfig({}),
   );
   return { service, published, enqueued, searches };
 }

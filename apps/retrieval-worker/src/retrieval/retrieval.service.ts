@@ -1,8 +1,9 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { effectiveRetrieval, type RetrievalMethod, type RetrieveJobData, type RetrievedItem } from '@ask/ask-contracts';
 import { embeddingNotConfigured, embeddingSpaceChanged, isAskError, toErrorEvent } from '@ask/ask-errors';
+import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
-import { checkEmbeddings, classifyEmbeddingFailure, createEmbeddingProvider } from '@ask/llm-providers';
+import { checkEmbeddings, classifyEmbeddingFailure, createEmbeddingProvider, egressPolicyFor } from '@ask/llm-providers';
 import { KnowledgeRepository, ProjectsRepository, RetrievalRepository } from '@ask/persistence';
 import { AskSynthesisProducer } from './ask-synthesis.producer';
 
@@ -24,6 +25,7 @@ export class RetrievalService {
     private readonly knowledge: KnowledgeRepository,
     private readonly events: AskEventStream,
     private readonly synthesis: AskSynthesisProducer,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -69,7 +71,7 @@ export class RetrievalService {
     const project = await this.projects.findById(data.projectId);
     if (!project?.embeddingSettings) throw embeddingNotConfigured();
     const credentials = await this.projects.getCredentials(data.projectId);
-    const embedder = createEmbeddingProvider(project.embeddingSettings, credentials ?? {});
+    const embedder = createEmbeddingProvider(project.embeddingSettings, credentials ?? {}, { egress: egressPolicyFor(this.config) });
     const space = { model: `${embedder.provider}/${embedder.model}`, dimensions: embedder.dimensions };
     // Vectors of another model are never ranked against this question (the search filters on the
     // model too); a project whose model changed is told to re-embed instead of getting nothing.

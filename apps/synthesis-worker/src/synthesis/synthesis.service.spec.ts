@@ -37,7 +37,7 @@ describe(SynthesisService.name, () => {
     projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
     sessions = new SessionsRepository(db.dataSource);
     usage = new UsageRepository(db.dataSource);
-    const config = loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '0' });
+    const config = loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '0', ASK_PROVIDER_URL_ALLOWLIST: upstream.url });
     service = new SynthesisService(projects, sessions, usage, events, config, new LearnedWindowsRepository(db.dataSource));
   });
 

@@ -12,6 +12,7 @@ import {
   createChatProvider,
   localAbstainThreshold,
   detectSilentTruncation,
+  egressPolicyFor,
   LocalChatProvider,
   streamWithRetry,
   toAskError,
@@ -379,7 +380,7 @@ export class SynthesisService {
     }
     const credentials = (await this.projects.getCredentials(project.id)) ?? {};
     try {
-      return createChatProvider(llm, credentials);
+      return createChatProvider(llm, credentials, { egress: egressPolicyFor(this.config) });
     } catch (err) {
       // The factory's own 412 names the missing field; anything else is a provider that failed to instantiate.
       if (isAskError(err)) throw err;

@@ -1,5 +1,6 @@
 import { createChatProvider } from '../create-chat-provider';
 import { chatContract, collect } from '../testing/chat-contract';
+import { allowing } from '../testing/egress';
 import { startFakeUpstream } from '../testing/fake-upstream';
 import { AnthropicChatProvider } from './anthropic-chat.provider';
 
@@ -28,7 +29,7 @@ describe(AnthropicChatProvider.name, () => {
       route: 'foundry.anthropic.messages',
       window: 200000,
       disconnectAfter: 4,
-      create: (fake) => createChatProvider({ provider: 'azure-foundry', model: 'claude-sonnet-4-6', baseUrl: fake.url }, { apiKey: KEY }),
+      create: (fake) => createChatProvider({ provider: 'azure-foundry', model: 'claude-sonnet-4-6', baseUrl: fake.url }, { apiKey: KEY }, allowing(fake)),
     });
   });
 
@@ -69,7 +70,7 @@ describe(AnthropicChatProvider.name, () => {
     }, 30000);
 
     it('has no count_tokens on Foundry', () => {
-      const provider = createChatProvider({ provider: 'azure-foundry', model: 'claude-sonnet-4-6', baseUrl: 'http://127.0.0.1:9' }, { apiKey: KEY });
+      const provider = createChatProvider({ provider: 'azure-foundry', model: 'claude-sonnet-4-6', baseUrl: 'http://127.0.0.1:9' }, { apiKey: KEY }, allowing('http://127.0.0.1:9'));
       expect(provider.countRequestTokens).toBeUndefined();
     });
   });

@@ -1,5 +1,6 @@
 import { createChatProvider } from '../create-chat-provider';
 import { chatContract, collect } from '../testing/chat-contract';
+import { allowing } from '../testing/egress';
 import { OpenAiChatProvider } from './openai-chat.provider';
 import { startFakeUpstream } from '../testing/fake-upstream';
 
@@ -28,7 +29,7 @@ describe(`${OpenAiChatProvider.name} on Azure AI Foundry`, () => {
       route: 'azure.v1.chat',
       window: 1000000,
       overflowWords: 1000500,
-      create: (fake) => createChatProvider({ provider: 'azure-foundry', model: 'gpt-4.1-mini', baseUrl: fake.url }, { apiKey: KEY }),
+      create: (fake) => createChatProvider({ provider: 'azure-foundry', model: 'gpt-4.1-mini', baseUrl: fake.url }, { apiKey: KEY }, allowing(fake)),
     });
   });
 
@@ -38,6 +39,7 @@ describe(`${OpenAiChatProvider.name} on Azure AI Foundry`, () => {
       const provider = createChatProvider(
         { provider: 'azure-foundry', model: 'gpt-4o', baseUrl: fake.url, apiVersion: '2024-10-21' },
         { apiKey: KEY },
+        allowing(fake),
       );
       await collect(provider.streamChat({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], maxTokens: 32 }));
       expect(fake.requests[0]).toMatchObject({

@@ -1,6 +1,7 @@
 import { windowOf } from '../testing/fake-upstream';
 import { createChatProvider } from '../create-chat-provider';
 import { chatContract, collect } from '../testing/chat-contract';
+import { allowing } from '../testing/egress';
 import { OpenAiChatProvider } from './openai-chat.provider';
 
 const KEY = 'sk-test-openai-0000000000000000';
@@ -23,7 +24,7 @@ describe(OpenAiChatProvider.name, () => {
       route: 'openai.chat',
       window: 32000,
       countsCompletion: true,
-      create: (fake) => createChatProvider({ provider: 'openai', model: 'meta-llama/Llama-3.1-8B-Instruct', baseUrl: `${fake.url}/v1` }, {}),
+      create: (fake) => createChatProvider({ provider: 'openai', model: 'meta-llama/Llama-3.1-8B-Instruct', baseUrl: `${fake.url}/v1` }, {}, allowing(fake)),
     });
   });
 

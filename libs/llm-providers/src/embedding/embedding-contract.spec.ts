@@ -4,6 +4,7 @@ import { classifyUpstreamError } from '../errors/classify-upstream-error';
 import { EmbeddingShapeError } from '../errors/upstream-errors';
 import { toAskError } from '../errors/to-ask-error';
 import { PLANTED_KEY, thrown } from '../testing/chat-contract';
+import { allowing } from '../testing/egress';
 import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream';
 import type { EmbeddingProvider, EmbeddingSettings, ProviderCredentials } from '../types';
 
@@ -68,7 +69,7 @@ describe('embedding adapters against the fake upstream', () => {
   });
 
   describe.each(cases)('$name', (c) => {
-    const make = (): EmbeddingProvider => createEmbeddingProvider(c.settings(fake), c.credentials);
+    const make = (): EmbeddingProvider => createEmbeddingProvider(c.settings(fake), c.credentials, allowing(fake));
 
     it('returns one vector of the configured dimensions per text, in order', async () => {
       const provider = make();
@@ -95,7 +96,7 @@ describe('embedding adapters against the fake upstream', () => {
     const wrong = c.wrongDimensions;
     if (wrong !== undefined) {
       it('refuses vectors of another length than the settings say', async () => {
-        const provider = createEmbeddingProvider({ ...c.settings(fake), dimensions: wrong }, c.credentials);
+        const provider = createEmbeddingProvider({ ...c.settings(fake), dimensions: wrong }, c.credentials, allowing(fake));
         const err = await thrown(() => provider.embed(['alpha']));
         expect(err).toBeInstanceOf(EmbeddingShapeError);
         expect(classifyUpstreamError(err, 'ollama')).toMatchObject({ kind: 'fatal', status: 502 });
@@ -104,7 +105,7 @@ describe('embedding adapters against the fake upstream', () => {
   });
 
   it('sends Titan v2 its dimensions and normalize, one text per InvokeModel call', async () => {
-    const provider = createEmbeddingProvider(titan.settings(fake), titan.credentials);
+    const provider = createEmbeddingProvider(titan.settings(fake), titan.credentials, allowing(fake));
     await provider.embed(['one', 'two']);
     expect(fake.requests.map((r) => r.body)).toEqual(
       expect.arrayContaining([
@@ -116,8 +117,8 @@ describe('embedding adapters against the fake upstream', () => {
   });
 
   it('sends Ollama truncate: false and Vertex outputDimensionality with autoTruncate: false', async () => {
-    await createEmbeddingProvider(ollama.settings(fake), {}).embed(['x']);
-    await createEmbeddingProvider(vertex.settings(fake), vertex.credentials).embed(['y']);
+    await createEmbeddingProvider(ollama.settings(fake), {}, allowing(fake)).embed(['x']);
+    await createEmbeddingProvider(vertex.settings(fake), vertex.credentials, allowing(fake)).embed(['y']);
     expect(fake.requests[0]?.body).toEqual({ model: 'nomic-embed-text', input: ['x'], truncate: false });
     expect(fake.requests[1]?.body).toEqual({ instances: [{ content: 'y' }], parameters: { outputDimensionality: 768, autoTruncate: false } });
     expect(fake.requests[1]?.path).toBe('/v1/projects/demo/locations/europe-west4/publishers/google/models/text-embedding-005:predict');

@@ -3,6 +3,7 @@ import { sanitizeProviderMessage } from '@ask/ask-errors';
 import OpenAI from 'openai';
 import type { ProviderId } from '@ask/model-catalog';
 import type { EmbeddingProviderId } from '../types';
+import { findEgressRefusal } from '../egress/egress-policy';
 import { parseRetryAfter, readHeader } from './retry-after';
 import {
   EmbeddingShapeError,
@@ -393,6 +394,7 @@ function clean(facts: UpstreamErrorFacts, fallback: string): string {
 /**
  * Classifies any error a provider call threw into one `UpstreamFailure`, table-driven:
  *
+ * 0. our egress policy refused the connection (anywhere in the `cause` chain) → `refused`;
  * 1. the caller's signal fired / SDK timeout → `timeout`;
  * 2. an `OVERFLOW_FORMS` row matches (on a 429 only OpenAI's "Request too large") → `overflow` with
  *    `limit`, `actual`, `promptTokens` and `perMinute` parsed;
@@ -417,6 +419,8 @@ function clean(facts: UpstreamErrorFacts, fallback: string): string {
  */
 export function classifyUpstreamError(err: unknown, provider: ProviderId | EmbeddingProviderId): UpstreamFailure {
   if (err instanceof UpstreamFailureError) return err.failure;
+  const refusal = findEgressRefusal(err);
+  if (refusal) return { kind: 'refused', message: sanitizeProviderMessage(refusal.message) };
   const facts = describeUpstreamError(err);
   if (facts.aborted) return { kind: 'timeout' };
 

@@ -3,6 +3,7 @@ import {
   embeddingAuthFailed,
   embeddingDimensionsMismatch,
   embeddingUpstream,
+  forbidden,
   isAskError,
   rateLimited,
 } from '@ask/ask-errors';
@@ -43,6 +44,7 @@ const DEFAULT_RETRY_AFTER_S = 30;
  * | 408, 409, 5xx, dropped connection (retries exhausted) | 502 `embedding_upstream` | run |
  * | cancelled or timed out | 504 `embedding_upstream` | run |
  * | context overflow, any other 4xx | 502 `embedding_upstream`, `details: status=400 …` | document |
+ * | refused by the egress policy (an internal endpoint, a redirect to one) | 403 `forbidden` naming `embedding.baseUrl` | run |
  * | anything else | 502 `embedding_upstream` | run |
  *
  * `details` are sanitised (no key, no credentialed URL). Never throws.
@@ -86,5 +88,7 @@ export function classifyEmbeddingFailure(err: unknown, provider: ProviderId | Em
       };
     case 'unknown':
       return { error: embeddingUpstream(`provider=${provider} ${failure.message}`, { cause: err }), scope: 'run', retryable: false };
+    case 'refused':
+      return { error: forbidden(failure.message), scope: 'run', retryable: false };
   }
 }

@@ -2,6 +2,7 @@ import {
   type AskError,
   contextOverflow,
   type ContextOverflowFigures,
+  forbidden,
   llmSynthesisFailed,
   llmUpstream,
 } from '@ask/ask-errors';
@@ -26,6 +27,7 @@ export interface ToAskErrorContext {
  * | retryable (retries exhausted), fatal | 502 `llm_upstream`, the sanitised provider message in `details` |
  * | timeout | 504 `llm_upstream` |
  * | unknown | 500 `llm_synthesis_failed`, the sanitised message in `details` |
+ * | refused | 403 `forbidden`, `details` naming the setting (`llm.baseUrl: …`) |
  *
  * The overflow's `details` is the seed's `model=… window=… question=… rag=… knowledge=…` form from
  * `context.overflow`; without it, the window is the limit the provider disclosed (0 when none).
@@ -50,5 +52,7 @@ export function toAskError(failure: UpstreamFailure, context: ToAskErrorContext 
       return llmUpstream('the provider call was cancelled or its deadline passed', { timeout: true, cause: context.cause });
     case 'unknown':
       return llmSynthesisFailed(failure.message, context.cause);
+    case 'refused':
+      return forbidden(failure.message);
   }
 }

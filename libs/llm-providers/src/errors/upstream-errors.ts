@@ -15,6 +15,8 @@ import type { ProviderId } from '@ask/model-catalog';
  * - `fatal`: content filter, billing, auth and any other 4xx. `message` is already sanitised.
  * - `timeout`: the caller's signal fired (cancellation or deadline).
  * - `unknown`: anything else (a bug, an unexpected shape). `message` is sanitised.
+ * - `refused`: our egress policy refused the connection (the endpoint or a redirect target is, or
+ *   resolves to, an internal address); `message` names the setting (`llm.baseUrl: …`). Never retried.
  *
  * Every `message` is sanitised (no keys, no credentialed URLs) and safe for `details`.
  */
@@ -23,7 +25,8 @@ export type UpstreamFailure =
   | { kind: 'retryable'; status: number; retryAfterMs?: number; message: string }
   | { kind: 'fatal'; status: number; message: string }
   | { kind: 'timeout' }
-  | { kind: 'unknown'; message: string };
+  | { kind: 'unknown'; message: string }
+  | { kind: 'refused'; message: string };
 
 /** The failure kinds, for exhaustive switches. */
 export type UpstreamFailureKind = UpstreamFailure['kind'];

@@ -1,3 +1,4 @@
+import { credentialSecrets, registerSecrets } from '@ask/ask-errors';
 import type { RetrievalSettings } from '@ask/ask-contracts';
 import type { EmbeddingSettings, LlmSettings, ProviderCredentials } from '@ask/llm-providers';
 import { Injectable } from '@nestjs/common';
@@ -142,6 +143,8 @@ export class ProjectsRepository {
    */
   async setCredentials(id: string, credentials: ProviderCredentials | null): Promise<boolean> {
     if (!isUuid(id)) return false;
+    // The process now holds them: their exact values are redacted from anything it writes out.
+    registerSecrets(credentialSecrets(credentials as Record<string, unknown> | null));
     const sealed = credentials === null ? null : this.cipher.seal(id, credentials);
     const result = await this.projects.update({ id }, { credentialsEncrypted: sealed });
     return (result.affected ?? 0) > 0;
@@ -149,7 +152,8 @@ export class ProjectsRepository {
 
   /**
    * The project's decrypted provider credentials; null when none are stored or the project does not
-   * exist. Call only where the provider is called (the synthesis and retrieval workers).
+   * exist. Call only where the provider is called (the synthesis and retrieval workers). Their values
+   * are registered with `registerSecrets`, so the process redacts them from what it writes.
    * @throws EncryptionKeyMissingError when credentials are stored and ASK_ENCRYPTION_KEY is unset;
    *   CredentialsUndecryptableError when they fail authentication.
    */
@@ -160,7 +164,11 @@ export class ProjectsRepository {
       [id],
     );
     const sealed = rows[0]?.credentials_encrypted;
-    return sealed ? this.cipher.open(id, sealed) : null;
+    if (!sealed) return null;
+    const credentials = this.cipher.open(id, sealed);
+    // Decrypted here, so redacted from every body, event and log line this process writes.
+    registerSecrets(credentialSecrets(credentials as Record<string, unknown>));
+    return credentials;
   }
 
   /**
