@@ -93,6 +93,8 @@ export async function startFixture(options: FixtureOptions): Promise<FaultFixtur
         ASK_ENCRYPTION_KEY: encryptionKey,
         ASK_RATE_LIMIT_PER_MINUTE: '100000',
         LOG_LEVEL: 'warn',
+        // The suite is the operator: it allow-lists the loopback upstream its project's LLM points at.
+        ...(options.llmSettings?.baseUrl ? { ASK_PROVIDER_URL_ALLOWLIST: new URL(options.llmSettings.baseUrl).origin } : {}),
         ...options.env,
       },
     });

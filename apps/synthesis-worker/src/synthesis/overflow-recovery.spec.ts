@@ -28,7 +28,7 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
       sessions,
       usage,
       events,
-      loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '0', ASK_DEADLINE_MS: String(deadlineMs) }),
+      loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '0', ASK_DEADLINE_MS: String(deadlineMs), ASK_PROVIDER_URL_ALLOWLIST: upstream.url }),
       windows,
     );
 
