@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { AskEventStream, FencedPublishError } from './ask-event-stream';
+import { AskEventStream } from './ask-event-stream';
 
 // Integration: the machine's real Redis, with a per-run key prefix so nothing else is touched.
 describe(AskEventStream.name, () => {
