@@ -25,6 +25,7 @@ describe(ProjectsRepository.name, () => {
         name: 'Docs',
         embeddingSettings: null,
         llmSettings: null,
+        retrievalSettings: null,
         topK: 8,
         maxTokens: 2048,
         systemPrompt: null,
