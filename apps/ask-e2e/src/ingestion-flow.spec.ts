@@ -56,7 +56,7 @@ describe('ingestion as a queued job, end to end (four processes, real PostgreSQL
     docs = await loadDocuments(KB);
     expectedChunks = await Promise.all(docs.map(async (d) => (await chunkDocument(d.text, { chunkTokens: 400, overlapTokens: 60 })).length));
     fake = await startFakeUpstream();
-    stack = await startStack({ env: { DATABASE_URL: db.url, ASK_KEY_PREFIX: `e2e-ingest-${randomUUID()}`, LOCAL_LLM_CHUNK_DELAY_MS: '0', LOG_LEVEL: 'warn' } });
+    stack = await startStack({ env: { DATABASE_URL: db.url, ASK_KEY_PREFIX: `e2e-ingest-${randomUUID()}`, LOCAL_LLM_CHUNK_DELAY_MS: '0', LOG_LEVEL: 'warn', ASK_PROVIDER_URL_ALLOWLIST: fake.url } });
   }, 180_000);
 
   afterAll(async () => {

@@ -2,6 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { isAskError } from '@ask/ask-errors';
 import { createEmbeddingProvider, type EmbeddingProvider } from '@ask/llm-providers';
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { allowing } from '../../llm-providers/src/testing/egress';
 import { CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { EmbeddingCallError, embedWithRetry } from './embed-with-retry';
@@ -65,7 +67,7 @@ describe(embedWithRetry.name, () => {
   });
 
   const provider = (model = 'text-embedding-3-small', dimensions = 8): EmbeddingProvider =>
-    createEmbeddingProvider({ provider: 'openai', model, dimensions, baseUrl: url }, { apiKey: 'sk-test-not-a-real-key' });
+    createEmbeddingProvider({ provider: 'openai', model, dimensions, baseUrl: url }, { apiKey: 'sk-test-not-a-real-key' }, allowing(url));
   const failureOf = async (call: Promise<unknown>) => {
     const err = await call.then(() => undefined, (e: unknown) => e);
     if (!(err instanceof EmbeddingCallError)) throw new Error(`expected EmbeddingCallError, got ${String(err)}`);

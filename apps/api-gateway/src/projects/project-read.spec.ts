@@ -6,7 +6,8 @@ describe('GET /api/v1/projects/:projectId (what planning learned)', () => {
   let h: Harness;
 
   beforeAll(async () => {
-    h = await startGateway();
+    // The suite is the operator: it allow-lists the loopback endpoint its project names.
+    h = await startGateway({ ASK_PROVIDER_URL_ALLOWLIST: 'http://127.0.0.1:9' });
   }, 60_000);
   afterAll(() => h?.close());
 

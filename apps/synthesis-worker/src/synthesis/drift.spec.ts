@@ -72,7 +72,7 @@ describe('drift: calibration and overflow recovery under a change of script (fak
     events = new AskEventStream(redis, prefix, 120);
     const projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
     sessions = new SessionsRepository(db.dataSource);
-    const config = loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '0' });
+    const config = loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '0', ASK_PROVIDER_URL_ALLOWLIST: upstream.url });
     service = new SynthesisService(projects, sessions, new UsageRepository(db.dataSource), events, config, new LearnedWindowsRepository(db.dataSource));
     const project = await projects.create({
       name: 'drift',
