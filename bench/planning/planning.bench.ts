@@ -12,7 +12,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage, trimMessages } from '@langchain/core/messages';
 import { assembleMessages, planPrompt, renderContextItem, type ContextItemCost, type HistoryTurn } from '@ask/context-budget';
-import { renderedItemTokens } from '../../apps/synthesis-worker/src/synthesis/prompt-sizer';
+import { renderedItemTokens } from '@ask/context-budget';
 import { TiktokenCounter, tiktokenEncoder } from '@ask/token-counting';
 import { sharedDataDir, writeResultsSection } from '../common';
 

@@ -2,3 +2,4 @@ export * from './budget';
 export * from './trim';
 export * from './plan-prompt';
 export * from './assemble';
+export * from './size-prompt';

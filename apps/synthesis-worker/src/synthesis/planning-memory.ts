@@ -15,7 +15,7 @@ import {
   type TokenCounter,
   usageRecordOf,
 } from '@ask/token-counting';
-import type { SizedPrompt } from './prompt-sizer';
+import type { SizedPrompt } from '@ask/context-budget';
 
 /** Cache keys of a message's measure under the per-script calibrated estimate (see {@link PlanningMemory.history}). */
 const ESTIMATE_ID = approximateCounter().id;

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { SynthesizeJobData } from '@ask/ask-contracts';
 import { contextOverflow, internalError, isAskError, llmNotConfigured, notFound, settingsOverflow, toErrorEvent } from '@ask/ask-errors';
-import { budgetShortfall } from '@ask/context-budget';
+import { budgetShortfall, DEFAULT_SYSTEM_PROMPT, sizePrompt, type SizedPrompt } from '@ask/context-budget';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventStream, FencedPublishError, type RunClaim } from '@ask/event-stream';
 import {
@@ -23,7 +23,6 @@ import { askDurationSeconds, asksTotal, countingFaultsTotal, promptTokensPlanned
 import { LearnedWindowsRepository, type Project, ProjectsRepository, SessionNotFoundError, SessionsRepository, UsageRepository } from '@ask/persistence';
 import { countOnce, type CounterChoice, selectTokenCounter, type TokenCounter } from '@ask/token-counting';
 import { type CountedTurn, factorsOf, type Planning, PlanningMemory } from './planning-memory';
-import { DEFAULT_SYSTEM_PROMPT, sizePrompt, type SizedPrompt } from './prompt-sizer';
 import { DeltaCoalescer } from './delta-coalescer';
 
 /** Default completion budget for ask, in tokens (seed 000: "default 2048 for /ask"). */

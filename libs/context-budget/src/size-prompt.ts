@@ -1,8 +1,8 @@
 import type { RetrievedItem } from '@ask/ask-contracts';
-import { assembleMessages, planPrompt, renderContextItem, type PromptPlan } from '@ask/context-budget';
+import { assembleMessages, renderContextItem } from './assemble';
+import { planPrompt, type PromptPlan } from './plan-prompt';
 import type { ResolvedModel } from '@ask/model-catalog';
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
-import type { StoredMessage } from '@ask/persistence';
 
 /** The default system prompt when a project sets none. Its tokens ride inside the 600-token reserve. */
 export const DEFAULT_SYSTEM_PROMPT =
@@ -10,8 +10,15 @@ export const DEFAULT_SYSTEM_PROMPT =
   'recommendations and knowledge documents) and the conversation so far. Cite the numbered sources ' +
   'you use, like [2]. If the context does not contain the answer, say so plainly.';
 
+/** One stored turn as the sizer sees it: its id and its two texts (persistence `StoredMessage` fits). */
+export interface SizableTurn {
+  id: string;
+  question: string;
+  answer: string;
+}
+
 /** Everything the sizer needs for one turn. Token figures are tokens; `scale` is a factor ≥ 1. */
-export interface SizingInput {
+export interface SizingInput<T extends SizableTurn = SizableTurn> {
   model: ResolvedModel;
   /**
    * The planning counter: an exact one, or the per-script calibrated estimate
@@ -29,7 +36,7 @@ export interface SizingInput {
   systemPrompt: string;
   question: string;
   /** Earlier turns, oldest first, each with its planning counts under `counter` (from the cached counts). */
-  history: Array<{ message: StoredMessage; questionTokens: number; answerTokens: number }>;
+  history: Array<{ message: T; questionTokens: number; answerTokens: number }>;
   /** Ranked items, best first. */
   items: RetrievedItem[];
   maxHistoryMessages?: number | null;
@@ -38,11 +45,11 @@ export interface SizingInput {
 }
 
 /** The sized prompt: the plan, the messages to send, and what was kept. */
-export interface SizedPrompt {
+export interface SizedPrompt<T extends SizableTurn = SizableTurn> {
   plan: PromptPlan;
   messages: ChatMessage[];
   keptItems: RetrievedItem[];
-  keptTurns: StoredMessage[];
+  keptTurns: T[];
   window: number;
   /** Tokens of the question and of the kept items by kind, for a 413's details. */
   figures: { question: number; rag: number; knowledge: number };
@@ -57,7 +64,7 @@ export interface SizedPrompt {
  * prompt with libs/context-budget (pair trimming, then RAG shrink), and assembles the messages.
  * @throws AskError 413 context_overflow when even the question with one item cannot fit.
  */
-export function sizePrompt(input: SizingInput): SizedPrompt {
+export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedPrompt<T> {
   const factor = input.scale !== undefined && input.scale > 1 ? input.scale : 1;
   const scale = (n: number) => (factor > 1 ? Math.ceil(n * factor) : n);
   const window = input.windowOverride ?? input.model.window;

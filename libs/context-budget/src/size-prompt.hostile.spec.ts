@@ -2,7 +2,7 @@ import type { RetrievedItem } from '@ask/ask-contracts';
 import { isAskError } from '@ask/ask-errors';
 import { resolveModel } from '@ask/model-catalog';
 import { countOnce, tiktokenCounter } from '@ask/token-counting';
-import { sizePrompt } from './prompt-sizer';
+import { sizePrompt } from './size-prompt';
 
 /**
  * Hostile system prompts and questions (issue 10: 8,000 × 规 as a system prompt froze the shared

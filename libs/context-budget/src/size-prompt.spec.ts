@@ -1,17 +1,16 @@
 import type { RetrievedItem } from '@ask/ask-contracts';
 import { resolveModel } from '@ask/model-catalog';
 import { TiktokenCounter } from '@ask/token-counting';
-import type { StoredMessage } from '@ask/persistence';
-import { renderContextItem } from '@ask/context-budget';
-import { renderedItemTokens, sizePrompt } from './prompt-sizer';
+import { renderContextItem } from './assemble';
+import { renderedItemTokens, type SizableTurn, sizePrompt } from './size-prompt';
 
 const counter = new TiktokenCounter('o200k_base');
 const model = resolveModel({ provider: 'local', model: 'local' });
 
-function turn(i: number, answerWords: number): { message: StoredMessage; questionTokens: number; answerTokens: number } {
+function turn(i: number, answerWords: number): { message: SizableTurn; questionTokens: number; answerTokens: number } {
   const question = `Question number ${i}?`;
   const answer = 'word '.repeat(answerWords).trim();
-  const message = { id: `m${i}`, question, answer, tokenCounts: {} } as unknown as StoredMessage;
+  const message: SizableTurn = { id: `m${i}`, question, answer };
   return { message, questionTokens: counter.countText(question), answerTokens: counter.countText(answer) };
 }
 
