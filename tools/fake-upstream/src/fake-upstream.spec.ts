@@ -53,6 +53,14 @@ describe('startFakeUpstream', () => {
       expect(fake.requests.map((r) => r.fault)).toEqual(['429', '429', undefined]);
     });
 
+    it('redirects the next request to the given location (307), then answers normally', async () => {
+      fake.setFault({ kind: 'redirect', location: 'http://127.0.0.1:9/internal' });
+      const redirected = await fetch(`${fake.url}/v1/chat/completions`, { method: 'POST', redirect: 'manual', headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, body: '{"model":"gpt-4o","messages":[]}' });
+      expect([redirected.status, redirected.headers.get('location')]).toEqual([307, 'http://127.0.0.1:9/internal']);
+      expect((await chat()).status).toBe(200);
+      expect(fake.requests.map((r) => r.fault)).toEqual(['redirect', undefined]);
+    });
+
     it('takes a fault from the x-fake-fault header', async () => {
       const response = await post(fake, '/v1/chat/completions', { model: 'gpt-4o', messages: [] }, { authorization: 'Bearer k', 'x-fake-fault': '500' });
       expect(response.status).toBe(500);

@@ -188,6 +188,11 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     if (fault?.kind === '429') return route.errors.rateLimited(ctx, fault.retryAfterSeconds ?? 1);
     if (fault?.kind === '500') return route.errors.serverError(ctx);
     if (fault?.kind === 'content-filter') return route.errors.contentFilter(ctx, fault.message);
+    if (fault?.kind === 'redirect') {
+      res.writeHead(307, { location: fault.location ?? '/', 'content-type': 'application/json' });
+      res.end('{}');
+      return;
+    }
     if (fault?.kind === 'overflow' && route.errors.overflow) return route.errors.overflow(ctx, fault.promptTokens ?? 210_000, fault.window ?? 200_000);
     await route.handle(ctx);
   };

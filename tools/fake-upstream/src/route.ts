@@ -21,12 +21,14 @@ export type FakeResponse = ServerResponse | Http2ServerResponse;
  * - `silent-truncation`: Ollama only, a normal answer reporting `prompt_eval_count` far below the prompt;
  * - `content-filter`: the provider's content-filter 400, with `message` when given;
  * - `overflow`: the provider's context-overflow 400 disclosing `promptTokens` and `window` (routes
- *   whose persona has an `overflow` answer: Anthropic, Google).
+ *   whose persona has an `overflow` answer: Anthropic, Google);
+ * - `redirect`: a `307 Temporary Redirect` to `location` (an allowed host that sends its client
+ *   elsewhere, e.g. to an internal address: the SSRF suite checks the client refuses to follow).
  *
  * A fault with `endpoint: 'count'` is taken by the next request to a count endpoint (Anthropic
  * `count_tokens`, Vertex `:countTokens`) instead of the next generation or embedding request.
  */
-export type FaultKind = '429' | '500' | 'stall' | 'disconnect' | 'truncate' | 'unterminated-final' | 'silent-truncation' | 'content-filter' | 'overflow';
+export type FaultKind = '429' | '500' | 'stall' | 'disconnect' | 'truncate' | 'unterminated-final' | 'silent-truncation' | 'content-filter' | 'overflow' | 'redirect';
 
 /** One injected fault and its parameters. */
 export interface FakeFault {
@@ -40,6 +42,8 @@ export interface FakeFault {
   /** `overflow`: the figures the answer discloses (tokens); default 210000 > 200000. */
   promptTokens?: number;
   window?: number;
+  /** `redirect`: the `Location` to send (absolute URL). */
+  location?: string;
   /** `count`: the fault is for the next count-endpoint request; default: generation and embedding. */
   endpoint?: 'count';
 }
