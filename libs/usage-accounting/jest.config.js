@@ -1,0 +1,5 @@
+module.exports = {
+  ...require('../../jest.preset.js'),
+  displayName: 'usage-accounting',
+  rootDir: __dirname,
+};

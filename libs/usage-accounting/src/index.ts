@@ -1,0 +1,2 @@
+export * from './normalize-usage';
+export * from './call-cost';
