@@ -4,7 +4,6 @@ import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventRelay } from './ask-event-relay';
 import { AskEventStream } from './ask-event-stream';
 import { IngestionEventStream } from './ingestion-event-stream';
-import { POLICY_CHECK_REDIS, RedisPolicyCheck } from './redis-policy';
 import { StreamHub } from './stream-hub';
 
 /** Injection token of the shared (non-blocking) Redis connection used for events. */
@@ -70,9 +69,6 @@ class EventsRedisCloser implements OnApplicationShutdown {
       useFactory: (redis: Redis, config: AppConfig) => new IngestionEventStream(redis, config.ASK_KEY_PREFIX, config.ASK_EVENTS_TTL_S),
     },
     EventsRedisCloser,
-    // Every app imports this module: none boots against a Redis whose maxmemory-policy may evict.
-    { provide: POLICY_CHECK_REDIS, useExisting: EVENTS_REDIS },
-    RedisPolicyCheck,
   ],
   exports: [AskEventStream, IngestionEventStream, AskEventRelay, StreamHub, EVENTS_REDIS],
 })

@@ -1,7 +1,10 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
 import type { QueueName } from '@ask/ask-contracts';
+import type Redis from 'ioredis';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
+import { EVENTS_REDIS } from './event-stream.module';
+import { assertNoEviction } from './redis-policy';
 
 /**
  * BullMQ on the configured Redis with the service's key prefix, plus the named queues: the one place
@@ -14,8 +17,11 @@ export class AskQueuesModule {
       module: AskQueuesModule,
       imports: [
         BullModule.forRootAsync({
-          inject: [APP_CONFIG],
-          useFactory: (config: AppConfig) => ({ connection: { url: config.REDIS_URL }, prefix: config.ASK_KEY_PREFIX }),
+          inject: [APP_CONFIG, EVENTS_REDIS],
+          useFactory: async (config: AppConfig, redis: Redis) => {
+            await assertNoEviction(redis);
+            return { connection: { url: config.REDIS_URL }, prefix: config.ASK_KEY_PREFIX };
+          },
         }),
         BullModule.registerQueue(...queues.map((name) => ({ name }))),
       ],
