@@ -14,6 +14,7 @@ import {
   unauthorized,
 } from '@ask/ask-errors';
 import { PersistenceError } from '@ask/persistence';
+import { unsupportedCharset } from './text-safety.pipe';
 
 /**
  * The one HTTP exception filter: every error leaves as the typed body `{ error, code, details? }`.
@@ -88,6 +89,8 @@ export function toAskError(exception: unknown, logger: Logger): AskError {
   const parserStatus = (exception as { status?: number; type?: string })?.status;
   if (typeof parserStatus === 'number' && parserStatus >= 400 && parserStatus < 500) {
     const type = (exception as { type?: string }).type ?? 'invalid body';
+    const charset = (exception as { charset?: unknown }).charset;
+    if (type === 'charset.unsupported' && typeof charset === 'string') return unsupportedCharset(charset);
     return new AskError(AskErrorCode.InvalidRequest, {
       status: parserStatus,
       error: parserStatus === 413 ? 'request body too large' : 'malformed request body',

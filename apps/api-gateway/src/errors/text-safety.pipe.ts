@@ -58,6 +58,19 @@ export class TextSafetyPipe implements PipeTransform {
 }
 
 /**
+ * The typed 415 for a body declared in another charset than UTF-8, the same whether body-parser
+ * refused the charset itself (`latin1`, `windows-1252`) or would have decoded it (`utf-16`, `utf-32`).
+ * The charset is echoed reduced to `[a-z0-9_-]`, at most 20 characters.
+ */
+export function unsupportedCharset(charset: string): AskError {
+  return new AskError(AskErrorCode.InvalidRequest, {
+    status: 415,
+    error: 'unsupported media type',
+    details: `content-type: charset=${charset.toLowerCase().replace(/[^a-z0-9_-]/g, '').slice(0, 20)} is not supported (UTF-8 only)`,
+  });
+}
+
+/**
  * body-parser `verify` hook: a body declared in another charset than UTF-8 (`charset=utf-16`,
  * `utf-32`, which body-parser would decode) is a 415; a body that is not valid UTF-8 is a 400
  * `invalid_request` (body-parser would otherwise decode the bad bytes to U+FFFD silently and store
@@ -65,13 +78,8 @@ export class TextSafetyPipe implements PipeTransform {
  * @throws AskError 415 `details: content-type: …`; 400 `details: body: must be valid UTF-8`.
  */
 export function rejectInvalidUtf8(_req: IncomingMessage, _res: ServerResponse, body: Buffer, encoding?: string): void {
-  if (encoding && encoding.toLowerCase() !== 'utf-8') {
-    throw new AskError(AskErrorCode.InvalidRequest, {
-      status: 415,
-      error: 'unsupported media type',
-      details: `content-type: charset=${encoding.toLowerCase().replace(/[^a-z0-9_-]/g, '').slice(0, 20)} is not supported (UTF-8 only)`,
-    });
-  }
+  if (encoding && encoding.toLowerCase() !== 'utf-8') throw unsupportedCharset(encoding);
+
   if (!isUtf8(body)) {
     throw new AskError(AskErrorCode.InvalidRequest, { error: 'malformed request body', details: 'body: must be valid UTF-8' });
   }

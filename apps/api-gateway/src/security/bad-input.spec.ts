@@ -59,6 +59,8 @@ describe('bad input (real gateway, PostgreSQL and Redis)', () => {
     { name: 'invalid UTF-8 bytes', method: 'POST', path: ask, options: rawAsA(Buffer.concat([Buffer.from('{"question":"caf'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}')])), status: 400, names: 'body: must be valid UTF-8' },
     { name: 'overlong UTF-8 encoding of "/"', method: 'POST', path: ask, options: rawAsA(Buffer.concat([Buffer.from('{"question":"'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')])), status: 400, names: 'body: must be valid UTF-8' },
     { name: 'a body over 8 MiB', method: 'POST', path: knowledge, options: asA({ documents: [{ uri: 'big', text: 'x'.repeat(9 * 1024 * 1024) }] }), status: 413, names: 'body: larger than the 8 MiB limit' },
+    { name: 'charset=utf-16 (UTF-8 only)', method: 'POST', path: ask, options: rawAsA(Buffer.from('{"question":"hi"}', 'utf16le'), { 'content-type': 'application/json; charset=utf-16le' }), status: 415, names: 'content-type: charset=utf-16le is not supported (UTF-8 only)' },
+    { name: 'charset=latin1 (UTF-8 only)', method: 'POST', path: ask, options: rawAsA(Buffer.from('{"question":"caf\u00e9"}', 'latin1'), { 'content-type': 'application/json; charset=latin1' }), status: 415, names: 'content-type: charset=latin1 is not supported (UTF-8 only)' },
     { name: 'text/plain body', method: 'POST', path: ask, options: rawAsA('question', { 'content-type': 'text/plain' }), status: 400, names: 'question' },
     { name: 'nesting 40 levels deep', method: 'PATCH', path: project, options: asA({ llm: nested(40) }), status: 400, names: /^llm(\.a)+: nested too deeply/ },
     // The ask body.
@@ -85,6 +87,12 @@ describe('bad input (real gateway, PostgreSQL and Redis)', () => {
     { name: 'sessionId unknown', method: 'POST', path: ask, options: asA({ question: 'q', sessionId: randomUUID() }), status: 404, names: 'session not found' },
     { name: 'an unknown field', method: 'POST', path: ask, options: asA({ question: 'q', admin: true }), status: 400, names: 'admin: property admin should not exist' },
     { name: 'a __proto__ field', method: 'POST', path: ask, options: rawAsA('{"question":"q","__proto__":{"isAdmin":true}}'), status: 400, names: '__proto__' },
+    { name: 'a constructor field', method: 'POST', path: ask, options: asA({ question: 'q', constructor: { prototype: { isAdmin: true } } }), status: 400, names: 'constructor: property constructor should not exist' },
+    { name: 'a prototype field', method: 'POST', path: ask, options: asA({ question: 'q', prototype: { isAdmin: true } }), status: 400, names: 'prototype: property prototype should not exist' },
+    { name: 'a nested __proto__ field', method: 'PATCH', path: project, options: rawAsA('{"llm":{"provider":"local","model":"local","__proto__":{"baseUrl":"http://127.0.0.1:6379"}}}'), status: 400, names: 'llm.__proto__: property __proto__ should not exist' },
+    { name: 'a nested constructor field', method: 'PATCH', path: project, options: asA({ llm: { provider: 'local', model: 'local', constructor: { name: 'x' } } }), status: 400, names: 'llm.constructor: property constructor should not exist' },
+    { name: 'a nested prototype field', method: 'PATCH', path: project, options: asA({ credentials: { prototype: 'x' } }), status: 400, names: 'credentials.prototype: property prototype should not exist' },
+    { name: 'a constructor field in an array item', method: 'POST', path: knowledge, options: asA({ documents: [{ uri: 'a', text: 't', constructor: 1 }] }), status: 400, names: 'documents[0].constructor: property constructor should not exist' },
     { name: 'a field name with a NUL', method: 'POST', path: ask, options: asA({ question: 'q', 'x\u0000': 1 }), status: 400, names: 'a field name must not contain NUL characters' },
     // Path parameters.
     { name: 'projectId not a UUID', method: 'POST', path: () => '/api/v1/projects/abc/ask', options: asA({ question: 'q' }), status: 400, names: 'projectId: must be a UUID' },

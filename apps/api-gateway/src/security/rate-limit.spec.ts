@@ -45,6 +45,17 @@ describe('rate limits (real gateway and Redis)', () => {
     expect([(await ingest()).status, (await ingest()).status, (await ingest()).status]).toEqual([202, 202, 429]);
   });
 
+  it('counts an upper-cased or mixed-case project id as the same project (admin key): the 4th ask is a 429', async () => {
+    const c = await localProject(h, 'C');
+    const mixed = c.id.replace(/[a-f]/g, (x, i: number) => (i % 2 ? x.toUpperCase() : x));
+    const asAdmin = (id: string) => h.call('POST', `/api/v1/projects/${id}/ask`, { key: h.adminKey, json: { question: 'How fast?' } });
+    const statuses = [];
+    for (const id of [c.id, c.id.toUpperCase(), mixed, c.id.toUpperCase()]) statuses.push((await asAdmin(id)).status);
+    expect(statuses).toEqual([202, 202, 202, 429]);
+    const keys = await h.redis.keys(`{${h.prefix}:rate:ask:project:*`);
+    expect(keys.filter((k) => k.toLowerCase().includes(c.id)).every((k) => k.includes(c.id))).toBe(true);
+  }, 30_000);
+
   it('does not limit reads', async () => {
     for (let i = 0; i < 5; i += 1) expect((await h.call('GET', `/api/v1/projects/${a.id}/sessions`, { key: a.key })).status).toBe(200);
   });
