@@ -98,6 +98,12 @@ const schema = z.object({
   ASK_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
   /** Ingestion requests (knowledge, insights) accepted per project per minute, shared through Redis. */
   INGEST_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
+  /**
+   * How long streamed provider text may be held before it is published as one `delta` event (ms;
+   * the first chunk is never held; 1,024 held characters are published at once). 0 publishes every
+   * provider chunk as its own delta (no coalescing).
+   */
+  SYNTHESIS_DELTA_INTERVAL_MS: z.coerce.number().int().min(0).max(1_000).default(25),
   /** Pause between the local stand-in LLM's streamed chunks, in milliseconds (0 in benchmarks). */
   LOCAL_LLM_CHUNK_DELAY_MS: z.coerce.number().int().min(0).max(5_000).default(25),
   LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),

@@ -18,6 +18,11 @@ export interface FakeUpstreamOptions {
   chunkDelayMs?: number;
   /** How OpenAI-wire chat routes count prompts and which windows they enforce (see `EnforceOptions`). */
   enforce?: EnforceOptions;
+  /**
+   * The answer OpenAI-wire chat routes stream, one SSE chunk per element (default
+   * `FAKE_ANSWER_CHUNKS`); e.g. 1,000 one-token chunks to measure a long streamed answer.
+   */
+  answerChunks?: readonly string[];
 }
 
 /** A running fake upstream. */
@@ -149,6 +154,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     const match = url.pathname.match(route.pattern) ?? [];
     const ctx: RouteContext = {
       enforce: options.enforce ?? {},
+      answerChunks: options.answerChunks,
       req,
       res,
       url,

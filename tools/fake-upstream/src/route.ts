@@ -90,6 +90,8 @@ export interface EnforceOptions {
 export interface RouteContext {
   /** The fake's counting and window overrides (OpenAI-wire chat routes). */
   enforce: EnforceOptions;
+  /** The answer's chunks when the fake was started with its own (OpenAI-wire chat routes); else `FAKE_ANSWER_CHUNKS`. */
+  answerChunks?: readonly string[];
   req: FakeRequest;
   res: FakeResponse;
   url: URL;

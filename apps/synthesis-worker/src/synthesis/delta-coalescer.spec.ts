@@ -13,11 +13,18 @@ class ManualTimers implements CoalescerTimers {
   clearTimeout(handle: unknown): void {
     this.pending = this.pending.filter((t) => t.handle !== handle);
   }
+  /** Moves the clock `ms` ahead, firing each due timer at its own time, in time order. */
   async advance(ms: number): Promise<void> {
-    this.now += ms;
-    const due = this.pending.filter((t) => t.at <= this.now);
-    this.pending = this.pending.filter((t) => t.at > this.now);
-    for (const t of due) t.fn();
+    const target = this.now + ms;
+    for (;;) {
+      const next = this.pending.filter((t) => t.at <= target).sort((a, b) => a.at - b.at)[0];
+      if (!next) break;
+      this.pending = this.pending.filter((t) => t !== next);
+      this.now = next.at;
+      next.fn();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    this.now = target;
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
@@ -60,6 +67,42 @@ describe(DeltaCoalescer.name, () => {
       await coalescer.flush();
       expect(published).toHaveLength(41);
       expect(published.map((p) => p.text).join('')).toBe(Array.from({ length: 1000 }, (_, i) => `t${i} `).join(''));
+    });
+
+    it.each([
+      // [chunk arrival times (ms), the deltas' boundaries as published (time: chunk indexes)]
+      [[0, 1, 2, 3], ['0: 0', '26: 1-3']],
+      [[0, 30, 31, 60], ['0: 0', '55: 1-2', '85: 3']],
+      // a chunk arriving when the timer is due goes into the next delta
+      [[0, 10, 34, 35, 36, 90], ['0: 0', '35: 1-2', '60: 3-4', '115: 5']],
+      [[0, 100, 200], ['0: 0', '125: 1', '225: 2']],
+    ])('cuts chunks arriving at %j into deltas %j (25 ms after the first chunk held)', async (arrivals, expected) => {
+      const timers = new ManualTimers();
+      const published: string[] = [];
+      const coalescer = new DeltaCoalescer(async (text) => void published.push(`${timers.now}: ${text}`), timers, 25);
+      const label = (i: number) => `[${i}]`;
+      for (let i = 0; i < arrivals.length; i++) {
+        await timers.advance(arrivals[i] - timers.now);
+        await coalescer.push(label(i));
+      }
+      await timers.advance(200);
+      await coalescer.flush();
+      const boundaries = published.map((p) => {
+        const [at, text] = p.split(': ');
+        const indexes = [...text.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1]));
+        return `${at}: ${indexes.length === 1 ? indexes[0] : `${indexes[0]}-${indexes[indexes.length - 1]}`}`;
+      });
+      expect(boundaries).toEqual(expected);
+    });
+
+    it('publishes every chunk as its own delta, at once, when the interval is 0 (coalescing off)', async () => {
+      const timers = new ManualTimers();
+      const published: string[] = [];
+      const coalescer = new DeltaCoalescer(async (text) => void published.push(text), timers, 0);
+      for (const text of ['a', 'b', 'c']) await coalescer.push(text);
+      expect(published).toEqual(['a', 'b', 'c']);
+      await coalescer.flush();
+      expect(published).toEqual(['a', 'b', 'c']);
     });
 
     it('publishes at once when the held text reaches the character cap', async () => {

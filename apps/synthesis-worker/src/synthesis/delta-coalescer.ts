@@ -25,7 +25,8 @@ const REAL_TIMERS: CoalescerTimers = {
  * characters are held, whichever comes first, then published as one delta; `flush` publishes what
  * is left. Publishes run one at a time, in order, so the deltas' concatenation is exactly the text
  * pushed. A failed publish (for example a fenced one: another run owns the ask) is thrown by the
- * next `push` or `flush`, so the caller stops streaming.
+ * next `push` or `flush`, so the caller stops streaming. An `intervalMs` of 0 turns coalescing off:
+ * every chunk is published as its own delta (`SYNTHESIS_DELTA_INTERVAL_MS=0`, for comparison).
  */
 export class DeltaCoalescer {
   private held = '';
@@ -33,8 +34,6 @@ export class DeltaCoalescer {
   private first = true;
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown;
-  /** Deltas published so far. */
-  published = 0;
 
   constructor(
     private readonly publish: (text: string) => Promise<void>,
@@ -51,7 +50,7 @@ export class DeltaCoalescer {
     this.throwIfFailed();
     if (text === '') return;
     this.held += text;
-    if (this.first || this.held.length >= this.maxCharacters) {
+    if (this.first || this.intervalMs === 0 || this.held.length >= this.maxCharacters) {
       this.first = false;
       await this.release();
       return;
@@ -90,7 +89,6 @@ export class DeltaCoalescer {
         if (this.failure !== undefined) return;
         try {
           await this.publish(text);
-          this.published++;
         } catch (err) {
           this.failure = err;
         }

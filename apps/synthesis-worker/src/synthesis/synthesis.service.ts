@@ -243,8 +243,13 @@ export class SynthesisService {
     let text = '';
     let promptTokens: number | null = null;
     let completionTokens: number | null = null;
-    // Provider chunks are coalesced into fewer deltas (the first at once, then every 25 ms or 1,024 characters).
-    const deltas = new DeltaCoalescer(async (piece) => void (await this.events.publish(askId, 'delta', { text: piece }, run.claim)));
+    // Provider chunks are coalesced into fewer deltas (the first at once, then every
+    // SYNTHESIS_DELTA_INTERVAL_MS, 25 by default, or 1,024 characters).
+    const deltas = new DeltaCoalescer(
+      async (piece) => void (await this.events.publish(askId, 'delta', { text: piece }, run.claim)),
+      undefined,
+      this.config.SYNTHESIS_DELTA_INTERVAL_MS,
+    );
     try {
       for await (const chunk of streamWithRetry(provider, request, { signal: request.signal })) {
         if (chunk.type === 'delta') {

@@ -154,14 +154,16 @@ export function openAiChat(p: OpenAiPersona | 'by-model', provider: ProviderId, 
     const maxTokens = Number(ctx.body['max_completion_tokens'] ?? ctx.body['max_tokens'] ?? 0);
     const over = overflow(who, windows?.[model] ?? windowOf(provider, model), prompt, maxTokens);
     if (over) return ctx.json(over.status, over.body);
-    const completion = countTextTokens(provider, model, FAKE_ANSWER, gateway);
+    const chunks = ctx.answerChunks ?? FAKE_ANSWER_CHUNKS;
+    const answer = ctx.answerChunks ? chunks.join('') : FAKE_ANSWER;
+    const completion = countTextTokens(provider, model, answer, gateway);
     const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
     const base = { id: 'chatcmpl-fake', created: 1767225600, model, system_fingerprint: 'fp_fake' };
     if (ctx.body['stream'] !== true) {
       return ctx.json(200, {
         ...base,
         object: 'chat.completion',
-        choices: [{ index: 0, message: { role: 'assistant', content: FAKE_ANSWER, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+        choices: [{ index: 0, message: { role: 'assistant', content: answer, refusal: null }, logprobs: null, finish_reason: 'stop' }],
         usage,
       });
     }
@@ -173,7 +175,7 @@ export function openAiChat(p: OpenAiPersona | 'by-model', provider: ProviderId, 
       parts.push({ data: sse({ id: '', object: '', created: 0, model: '', choices: [], prompt_filter_results: [{ prompt_index: 0, content_filter_results: {} }] }) });
     }
     parts.push({ data: chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]) });
-    for (const text of FAKE_ANSWER_CHUNKS) {
+    for (const text of chunks) {
       parts.push({ data: chunk([{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }]) });
     }
     parts.push({ data: chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]), final: true, completes: true });
