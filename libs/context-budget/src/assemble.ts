@@ -37,6 +37,11 @@ export interface AssembleInput {
   history: readonly HistoryPairText[];
   /** The current question. */
   question: string;
+  /**
+   * The memory message (summaries of earlier turns, `joinMemory`), sent as a second system message
+   * right after the system prompt, which it never replaces; absent: none.
+   */
+  memory?: string;
 }
 
 /**
@@ -53,6 +58,7 @@ export interface AssembleInput {
 export function assembleMessages(input: AssembleInput): ChatMessage[] {
   if (input.question.trim() === '') throw new RangeError('the question must not be blank');
   const messages: ChatMessage[] = [{ role: 'system', content: input.systemPrompt }];
+  if (input.memory) messages.push({ role: 'system', content: input.memory });
   for (const pair of input.history) {
     messages.push({ role: 'user', content: pair.question }, { role: 'assistant', content: pair.answer });
   }

@@ -3,3 +3,4 @@ export * from './trim';
 export * from './plan-prompt';
 export * from './assemble';
 export * from './size-prompt';
+export * from './plan-memory';

@@ -1,6 +1,7 @@
 import { contextOverflow } from '@ask/ask-errors';
 import { type Budget, computeBudget } from './budget';
-import { shrinkContext, trimHistory, type ContextItemCost, type HistoryTurn } from './trim';
+import { planMemory, type MemoryMode, type MemoryPlan, type MemoryTurn, type SessionSummaryCost } from './plan-memory';
+import { shrinkContext, type ContextItemCost } from './trim';
 
 /** What `planPrompt` needs. Every count is tokens, counted by the caller with the chosen counter. */
 export interface PlanInput {
@@ -18,8 +19,8 @@ export interface PlanInput {
   systemPromptTokens: number;
   /** Tokens of the current question text. Always sent, last. */
   questionTokens: number;
-  /** Earlier pairs of the session, oldest → newest. */
-  history: readonly HistoryTurn[];
+  /** Earlier pairs of the session, oldest → newest, each with its summary's tokens when one is stored. */
+  history: readonly MemoryTurn[];
   /** Retrieved items, in any order (ranked here by score). */
   items: readonly ContextItemCost[];
   /** Framing tokens per message (the counter's `perMessageTokens`); default 0. */
@@ -28,6 +29,14 @@ export interface PlanInput {
   perRequestTokens?: number;
   /** Optional cap on earlier messages sent (seed 001); keeps floor(n / 2) pairs at most. */
   maxHistoryMessages?: number;
+  /** Conversation memory (issue 16); absent: mode `off`, seed 000 trimming. */
+  memory?: {
+    mode: MemoryMode;
+    /** Tokens of the memory message's header (`MEMORY_HEADER`). */
+    headerTokens: number;
+    /** The stored session summary, for mode `compaction`. */
+    sessionSummary?: SessionSummaryCost;
+  };
 }
 
 /** What goes into the prompt and why. Every figure is tokens. */
@@ -36,10 +45,18 @@ export interface PromptPlan extends Budget {
   historyBudget: number;
   /** Tokens of everything sent: system prompt, kept pairs, kept items, question, with all framing. */
   used: number;
-  /** Kept pairs, oldest → newest (a suffix of the session). */
+  /** Pairs sent verbatim, oldest → newest (a suffix of the session). */
   keptTurnIds: string[];
+  /** Pairs sent verbatim. */
   turnsKept: number;
+  /** Pairs not represented at all (neither verbatim, nor summarised, nor under the session summary). */
   turnsDropped: number;
+  /** Pairs sent as their summary. */
+  turnsSummarised: number;
+  /** Pairs the session summary stands for. */
+  turnsCompacted: number;
+  /** What the history carries, pair by pair (`planMemory`). */
+  memory: MemoryPlan;
   /** Kept items, best first. */
   keptItemIds: string[];
   /** Dropped items, best first. */
@@ -63,6 +80,11 @@ function checkInput(input: PlanInput): void {
   for (const turn of input.history) {
     checkCount(`history[${turn.id}].questionTokens`, turn.questionTokens);
     checkCount(`history[${turn.id}].answerTokens`, turn.answerTokens);
+    if (turn.summaryTokens !== undefined) checkCount(`history[${turn.id}].summaryTokens`, turn.summaryTokens);
+  }
+  if (input.memory) {
+    checkCount('memory.headerTokens', input.memory.headerTokens);
+    if (input.memory.sessionSummary) checkCount('memory.sessionSummary.tokens', input.memory.sessionSummary.tokens);
   }
   for (const item of input.items) {
     checkCount(`items[${item.id}].tokens`, item.tokens);
@@ -87,7 +109,9 @@ function checkUnique(name: string, ids: readonly string[]): void {
  * 3. The question (with its message framing) and the retrieved items must fit with no history at all;
  *    if not, the RAG shrink drops the lowest-scoring item until they do, floor one item.
  * 4. What is left is the history budget: pairs are kept newest → oldest, whole pairs only, stopping
- *    at the first that does not fit, capped by `maxHistoryMessages`.
+ *    at the first that does not fit, capped by `maxHistoryMessages`; with conversation memory
+ *    (`memory`), older pairs then ride as their summaries and, in `compaction`, under the session
+ *    summary (`planMemory`). Summaries are counted against the history budget.
  *
  * Never mutates its input. Guarantees used + maxTokens ≤ window − margin.
  *
@@ -119,15 +143,26 @@ export function planPrompt(input: PlanInput): PromptPlan {
 
   const historyBudget = room - context.tokens;
   const maxPairs = input.maxHistoryMessages === undefined ? Infinity : Math.floor(input.maxHistoryMessages / 2);
-  const history = trimHistory(input.history, historyBudget, perMessage, maxPairs);
+  const memory = planMemory({
+    history: input.history,
+    budget: historyBudget,
+    mode: input.memory?.mode ?? 'off',
+    perMessageTokens: perMessage,
+    headerTokens: input.memory?.headerTokens ?? 0,
+    maxPairs,
+    sessionSummary: input.memory?.sessionSummary,
+  });
 
   return {
     ...budget,
     historyBudget,
-    used: fixed + history.tokens + context.tokens + questionCost,
-    keptTurnIds: history.kept.map((turn) => turn.id),
-    turnsKept: history.kept.length,
-    turnsDropped: input.history.length - history.kept.length,
+    used: fixed + memory.tokens + context.tokens + questionCost,
+    keptTurnIds: memory.verbatimTurnIds,
+    turnsKept: memory.verbatimTurnIds.length,
+    turnsDropped: memory.droppedTurnIds.length,
+    turnsSummarised: memory.summarisedTurnIds.length,
+    turnsCompacted: memory.compactedTurnIds.length,
+    memory,
     keptItemIds: context.kept.map((item) => item.id),
     droppedItemIds: context.dropped.map((item) => item.id),
     contextKept: context.kept.length,

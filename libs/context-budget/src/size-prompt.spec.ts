@@ -75,3 +75,56 @@ describe(sizePrompt.name, () => {
     expect(sized.plan.available).toBe(6000 - 2048 - 600 - 300);
   });
 });
+
+describe(`${sizePrompt.name} with conversation memory`, () => {
+  const base = { model, counter, exact: true, maxTokens: 2048, systemPrompt: 'Answer from context.', question: 'What now?' };
+  const summaryOf = (i: number) => `Turn ${i} decided on plan ${i} for Ingrid.`;
+  const withSummary = (i: number, words: number) => {
+    const t = turn(i, words);
+    return { ...t, summary: { text: summaryOf(i), tokens: counter.countText(summaryOf(i)) } };
+  };
+
+  it('sends turns 1–6 as summaries after the verbatim turns 7–10, the system prompt untouched, and counts what it sends', () => {
+    const history = Array.from({ length: 10 }, (_, i) => withSummary(i, 999));
+    const sized = sizePrompt({ ...base, history, items: [item('a', 0.9, 300)], memory: { mode: 'per-turn' } });
+    expect(sized.keptTurns.map((m) => m.id)).toEqual(['m6', 'm7', 'm8', 'm9']);
+    expect(sized.plan.memory.summarisedTurnIds).toEqual(['m0', 'm1', 'm2', 'm3', 'm4', 'm5']);
+    expect(sized.plan).toMatchObject({ turnsKept: 4, turnsSummarised: 6, turnsDropped: 0, turnsCompacted: 0 });
+    expect(sized.messages[0]).toEqual({ role: 'system', content: 'Answer from context.' });
+    expect(sized.messages[1].role).toBe('system');
+    expect(sized.messages[1].content).toContain('Turn 1 (summary):\nTurn 0 decided on plan 0 for Ingrid.\n\n');
+    expect(sized.messages[1].content).toContain('Turn 6 (summary):\nTurn 5 decided on plan 5 for Ingrid.\n\n');
+    expect(sized.messages[1].content).not.toContain('Turn 7 (summary)');
+    // The parts are counted apart; the request they make never counts more than planned.
+    expect(counter.countMessages(sized.messages)).toBeLessThanOrEqual(sized.plan.used);
+    expect(sized.plan.used + 2048).toBeLessThanOrEqual(8192 - sized.plan.margin);
+  });
+
+  it('sends the session summary for turns 1–3 in compaction when pairs would be dropped', () => {
+    const history = Array.from({ length: 12 }, (_, i) => (i < 4 ? turn(i, 999) : withSummary(i, 999)));
+    const sessionText = 'Ingrid chose Frankfurt; 12 replicas.';
+    const sized = sizePrompt({
+      ...base,
+      history,
+      items: [item('a', 0.9, 300)],
+      memory: { mode: 'compaction', sessionSummary: { text: sessionText, tokens: counter.countText(sessionText), coversUpTo: 'm2' } },
+    });
+    expect(sized.plan.memory).toMatchObject({
+      compactedTurnIds: ['m0', 'm1', 'm2'],
+      droppedTurnIds: ['m3'],
+      summarisedTurnIds: ['m4', 'm5', 'm6', 'm7'],
+      verbatimTurnIds: ['m8', 'm9', 'm10', 'm11'],
+    });
+    expect(sized.plan.memory.sessionSummaryTokens).toBe(counter.countText('Summary of turns 1–3:\n') + counter.countText(sessionText) + counter.countText('\n\n'));
+    expect(sized.memoryText).toContain(`Summary of turns 1–3:\n${sessionText}\n\nTurn 5 (summary):`);
+    expect(counter.countMessages(sized.messages)).toBeLessThanOrEqual(sized.plan.used);
+  });
+
+  it('ignores summaries in mode off', () => {
+    const history = Array.from({ length: 10 }, (_, i) => withSummary(i, 999));
+    const sized = sizePrompt({ ...base, history, items: [item('a', 0.9, 300)], memory: { mode: 'off' } });
+    expect(sized.plan).toMatchObject({ turnsKept: 4, turnsSummarised: 0, turnsDropped: 6 });
+    expect(sized.messages.filter((m) => m.role === 'system')).toHaveLength(1);
+    expect(counter.countMessages(sized.messages)).toBe(sized.plan.used);
+  });
+});

@@ -1,6 +1,7 @@
 import type { RetrievedItem } from '@ask/ask-contracts';
 import { assembleMessages, renderContextItem } from './assemble';
 import { planPrompt, type PromptPlan } from './plan-prompt';
+import { joinMemory, MEMORY_HEADER, type MemoryMode, renderSessionSummary, renderSummaryLine } from './plan-memory';
 import type { ResolvedModel } from '@ask/model-catalog';
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
 
@@ -35,8 +36,16 @@ export interface SizingInput<T extends SizableTurn = SizableTurn> {
   maxTokens: number;
   systemPrompt: string;
   question: string;
-  /** Earlier turns, oldest first, each with its planning counts under `counter` (from the cached counts). */
-  history: Array<{ message: T; questionTokens: number; answerTokens: number }>;
+  /**
+   * Earlier turns, oldest first, each with its planning counts under `counter` (from the cached
+   * counts) and, when one is stored, its summary with the summary text's tokens under `counter`.
+   */
+  history: Array<{ message: T; questionTokens: number; answerTokens: number; summary?: { text: string; tokens: number } }>;
+  /**
+   * Conversation memory (issue 16): the mode and, for `compaction`, the stored session summary with
+   * its text's tokens under `counter` and the id of the newest pair it covers. Absent: mode `off`.
+   */
+  memory?: { mode: MemoryMode; sessionSummary?: { text: string; tokens: number; coversUpTo: string } };
   /** Ranked items, best first. */
   items: RetrievedItem[];
   maxHistoryMessages?: number | null;
@@ -57,6 +66,8 @@ export interface SizedPrompt<T extends SizableTurn = SizableTurn> {
   keptItemTexts: string[];
   /** The factor every count was multiplied by (see `SizingInput.scale`). */
   scale: number;
+  /** The memory message's text (summaries and session summary), when one was sent. */
+  memoryText?: string;
 }
 
 /**
@@ -71,6 +82,10 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
   const rendered = input.items.map((item, i) => renderContextItem(toRenderable(item), i));
   const questionTokens = scale(input.counter.countText(input.question));
   const itemTokens = input.items.map((item, i) => scale(renderedItemTokens(input.counter, item, rendered[i])));
+  const memoryOn = input.memory !== undefined && input.memory.mode !== 'off';
+  const session = memoryOn && input.memory?.mode === 'compaction' ? input.memory.sessionSummary : undefined;
+  const covered = session ? input.history.findIndex((h) => h.message.id === session.coversUpTo) : -1;
+  const sessionPart = session && covered >= 0 ? renderSessionSummary(covered + 1, session.text) : undefined;
   const plan = planPrompt({
     model: input.model.model,
     window,
@@ -78,10 +93,11 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
     exact: input.exact,
     systemPromptTokens: scale(input.counter.countText(input.systemPrompt)),
     questionTokens,
-    history: input.history.map((h) => ({
+    history: input.history.map((h, i) => ({
       id: h.message.id,
       questionTokens: scale(h.questionTokens),
       answerTokens: scale(h.answerTokens),
+      ...(h.summary && memoryOn ? { summaryTokens: scale(partTokens(input.counter, renderSummaryLine(i + 1, h.summary.text), h.summary.tokens)) } : {}),
     })),
     items: input.items.map((item, i) => ({
       id: item.id,
@@ -92,7 +108,22 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
     perMessageTokens: input.counter.perMessageTokens,
     perRequestTokens: input.counter.perRequestTokens,
     maxHistoryMessages: input.maxHistoryMessages ?? undefined,
+    ...(memoryOn && input.memory
+      ? {
+          memory: {
+            mode: input.memory.mode,
+            headerTokens: scale(input.counter.countText(MEMORY_HEADER)),
+            ...(session && sessionPart ? { sessionSummary: { tokens: scale(partTokens(input.counter, sessionPart, session.tokens)), coversUpTo: session.coversUpTo } } : {}),
+          },
+        }
+      : {}),
   });
+  const summarised = new Set(plan.memory.summarisedTurnIds);
+  const memoryParts = [
+    ...(plan.memory.sessionSummaryTokens > 0 && sessionPart ? [sessionPart] : []),
+    ...input.history.flatMap((h, i) => (h.summary && summarised.has(h.message.id) ? [renderSummaryLine(i + 1, h.summary.text)] : [])),
+  ];
+  const memoryText = memoryParts.length > 0 ? joinMemory(memoryParts) : undefined;
   const keptItemIds = new Set(plan.keptItemIds);
   const keptTurnIds = new Set(plan.keptTurnIds);
   const keptItems = input.items.filter((item) => keptItemIds.has(item.id));
@@ -102,12 +133,22 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
     contextItems: input.items.map((item, i) => ({ item, text: rendered[i] })).filter(({ item }) => keptItemIds.has(item.id)).map(({ text }) => text),
     history: keptTurns.map((m) => ({ question: m.question, answer: m.answer })),
     question: input.question,
+    memory: memoryText,
   });
   const keptTokens = (knowledge: boolean) =>
     input.items.reduce((sum, item, i) => (keptItemIds.has(item.id) && (item.kind === 'knowledge') === knowledge ? sum + itemTokens[i] : sum), 0);
   const figures = { question: questionTokens, rag: keptTokens(false), knowledge: keptTokens(true) };
   const keptItemTexts = rendered.filter((_, i) => keptItemIds.has(input.items[i].id));
-  return { plan, messages, keptItems, keptTurns, window, figures, keptItemTexts, scale: factor };
+  return { plan, messages, keptItems, keptTurns, window, figures, keptItemTexts, scale: factor, ...(memoryText !== undefined ? { memoryText } : {}) };
+}
+
+/**
+ * Tokens of one rendered memory part (a summary line or the session summary section): its head and
+ * tail counted now, its text's cached count added. The parts split at newlines, so the sum never
+ * under-counts the joined text (see {@link renderedItemTokens}).
+ */
+function partTokens(counter: TokenCounter, part: { head: string; tail: string }, textTokens: number): number {
+  return counter.countText(part.head) + textTokens + counter.countText(part.tail);
 }
 
 /**

@@ -1,0 +1,101 @@
+import { planMemory, type MemoryMode, type MemoryTurn } from './plan-memory';
+
+/** Pairs t1…tn of `[question, answer, summary?]` tokens, oldest first. */
+const pairs = (...costs: Array<[number, number, number?]>): MemoryTurn[] =>
+  costs.map(([questionTokens, answerTokens, summaryTokens], i) => ({
+    id: `t${i + 1}`,
+    questionTokens,
+    answerTokens,
+    ...(summaryTokens !== undefined ? { summaryTokens } : {}),
+  }));
+
+/** n pairs of 50 + 50 tokens, each with a 20-token summary. */
+const uniform = (n: number): MemoryTurn[] => pairs(...Array.from({ length: n }, () => [50, 50, 20] as [number, number, number]));
+
+/** n pairs of 50 + 50 tokens, each with a 5-token summary. */
+const short = (n: number): MemoryTurn[] => pairs(...Array.from({ length: n }, () => [50, 50, 5] as [number, number, number]));
+
+const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => `t${from + i}`);
+
+describe(planMemory.name, () => {
+  describe('per-turn', () => {
+    it.each([
+      // [case, history, budget, verbatim, summarised, dropped, tokens]
+      ['sends everything verbatim when it fits', uniform(3), 300, range(1, 3), [], [], 300],
+      ['turns 1–12 summarised, 13–18 verbatim (18 pairs of 100, summaries of 5, budget 699)', short(18), 699, range(13, 18), range(1, 12), [], 600 + 5 + 12 * 5],
+      ['drops what neither fits verbatim nor as a summary (18 pairs of 100, summaries of 20, budget 760)', uniform(18), 760, range(12, 18), ['t10', 't11'], range(1, 9), 700 + 5 + 2 * 20],
+      ['uses no summary when the verbatim pairs fill the budget exactly', uniform(18), 700, range(12, 18), [], range(1, 11), 700],
+      ['stops summarising at the first pair without a summary', pairs([50, 50, 20], [50, 50], [50, 50, 20], [50, 50, 20]), 250, ['t3', 't4'], [], ['t1', 't2'], 200],
+      ['summarises an oversize pair, then goes on summarising', pairs([50, 50, 20], [900, 900, 30], [50, 50, 20]), 200, ['t3'], ['t1', 't2'], [], 100 + 5 + 30 + 20],
+      ['keeps nothing with a negative budget', uniform(2), -1, [], [], ['t1', 't2'], 0],
+    ] as Array<[string, MemoryTurn[], number, string[], string[], string[], number]>)('%s', (_label, history, budget, verbatim, summarised, dropped, tokens) => {
+      const plan = planMemory({ history, budget, mode: 'per-turn', headerTokens: 5 });
+      expect(plan.verbatimTurnIds).toEqual(verbatim);
+      expect(plan.summarisedTurnIds).toEqual(summarised);
+      expect(plan.droppedTurnIds).toEqual(dropped);
+      expect(plan.compactedTurnIds).toEqual([]);
+      expect(plan.tokens).toBe(tokens);
+      expect(plan.tokens).toBeLessThanOrEqual(Math.max(0, budget));
+    });
+
+    it('charges the memory message framing once and each verbatim pair two framings', () => {
+      // 4 pairs, perMessage 3: verbatim pair 106, memory opening 3 + 5, summary 20.
+      const plan = planMemory({ history: uniform(4), budget: 250, mode: 'per-turn', headerTokens: 5, perMessageTokens: 3 });
+      expect(plan).toMatchObject({ verbatimTurnIds: ['t3', 't4'], summarisedTurnIds: ['t2'], droppedTurnIds: ['t1'], memoryTokens: 28, tokens: 240 });
+    });
+
+    it('caps verbatim pairs with maxPairs and summarises the rest', () => {
+      const plan = planMemory({ history: uniform(5), budget: 10_000, mode: 'per-turn', headerTokens: 5, maxPairs: 2 });
+      expect(plan).toMatchObject({ verbatimTurnIds: ['t4', 't5'], summarisedTurnIds: ['t1', 't2', 't3'], droppedTurnIds: [], tokens: 200 + 5 + 60 });
+    });
+  });
+
+  describe('off', () => {
+    it('is seed 000 trimming: summaries are never used', () => {
+      const plan = planMemory({ history: uniform(18), budget: 1000, mode: 'off', headerTokens: 5, sessionSummary: { tokens: 50, coversUpTo: 't6' } });
+      expect(plan).toMatchObject({ verbatimTurnIds: range(9, 18), summarisedTurnIds: [], compactedTurnIds: [], droppedTurnIds: range(1, 8), memoryTokens: 0, tokens: 1000 });
+    });
+  });
+
+  describe('compaction', () => {
+    it('plans as per-turn while nothing would be dropped (the session summary stays home)', () => {
+      const plan = planMemory({ history: short(18), budget: 699, mode: 'compaction', headerTokens: 5, sessionSummary: { tokens: 60, coversUpTo: 't6' } });
+      expect(plan).toMatchObject({ verbatimTurnIds: range(13, 18), summarisedTurnIds: range(1, 12), compactedTurnIds: [], droppedTurnIds: [], sessionSummaryTokens: 0, tokens: 665 });
+    });
+
+    it('sends the session summary for t1…t20 when pairs would be dropped (30 pairs, budget 1,000)', () => {
+      const plan = planMemory({ history: uniform(30), budget: 1000, mode: 'compaction', headerTokens: 5, sessionSummary: { tokens: 150, coversUpTo: 't20' } });
+      // 5 + 150 = 155; verbatim t23…t30 = 800 (955); t22, t21 would need 20 each: t22 fits (975), t21 fits (995).
+      expect(plan).toMatchObject({
+        verbatimTurnIds: range(23, 30),
+        summarisedTurnIds: ['t21', 't22'],
+        compactedTurnIds: range(1, 20),
+        droppedTurnIds: [],
+        sessionSummaryTokens: 150,
+        memoryTokens: 195,
+        tokens: 995,
+      });
+    });
+
+    it('drops the pairs between the summary and the tail that fit in neither form', () => {
+      const plan = planMemory({ history: uniform(30), budget: 1000, mode: 'compaction', headerTokens: 5, sessionSummary: { tokens: 150, coversUpTo: 't10' } });
+      expect(plan).toMatchObject({ verbatimTurnIds: range(23, 30), summarisedTurnIds: ['t21', 't22'], compactedTurnIds: range(1, 10), droppedTurnIds: range(11, 20), tokens: 995 });
+    });
+
+    it.each([
+      ['the session summary does not fit the budget', { tokens: 996, coversUpTo: 't20' }],
+      ['it covers a pair this history does not hold', { tokens: 150, coversUpTo: 'gone' }],
+    ])('falls back to the per-turn plan when %s', (_label, sessionSummary) => {
+      const plan = planMemory({ history: uniform(30), budget: 1000, mode: 'compaction', headerTokens: 5, sessionSummary });
+      expect(plan).toMatchObject({ verbatimTurnIds: range(21, 30), summarisedTurnIds: [], compactedTurnIds: [], droppedTurnIds: range(1, 20), sessionSummaryTokens: 0, tokens: 1000 });
+    });
+
+    it.each(['off', 'per-turn', 'compaction'] as MemoryMode[])('partitions the history (%s)', (mode) => {
+      const history = uniform(40);
+      const plan = planMemory({ history, budget: 1234, mode, headerTokens: 7, perMessageTokens: 4, sessionSummary: { tokens: 99, coversUpTo: 't15' } });
+      const all = [...plan.compactedTurnIds, ...plan.droppedTurnIds, ...plan.summarisedTurnIds, ...plan.verbatimTurnIds].sort();
+      expect(all).toEqual(history.map((t) => t.id).sort());
+      expect(plan.tokens).toBeLessThanOrEqual(1234);
+    });
+  });
+});

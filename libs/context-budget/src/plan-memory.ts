@@ -1,0 +1,186 @@
+import type { HistoryTurn } from './trim';
+
+/**
+ * How a project's earlier turns are carried when they no longer fit verbatim (issue 16):
+ * - `off`: seed 000 trimming only (whole pairs newest → oldest, the rest dropped);
+ * - `per-turn`: after the verbatim pairs, older pairs ride as their stored short summaries;
+ * - `compaction`: as `per-turn`, and when pairs would still be dropped, one session summary stands
+ *   for every pair up to its `coversUpTo`.
+ */
+export type MemoryMode = 'off' | 'per-turn' | 'compaction';
+
+/** Modes in the order the API lists them. */
+export const MEMORY_MODES: readonly MemoryMode[] = ['off', 'per-turn', 'compaction'];
+
+/** One earlier pair with, when a summary is stored for it, the tokens of its rendered summary line. */
+export interface MemoryTurn extends HistoryTurn {
+  /** Tokens of the pair's summary as rendered in the memory message (`renderSummaryLine`); absent: no summary. */
+  summaryTokens?: number;
+}
+
+/** The session summary as the planner sees it. */
+export interface SessionSummaryCost {
+  /** Tokens of the rendered session summary section (`renderSessionSummary`). */
+  tokens: number;
+  /** Id of the newest pair the summary covers (it covers every pair up to and including it). */
+  coversUpTo: string;
+}
+
+/** What `planMemory` needs. Every figure is tokens. */
+export interface MemoryPlanInput {
+  /** Earlier pairs, oldest → newest. */
+  history: readonly MemoryTurn[];
+  /** Tokens the history may use (the plan's `historyBudget`); ≤ 0 keeps nothing. */
+  budget: number;
+  mode: MemoryMode;
+  /** Framing tokens per message; a verbatim pair is two messages, the memory message one. */
+  perMessageTokens?: number;
+  /** Tokens of the memory message's header, charged once (with one message framing) when any summary rides. */
+  headerTokens?: number;
+  /** Cap on verbatim pairs (seed 001's `maxHistoryMessages` / 2); summaries are not capped by it. */
+  maxPairs?: number;
+  /** The stored session summary (mode `compaction` only). */
+  sessionSummary?: SessionSummaryCost;
+}
+
+/** What the history carries. Pair ids are oldest → newest in every list; the lists partition the history. */
+export interface MemoryPlan {
+  mode: MemoryMode;
+  /** Pairs sent as they are (a suffix of the session). */
+  verbatimTurnIds: string[];
+  /** Pairs sent as their summary (the pairs just older than the verbatim ones). */
+  summarisedTurnIds: string[];
+  /** Pairs the session summary stands for (every pair up to its `coversUpTo`). */
+  compactedTurnIds: string[];
+  /** Pairs not represented at all. */
+  droppedTurnIds: string[];
+  /** Tokens of the session summary section when it rides along, else 0. */
+  sessionSummaryTokens: number;
+  /** Tokens of the memory message (framing, header, session summary, summary lines); 0 when none is sent. */
+  memoryTokens: number;
+  /** Tokens of everything the history sends: verbatim pairs with framing + `memoryTokens`. */
+  tokens: number;
+}
+
+interface Walk {
+  verbatim: number;
+  summarised: number;
+  memoryTokens: number;
+  tokens: number;
+}
+
+/**
+ * Walks `turns` newest → oldest: each pair verbatim while it fits (and the cap allows), then, from
+ * the first that does not, each pair as its summary while it has one and it fits, then stops. The
+ * memory message's framing and header are charged with the first summary (or up front with
+ * `fixedMemory`, the session summary's section).
+ */
+function walk(
+  turns: readonly MemoryTurn[],
+  budget: number,
+  perMessage: number,
+  maxPairs: number,
+  summaries: boolean,
+  memoryOpening: number,
+  fixedMemory: number,
+): Walk {
+  let memoryTokens = fixedMemory > 0 ? memoryOpening + fixedMemory : 0;
+  let tokens = memoryTokens;
+  let i = turns.length - 1;
+  let verbatim = 0;
+  while (i >= 0 && verbatim < maxPairs) {
+    const cost = turns[i].questionTokens + turns[i].answerTokens + 2 * perMessage;
+    if (tokens + cost > budget) break;
+    tokens += cost;
+    verbatim += 1;
+    i -= 1;
+  }
+  let summarised = 0;
+  while (summaries && i >= 0 && turns[i].summaryTokens !== undefined) {
+    const cost = (turns[i].summaryTokens as number) + (memoryTokens === 0 ? memoryOpening : 0);
+    if (tokens + cost > budget) break;
+    tokens += cost;
+    memoryTokens += cost;
+    summarised += 1;
+    i -= 1;
+  }
+  return { verbatim, summarised, memoryTokens, tokens };
+}
+
+/**
+ * Plans the history part of a prompt with conversation memory (issue 16 item 1):
+ *
+ * 1. Newest → oldest, each pair verbatim while it fits (whole pairs, capped by `maxPairs`).
+ * 2. From the first that does not, each older pair as its stored summary while it has one and it
+ *    fits (`per-turn` and `compaction`); the first pair without a summary, or whose summary does not
+ *    fit, ends the walk and every older pair is dropped.
+ * 3. `compaction` only: when step 2 still drops pairs and a session summary is stored (covering a
+ *    pair of this history), the session summary rides first and stands for every pair up to its
+ *    `coversUpTo`; the pairs after it are walked as in steps 1–2 in the budget that is left. When
+ *    the session summary alone does not fit, the plan of step 2 stands.
+ *
+ * `off` is seed 000 trimming (`trimHistory`): verbatim pairs, the rest dropped. Summaries are
+ * counted against `budget` like pairs; the system prompt is not part of this plan (never summarised).
+ * Guarantees `tokens ≤ max(budget, 0)`. Pure: never mutates its input.
+ *
+ * Example (tokens, perMessage 0, header 5): pairs t1…t4 of 100 each with summaries of 20, budget
+ * 250 → t3, t4 verbatim (200), t2 summarised (5 + 20), t1 dropped (275 > 250).
+ */
+export function planMemory(input: MemoryPlanInput): MemoryPlan {
+  const { history, budget, mode } = input;
+  const perMessage = input.perMessageTokens ?? 0;
+  const maxPairs = input.maxPairs ?? Infinity;
+  const opening = perMessage + (input.headerTokens ?? 0);
+  const ids = history.map((t) => t.id);
+  const summaries = mode !== 'off';
+
+  const plain = walk(history, budget, perMessage, maxPairs, summaries, opening, 0);
+  const plainDropped = history.length - plain.verbatim - plain.summarised;
+  const covered = mode === 'compaction' && input.sessionSummary ? ids.indexOf(input.sessionSummary.coversUpTo) : -1;
+  if (plainDropped > 0 && covered >= 0 && input.sessionSummary) {
+    const session = input.sessionSummary.tokens;
+    if (opening + session <= budget) {
+      const rest = history.slice(covered + 1);
+      const w = walk(rest, budget, perMessage, maxPairs, true, opening, session);
+      const firstSent = rest.length - w.verbatim - w.summarised;
+      return {
+        mode,
+        verbatimTurnIds: rest.slice(rest.length - w.verbatim).map((t) => t.id),
+        summarisedTurnIds: rest.slice(firstSent, rest.length - w.verbatim).map((t) => t.id),
+        compactedTurnIds: ids.slice(0, covered + 1),
+        droppedTurnIds: rest.slice(0, firstSent).map((t) => t.id),
+        sessionSummaryTokens: session,
+        memoryTokens: w.memoryTokens,
+        tokens: w.tokens,
+      };
+    }
+  }
+  return {
+    mode,
+    verbatimTurnIds: ids.slice(ids.length - plain.verbatim),
+    summarisedTurnIds: ids.slice(plainDropped, ids.length - plain.verbatim),
+    compactedTurnIds: [],
+    droppedTurnIds: ids.slice(0, plainDropped),
+    sessionSummaryTokens: 0,
+    memoryTokens: plain.memoryTokens,
+    tokens: plain.tokens,
+  };
+}
+
+/** The first line of the memory message (its tokens are the planner's `headerTokens`). */
+export const MEMORY_HEADER = 'Memory of this conversation: short summaries of earlier turns that are no longer sent in full.\n\n';
+
+/** The session summary's section of the memory message. `turns` is how many pairs it covers (1-based count). */
+export function renderSessionSummary(turns: number, text: string): { head: string; text: string; tail: string } {
+  return { head: `Summary of turns 1–${turns}:\n`, text: text.trim(), tail: '\n\n' };
+}
+
+/** One summarised pair's line of the memory message. `turn` is the pair's 1-based position in the session. */
+export function renderSummaryLine(turn: number, text: string): { head: string; text: string; tail: string } {
+  return { head: `Turn ${turn} (summary):\n`, text: text.trim(), tail: '\n\n' };
+}
+
+/** The memory message's text from its rendered parts, in order: header, session summary, summary lines oldest first. */
+export function joinMemory(parts: ReadonlyArray<{ head: string; text: string; tail: string }>): string {
+  return MEMORY_HEADER + parts.map((p) => p.head + p.text + p.tail).join('');
+}
