@@ -75,9 +75,14 @@ export interface IngestJobData {
   projectId: string;
 }
 
-/** Map from queue to the (job name, payload) it carries: a wrong payload is a compile error. */
+/**
+ * The job contract: each queue and the (job name, payload) pairs it carries, one union member per job
+ * name. Producers and processors are typed through it (event-stream `ContractQueue`, `ContractJob`,
+ * `enqueueJob`), so a wrong queue / name / payload pairing does not compile
+ * (libs/event-stream/src/job-contract.type-test.ts proves it). A new queue joins here.
+ */
 export interface JobPayloads {
   [QueueName.AskRetrieval]: { name: JobName.Retrieve; data: RetrieveJobData };
   [QueueName.AskSynthesis]: { name: JobName.Synthesize; data: SynthesizeJobData };
-  [QueueName.AskIngestion]: { name: JobName.Ingest | JobName.Reembed; data: IngestJobData };
+  [QueueName.AskIngestion]: { name: JobName.Ingest; data: IngestJobData } | { name: JobName.Reembed; data: IngestJobData };
 }

@@ -7,3 +7,4 @@ export * from './queues.module';
 export * from './redis-policy';
 export * from './stream-hub';
 export * from './stream-ids';
+export * from './job-contract';

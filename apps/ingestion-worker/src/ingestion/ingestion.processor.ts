@@ -1,10 +1,9 @@
 import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { Processor, WorkerHost } from '@nestjs/bullmq';
-import type { Job } from 'bullmq';
-import { type IngestJobData, JobName, QueueName } from '@ask/ask-contracts';
+import { JobName, QueueName } from '@ask/ask-contracts';
 import { internalError } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig, loadConfig } from '@ask/config';
-import { IngestionEventStream } from '@ask/event-stream';
+import { type ContractJob, IngestionEventStream } from '@ask/event-stream';
 import { type IngestionEventSink, IngestionRunner } from '@ask/ingestion';
 
 /** Lock of a running ingestion job; read when the module loads, because `@Processor` options are fixed then. */
@@ -33,7 +32,7 @@ export class IngestionProcessor extends WorkerHost implements OnApplicationBoots
     this.worker.concurrency = this.config.INGESTION_CONCURRENCY;
   }
 
-  async process(job: Job<IngestJobData>): Promise<void> {
+  async process(job: ContractJob<QueueName.AskIngestion>): Promise<void> {
     if (job.name !== JobName.Ingest && job.name !== JobName.Reembed) throw new Error(`unknown job ${job.name} on ${QueueName.AskIngestion}`);
     const { ingestionId, projectId } = job.data;
     const sink: IngestionEventSink = (type, data) => this.events.publish(ingestionId, type, data);

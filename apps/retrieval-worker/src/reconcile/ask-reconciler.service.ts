@@ -4,7 +4,7 @@ import type { JobState, Queue } from 'bullmq';
 import { ASK_JOB_OPTIONS, type ErrorEvent, JobName, QueueName, type RetrieveJobData, TERMINAL_EVENTS } from '@ask/ask-contracts';
 import { llmUpstream } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { AskEventStream, FencedPublishError } from '@ask/event-stream';
+import { AskEventStream, type ContractQueue, contractQueue, enqueueJob, FencedPublishError } from '@ask/event-stream';
 import { type AskRecord, AsksRepository, type OpenAsksBatch } from '@ask/persistence';
 
 /** An ask younger than this is left alone: the gateway may still be writing its Redis keys (ms). */
@@ -47,14 +47,19 @@ export class AskReconciler implements OnApplicationBootstrap, OnApplicationShutd
   private readonly logger = new Logger(AskReconciler.name);
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private readonly retrieval: ContractQueue<QueueName.AskRetrieval>;
+  private readonly synthesis: ContractQueue<QueueName.AskSynthesis>;
 
   constructor(
     private readonly asks: AsksRepository,
     private readonly events: AskEventStream,
-    @InjectQueue(QueueName.AskRetrieval) private readonly retrieval: Queue<RetrieveJobData>,
-    @InjectQueue(QueueName.AskSynthesis) private readonly synthesis: Queue,
+    @InjectQueue(QueueName.AskRetrieval) retrieval: Queue,
+    @InjectQueue(QueueName.AskSynthesis) synthesis: Queue,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.retrieval = contractQueue(QueueName.AskRetrieval, retrieval);
+    this.synthesis = contractQueue(QueueName.AskSynthesis, synthesis);
+  }
 
   onApplicationBootstrap(): void {
     this.schedule();
@@ -107,7 +112,7 @@ export class AskReconciler implements OnApplicationBootstrap, OnApplicationShutd
         await this.events.publish(ask.id, 'reset', { attempt: 0, reason: 'the ask was lost from Redis and runs again' });
         await this.removeFinishedJobs(ask.id);
         const data: RetrieveJobData = { askId: ask.id, projectId: ask.projectId, sessionId: ask.sessionId, question: ask.question, acceptedAt };
-        await this.retrieval.add(JobName.Retrieve, data, { ...ASK_JOB_OPTIONS, jobId: ask.id });
+        await enqueueJob(this.retrieval, JobName.Retrieve, data, { ...ASK_JOB_OPTIONS, jobId: ask.id });
         await batch.requeued(ask.id);
         return 'requeued';
       }

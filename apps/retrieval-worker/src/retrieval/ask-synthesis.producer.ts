@@ -2,13 +2,18 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { ASK_JOB_OPTIONS, JobName, QueueName, type SynthesizeJobData } from '@ask/ask-contracts';
+import { type ContractQueue, contractQueue, enqueueJob } from '@ask/event-stream';
 
 /** Enqueues synthesis with the ranked items; the job id is the ask id, so a retried retrieval cannot enqueue twice. */
 @Injectable()
 export class AskSynthesisProducer {
-  constructor(@InjectQueue(QueueName.AskSynthesis) private readonly queue: Queue<SynthesizeJobData>) {}
+  private readonly queue: ContractQueue<QueueName.AskSynthesis>;
+
+  constructor(@InjectQueue(QueueName.AskSynthesis) queue: Queue) {
+    this.queue = contractQueue(QueueName.AskSynthesis, queue);
+  }
 
   async enqueue(data: SynthesizeJobData): Promise<void> {
-    await this.queue.add(JobName.Synthesize, data, { ...ASK_JOB_OPTIONS, jobId: data.askId });
+    await enqueueJob(this.queue, JobName.Synthesize, data, { ...ASK_JOB_OPTIONS, jobId: data.askId });
   }
 }

@@ -1,10 +1,9 @@
 import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { Processor, WorkerHost } from '@nestjs/bullmq';
-import type { Job } from 'bullmq';
-import { JobName, QueueName, type RetrieveJobData } from '@ask/ask-contracts';
+import { JobName, QueueName } from '@ask/ask-contracts';
 import { internalError, toErrorEvent } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { AskEventStream, FencedPublishError } from '@ask/event-stream';
+import { AskEventStream, type ContractJob, FencedPublishError } from '@ask/event-stream';
 import { RetrievalService } from './retrieval.service';
 
 /** Unpacks retrieval jobs and hands them to {@link RetrievalService}; ends the ask on the last failed attempt. */
@@ -24,7 +23,7 @@ export class RetrievalProcessor extends WorkerHost implements OnApplicationBoots
     this.worker.concurrency = this.config.RETRIEVAL_CONCURRENCY;
   }
 
-  async process(job: Job<RetrieveJobData>): Promise<void> {
+  async process(job: ContractJob<QueueName.AskRetrieval>): Promise<void> {
     if (job.name !== JobName.Retrieve) throw new Error(`unknown job ${job.name} on ${QueueName.AskRetrieval}`);
     try {
       await this.retrieval.retrieve(job.data);

@@ -1,9 +1,9 @@
 import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { Processor, WorkerHost } from '@nestjs/bullmq';
-import type { Job } from 'bullmq';
-import { JobName, QueueName, type SynthesizeJobData } from '@ask/ask-contracts';
+import { JobName, QueueName } from '@ask/ask-contracts';
 import { APP_CONFIG, type AppConfig, loadConfig } from '@ask/config';
 import { SynthesisService } from './synthesis.service';
+import { type ContractJob } from '@ask/event-stream';
 
 /**
  * The worker's lock and stalled-check settings. Read when the module loads, because `@Processor`
@@ -46,7 +46,7 @@ export class SynthesisProcessor extends WorkerHost implements OnApplicationBoots
     this.worker.on('stalled', (jobId: string) => this.stop(jobId, 'its job was moved back as stalled'));
   }
 
-  async process(job: Job<SynthesizeJobData>): Promise<void> {
+  async process(job: ContractJob<QueueName.AskSynthesis>): Promise<void> {
     if (job.name !== JobName.Synthesize) throw new Error(`unknown job ${job.name} on ${QueueName.AskSynthesis}`);
     const attempt = job.attemptsMade + 1 + (job.stalledCounter ?? 0);
     const id = job.id ?? job.data.askId;
