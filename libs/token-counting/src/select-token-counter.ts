@@ -19,7 +19,7 @@ export interface CounterChoice {
   exact: boolean;
   /** Set when the provider verifies the assembled request with its own count endpoint. */
   remote?: RemoteTokenCount;
-  /** One sentence naming the seed row (or issue 4 upgrade) that chose this counter; for logs and events. */
+  /** One sentence saying which rule chose this counter (the provider row, or the bundled open-weight tokenizer); for logs and events. */
   reason: string;
 }
 
@@ -52,17 +52,17 @@ function openAiTiktoken(tokenizer: TokenizerFamily, reason: string): CounterChoi
 }
 
 /**
- * Open-weight family counted exactly where the id identifies a bundled tokenizer (issue 4), else the
- * approximate counter with the seed row's reason.
+ * Open-weight family counted exactly where the id identifies a bundled tokenizer, else the
+ * approximate counter with the provider row's reason.
  */
-function openFamilyOr(ref: ModelRef, tokenizer: TokenizerFamily, seedReason: string): CounterChoice {
+function openFamilyOr(ref: ModelRef, tokenizer: TokenizerFamily, ruleReason: string): CounterChoice {
   const match = identifyOpenFamily(ref.model, tokenizer, ref.provider);
   if (match.kind === 'bundled') {
     const counter = localTokenizerCounter(match.key);
-    return { counter, exact: counter.exact, reason: `issue 4: ${match.why}; exact local ${counter.id}` };
+    return { counter, exact: counter.exact, reason: `${match.why}: counted with the bundled ${counter.id} tokenizer` };
   }
-  if (match.kind === 'none') return approx(seedReason);
-  return approx(`${seedReason}; ${match.why}`);
+  if (match.kind === 'none') return approx(ruleReason);
+  return approx(`${ruleReason}; ${match.why}`);
 }
 
 /** GPT-5 / 4.1 / 4o / o-series deployments on Azure AI Foundry speak the OpenAI wire with a declared encoding. */
@@ -72,7 +72,7 @@ function isOpenAiWire(model: string, tokenizer: TokenizerFamily): boolean {
 }
 
 /**
- * Picks the token counter for a model: the seed 000 counter table, upgraded by issue 4 so that open-weight
+ * Picks the token counter for a model: the spec's counter table per provider, upgraded so that open-weight
  * families (Llama 3.x, Qwen, Gemma 3, DeepSeek V3/R1, Mistral, GPT-OSS) are counted exactly with a bundled
  * tokenizer wherever they run, when the model id identifies the family.
  *
@@ -103,36 +103,36 @@ export function selectTokenCounter(ref: ModelRef, tokenizer: TokenizerFamily): C
         counter: approximateCounter(),
         exact: true,
         remote: 'anthropic-count-tokens',
-        reason: 'seed: Anthropic direct counts exactly with /v1/messages/count_tokens; planned with the estimate',
+        reason: 'Anthropic direct counts exactly with /v1/messages/count_tokens; planned with the estimate',
       };
     case 'openai':
-      if (!ref.baseUrl) return openAiTiktoken(tokenizer, 'seed: OpenAI canonical endpoint uses tiktoken');
-      return openFamilyOr(ref, tokenizer, 'seed: OpenAI with a custom base_url has an unknown upstream tokenizer');
+      if (!ref.baseUrl) return openAiTiktoken(tokenizer, 'OpenAI canonical endpoint uses tiktoken');
+      return openFamilyOr(ref, tokenizer, 'OpenAI with a custom base_url has an unknown upstream tokenizer');
     case 'azure-foundry':
       if (isOpenAiWire(ref.model, tokenizer)) {
-        return openAiTiktoken(tokenizer, 'seed: Azure AI Foundry OpenAI-wire model uses tiktoken');
+        return openAiTiktoken(tokenizer, 'Azure AI Foundry OpenAI-wire model uses tiktoken');
       }
-      return openFamilyOr(ref, tokenizer, 'seed: Azure AI Foundry Claude / Mistral / unknown deployment');
+      return openFamilyOr(ref, tokenizer, 'Azure AI Foundry Claude / Mistral / unknown deployment');
     case 'bedrock':
-      return openFamilyOr(ref, tokenizer, 'seed: Bedrock has no universal token API');
+      return openFamilyOr(ref, tokenizer, 'Bedrock has no universal token API');
     case 'vertex':
       if (tokenizer === 'gemini' || id.startsWith('gemini')) {
         return {
           counter: localTokenizerCounter('gemini'),
           exact: true,
           remote: 'vertex-count-tokens',
-          reason: 'seed: Vertex Gemini counts exactly with :countTokens; planned with the local Gemini tokenizer',
+          reason: 'Vertex Gemini counts exactly with :countTokens; planned with the local Gemini tokenizer',
         };
       }
       if (tokenizer === 'claude' || id.startsWith('claude')) {
-        return approx("seed: Vertex's Anthropic publisher has no count_tokens endpoint");
+        return approx("Vertex's Anthropic publisher has no count_tokens endpoint");
       }
-      return openFamilyOr(ref, tokenizer, 'seed: Vertex MaaS model with no identified tokenizer');
+      return openFamilyOr(ref, tokenizer, 'Vertex MaaS model with no identified tokenizer');
     case 'ollama':
-      return openFamilyOr(ref, tokenizer, 'seed: Ollama model whose tag does not identify a bundled tokenizer');
+      return openFamilyOr(ref, tokenizer, 'Ollama model whose tag does not identify a bundled tokenizer');
     case 'local':
       return { counter: tiktokenCounter('o200k_base'), exact: true, reason: 'local stand-in model counts with o200k_base' };
     default:
-      return approx('seed: unknown provider');
+      return approx('unknown provider');
   }
 }
