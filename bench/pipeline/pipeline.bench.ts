@@ -1,43 +1,60 @@
 /**
- * Benchmark of the whole ask pipeline with the embedded local providers (issue 2's acceptance):
+ * Benchmark of the whole ask pipeline with the embedded local providers (issues 2 and 19):
  * gateway → retrieval queue → retrieval worker → synthesis queue → synthesis worker → Redis stream → SSE,
- * the three apps as separate processes on loopback, on a throwaway database on the local PostgreSQL.
+ * the three apps as separate processes on loopback, on a throwaway database on the local PostgreSQL and
+ * the bench's own Redis server (so `INFO commandstats` counts this pipeline's commands only).
  *
- *   node tools/run-ts.js bench/pipeline/pipeline.bench.ts [--latency-asks 200] [--sessions 16] [--asks-per-session 15]
+ *   node tools/run-ts.js bench/pipeline/pipeline.bench.ts [--latency-asks 150] [--sessions 16] [--asks-per-session 25] [--baseline] [--profile]
  *
- * Phase 1 (latency): asks one at a time, in sessions of up to 5 turns, timing POST ask → `done` event.
+ * Phase 1 (sequential): asks one at a time, in sessions of up to 5 turns, timing POST ask → `done`.
  * Phase 2 (throughput): `--sessions` concurrent clients, each asking `--asks-per-session` questions
  * (in sessions of up to 5 turns), reporting asks/s over the wall time and latency under load.
- * Questions are the user turns of MT-Bench-101 dialogues, so each session's history grows.
- * Baselines only: nothing here asserts a time. Writes bench/pipeline/results.json and its own section
- * of bench/RESULTS.md (other sections are left as they are).
+ * Per phase: stage medians from the stream ids of each ask's events, CPU ms per ask of each app
+ * (`/proc/<pid>/stat` before and after), events and Redis commands per ask (`INFO commandstats`
+ * deltas), and the load average. Questions are the user turns of MT-Bench-101 dialogues.
+ *
+ * Writes bench/pipeline/results.json and its own section of bench/RESULTS.md. `--baseline` also keeps
+ * this run as the "before" column (kept in results.json by later runs). `--profile` instead records a
+ * CPU profile of each app over both phases (tmp/bench-pipeline-profiles/, summarised into RESULTS.md by
+ * bench/pipeline/profile-summary.ts) and writes no figures: the profiler's own cost would skew them.
+ * Nothing here asserts a time.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import Redis from 'ioredis';
 import { gitCommit, machine, numberArg, percentile, repoRelative, sharedDataDir, writeResultsSection } from '../common';
 import { AskClient } from '@ask/ask-client';
+import type { AskEvent } from '@ask/ask-contracts';
 import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
 import { ApiKeysRepository, CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
+import { type RedisServer, startRedis } from '../../apps/ask-e2e/src/faults/servers';
+import { callsBetween, commandCalls, median, processCpuMs, STAGES, type StageTimes, stageTimes } from './measure';
 
 const ROOT = resolve(__dirname, '..', '..');
 /** The corpus, in the full data sets (../shared/data) when there; else the committed pgvector README. */
 const PRIMARY_KB = 'kb-postgresql-15-docs';
 const FALLBACK_KB = join(ROOT, 'fixtures', 'data', 'kb-pgvector');
 const SECTION = '## Pipeline (local providers)';
+const RESULTS_FILE = join(__dirname, 'results.json');
+const PROFILE_DIR = join(ROOT, 'tmp', 'bench-pipeline-profiles');
 const MAX_TURNS = 5;
-const WARMUP_ASKS = 5;
+const WARMUP_ASKS = 20;
+/** The apps an ask passes through, whose CPU is measured. */
+const MEASURED = ['api-gateway', 'retrieval-worker', 'synthesis-worker'] as const;
+type Measured = (typeof MEASURED)[number];
 
-
-const LATENCY_ASKS = numberArg('latency-asks', 200);
+const LATENCY_ASKS = numberArg('latency-asks', 150);
 const SESSIONS = numberArg('sessions', 16);
-const ASKS_PER_SESSION = numberArg('asks-per-session', 15);
+const ASKS_PER_SESSION = numberArg('asks-per-session', 25);
+const BASELINE = process.argv.includes('--baseline');
+const PROFILE = process.argv.includes('--profile');
 
 /** One session's questions (the user turns of one dialogue, at most MAX_TURNS). */
 type Session = string[];
@@ -71,10 +88,15 @@ interface AskTiming {
   turn: number;
   ok: boolean;
   error?: string;
+  /** Stage times from the ask's stream ids (absent for a failed ask). */
+  stages?: StageTimes;
+  events: number;
+  deltas: number;
 }
 
-/** One ask: POST → `done` (or `error`), timed on the client. */
+/** One ask: POST → `done` (or `error`), timed on the client; its stage times from the events' ids. */
 async function timedAsk(client: AskClient, projectId: string, question: string, sessionId: string | undefined, turn: number) {
+  const postAt = Date.now();
   const started = performance.now();
   let doneAt: number | undefined;
   try {
@@ -85,10 +107,11 @@ async function timedAsk(client: AskClient, projectId: string, question: string, 
       },
     });
     const ms = (doneAt ?? performance.now()) - started;
-    if (outcome.error) return { timing: { ms, turn, ok: false, error: `${outcome.error.code}: ${outcome.error.error}` }, sessionId: outcome.sessionId };
-    return { timing: { ms, turn, ok: true }, sessionId: outcome.sessionId };
+    const counts = { events: outcome.events.length, deltas: outcome.events.filter((e: AskEvent) => e.type === 'delta').length };
+    if (outcome.error) return { timing: { ms, turn, ok: false, error: `${outcome.error.code}: ${outcome.error.error}`, ...counts }, sessionId: outcome.sessionId };
+    return { timing: { ms, turn, ok: true, stages: stageTimes(postAt, outcome.events), ...counts }, sessionId: outcome.sessionId };
   } catch (err) {
-    return { timing: { ms: performance.now() - started, turn, ok: false, error: (err as Error).message }, sessionId };
+    return { timing: { ms: performance.now() - started, turn, ok: false, error: (err as Error).message, events: 0, deltas: 0 }, sessionId };
   }
 }
 
@@ -107,30 +130,116 @@ async function runSessions(client: AskClient, projectId: string, sessions: Sessi
   return timings;
 }
 
+const round1 = (n: number) => Math.round(n * 10) / 10;
+const round2 = (n: number) => Math.round(n * 100) / 100;
 
-function summarise(timings: AskTiming[]) {
+/** What is read before and after a phase: each app's CPU ms, the Redis command counts, the bench's own CPU. */
+interface Snapshot {
+  cpuMs: Record<Measured, number>;
+  calls: Record<string, number>;
+  benchCpu: NodeJS.CpuUsage;
+  load: number[];
+}
+
+async function snapshot(stack: Stack, redis: Redis): Promise<Snapshot> {
+  const cpuMs = Object.fromEntries(MEASURED.map((name) => [name, processCpuMs(stack.apps[name].child.pid!)])) as Record<Measured, number>;
+  return { cpuMs, calls: await commandCalls(redis), benchCpu: process.cpuUsage(), load: loadavg() };
+}
+
+/** The figures of one phase: latency, stage medians, CPU and Redis commands per successful ask. */
+function summarise(timings: AskTiming[], before: Snapshot, after: Snapshot) {
   const ok = timings.filter((t) => t.ok).map((t) => t.ms).sort((a, b) => a - b);
-  const round = (n: number) => Math.round(n * 10) / 10;
+  const n = ok.length || 1;
   const byTurn: Record<string, number> = {};
   for (let turn = 1; turn <= MAX_TURNS; turn += 1) {
     const ms = timings.filter((t) => t.ok && t.turn === turn).map((t) => t.ms).sort((a, b) => a - b);
-    if (ms.length) byTurn[String(turn)] = round(percentile(ms, 50));
+    if (ms.length) byTurn[String(turn)] = round1(percentile(ms, 50));
   }
+  const staged = timings.flatMap((t) => (t.stages ? [t.stages] : []));
+  const stageMediansMs = Object.fromEntries(STAGES.map(({ key }) => [key, round1(median(staged.map((s) => s[key])))])) as Record<keyof StageTimes, number>;
+  const cpuMsPerAsk = Object.fromEntries(MEASURED.map((name) => [name, round1((after.cpuMs[name] - before.cpuMs[name]) / n)])) as Record<Measured, number>;
+  const calls = callsBetween(before.calls, after.calls);
+  // The bench's own INFO (one per snapshot) is not the pipeline's.
+  delete calls['info'];
+  const totalCalls = Object.values(calls).reduce((a, b) => a + b, 0);
+  const benchCpuMs = (after.benchCpu.user + after.benchCpu.system - before.benchCpu.user - before.benchCpu.system) / 1000;
   return {
     asks: timings.length,
     errors: timings.length - ok.length,
     errorSamples: [...new Set(timings.filter((t) => !t.ok).map((t) => t.error))].slice(0, 5),
-    medianMs: round(percentile(ok, 50)),
-    p95Ms: round(percentile(ok, 95)),
-    maxMs: round(ok[ok.length - 1] ?? NaN),
-    minMs: round(ok[0] ?? NaN),
-    meanMs: round(ok.reduce((a, b) => a + b, 0) / (ok.length || 1)),
+    medianMs: round1(percentile(ok, 50)),
+    p95Ms: round1(percentile(ok, 95)),
+    maxMs: round1(ok[ok.length - 1] ?? NaN),
+    minMs: round1(ok[0] ?? NaN),
+    meanMs: round1(ok.reduce((a, b) => a + b, 0) / n),
     medianMsByTurn: byTurn,
+    stageMediansMs,
+    cpuMsPerAsk: { ...cpuMsPerAsk, total: round1(MEASURED.reduce((a, name) => a + (after.cpuMs[name] - before.cpuMs[name]), 0) / n) },
+    benchClientCpuMsPerAsk: round1(benchCpuMs / n),
+    eventsPerAsk: round1(timings.reduce((a, t) => a + t.events, 0) / timings.length),
+    deltasPerAsk: round1(timings.reduce((a, t) => a + t.deltas, 0) / timings.length),
+    redisCommandsPerAsk: round1(totalCalls / n),
+    redisCommandsPerAskByCommand: Object.fromEntries(
+      Object.entries(calls)
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, count]) => [name, round2(count / n)]),
+    ),
+    loadAverage: { start: before.load.map(round2), end: after.load.map(round2) },
   };
 }
 
+type PhaseFigures = ReturnType<typeof summarise>;
 
+/** One run's comparable figures (what the before/after table shows). */
+interface RunFigures {
+  date: string;
+  commit: string;
+  command: string;
+  sequential: PhaseFigures;
+  throughput: PhaseFigures & { concurrentSessions: number; wallSeconds: number; asksPerSecond: number };
+}
 
+/** The baseline kept in results.json by an earlier `--baseline` run, if any. */
+function keptBaseline(): RunFigures | undefined {
+  if (!existsSync(RESULTS_FILE)) return undefined;
+  const previous = JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as { baseline?: RunFigures };
+  return previous.baseline;
+}
+
+/** The before/after table: one row per figure, baseline and this run side by side, with the goal. */
+function comparisonTable(before: RunFigures | undefined, now: RunFigures): string {
+  const cell = (run: RunFigures | undefined, pick: (r: RunFigures) => number | string) => (run ? String(pick(run)) : '–');
+  const rows: Array<[string, (r: RunFigures) => number | string, string]> = [
+    ['Sequential: POST → `done` median / p95 (ms)', (r) => `${r.sequential.medianMs} / ${r.sequential.p95Ms}`, ''],
+    ...STAGES.map(({ key, label }): [string, (r: RunFigures) => number, string] => [
+      `Sequential: ${label}, median (ms)`,
+      (r) => r.sequential.stageMediansMs[key],
+      key === 'postToBudget' ? '≤ 8' : '',
+    ]),
+    ['Sequential: CPU per ask, gateway / retrieval / synthesis (ms)', (r) => MEASURED.map((a) => r.sequential.cpuMsPerAsk[a]).join(' / '), ''],
+    ['Sequential: CPU per ask, three apps (ms)', (r) => r.sequential.cpuMsPerAsk.total, '≤ 12'],
+    ['Sequential: events / `delta` events per ask', (r) => `${r.sequential.eventsPerAsk} / ${r.sequential.deltasPerAsk}`, ''],
+    ['Sequential: Redis commands per ask', (r) => r.sequential.redisCommandsPerAsk, ''],
+    ['Sequential: load average (1 min) at start / end', (r) => `${r.sequential.loadAverage.start[0]} / ${r.sequential.loadAverage.end[0]}`, ''],
+    [`${SESSIONS} sessions: asks/s`, (r) => r.throughput.asksPerSecond, '≥ 150'],
+    [`${SESSIONS} sessions: POST → \`done\` median / p95 (ms)`, (r) => `${r.throughput.medianMs} / ${r.throughput.p95Ms}`, ''],
+    [`${SESSIONS} sessions: POST → \`budget\` median (ms)`, (r) => r.throughput.stageMediansMs.postToBudget, ''],
+    [`${SESSIONS} sessions: CPU per ask, gateway / retrieval / synthesis (ms)`, (r) => MEASURED.map((a) => r.throughput.cpuMsPerAsk[a]).join(' / '), ''],
+    [`${SESSIONS} sessions: CPU per ask, three apps (ms)`, (r) => r.throughput.cpuMsPerAsk.total, '≤ 12'],
+    [`${SESSIONS} sessions: Redis commands per ask`, (r) => r.throughput.redisCommandsPerAsk, ''],
+    [`${SESSIONS} sessions: load average (1 min) at start / end`, (r) => `${r.throughput.loadAverage.start[0]} / ${r.throughput.loadAverage.end[0]}`, ''],
+  ];
+  const head = `| Figure | Before (${before ? before.commit : 'no baseline'}) | This run (${now.commit}) | Goal |\n|---|---:|---:|---:|`;
+  return [head, ...rows.map(([label, pick, goal]) => `| ${label} | ${cell(before, pick)} | ${cell(now, pick)} | ${goal} |`)].join('\n');
+}
+
+/** The top Redis commands per ask of a phase, as `name n` pairs. */
+function topCommands(phase: PhaseFigures, count = 8): string {
+  return Object.entries(phase.redisCommandsPerAskByCommand)
+    .slice(0, count)
+    .map(([name, n]) => `${name} ${n}`)
+    .join(', ');
+}
 
 async function main(): Promise<void> {
   const command = `node tools/run-ts.js bench/pipeline/pipeline.bench.ts${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
@@ -138,9 +247,11 @@ async function main(): Promise<void> {
   // Needs the full MT-Bench-101 (its questions); throws naming the folder when it is missing.
   const data = sharedDataDir(['mt-bench-101']);
   let kb = join(data, PRIMARY_KB);
+  let corpus = `../shared/data/${PRIMARY_KB}`;
   if (!existsSync(kb)) {
-    notes.push(`${repoRelative(kb)} missing: ingested the fallback ${repoRelative(FALLBACK_KB)} instead.`);
+    notes.push(`../shared/data/${PRIMARY_KB} missing: ingested the fallback ${repoRelative(FALLBACK_KB)} instead.`);
     kb = FALLBACK_KB;
+    corpus = repoRelative(FALLBACK_KB);
   }
 
   const pool = loadSessions(join(data, 'mt-bench-101', 'mtbench101.jsonl'));
@@ -149,10 +260,14 @@ async function main(): Promise<void> {
   const throughputClients = Array.from({ length: SESSIONS }, () => takeAsks(pool, ASKS_PER_SESSION));
 
   let db: TestDatabase | undefined;
+  let redisServer: RedisServer | undefined;
+  let redis: Redis | undefined;
   let stack: Stack | undefined;
   try {
-    console.log('creating a throwaway database…');
+    console.log('creating a throwaway database and the bench\'s own Redis server…');
     db = await createTestDatabase();
+    redisServer = await startRedis();
+    redis = new Redis(redisServer.url, { maxRetriesPerRequest: 2 });
     const projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
     const project = await projects.create({
       name: 'bench-pipeline',
@@ -161,7 +276,7 @@ async function main(): Promise<void> {
       topK: 8,
     });
 
-    console.log(`ingesting ${repoRelative(kb)}…`);
+    console.log(`ingesting ${corpus}…`);
     const ingestStarted = performance.now();
     const documents = await loadDocuments(kb);
     const ingestion = new IngestionService(new KnowledgeRepository(db.dataSource), new InsightsRepository(db.dataSource));
@@ -169,9 +284,10 @@ async function main(): Promise<void> {
     const ingestMs = performance.now() - ingestStarted;
     console.log(`  ${ingested.sources} documents, ${ingested.chunks} chunks in ${(ingestMs / 1000).toFixed(1)} s`);
 
-    console.log('starting the stack (gateway + retrieval worker + synthesis worker)…');
+    console.log(`starting the stack (gateway + retrieval worker + synthesis worker)${PROFILE ? ' with the CPU profiler preloaded' : ''}…`);
     const env = {
       DATABASE_URL: db.url,
+      REDIS_URL: redisServer.url,
       ASK_KEY_PREFIX: `bench-${randomUUID()}`,
       LOCAL_LLM_CHUNK_DELAY_MS: '0',
       LOG_LEVEL: 'warn',
@@ -179,8 +295,17 @@ async function main(): Promise<void> {
       SYNTHESIS_CONCURRENCY: '16',
       // A benchmark measures the pipeline, not the per-project rate limit (default 60 asks a minute).
       ASK_RATE_LIMIT_PER_MINUTE: '1000000',
+      ...(PROFILE ? { BENCH_CPU_PROFILE_DIR: PROFILE_DIR } : {}),
     };
-    stack = await startStack({ env, logDir: join(ROOT, 'tmp', 'bench-pipeline-logs') });
+    if (PROFILE) {
+      rmSync(PROFILE_DIR, { recursive: true, force: true });
+      mkdirSync(PROFILE_DIR, { recursive: true });
+    }
+    stack = await startStack({
+      env,
+      logDir: join(ROOT, 'tmp', 'bench-pipeline-logs'),
+      nodeArgs: PROFILE ? ['--require', join(__dirname, 'cpu-profile-preload.js')] : [],
+    });
     const apiKey = (await new ApiKeysRepository(db.dataSource).create(project.id, 'bench')).key;
     const client = new AskClient(stack.gatewayUrl, apiKey);
 
@@ -188,76 +313,99 @@ async function main(): Promise<void> {
     const warm = await runSessions(client, project.id, warmupSessions);
     const warmErrors = warm.filter((t) => !t.ok);
     if (warmErrors.length) console.warn(`  warm-up errors: ${warmErrors.map((t) => t.error).join('; ')}`);
+    const profiled = stack;
+    const signalProfilers = () => MEASURED.forEach((name) => profiled.apps[name].child.kill('SIGUSR2'));
+    if (PROFILE) {
+      signalProfilers();
+      await new Promise((r) => setTimeout(r, 500));
+    }
 
-    console.log(`phase 1 (latency): ${LATENCY_ASKS} asks one at a time, ${latencySessions.length} sessions of up to ${MAX_TURNS} turns…`);
-    const loadBefore = { latency: loadavg()[0], throughput: 0 };
-    const latency = summarise(await runSessions(client, project.id, latencySessions));
-    console.log(`  median ${latency.medianMs} ms, p95 ${latency.p95Ms} ms, max ${latency.maxMs} ms, errors ${latency.errors}`);
+    console.log(`phase 1 (sequential): ${LATENCY_ASKS} asks one at a time, ${latencySessions.length} sessions of up to ${MAX_TURNS} turns…`);
+    const seqBefore = await snapshot(stack, redis);
+    const seqTimings = await runSessions(client, project.id, latencySessions);
+    const sequential = summarise(seqTimings, seqBefore, await snapshot(stack, redis));
+    console.log(`  median ${sequential.medianMs} ms, p95 ${sequential.p95Ms} ms, CPU/ask ${JSON.stringify(sequential.cpuMsPerAsk)}, stages ${JSON.stringify(sequential.stageMediansMs)}, errors ${sequential.errors}`);
 
     const totalThroughputAsks = SESSIONS * ASKS_PER_SESSION;
     console.log(`phase 2 (throughput): ${SESSIONS} concurrent clients × ${ASKS_PER_SESSION} asks = ${totalThroughputAsks}…`);
-    loadBefore.throughput = loadavg()[0];
+    const loadBefore = await snapshot(stack, redis);
     const wallStarted = performance.now();
     const perClient = await Promise.all(throughputClients.map((sessions) => runSessions(client, project.id, sessions)));
     const wallMs = performance.now() - wallStarted;
-    const load = summarise(perClient.flat());
-    const asksPerSecond = Math.round(((load.asks - load.errors) / (wallMs / 1000)) * 100) / 100;
-    console.log(`  ${asksPerSecond} asks/s over ${(wallMs / 1000).toFixed(1)} s; median ${load.medianMs} ms, p95 ${load.p95Ms} ms, errors ${load.errors}`);
+    const load = summarise(perClient.flat(), loadBefore, await snapshot(stack, redis));
+    const asksPerSecond = round2((load.asks - load.errors) / (wallMs / 1000));
+    console.log(`  ${asksPerSecond} asks/s over ${(wallMs / 1000).toFixed(1)} s; median ${load.medianMs} ms, p95 ${load.p95Ms} ms, CPU/ask ${JSON.stringify(load.cpuMsPerAsk)}, errors ${load.errors}`);
 
+    if (PROFILE) {
+      signalProfilers();
+      const deadline = Date.now() + 60_000;
+      while (!MEASURED.every((name) => existsSync(join(PROFILE_DIR, `${name}.cpuprofile.done`))) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      writeFileSync(
+        join(PROFILE_DIR, 'run.json'),
+        `${JSON.stringify({ command, commit: gitCommit(), date: new Date().toISOString(), asks: sequential.asks + load.asks, sequential, throughput: { ...load, asksPerSecond } }, null, 2)}\n`,
+      );
+      console.log(`wrote the CPU profiles to ${repoRelative(PROFILE_DIR)}; summarise them with node tools/run-ts.js bench/pipeline/profile-summary.ts`);
+      return;
+    }
+
+    const now: RunFigures = {
+      date: new Date().toISOString(),
+      commit: gitCommit(),
+      command,
+      sequential,
+      throughput: { ...load, concurrentSessions: SESSIONS, wallSeconds: round1(wallMs / 1000), asksPerSecond },
+    };
+    const baseline = BASELINE ? now : keptBaseline();
     const results = {
       benchmark: 'pipeline (local providers)',
-      date: new Date().toISOString(),
-      command,
-      commit: gitCommit(),
+      ...now,
       machine: machine(),
       setup: {
-        processes: 'api-gateway, retrieval-worker, synthesis-worker as separate Node processes (tools/stack), loopback HTTP + SSE',
-        env: { ...env, DATABASE_URL: '<throwaway database on the local PostgreSQL>', ASK_KEY_PREFIX: 'bench-<uuid>' },
+        processes: 'api-gateway, retrieval-worker, synthesis-worker as separate Node processes (tools/stack), loopback HTTP + SSE; the bench\'s own redis-server; a throwaway database on the local PostgreSQL',
+        env: { ...env, DATABASE_URL: '<throwaway database on the local PostgreSQL>', REDIS_URL: '<the bench\'s own redis-server on a free port>', ASK_KEY_PREFIX: 'bench-<uuid>' },
         project: { llm: 'local/local', embedding: 'local/local-lexical-v1 (256 dims)', topK: 8 },
         questions: 'MT-Bench-101 user turns (mtbench101.jsonl, dialogues in file order, cut to 5 turns; same sessionId per dialogue)',
         warmupAsks: WARMUP_ASKS,
         timing: 'client side, from just before POST /api/v1/projects/:id/ask to the arrival of the done event on the SSE stream',
+        stages: 'from the ms part of each event\'s stream id (Redis clock; POST from the client\'s Date.now(), same host)',
+        cpu: 'utime + stime of /proc/<pid>/stat of each app process, after − before the phase, ÷ successful asks (10 ms ticks)',
+        redisCommands: 'INFO commandstats of the bench\'s own Redis, after − before the phase (the bench\'s INFO excluded), ÷ successful asks; idle polling of the workers included',
       },
-      ingestion: { corpus: repoRelative(kb), documents: ingested.sources, chunks: ingested.chunks, seconds: Math.round(ingestMs / 100) / 10 },
-      latency: { ...latency, sessions: latencySessions.length },
-      throughput: {
-        concurrentSessions: SESSIONS,
-        asksPerClient: ASKS_PER_SESSION,
-        wallSeconds: Math.round(wallMs / 100) / 10,
-        asksPerSecond,
-        ...load,
-      },
-      loadAverage1mAtPhaseStart: { latency: Math.round(loadBefore.latency * 100) / 100, throughput: Math.round(loadBefore.throughput * 100) / 100 },
+      ingestion: { corpus, documents: ingested.sources, chunks: ingested.chunks, seconds: round1(ingestMs / 1000) },
       notes,
+      baseline,
     };
-    writeFileSync(join(__dirname, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
 
     const m = results.machine;
     const turns = (byTurn: Record<string, number>) => Object.entries(byTurn).map(([t, ms]) => `${t}: ${ms}`).join(', ');
     writeResultsSection(SECTION, `${SECTION}
 
-Baselines, no targets. Whole ask pipeline (gateway → retrieval worker → synthesis worker → SSE, three processes on loopback) with the embedded \`local\` embedding and LLM providers, \`LOCAL_LLM_CHUNK_DELAY_MS=0\`, worker concurrency 16. Time = client side, POST ask → \`done\` event. Questions: MT-Bench-101 user turns, one session per dialogue (up to 5 turns, history grows). Raw figures: \`bench/pipeline/results.json\`.
+Whole ask pipeline (gateway → retrieval worker → synthesis worker → SSE, three processes on loopback) with the embedded \`local\` embedding and LLM providers, \`LOCAL_LLM_CHUNK_DELAY_MS=0\`, worker concurrency 16, the bench's own \`redis-server\` (so \`INFO commandstats\` counts this pipeline only) and a throwaway database on the shared PostgreSQL. Time = client side, POST ask → \`done\` event; stage times from the stream ids of each ask's events; CPU = utime + stime of each app's \`/proc/<pid>/stat\` over the phase ÷ asks. Questions: MT-Bench-101 user turns, one session per dialogue (up to 5 turns, history grows). The machine is shared (2 cores, other engineers' jobs): CPU ms per ask is the robust figure, latencies and asks/s move with the load average beside them. Raw figures: \`bench/pipeline/results.json\` (\`baseline\` is the "before" column).
 
-- Command: \`${command}\`
-- Date: ${results.date} (commit ${results.commit})
+- Before: \`${baseline?.command ?? '–'}\` at commit ${baseline?.commit ?? '–'} (${baseline?.date ?? 'no baseline run'})
+- This run: \`${command}\` at commit ${now.commit} (${now.date})
 - Machine: ${m.nproc} CPUs (nproc), ${m.totalMemoryGiB} GiB RAM, ${m.cpuModel}, Node ${m.node}
-- Ingestion: \`${repoRelative(kb)}\`, ${ingested.sources} documents → ${ingested.chunks} chunks in ${results.ingestion.seconds} s (local lexical embedder, in the bench process)${notes.length ? `\n- Notes: ${notes.join(' ')}` : ''}
+- Ingestion: \`${corpus}\`, ${ingested.sources} documents → ${ingested.chunks} chunks in ${results.ingestion.seconds} s (local lexical embedder, in the bench process)${notes.length ? `\n- Notes: ${notes.join(' ')}` : ''}
+- Phases: ${WARMUP_ASKS} warm-up asks (not counted); ${sequential.asks} sequential asks (${sequential.errors} errors); ${load.asks} asks from ${SESSIONS} concurrent sessions (${load.errors} errors) in ${now.throughput.wallSeconds} s
 
-| Phase | Asks | Errors | Median (ms) | p95 (ms) | Max (ms) | Asks/s |
-|---|---:|---:|---:|---:|---:|---:|
-| Sequential (1 session at a time) | ${latency.asks} | ${latency.errors} | ${latency.medianMs} | ${latency.p95Ms} | ${latency.maxMs} | ${Math.round((1000 / latency.meanMs) * 100) / 100} |
-| ${SESSIONS} concurrent sessions | ${load.asks} | ${load.errors} | ${load.medianMs} | ${load.p95Ms} | ${load.maxMs} | ${asksPerSecond} |
+${comparisonTable(baseline, now)}
 
-Median latency by turn (sequential, ms): ${turns(latency.medianMsByTurn)}. Under load: ${turns(load.medianMsByTurn)}.
-Sequential asks/s is 1000 / mean latency; concurrent asks/s is successful asks / wall time of phase 2 (${results.throughput.wallSeconds} s).
+Redis commands per ask, this run (sequential): ${topCommands(sequential)}. Under load: ${topCommands(load)}.
+The bench's own client CPU per ask (not in the totals): ${sequential.benchClientCpuMsPerAsk} ms sequential, ${load.benchClientCpuMsPerAsk} ms under load.
+Median latency by turn (sequential, ms): ${turns(sequential.medianMsByTurn)}. Under load: ${turns(load.medianMsByTurn)}.
 `);
     console.log('wrote bench/pipeline/results.json and the "Pipeline (local providers)" section of bench/RESULTS.md');
-    if (latency.errors || load.errors) {
-      console.error(`errors: ${JSON.stringify([...latency.errorSamples, ...load.errorSamples])}`);
+    if (sequential.errors || load.errors) {
+      console.error(`errors: ${JSON.stringify([...sequential.errorSamples, ...load.errorSamples])}`);
       process.exitCode = 1;
     }
   } finally {
     await stack?.stop().catch((err) => console.error(`stack.stop: ${(err as Error).message}`));
+    redis?.disconnect();
+    await redisServer?.close().catch((err) => console.error(`redis.close: ${(err as Error).message}`));
     await db?.drop().catch((err) => console.error(`db.drop: ${(err as Error).message}`));
   }
 }

@@ -60,11 +60,12 @@ export function appCommand(name: AppName, code: StackCode = 'source'): string[] 
  * Starts the gateway and the three workers (retrieval, synthesis, ingestion) as separate Node processes (from the sources through
  * tools/run-ts.js, or with `code: 'build'` from the built dist/<app>/main.js), on free ports, with
  * `env` added to the environment, and waits until each answers its health check.
- * Logs go to `logDir/<app>-<n>.log`.
+ * Logs go to `logDir/<app>-<n>.log`. `nodeArgs` go to each app's `node` before its script (e.g.
+ * `--require` of a profiler preload).
  * @throws Error naming the app when one exits or is not healthy within `timeoutMs`.
  */
 export async function startStack(
-  options: { env?: NodeJS.ProcessEnv; logDir?: string; timeoutMs?: number; code?: StackCode } = {},
+  options: { env?: NodeJS.ProcessEnv; logDir?: string; timeoutMs?: number; code?: StackCode; nodeArgs?: string[] } = {},
 ): Promise<Stack> {
   const logDir = options.logDir ?? join(ROOT, 'tmp', 'stack-logs');
   mkdirSync(logDir, { recursive: true });
@@ -87,7 +88,7 @@ export async function startStack(
     };
     const logFile = join(logDir, `${name}-${(counter += 1)}.log`);
     const log = createWriteStream(logFile);
-    const child = spawn(process.execPath, appCommand(name, options.code), {
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...appCommand(name, options.code)], {
       cwd: ROOT,
       env: appEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
