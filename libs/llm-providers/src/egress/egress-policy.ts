@@ -61,9 +61,30 @@ export function findEgressRefusal(err: unknown): EgressRefusedError | undefined 
 /** How long the save-time check waits for DNS, in milliseconds. */
 const SAVE_TIME_LOOKUP_MS = 3_000;
 
+/** ipaddr.js range ids in the words of the RFCs that define them (the rest are one lower-case word already). */
+const RANGE_WORDS: Readonly<Record<string, string>> = {
+  linkLocal: 'a link-local',
+  uniqueLocal: 'a unique-local',
+  carrierGradeNat: 'a carrier-grade NAT',
+  unspecified: 'an unspecified',
+  ipv4Mapped: 'an IPv4-mapped',
+  rfc6145: 'an RFC 6145 translated',
+  rfc6052: 'an RFC 6052 NAT64',
+  '6to4': 'a 6to4',
+  teredo: 'a Teredo',
+  benchmarking: 'a benchmarking',
+  amt: 'an AMT',
+  as112: 'an AS112',
+  deprecated: 'a deprecated',
+  orchid2: 'an ORCHIDv2',
+  droneRemoteIdProtocolEntityTags: 'a drone remote ID',
+  reserved: 'a reserved',
+};
+
+/** `a loopback address`, `a link-local address`… for a `refusedRange` answer. */
 function describeRange(range: string): string {
   if (range === 'not an IP address') return range;
-  return `${/^[aeiouAEIOU]/.test(range) ? 'an' : 'a'} ${range} address`;
+  return `${RANGE_WORDS[range] ?? `${/^[aeiouAEIOU]/.test(range) ? 'an' : 'a'} ${range}`} address`;
 }
 
 /**
