@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { registerSecrets } from '@ask/ask-errors';
+import { parsePriceOverrides } from '@ask/model-catalog';
 import { parseAllowList, parseStaticHosts } from './egress';
 
 /** A string setting parsed by `parse`; a parse error becomes the variable's validation message. */
@@ -107,6 +108,12 @@ const schema = z.object({
   /** Pause between the local stand-in LLM's streamed chunks, in milliseconds (0 in benchmarks). */
   LOCAL_LLM_CHUNK_DELAY_MS: z.coerce.number().int().min(0).max(5_000).default(25),
   LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
+  /**
+   * The operator's prices, over the built-in table (libs/model-catalog `PRICE_TABLE`): a JSON array of
+   * `{ model: <regex on the normalised id>, provider?, input, cacheRead, cacheWrite, output, source? }`,
+   * prices in USD per million tokens. Each call is costed at the price in force when it is made.
+   */
+  ASK_PRICE_OVERRIDES: parsedString(parsePriceOverrides),
 });
 
 export type AppConfig = Readonly<z.infer<typeof schema>>;

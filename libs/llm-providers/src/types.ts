@@ -1,5 +1,6 @@
 import type { ProviderId } from '@ask/model-catalog';
 import type { ChatMessage } from '@ask/token-counting';
+import type { UsageConvention } from '@ask/usage-accounting';
 
 /**
  * Embedding providers; `local` is the embedded lexical embedder (no model, no network),
@@ -65,10 +66,27 @@ export interface ChatRequest {
   signal?: AbortSignal;
 }
 
-/** What a chat stream yields: text as it arrives, then usage as the provider reported it. */
-export type ChatChunk =
-  | { type: 'delta'; text: string }
-  | { type: 'usage'; promptTokens: number | null; completionTokens: number | null };
+/**
+ * What a chat stream yields: text as it arrives, then usage as the provider reported it.
+ *
+ * The usage chunk's `promptTokens` / `completionTokens` are the adapter's summary (prompt including
+ * cached parts); `raw` is the provider's usage object exactly as it arrived (no answer text in it),
+ * to be read with `normalizeUsage(convention, raw)` from `@ask/usage-accounting`. `model` is the
+ * model the provider says answered (it may differ from the one requested: aliases, Azure deployments)
+ * and `finishReason` the provider's own stop reason, both when the wire reports them.
+ */
+export type ChatChunk = { type: 'delta'; text: string } | UsageChunk;
+
+/** The one usage chunk that ends a chat stream (see {@link ChatChunk}). */
+export interface UsageChunk {
+  type: 'usage';
+  promptTokens: number | null;
+  completionTokens: number | null;
+  raw?: unknown;
+  convention?: UsageConvention;
+  model?: string;
+  finishReason?: string;
+}
 
 /** A chat provider adapter. Errors thrown are classified by `classifyUpstreamError`. */
 export interface ChatProvider {

@@ -11,6 +11,7 @@ import {
   KnowledgeRepository,
   LearnedWindowsRepository,
   ProjectsRepository,
+  ProviderCallsRepository,
   RetrievalRepository,
   SessionsRepository,
   UsageRepository,
@@ -28,6 +29,7 @@ export const REPOSITORIES = [
   UsageRepository,
   LearnedWindowsRepository,
   AsksRepository,
+  ProviderCallsRepository,
 ];
 
 /** Options of {@link PersistenceModule.forRoot}. */

@@ -1,6 +1,6 @@
 import { type BedrockRuntimeClient, ConverseStreamCommand, type Message, type SystemContentBlock } from '@aws-sdk/client-bedrock-runtime';
 import { throwIfAborted, UpstreamStreamError } from '../errors/upstream-errors';
-import type { ChatChunk, ChatProvider, ChatRequest } from '../types';
+import type { ChatChunk, ChatProvider, ChatRequest, UsageChunk } from '../types';
 import { splitSystem } from '../wire/messages';
 
 /** Stop reasons that mean the answer was withheld for content (Converse `StopReason`). */
@@ -34,22 +34,27 @@ export class BedrockChatProvider implements ChatProvider {
       { abortSignal: request.signal },
     );
     let stopped = false;
-    let usage: ChatChunk | undefined;
+    let usage: UsageChunk | undefined;
+    let finishReason: string | undefined;
     for await (const event of output.stream ?? []) {
       const text = event.contentBlockDelta?.delta?.text;
       if (text) yield { type: 'delta', text };
       if (event.messageStop) {
         stopped = true;
+        finishReason = event.messageStop.stopReason;
         if (event.messageStop.stopReason && FILTERED_STOPS.has(event.messageStop.stopReason)) {
           throw new UpstreamStreamError('bedrock', 'content_filter', `bedrock: the answer was stopped (${event.messageStop.stopReason})`);
         }
       }
       if (event.metadata) {
-        usage = { type: 'usage', promptTokens: event.metadata.usage?.inputTokens ?? null, completionTokens: event.metadata.usage?.outputTokens ?? null };
+        const u = event.metadata.usage;
+        // Converse's inputTokens excludes cache reads and writes: the prompt is their sum.
+        const prompt = u?.inputTokens === undefined ? null : u.inputTokens + (u.cacheReadInputTokens ?? 0) + (u.cacheWriteInputTokens ?? 0);
+        usage = { type: 'usage', promptTokens: prompt, completionTokens: u?.outputTokens ?? null, raw: u, convention: 'bedrock' };
       }
     }
     throwIfAborted(request.signal);
     if (!stopped || !usage) throw new UpstreamStreamError('bedrock', 'incomplete', 'bedrock: the stream ended without messageStop and metadata');
-    yield usage;
+    yield { ...usage, finishReason };
   }
 }

@@ -16,6 +16,7 @@ export interface OllamaChatOptions {
 
 /** One NDJSON line of `/api/chat`. */
 interface OllamaChatLine {
+  model?: string;
   message?: { content?: string };
   done?: boolean;
   done_reason?: string;
@@ -90,6 +91,16 @@ export class OllamaChatProvider implements ChatProvider {
     }
     throwIfAborted(request.signal);
     if (!final) throw new UpstreamStreamError('ollama', 'incomplete', 'ollama: the stream ended without done: true');
-    yield { type: 'usage', promptTokens: final.prompt_eval_count ?? null, completionTokens: final.eval_count ?? null };
+    // The final line's counts and durations only: its message may carry answer text.
+    const raw = Object.fromEntries(Object.entries(final).filter(([k, v]) => typeof v === 'number' && /_(count|duration)$/.test(k)));
+    yield {
+      type: 'usage',
+      promptTokens: final.prompt_eval_count ?? null,
+      completionTokens: final.eval_count ?? null,
+      raw,
+      convention: 'ollama',
+      model: final.model,
+      finishReason: final.done_reason,
+    };
   }
 }

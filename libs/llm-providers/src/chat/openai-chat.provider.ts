@@ -1,7 +1,7 @@
 import type { ProviderId } from '@ask/model-catalog';
 import type OpenAI from 'openai';
 import { throwIfAborted, UpstreamStreamError } from '../errors/upstream-errors';
-import type { ChatChunk, ChatProvider, ChatRequest } from '../types';
+import type { ChatChunk, ChatProvider, ChatRequest, UsageChunk } from '../types';
 import type { FetchLike } from '../wire/http';
 
 /** Options of `OpenAiChatProvider`. */
@@ -52,16 +52,20 @@ export class OpenAiChatProvider implements ChatProvider {
       { signal: request.signal },
     );
     let finished = false;
-    let usage: ChatChunk | undefined;
+    let usage: UsageChunk | undefined;
+    let model: string | undefined;
+    let finishReason: string | undefined;
     for await (const chunk of stream) {
+      if (chunk.model) model = chunk.model;
       if (chunk.usage) {
-        usage = { type: 'usage', promptTokens: chunk.usage.prompt_tokens ?? null, completionTokens: chunk.usage.completion_tokens ?? null };
+        usage = { type: 'usage', promptTokens: chunk.usage.prompt_tokens ?? null, completionTokens: chunk.usage.completion_tokens ?? null, raw: chunk.usage };
       }
       for (const choice of chunk.choices ?? []) {
         const text = choice.delta?.content;
         if (text) yield { type: 'delta', text };
         if (choice.finish_reason) {
           finished = true;
+          finishReason = choice.finish_reason;
           if (FILTERED.has(choice.finish_reason)) {
             throw new UpstreamStreamError(this.provider, 'content_filter', `${this.provider}: the answer was stopped by the content filter`);
           }
@@ -73,7 +77,7 @@ export class OpenAiChatProvider implements ChatProvider {
     if (!finished) {
       throw new UpstreamStreamError(this.provider, 'incomplete', `${this.provider}: the stream ended without a finish_reason`);
     }
-    yield usage ?? { type: 'usage', promptTokens: null, completionTokens: null };
+    yield { ...(usage ?? { type: 'usage', promptTokens: null, completionTokens: null }), convention: 'openai', model, finishReason };
   }
 }
 

@@ -160,10 +160,16 @@ describe(LocalChatProvider.name, () => {
       const answer = composeAnswer(messages, 3);
       expect(deltas.length).toBeGreaterThan(3);
       expect(deltas.join('')).toBe(answer);
+      const promptTokens = wordCounter.countMessages(messages);
+      const completionTokens = wordCounter.countText(answer);
       expect(usage).toEqual({
         type: 'usage',
-        promptTokens: wordCounter.countMessages(messages),
-        completionTokens: wordCounter.countText(answer),
+        promptTokens,
+        completionTokens,
+        raw: { promptTokens, completionTokens },
+        convention: 'local',
+        model: 'local',
+        finishReason: 'stop',
       });
     });
 

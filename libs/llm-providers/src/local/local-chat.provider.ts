@@ -85,11 +85,9 @@ export class LocalChatProvider implements ChatProvider {
       if (delay > 0 && i > 0) await sleep(delay, request.signal);
       yield { type: 'delta', text: words.slice(i, i + per).join('') };
     }
-    yield {
-      type: 'usage',
-      promptTokens: this.options.counter.countMessages(request.messages),
-      completionTokens: this.options.counter.countText(answer),
-    };
+    const promptTokens = this.options.counter.countMessages(request.messages);
+    const completionTokens = this.options.counter.countText(answer);
+    yield { type: 'usage', promptTokens, completionTokens, raw: { promptTokens, completionTokens }, convention: 'local', model: request.model, finishReason: 'stop' };
   }
 }
 

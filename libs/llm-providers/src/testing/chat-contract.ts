@@ -1,3 +1,4 @@
+import { normalizeUsage } from '@ask/usage-accounting';
 import { AskErrorCode } from '@ask/ask-errors';
 import type { ProviderId } from '@ask/model-catalog';
 import { countTextTokens, FAKE_ANSWER, type FakeUpstream, startFakeUpstream } from './fake-upstream';
@@ -101,6 +102,16 @@ export function chatContract(c: ChatContract): void {
     const sent = fake.requests.find((r) => r.route === c.route);
     expect(usage?.promptTokens).toBe(sent?.promptTokens);
     expect(usage?.completionTokens).toBeGreaterThan(0);
+  });
+
+  it("carries the provider's raw usage, which normalises to the same prompt and completion tokens", async () => {
+    const { usage } = await collect(provider.streamChat(request()));
+    const sent = fake.requests.find((r) => r.route === c.route);
+    expect(usage?.convention).toBeDefined();
+    const normalized = normalizeUsage(usage!.convention!, usage!.raw);
+    expect(normalized?.input).toBe(sent?.promptTokens);
+    expect(normalized?.output).toBe(usage?.completionTokens);
+    expect(usage?.finishReason).toBeDefined();
   });
 
   it('classifies an oversize prompt as overflow with the disclosed limit and count', async () => {

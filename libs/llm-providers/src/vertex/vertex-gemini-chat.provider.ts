@@ -16,7 +16,8 @@ export interface VertexGeminiOptions {
 /** One streamed `GenerateContentResponse`, the fields read here. */
 interface GeminiChunk {
   candidates?: Array<{ content?: { parts?: Array<{ text?: string; thought?: boolean }> }; finishReason?: string }>;
-  usageMetadata?: { promptTokenCount?: number; candidatesTokenCount?: number };
+  usageMetadata?: { promptTokenCount?: number; candidatesTokenCount?: number; thoughtsTokenCount?: number; cachedContentTokenCount?: number };
+  modelVersion?: string;
   promptFeedback?: { blockReason?: string };
   error?: { code?: number; message?: string; status?: string };
 }
@@ -71,6 +72,9 @@ export class VertexGeminiChatProvider implements ChatProvider {
     let finished = false;
     let promptTokens: number | null = null;
     let completionTokens: number | null = null;
+    let raw: unknown;
+    let model: string | undefined;
+    let finishReason: string | undefined;
     for await (const event of readSse(response.body, request.signal)) {
       let chunk: GeminiChunk;
       try {
@@ -86,12 +90,15 @@ export class VertexGeminiChatProvider implements ChatProvider {
       for (const part of candidate?.content?.parts ?? []) {
         if (part.text && !part.thought) yield { type: 'delta', text: part.text };
       }
+      if (chunk.modelVersion) model = chunk.modelVersion;
       if (chunk.usageMetadata) {
+        raw = chunk.usageMetadata;
         promptTokens = chunk.usageMetadata.promptTokenCount ?? promptTokens;
         completionTokens = chunk.usageMetadata.candidatesTokenCount ?? completionTokens;
       }
       if (candidate?.finishReason) {
         finished = true;
+        finishReason = candidate.finishReason;
         if (FILTERED.has(candidate.finishReason)) {
           throw new UpstreamStreamError('vertex', 'content_filter', `vertex: the answer was stopped (${candidate.finishReason})`);
         }
@@ -99,7 +106,7 @@ export class VertexGeminiChatProvider implements ChatProvider {
     }
     throwIfAborted(request.signal);
     if (!finished) throw new UpstreamStreamError('vertex', 'incomplete', 'vertex: the stream ended without a finishReason');
-    yield { type: 'usage', promptTokens, completionTokens };
+    yield { type: 'usage', promptTokens, completionTokens, raw, convention: 'gemini', model, finishReason };
   }
 
   /**

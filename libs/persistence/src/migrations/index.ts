@@ -4,6 +4,7 @@ import { FullTextSearch1796015478700 } from './1796015478700-full-text-search';
 import { LearnedWindowsAndScriptUsage1796015479612 } from './1796015479612-learned-windows-and-script-usage';
 import { IngestionJobs1796015480010 } from './1796015480010-ingestion-jobs';
 import { AcceptedAsks1796015480130 } from './1796015480130-accepted-asks';
+import { ProviderCalls1796015480400 } from './1796015480400-provider-calls';
 
 /** Every migration, oldest first. Listed as classes (not a glob) so they load under SWC and jest. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   LearnedWindowsAndScriptUsage1796015479612,
   IngestionJobs1796015480010,
   AcceptedAsks1796015480130,
+  ProviderCalls1796015480400,
 ];

@@ -15,6 +15,7 @@ const TABLES = [
   'learned_windows',
   'migrations',
   'projects',
+  'provider_calls',
   'recommendations',
   'token_usage_records',
 ];
@@ -39,6 +40,7 @@ describe('migrations', () => {
       'LearnedWindowsAndScriptUsage1796015479612',
       'IngestionJobs1796015480010',
       'AcceptedAsks1796015480130',
+      'ProviderCalls1796015480400',
     ]);
   });
 
@@ -84,6 +86,7 @@ describe('migrations', () => {
     expect(await tables()).not.toContain('ingestions');
     expect(await hnswIndexes()).toHaveLength(18);
     expect(await tables()).not.toContain('asks');
+    expect(await tables()).not.toContain('provider_calls');
     expect(await revertMigrations(db.url, 1)).toBe(1);
     expect(await hnswIndexes()).toEqual([]);
     expect(await revertMigrations(db.url, 5)).toBe(1);

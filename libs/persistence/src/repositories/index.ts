@@ -9,4 +9,5 @@ export * from './projects.repository';
 export * from './retrieval.repository';
 export * from './sessions.repository';
 export * from './usage.repository';
+export * from './provider-calls.repository';
 export * from './fuse-rankings';
