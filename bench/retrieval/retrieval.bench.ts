@@ -141,7 +141,7 @@ async function main(): Promise<void> {
           run: (q, v) => retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, { vector, fulltext }),
         });
       }
-      let config: string = 'english';
+      let config = 'english';
       for (const method of methods) {
         if (method.config && method.config !== config) {
           await projects.updateSettings(project.id, { retrievalSettings: { textSearchConfig: method.config } });

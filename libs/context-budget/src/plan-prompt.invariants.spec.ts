@@ -1,20 +1,9 @@
 import { AskErrorCode, isAskError } from '@ask/ask-errors';
+import { seededRandom } from '@ask/testing';
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
 import { assembleMessages } from './assemble';
 import { planPrompt, type PlanInput, type PromptPlan } from './plan-prompt';
 import type { ContextItemCost, HistoryTurn } from './trim';
-
-/** mulberry32: a small seeded PRNG, so every run checks the same sessions and a failure reproduces. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A counter where one character is one token, with configurable framing: counts are exact by construction. */
 function charCounter(perMessageTokens: number, perRequestTokens: number): TokenCounter {

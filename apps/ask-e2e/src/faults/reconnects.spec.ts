@@ -1,4 +1,5 @@
 import type { AskEvent } from '@ask/ask-contracts';
+import { seededRandom } from '@ask/testing';
 import { type FaultFixture, QUESTIONS, reassemble, rowsPerAsk, startFixture } from './fixture';
 import { type RedisServer, startRedis } from './servers';
 
@@ -6,17 +7,8 @@ const ASKS = 5;
 const RECONNECTS_PER_ASK = 200;
 const SEED = 0x5eed0007;
 
-/** mulberry32: a small seeded PRNG, so a failing run can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG, so a failing run can be replayed. */
+const prng = seededRandom;
 
 describe(`fault: ${ASKS * RECONNECTS_PER_ASK} SSE reconnects at random points with Last-Event-ID`, () => {
   let redis: RedisServer;

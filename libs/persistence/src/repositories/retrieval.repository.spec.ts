@@ -1,3 +1,4 @@
+import { seededRandom } from '@ask/testing';
 import { CredentialsCipher } from '../credentials-cipher';
 import { createTestDatabase, type TestDatabase } from '../testing';
 import { vectorParam } from '../vector';
@@ -8,16 +9,10 @@ import { fullTextQuery, fullTextSql, RetrievalRepository, searchSql } from './re
 
 const MODEL = 'test/fixed';
 
-/** Deterministic pseudo-random unit vectors (mulberry32), so the index test is repeatable. */
+/** Deterministic pseudo-random unit vectors (the seeded PRNG), so the index test is repeatable. */
 function randomUnitVectors(count: number, dimensions: number, seed: number): number[][] {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296 - 0.5;
-  };
+  const random = seededRandom(seed);
+  const next = () => random() - 0.5;
   return Array.from({ length: count }, () => {
     const v = Array.from({ length: dimensions }, next);
     const norm = Math.hypot(...v);
