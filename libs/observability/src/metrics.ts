@@ -55,3 +55,55 @@ export const countingFaultsTotal = new Counter({
   labelNames: ['model'] as const,
   registers: [registry],
 });
+
+/*
+ * OpenTelemetry GenAI client metrics (semantic conventions, development status:
+ * https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-metrics/), under the names the
+ * OpenTelemetry → Prometheus translation gives them (dots become underscores, seconds get `_seconds`).
+ * Labels are bounded: operation, provider and model come from project settings, the token type and
+ * error type from fixed lists; never a session, ask or project id.
+ */
+
+/** Bucket bounds the GenAI convention recommends for token counts. */
+const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
+/** Bucket bounds the GenAI convention recommends for durations, in seconds. */
+const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
+
+/**
+ * `gen_ai.client.token.usage`: tokens per upstream call by `gen_ai_token_type`: `input` (cached
+ * included) and `output` (reasoning included) as the convention names them, plus their subsets
+ * `cache_read`, `cache_creation` and `reasoning` (the convention's usage attribute names).
+ */
+export const genAiTokenUsage = new Histogram({
+  name: 'gen_ai_client_token_usage',
+  help: 'Tokens per upstream call, by token type (input includes cache_read and cache_creation; output includes reasoning)',
+  labelNames: ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model', 'gen_ai_token_type'] as const,
+  buckets: TOKEN_BUCKETS,
+  registers: [registry],
+});
+
+/** `gen_ai.client.operation.duration`: seconds per upstream call; `error_type` is the typed code or empty. */
+export const genAiOperationDuration = new Histogram({
+  name: 'gen_ai_client_operation_duration_seconds',
+  help: 'Seconds per upstream call (error_type: the typed error code, empty when the call answered)',
+  labelNames: ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model', 'error_type'] as const,
+  buckets: DURATION_BUCKETS,
+  registers: [registry],
+});
+
+/** `gen_ai.client.operation.time_to_first_chunk`: seconds from the request to the first streamed chunk. */
+export const genAiTimeToFirstChunk = new Histogram({
+  name: 'gen_ai_client_operation_time_to_first_chunk_seconds',
+  help: 'Seconds from sending a streamed request to its first chunk',
+  labelNames: ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model'] as const,
+  buckets: DURATION_BUCKETS,
+  registers: [registry],
+});
+
+/** Provider usage objects that could not be normalised (negative or inconsistent buckets), per provider. */
+export const usageInconsistentTotal = new Counter({
+  name: 'ask_usage_inconsistent_total',
+  help: 'Provider usage objects refused as negative or inconsistent (logged with the raw object)',
+  labelNames: ['gen_ai_provider_name'] as const,
+  registers: [registry],
+});

@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { SynthesizeJobData } from '@ask/ask-contracts';
-import { contextOverflow, internalError, isAskError, llmNotConfigured, notFound, settingsOverflow, toErrorEvent } from '@ask/ask-errors';
+import { AskErrorCode, contextOverflow, internalError, isAskError, llmNotConfigured, notFound, settingsOverflow, toErrorEvent } from '@ask/ask-errors';
 import { budgetShortfall, DEFAULT_SYSTEM_PROMPT, sizePrompt, type SizedPrompt } from '@ask/context-budget';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventStream, FencedPublishError, type RunClaim } from '@ask/event-stream';
@@ -20,10 +20,11 @@ import {
 } from '@ask/llm-providers';
 import { type ModelRef, resolveModel, type ResolvedModel } from '@ask/model-catalog';
 import { askDurationSeconds, asksTotal, countingFaultsTotal, promptTokensPlanned, turnsDroppedTotal } from '@ask/observability';
-import { LearnedWindowsRepository, type Project, ProjectsRepository, SessionNotFoundError, SessionsRepository, UsageRepository } from '@ask/persistence';
+import { LearnedWindowsRepository, type Project, ProjectsRepository, ProviderCallsRepository, SessionNotFoundError, SessionsRepository, UsageRepository } from '@ask/persistence';
 import { countOnce, type CounterChoice, selectTokenCounter, type TokenCounter } from '@ask/token-counting';
 import { type CountedTurn, factorsOf, type Planning, PlanningMemory } from './planning-memory';
 import { DeltaCoalescer } from './delta-coalescer';
+import { CallLedger, type CallScope } from './call-ledger';
 
 /** Default completion budget for ask, in tokens (seed 000: "default 2048 for /ask"). */
 export const DEFAULT_MAX_TOKENS = 2048;
@@ -71,6 +72,8 @@ export type RunOutcome = 'finished' | 'fenced';
 export class SynthesisService {
   private readonly logger = new Logger(SynthesisService.name);
   private readonly memory: PlanningMemory;
+  /** Every upstream call's row in `provider_calls` (none when constructed without the repository). */
+  private readonly ledger: CallLedger;
 
   constructor(
     private readonly projects: ProjectsRepository,
@@ -79,8 +82,10 @@ export class SynthesisService {
     private readonly events: AskEventStream,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     windows: LearnedWindowsRepository,
+    @Optional() calls?: ProviderCallsRepository,
   ) {
     this.memory = new PlanningMemory(usage, windows, sessions);
+    this.ledger = new CallLedger(calls ?? { record: async () => undefined }, config.ASK_PRICE_OVERRIDES);
   }
 
   /**
@@ -181,7 +186,8 @@ export class SynthesisService {
 
     let sized = size();
     let replanned = false;
-    const verified = await this.verifyWithCountEndpoint(ctx, sized, provider, size, signal);
+    const scope = (purpose: CallScope['purpose']): CallScope => ({ projectId: project.id, sessionId: data.sessionId, askId: data.askId, purpose });
+    const verified = await this.verifyWithCountEndpoint(ctx, sized, provider, size, signal, scope('count'));
     if (verified.overflow) {
       sized = await replan(sized, verified.overflow);
       replanned = true;
@@ -189,11 +195,11 @@ export class SynthesisService {
     await this.publishBudget(ctx, sized);
 
     const request: ChatRequest = { model: model.model, messages: sized.messages, maxTokens, signal };
-    let result = await this.stream(data.askId, provider, { ...request, messages: sized.messages }, model, sized, run);
+    let result = await this.stream(scope('answer'), provider, { ...request, messages: sized.messages }, model, sized, run);
     if (result.overflow && !replanned) {
       sized = await replan(sized, result.overflow);
       await this.publishBudget(ctx, sized);
-      result = await this.stream(data.askId, provider, { ...request, messages: sized.messages }, model, sized, run);
+      result = await this.stream(scope('overflow_retry'), provider, { ...request, messages: sized.messages }, model, sized, run);
     }
     if (result.overflow) {
       await this.learnFromOverflow(ctx, sized, result.overflow);
@@ -233,7 +239,7 @@ export class SynthesisService {
 
   /** Streams one call, publishing its text as coalesced deltas (`DeltaCoalescer`). Returns the text and usage, or the overflow to re-budget. */
   private async stream(
-    askId: string,
+    call: CallScope,
     provider: ChatProvider,
     request: ChatRequest,
     model: ResolvedModel,
@@ -243,6 +249,8 @@ export class SynthesisService {
     let text = '';
     let promptTokens: number | null = null;
     let completionTokens: number | null = null;
+    const askId = call.askId;
+    const meter = this.ledger.start({ ...call, operation: 'chat', provider: model.provider, requestedModel: model.model, plannedTokens: sized.plan.used });
     // Provider chunks are coalesced into fewer deltas (the first at once, then every
     // SYNTHESIS_DELTA_INTERVAL_MS, 25 by default, or 1,024 characters).
     const deltas = new DeltaCoalescer(
@@ -252,12 +260,14 @@ export class SynthesisService {
     );
     try {
       for await (const chunk of streamWithRetry(provider, request, { signal: request.signal })) {
+        meter.firstChunk();
         if (chunk.type === 'delta') {
           if (!chunk.text) continue;
           text += chunk.text;
           // Refused once another run owns the ask: leaving the loop aborts the provider call.
           await deltas.push(chunk.text);
         } else {
+          meter.usage(chunk);
           promptTokens = chunk.promptTokens;
           completionTokens = chunk.completionTokens;
         }
@@ -265,15 +275,27 @@ export class SynthesisService {
       await deltas.flush();
     } catch (err) {
       deltas.discard();
-      if (err instanceof FencedPublishError) throw err;
+      // A run stopped (another run owns the ask, or the job's lock was lost): the call ended without an answer.
+      if (err instanceof FencedPublishError) {
+        await meter.finish(null, 'aborted');
+        throw err;
+      }
       // The worker lost the job's lock: the call was aborted because this run must stop, not a timeout.
-      if (run.lockLost?.aborted) throw new FencedPublishError(askId, 'superseded');
+      if (run.lockLost?.aborted) {
+        await meter.finish(null, 'aborted');
+        throw new FencedPublishError(askId, 'superseded');
+      }
       const failure = classifyUpstreamError(err, model.provider);
-      if (failure.kind === 'overflow' && text === '') return { text, promptTokens, completionTokens, overflow: failure };
+      if (failure.kind === 'overflow' && text === '') {
+        await meter.finish(AskErrorCode.ContextOverflow);
+        return { text, promptTokens, completionTokens, overflow: failure };
+      }
       this.logger.warn(`ask ${askId}: ${model.provider}/${model.model} failed (${failure.kind}) after ${sized.plan.used} planned tokens`);
-      if (failure.kind === 'overflow') throw contextOverflow({ model: model.model, window: sized.window, ...sized.figures });
-      throw toAskError(failure);
+      const error = failure.kind === 'overflow' ? contextOverflow({ model: model.model, window: sized.window, ...sized.figures }) : toAskError(failure);
+      await meter.finish(error.code);
+      throw error;
     }
+    await meter.finish(null);
     return { text, promptTokens, completionTokens };
   }
 
@@ -290,18 +312,29 @@ export class SynthesisService {
     provider: ChatProvider,
     size: (windowOverride?: number, scale?: number) => SizedPrompt,
     signal: AbortSignal,
+    call: CallScope,
   ): Promise<{ sized: SizedPrompt; overflow?: Overflow }> {
     if (!ctx.choice.remote || !provider.countRequestTokens) return { sized };
     let exactTokens: number;
+    const meter = this.ledger.start({ ...call, operation: 'count_tokens', provider: ctx.model.provider, requestedModel: ctx.model.model, plannedTokens: sized.plan.used });
     try {
       exactTokens = await countWithRetry(provider, { model: ctx.model.model, messages: sized.messages, maxTokens: ctx.maxTokens, signal }, { signal });
     } catch (err) {
-      if (ctx.run.lockLost?.aborted) throw new FencedPublishError(ctx.askId, 'superseded');
+      if (ctx.run.lockLost?.aborted) {
+        await meter.finish(null, 'aborted');
+        throw new FencedPublishError(ctx.askId, 'superseded');
+      }
       const failure = classifyUpstreamError(err, ctx.model.provider);
       this.logger.warn(`ask ${ctx.askId}: ${ctx.model.provider}/${ctx.model.model} count endpoint failed (${failure.kind})`);
-      if (failure.kind === 'overflow') return { sized, overflow: failure };
-      throw toAskError(failure, { cause: err });
+      if (failure.kind === 'overflow') {
+        await meter.finish(AskErrorCode.ContextOverflow);
+        return { sized, overflow: failure };
+      }
+      const error = toAskError(failure, { cause: err });
+      await meter.finish(error.code);
+      throw error;
     }
+    await meter.finish(null);
     if (exactTokens + ctx.maxTokens <= sized.window - sized.plan.margin) return { sized };
     const scale = Math.max(1, exactTokens / Math.max(1, sized.plan.used)) * sized.scale;
     return { sized: size(sized.window, scale) };

@@ -1,0 +1,133 @@
+import { Logger } from '@nestjs/common';
+import type { UsageChunk } from '@ask/llm-providers';
+import { findPrice, type PriceOverride, type ProviderId } from '@ask/model-catalog';
+import { genAiOperationDuration, genAiTimeToFirstChunk, genAiTokenUsage, usageInconsistentTotal } from '@ask/observability';
+import type { ProviderCallPurpose, ProviderCallRecord, ProviderCallsRepository } from '@ask/persistence';
+import { callCostUsd, InconsistentUsageError, type NormalizedUsage, normalizeUsage } from '@ask/usage-accounting';
+
+/** Who a call is for: the ask, its session and project, and why it is made. */
+export interface CallScope {
+  projectId: string;
+  sessionId: string;
+  askId: string;
+  purpose: ProviderCallPurpose;
+}
+
+/** One call being measured; {@link CallLedger.start} makes it, {@link CallMeter.finish} records it once. */
+export interface CallMeter {
+  /** Marks the first streamed chunk (only the first mark counts). */
+  firstChunk(): void;
+  /** Keeps the stream's usage chunk. */
+  usage(chunk: UsageChunk): void;
+  /**
+   * Records the call: a typed error code when it failed (null when it answered), and a finish reason
+   * of ours when the provider gave none (`aborted` for a run that had to stop). Never throws.
+   */
+  finish(errorCode?: string | null, finishReason?: string): Promise<void>;
+}
+
+/** How the row's usage columns are filled from a usage chunk. */
+export interface NormalisedCall {
+  usage: NormalizedUsage | null;
+  usageError: string | null;
+}
+
+/**
+ * Normalises a usage chunk's raw object with its convention. A negative or inconsistent object is
+ * logged at error level with the raw object as the provider sent it, and kept unnormalised (no
+ * bucket is clamped or guessed).
+ */
+export function normaliseChunk(chunk: UsageChunk | undefined, provider: string, logger: Pick<Logger, 'error'>): NormalisedCall {
+  if (!chunk?.convention) return { usage: null, usageError: null };
+  try {
+    return { usage: normalizeUsage(chunk.convention, chunk.raw), usageError: null };
+  } catch (err) {
+    if (!(err instanceof InconsistentUsageError)) throw err;
+    usageInconsistentTotal.inc({ gen_ai_provider_name: provider });
+    logger.error(`${provider} usage refused: ${err.reason}; raw usage ${JSON.stringify(err.raw)}`);
+    return { usage: null, usageError: err.message };
+  }
+}
+
+/**
+ * Measures and records every upstream call of the synthesis worker in `provider_calls` (issue 17
+ * item 1), costs it at the price in force (built-in table, operator overrides), and observes the
+ * GenAI metrics. A failed ledger write is logged, never thrown: accounting must not fail an answer.
+ */
+export class CallLedger {
+  private readonly logger = new Logger(CallLedger.name);
+
+  constructor(
+    private readonly calls: Pick<ProviderCallsRepository, 'record'>,
+    private readonly overrides: readonly PriceOverride[] = [],
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Count endpoints are free (Anthropic `count_tokens`, Vertex `countTokens`); other calls cost their usage at the price. */
+  private cost(operation: ProviderCallRecord['operation'], usage: NormalizedUsage | null, price: ReturnType<typeof findPrice>): Pick<ProviderCallRecord, 'costUsd' | 'priceFamily'> {
+    if (operation === 'count_tokens') return { costUsd: '0.000000000000', priceFamily: 'count endpoint (free)' };
+    if (!usage || !price) return { costUsd: null, priceFamily: null };
+    return { costUsd: callCostUsd(usage, price), priceFamily: price.family };
+  }
+
+  /**
+   * Starts measuring one call.
+   * @param call the scope, the provider and requested model, and our planned prompt tokens.
+   */
+  start(call: CallScope & { operation: ProviderCallRecord['operation']; provider: ProviderId; requestedModel: string; plannedTokens?: number }): CallMeter {
+    const started = this.now();
+    let first: number | undefined;
+    let chunk: UsageChunk | undefined;
+    let done = false;
+    return {
+      firstChunk: () => {
+        first ??= this.now();
+      },
+      usage: (c) => {
+        chunk = c;
+      },
+      finish: async (errorCode = null, ownFinishReason) => {
+        if (done) return;
+        done = true;
+        const ended = this.now();
+        const { usage, usageError } = normaliseChunk(chunk, call.provider, this.logger);
+        const price = usage ? findPrice({ provider: call.provider, model: call.requestedModel }, this.overrides) : undefined;
+        const labels = { gen_ai_operation_name: call.operation, gen_ai_provider_name: call.provider, gen_ai_request_model: call.requestedModel };
+        genAiOperationDuration.observe({ ...labels, error_type: errorCode ?? '' }, (ended - started) / 1000);
+        if (first !== undefined) genAiTimeToFirstChunk.observe(labels, (first - started) / 1000);
+        if (usage) {
+          const types: Array<[string, number]> = [['input', usage.input], ['output', usage.output], ['cache_read', usage.cacheRead], ['cache_creation', usage.cacheWrite], ['reasoning', usage.reasoning]];
+          for (const [type, tokens] of types) genAiTokenUsage.observe({ ...labels, gen_ai_token_type: type }, tokens);
+        }
+        try {
+          await this.calls.record({
+            projectId: call.projectId,
+            sessionId: call.sessionId,
+            askId: call.askId,
+            operation: call.operation,
+            purpose: call.purpose,
+            provider: call.provider,
+            requestedModel: call.requestedModel,
+            answeringModel: chunk?.model ?? null,
+            rawUsage: chunk?.raw,
+            usageError,
+            inputTokens: usage?.input ?? null,
+            cacheReadTokens: usage?.cacheRead ?? null,
+            cacheWriteTokens: usage?.cacheWrite ?? null,
+            outputTokens: usage?.output ?? null,
+            reasoningTokens: usage?.reasoning ?? null,
+            plannedTokens: call.plannedTokens ?? null,
+            timeToFirstChunkMs: first === undefined ? null : first - started,
+            durationMs: ended - started,
+            finishReason: chunk?.finishReason ?? ownFinishReason ?? null,
+            errorCode,
+            ...this.cost(call.operation, usage, price),
+            startedAt: new Date(started),
+          });
+        } catch (err) {
+          this.logger.error(`ask ${call.askId}: the ${call.operation} call could not be recorded: ${(err as Error).message}`);
+        }
+      },
+    };
+  }
+}
