@@ -304,6 +304,8 @@ async function main(): Promise<void> {
     stack = await startStack({
       env,
       logDir: join(ROOT, 'tmp', 'bench-pipeline-logs'),
+      // Booting from the sources (SWC) on a shared, loaded machine can take more than a minute.
+      timeoutMs: 240_000,
       nodeArgs: PROFILE ? ['--require', join(__dirname, 'cpu-profile-preload.js')] : [],
     });
     const apiKey = (await new ApiKeysRepository(db.dataSource).create(project.id, 'bench')).key;
@@ -314,7 +316,7 @@ async function main(): Promise<void> {
     const warmErrors = warm.filter((t) => !t.ok);
     if (warmErrors.length) console.warn(`  warm-up errors: ${warmErrors.map((t) => t.error).join('; ')}`);
     const profiled = stack;
-    const signalProfilers = () => MEASURED.forEach((name) => profiled.apps[name].child.kill('SIGUSR2'));
+    const signalProfilers = () => MEASURED.forEach((name) => profiled.apps[name].child.kill('SIGWINCH'));
     if (PROFILE) {
       signalProfilers();
       await new Promise((r) => setTimeout(r, 500));
