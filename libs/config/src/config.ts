@@ -93,6 +93,12 @@ const schema = z.object({
   ASK_STREAMS_PER_PROJECT: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
   /** Redis connections the gateway's event relay reads with (blocking XREAD over many streams each). */
   ASK_STREAM_READERS: z.coerce.number().int().min(1).max(64).default(2),
+  /**
+   * 0 (default, one Redis server): ask keys without hash tags. N > 0 (Redis Cluster): every ask's keys
+   * carry one of N hash tags and the gateway reads them with one reader per tag's slot (≤ N
+   * connections, ASK_STREAM_READERS then unused). The same value on every process of a deployment.
+   */
+  ASK_STREAM_HASH_TAGS: z.coerce.number().int().min(0).max(64).default(0),
   /** Bytes an SSE client may leave unread before the gateway drops it (it resumes with Last-Event-ID). */
   ASK_STREAM_BUFFER_BYTES: z.coerce.number().int().min(16_384).max(268_435_456).default(1_048_576),
   /** Asks accepted per project per minute (all its keys together), shared across replicas through Redis. */

@@ -1,5 +1,6 @@
 import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
+import calculateSlot from 'cluster-key-slot';
 import { AskEventStream } from './ask-event-stream';
 
 // Integration: the machine's real Redis, with a per-run key prefix so nothing else is touched.
@@ -33,6 +34,33 @@ describe(AskEventStream.name, () => {
       const ttl = await redis.ttl(`${prefix}:ask:${askId}:events`);
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(120);
+    });
+  });
+
+  describe('hash tags (Redis Cluster)', () => {
+    const tagged = new AskEventStream(redis, prefix, 120, 3);
+
+    it('puts both keys of an ask under one of 3 hash tags, so its Lua scripts name one slot; claim and publish work as untagged', async () => {
+      const askIds = Array.from({ length: 30 }, () => randomUUID());
+      const tags = new Set<string>();
+      for (const askId of askIds) {
+        const key = tagged.streamKey(askId);
+        const tag = /\{[^}]+\}/.exec(key)![0];
+        tags.add(tag);
+        expect(key).toBe(`${prefix}:ask:${tag}:${askId}:events`);
+        expect(calculateSlot(key)).toBe(calculateSlot(`${prefix}:ask:${tag}:${askId}:meta`));
+      }
+      expect([...tags].sort()).toEqual([`{${prefix}:s0}`, `{${prefix}:s1}`, `{${prefix}:s2}`]);
+
+      const askId = askIds[0];
+      await tagged.open(askId, { projectId: 'p', sessionId: 's', acceptedAt: 'now' });
+      const claim = (await tagged.claim(askId))!;
+      expect(claim.run).toBe(1);
+      const a = await tagged.publish(askId, 'accepted', { askId, sessionId: 's' }, claim);
+      const b = await tagged.publish(askId, 'done', { messageId: 'm', usage: { promptTokens: 1, completionTokens: 2 }, sources: [] }, claim);
+      expect((await tagged.readAll(askId)).map((e) => `${e.type} ${e.id}`)).toEqual([`accepted ${a}`, `done ${b}`]);
+      expect(await redis.exists(`${prefix}:ask:${askId}:events`)).toBe(0);
+      expect(await tagged.meta(askId)).toEqual({ projectId: 'p', sessionId: 's', acceptedAt: 'now' });
     });
   });
 

@@ -8,6 +8,7 @@ import {
   TERMINAL_EVENTS,
 } from '@ask/ask-contracts';
 import { redactSecrets } from '@ask/ask-errors';
+import { streamHashTag } from './stream-hub';
 
 /** Who an ask belongs to; stored beside its stream so the events route can check the caller's project. */
 export interface AskMeta {
@@ -98,10 +99,17 @@ const TERMINAL_LIST = [...TERMINAL_EVENTS].join(',');
  * Keys expire `ttlSeconds` after the terminal event (and, as a backstop, after the ask opens).
  */
 export class AskEventStream {
+  /**
+   * @param hashTags 0 (one Redis server): keys `{prefix}:ask:{askId}:events` and `…:meta`. N > 0 (Redis
+   *   Cluster): both keys of an ask carry the same one of N hash tags ({@link streamHashTag}), so each
+   *   Lua script names one slot and a gateway's {@link StreamHub} reads every stream with ≤ N readers.
+   *   Every process of a deployment must use the same value (`ASK_STREAM_HASH_TAGS`).
+   */
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
     private readonly ttlSeconds: number,
+    private readonly hashTags = 0,
   ) {
     // ioredis runs these with EVALSHA (EVAL on a cache miss, e.g. after a Redis restart).
     const commands = redis as unknown as Partial<FencedRedis>;
@@ -113,13 +121,15 @@ export class AskEventStream {
     return this.redis as unknown as FencedRedis;
   }
 
-  /** The Redis key of the ask's event stream (`{prefix}:ask:{askId}:events`). */
+  /** The Redis key of the ask's event stream (`{prefix}:ask:{askId}:events`; with hash tags `{prefix}:ask:{tag}:{askId}:events`). */
   streamKey(askId: string): string {
-    return `${this.prefix}:${askStreamKey(askId)}`;
+    const tag = streamHashTag(this.prefix, askId, this.hashTags);
+    return tag ? `${this.prefix}:ask:${tag}:${askId}:events` : `${this.prefix}:${askStreamKey(askId)}`;
   }
 
   private metaKey(askId: string): string {
-    return `${this.prefix}:ask:${askId}:meta`;
+    const tag = streamHashTag(this.prefix, askId, this.hashTags);
+    return tag ? `${this.prefix}:ask:${tag}:${askId}:meta` : `${this.prefix}:ask:${askId}:meta`;
   }
 
   /** Records who owns the ask and starts its expiry clock. */

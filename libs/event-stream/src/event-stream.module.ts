@@ -43,6 +43,8 @@ class EventsRedisCloser implements OnApplicationShutdown {
         new StreamHub({
           control: redis,
           readers: config.ASK_STREAM_READERS,
+          // Hash-tagged keys (a Redis Cluster): one reader per tag's slot, each XREAD on one slot.
+          grouping: config.ASK_STREAM_HASH_TAGS > 0 ? 'slot' : 'shared',
           // A dedicated blocking connection per reader; a lost connection fails its read at once, and
           // the relays end their clients with a typed error (they resume with Last-Event-ID).
           connect: (index) =>
@@ -61,7 +63,7 @@ class EventsRedisCloser implements OnApplicationShutdown {
     {
       provide: AskEventStream,
       inject: [EVENTS_REDIS, APP_CONFIG],
-      useFactory: (redis: Redis, config: AppConfig) => new AskEventStream(redis, config.ASK_KEY_PREFIX, config.ASK_EVENTS_TTL_S),
+      useFactory: (redis: Redis, config: AppConfig) => new AskEventStream(redis, config.ASK_KEY_PREFIX, config.ASK_EVENTS_TTL_S, config.ASK_STREAM_HASH_TAGS),
     },
     {
       provide: IngestionEventStream,

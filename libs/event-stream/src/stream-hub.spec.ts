@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { type StreamEntry, StreamHub } from './stream-hub';
+import calculateSlot from 'cluster-key-slot';
+import { type StreamEntry, StreamHub, streamHashTag } from './stream-hub';
 
 // Integration: the machine's real Redis, with a per-run key prefix and connection names of its own.
 describe(StreamHub.name, () => {
@@ -85,6 +86,60 @@ describe(StreamHub.name, () => {
       await until(() => late.length === 2 && early.length === 4);
       expect(late).toEqual(['4', '5']);
       expect(early).toEqual(['2', '3', '4', '5']);
+    });
+
+    it("with grouping 'slot', reads keys of different hash slots with different readers and names one slot in every XREAD", async () => {
+      // Every XREAD a reader sends, as the key names it carried (observed on the real connection).
+      const reads: Array<{ slot: number | undefined; keys: string[] }> = [];
+      const name = `${prefix}:slots`;
+      const hub = new StreamHub({
+        control: redis,
+        grouping: 'slot',
+        blockMs: 30_000,
+        connect: (index, slot) => {
+          const connection = new Redis(url, { connectionName: `${name}:${index}`, maxRetriesPerRequest: 0 });
+          const xread = connection.xread.bind(connection) as (...args: unknown[]) => Promise<unknown>;
+          (connection as unknown as { xread: typeof xread }).xread = (...args: unknown[]) => {
+            const streams = args.indexOf('STREAMS');
+            const names = args.slice(streams + 1);
+            reads.push({ slot, keys: names.slice(0, names.length / 2) as string[] });
+            return xread(...args);
+          };
+          return connection;
+        },
+      });
+      hubs.push(hub);
+      // 3 hash tags, 4 asks each: 12 streams in 3 slots, as AskEventStream names them with hashTags 3.
+      const askIds = Array.from({ length: 12 }, () => randomUUID());
+      const keyOf = (askId: string) => `${prefix}:ask:${streamHashTag(prefix, askId, 3)}:${askId}:events`;
+      const keys = askIds.map(keyOf);
+      const slots = [...new Set(keys.map((k) => calculateSlot(k)))].sort((a, b) => a - b);
+      const seen = keys.map(() => [] as string[]);
+      keys.forEach((key, i) => hub.subscribe(key, '0', { onEntries: (e) => seen[i].push(...texts(e)), onError: () => undefined }));
+      for (const [i, key] of keys.entries()) await redis.xadd(key, '*', 'v', `${i}`);
+      await until(() => seen.every((s) => s.length === 1));
+
+      expect(seen).toEqual(keys.map((_, i) => [`${i}`]));
+      expect(slots.length).toBe(new Set(askIds.map((id) => streamHashTag(prefix, id, 3))).size);
+      expect([...hub.readerSlots()].sort((a, b) => a - b)).toEqual(slots);
+      expect(hub.stats()).toEqual({ readers: slots.length, keys: 12, subscribers: 12 });
+      expect(await connectionsNamed(`${name}:`)).toBe(slots.length);
+      // Each read names the keys of its reader's slot only, and every key was read by its slot's reader.
+      expect(reads.filter((r) => r.keys.some((k) => calculateSlot(k) !== r.slot))).toEqual([]);
+      for (const key of keys) expect(reads.some((r) => r.slot === calculateSlot(key) && r.keys.includes(key))).toBe(true);
+    });
+
+    it("with grouping 'shared', reads keys of many slots over the configured readers (one Redis server)", async () => {
+      const { hub, name } = newHub(2);
+      const keys = Array.from({ length: 40 }, (_, i) => `${prefix}:shared:${i}`);
+      expect(new Set(keys.map((k) => calculateSlot(k))).size).toBeGreaterThan(2);
+      const seen = keys.map(() => [] as string[]);
+      keys.forEach((key, i) => hub.subscribe(key, '0', { onEntries: (e) => seen[i].push(...texts(e)), onError: () => undefined }));
+      for (const [i, key] of keys.entries()) await redis.xadd(key, '*', 'v', `${i}`);
+      await until(() => seen.every((s) => s.length === 1));
+      expect(hub.stats()).toEqual({ readers: 2, keys: 40, subscribers: 40 });
+      expect(hub.readerSlots()).toEqual([]);
+      expect(await connectionsNamed(`${name}:`)).toBe(2);
     });
 
     it('tells every subscriber of a reader when its connection is lost, and ends their subscriptions', async () => {

@@ -21,16 +21,30 @@ export interface HubSubscription {
 /** Options of {@link StreamHub}. */
 export interface StreamHubOptions {
   /**
-   * Opens reader connection `index` (0-based). Each reader holds one blocking `XREAD` at a time and
-   * nothing else, so it must be a dedicated connection (e.g. `redis.duplicate(...)` with
-   * `maxRetriesPerRequest: 0`, so that a lost connection fails the read at once; keep the offline
-   * queue, which holds the first read until the connection is ready).
+   * Opens reader connection `index` (0-based, in the order readers are first needed). Each reader holds
+   * one blocking `XREAD` at a time and nothing else, so it must be a dedicated connection (e.g.
+   * `redis.duplicate(...)` with `maxRetriesPerRequest: 0`, so that a lost connection fails the read at
+   * once; keep the offline queue, which holds the first read until the connection is ready). With
+   * `grouping: 'slot'`, `slot` is the one hash slot (0–16383) the reader reads: in a Redis Cluster,
+   * connect to the master that serves it.
    */
-  connect(index: number): Redis;
-  /** A non-blocking connection for `CLIENT UNBLOCK` (the app's shared command connection). */
-  control: Redis;
-  /** Reader connections at most (keys are spread over them by hash slot); default 2. */
+  connect(index: number, slot?: number): Redis;
+  /**
+   * A non-blocking connection for `CLIENT UNBLOCK` (the app's shared command connection); with
+   * `grouping: 'slot'` on a Cluster, a function of the reader's slot giving a connection to that
+   * slot's master (a client id is only known to its own server).
+   */
+  control: Redis | ((slot: number) => Redis);
+  /** Reader connections at most with `grouping: 'shared'` (keys are spread over them by hash slot); default 2. */
   readers?: number;
+  /**
+   * How keys are grouped into reads. `shared` (default; one Redis server): reader `slot % readers`
+   * reads all its keys, of any slots, in one `XREAD`. `slot` (Redis Cluster, where one `XREAD` may
+   * only name keys of one hash slot, else `CROSSSLOT`): one reader per hash slot in use, each `XREAD`
+   * naming keys of its slot only. Keys should then carry one of a few hash tags
+   * ({@link streamHashTag}), which bounds the readers by the number of tags.
+   */
+  grouping?: 'shared' | 'slot';
   /** How long one blocking read waits, in milliseconds; default 5,000. */
   blockMs?: number;
   /** Entries per key per read; default 200. */
@@ -58,12 +72,14 @@ interface Subscriber {
  * cursor. When a subscriber needs a key (or an older id) the running read does not name, the reader is
  * woken with `CLIENT UNBLOCK` from the control connection and re-armed with the new key set.
  *
- * Keys are assigned to readers by hash slot (`cluster-key-slot`), so a reader's keys share slots in a
- * predictable way; in a Redis Cluster, one `XREAD` may only name keys of one slot, see
- * {@link readerFor}. Ordering: one reader per key, entries delivered in the order of the reply.
+ * Keys are assigned to readers by hash slot (`cluster-key-slot`): with `grouping: 'shared'` (one Redis
+ * server) reader `slot % readers`, with `grouping: 'slot'` (a Redis Cluster, where one `XREAD` may only
+ * name keys of one slot) one reader per slot, its keys under a few hash tags ({@link streamHashTag}).
+ * Ordering: one reader per key, entries delivered in the order of the reply.
  */
 export class StreamHub {
-  private readonly readers: HubReader[] = [];
+  /** Readers by group: `slot % readers` (`shared`) or the slot itself (`slot`). */
+  private readonly readers = new Map<number, HubReader>();
   private readonly readerCount: number;
   private closed = false;
 
@@ -93,26 +109,48 @@ export class StreamHub {
   stats(): { readers: number; keys: number; subscribers: number } {
     let keys = 0;
     let subscribers = 0;
-    for (const reader of this.readers) {
-      if (!reader) continue;
+    for (const reader of this.readers.values()) {
       keys += reader.keyCount;
       subscribers += reader.subscriberCount;
     }
-    return { readers: this.readers.filter(Boolean).length, keys, subscribers };
+    return { readers: this.readers.size, keys, subscribers };
+  }
+
+  /** The hash slot each reader reads (`grouping: 'slot'`), by reader index; empty with `shared`. */
+  readerSlots(): number[] {
+    if (this.options.grouping !== 'slot') return [];
+    return [...this.readers.entries()].sort(([, a], [, b]) => a.index - b.index).map(([slot]) => slot);
   }
 
   /** Ends every subscription (without an error) and closes the reader connections. */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all(this.readers.filter(Boolean).map((reader) => reader.close()));
+    await Promise.all([...this.readers.values()].map((reader) => reader.close()));
   }
 
-  /** The reader of a key: slot modulo the reader count (opened on first use). */
+  /** The reader of a key (opened on first use): its slot's own (`slot`), or slot modulo the reader count. */
   private readerFor(key: string): HubReader {
-    const index = calculateSlot(key) % this.readerCount;
-    this.readers[index] ??= new HubReader(index, this.options);
-    return this.readers[index];
+    const slot = calculateSlot(key);
+    const group = this.options.grouping === 'slot' ? slot : slot % this.readerCount;
+    let reader = this.readers.get(group);
+    if (!reader) {
+      reader = new HubReader(this.readers.size, this.options.grouping === 'slot' ? slot : undefined, this.options);
+      this.readers.set(group, reader);
+    }
+    return reader;
   }
+}
+
+/**
+ * The hash tag of a stream of id `id` when streams are spread over `tags` hash tags (Redis Cluster):
+ * `{<prefix>:s<n>}` with `n` = the id's own hash slot modulo `tags` (stable, uniform over UUIDs). Every
+ * key of one ask (its stream and its meta) carries the same tag, so its Lua scripts name one slot;
+ * a gateway then reads all streams with at most `tags` readers (`StreamHub` `grouping: 'slot'`).
+ * Empty when `tags` is 0 (one Redis server: keys keep their untagged names).
+ */
+export function streamHashTag(prefix: string, id: string, tags: number): string {
+  if (tags <= 0) return '';
+  return `{${prefix}:s${calculateSlot(id) % tags}}`;
 }
 
 /** One reader connection and the keys it follows. */
@@ -130,7 +168,9 @@ class HubReader {
   private loop?: Promise<void>;
 
   constructor(
-    private readonly index: number,
+    readonly index: number,
+    /** The one slot this reader reads (`grouping: 'slot'`), else undefined. */
+    private readonly slot: number | undefined,
     private readonly options: StreamHubOptions,
   ) {}
 
@@ -173,7 +213,7 @@ class HubReader {
 
   private conn(): Redis {
     if (!this.connection) {
-      const connection = this.options.connect(this.index);
+      const connection = this.options.connect(this.index, this.slot);
       connection.on('error', () => undefined); // failures surface as rejected reads
       connection.on('close', () => (this.clientId = undefined));
       this.connection = connection;
@@ -253,7 +293,8 @@ class HubReader {
         // CLIENT UNBLOCK answers 0 while the read is not yet blocked on the server: try again shortly.
         for (let attempt = 0; this.reading && this.stale && !this.closed && attempt < 1_000; attempt++) {
           if (this.clientId !== undefined) {
-            const unblocked = await this.options.control.client('UNBLOCK', this.clientId, 'TIMEOUT').catch(() => 0);
+            const control = typeof this.options.control === 'function' ? this.options.control(this.slot ?? 0) : this.options.control;
+            const unblocked = await control.client('UNBLOCK', this.clientId, 'TIMEOUT').catch(() => 0);
             if (Number(unblocked) === 1) return;
           }
           await new Promise((r) => setTimeout(r, 2));
