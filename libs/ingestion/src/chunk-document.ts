@@ -33,6 +33,8 @@ export const MARKDOWN_SEPARATORS = ['\n# ', ...RecursiveCharacterTextSplitter.ge
 export const SECTION_CHARS = 65_536;
 /** Characters measured (counted, or found in the memo) between two yields to the event loop. */
 const YIELD_EVERY_CHARS = 4_096;
+/** Pieces measured between two yields (a run split into single characters measures one per call). */
+const YIELD_EVERY_CALLS = 1_024;
 
 /** Resolves on the next turn of the event loop (after pending I/O and timers). */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -82,7 +84,7 @@ export function documentSections(text: string): string[] {
  * exact count of each chunk's own text. Whitespace-only text gives no chunks. A document longer than
  * {@link SECTION_CHARS} is split section by section ({@link documentSections}; no chunk spans two
  * sections and no overlap crosses a cut), yielding to the event loop between sections and every
- * 4,096 characters measured, so no step holds the loop for more than a bounded slice of work.
+ * 4,096 characters or 1,024 pieces measured, so no step holds the loop for more than a bounded slice of work.
  * @throws RangeError unless 1 ≤ chunkTokens and 0 ≤ overlapTokens < chunkTokens (integers).
  */
 export async function chunkDocument(text: string, options: ChunkOptions = {}): Promise<DocumentChunk[]> {
@@ -96,6 +98,7 @@ export async function chunkDocument(text: string, options: ChunkOptions = {}): P
   // The splitter measures the same pieces repeatedly (merging, then trimming the overlap).
   const memo = new Map<string, number>();
   let measured = 0;
+  let calls = 0;
   const lengthFunction = (piece: string): number | Promise<number> => {
     let n = memo.get(piece);
     if (n === undefined) {
@@ -103,8 +106,10 @@ export async function chunkDocument(text: string, options: ChunkOptions = {}): P
       memo.set(piece, n);
     }
     measured += piece.length;
-    if (measured < YIELD_EVERY_CHARS) return n;
+    calls += 1;
+    if (measured < YIELD_EVERY_CHARS && calls < YIELD_EVERY_CALLS) return n;
     measured = 0;
+    calls = 0;
     const tokens = n;
     return nextTurn().then(() => tokens);
   };
