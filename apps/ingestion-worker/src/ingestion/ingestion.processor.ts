@@ -4,7 +4,7 @@ import { JobName, QueueName } from '@ask/ask-contracts';
 import { internalError } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig, loadConfig } from '@ask/config';
 import { type ContractJob, IngestionEventStream } from '@ask/event-stream';
-import { type IngestionEventSink, IngestionRunner } from '@ask/ingestion';
+import { countTokens, type IngestionEventSink, IngestionRunner } from '@ask/ingestion';
 
 /** Lock of a running ingestion job; read when the module loads, because `@Processor` options are fixed then. */
 const { INGESTION_LOCK_DURATION_MS } = loadConfig();
@@ -29,6 +29,9 @@ export class IngestionProcessor extends WorkerHost implements OnApplicationBoots
   }
 
   onApplicationBootstrap(): void {
+    // The chunker's o200k ranks load at boot (≈0.5–2 s of one synchronous step), not inside the first
+    // upload's job, where they held this process's event loop (bench/hostile).
+    countTokens('warm up');
     this.worker.concurrency = this.config.INGESTION_CONCURRENCY;
   }
 
