@@ -47,6 +47,21 @@ describe('hostile questions (real gateway, PostgreSQL and Redis)', () => {
     expect(done.rankLookups).toBeLessThanOrEqual(done.pretokens + 3 * done.bytes);
   });
 
+  it.each([
+    { name: '"a" × 6,000 + " " + "b" × 6,000 (12 KB; froze the gateway 13 s)', text: `${'a'.repeat(6_000)} ${'b'.repeat(6_000)}` },
+    { name: '1 MB of base64 (took 19.4 s inside the gateway)', text: Buffer.from(Array.from({ length: 750_000 }, (_, i) => (i * 7919) % 251)).toString('base64') },
+    { name: '"a" × 999,999 + " " + "b" × 1,000,000 (2 MB, two words)', text: `${'a'.repeat(999_999)} ${'b'.repeat(1_000_000)}` },
+  ])('answers a knowledge upload of $name with 202 and a queued ingestion, counting no token on the gateway', async ({ text }) => {
+    const before = o200k.work();
+    const reply = await h.call('POST', `/api/v1/projects/${project.id}/knowledge`, { key: project.key, json: { documents: [{ uri: 'hostile.txt', text }] } });
+    expect(reply.status).toBe(202);
+    expect(reply.body).toMatchObject({ ingestionId: expect.any(String) });
+    expect(delta(before, o200k.work())).toEqual({ texts: 0, bytes: 0, pretokens: 0, merges: 0, rankLookups: 0 });
+    const status = await h.call('GET', `/api/v1/projects/${project.id}/ingestions/${(reply.body as { ingestionId: string }).ingestionId}`, { key: project.key });
+    expect(status.status).toBe(200);
+    expect(status.body).toMatchObject({ kind: 'knowledge', status: 'queued', counts: { total: 1, done: 0, chunks: 0 } });
+  });
+
   it('does not count a question over 8,000 characters at all (400 on its length)', async () => {
     const before = o200k.work();
     const reply = await h.call('POST', `/api/v1/projects/${project.id}/ask`, { key: project.key, json: { question: '规'.repeat(8_001) } });
