@@ -118,7 +118,8 @@ export async function chunkDocument(text: string, options: ChunkOptions = {}): P
     chunkOverlap: overlapTokens,
     separators: MARKDOWN_SEPARATORS,
     keepSeparator: true,
-    lengthFunction,
+    // LangChain awaits every call of the length function, so it may answer a number or a promise.
+    lengthFunction: lengthFunction as (text: string) => number,
   });
   const chunks: DocumentChunk[] = [];
   const sections = documentSections(text);
