@@ -12,7 +12,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage, trimMessages } from '@langchain/core/messages';
 import { assembleMessages, planPrompt, renderContextItem, type ContextItemCost, type HistoryTurn } from '@ask/context-budget';
-import { renderedItemTokens } from '@ask/context-budget';
+import { DEFAULT_SYSTEM_PROMPT, renderedItemTokens } from '@ask/context-budget';
 import { TiktokenCounter, tiktokenEncoder } from '@ask/token-counting';
 import { sharedDataDir, writeResultsSection } from '../common';
 
@@ -32,10 +32,8 @@ const ITEMS = 8;
 const ITEM_TOKENS = 300;
 const OURS_ITERS = arg('ours-iters', 1000);
 const LC_ITERS = arg('lc-iters', 100);
-const SYSTEM_PROMPT =
-  'You answer questions about one project using only the retrieved context (its insights, ' +
-  'recommendations and knowledge documents) and the conversation so far. Cite the numbered sources ' +
-  'you use, like [2]. If the context does not contain the answer, say so plainly.';
+/** The worker's default system prompt, so the bench counts what production sends. */
+const SYSTEM_PROMPT = DEFAULT_SYSTEM_PROMPT;
 
 interface Pair {
   id: string;

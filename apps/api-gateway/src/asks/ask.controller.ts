@@ -17,7 +17,7 @@ import type { Request, Response } from 'express';
 import { invalidRequest, notFound } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventRelay, AskEventStream, isValidStreamId } from '@ask/event-stream';
-import { toAskError } from '../errors/ask-error.filter';
+import { askErrorOf } from '../errors/ask-error.filter';
 import { uuidParam } from '../errors/params';
 import { AskEventsAccess } from '../auth/access.decorators';
 import { canSeeProject, principalOf } from '../auth/principal';
@@ -117,9 +117,9 @@ export class AskController implements BeforeApplicationShutdown {
           return sse.drained();
         },
       });
-      if (end.reason === 'failed' && !sse.closed) sse.send({ type: 'error', data: toAskError(end.cause, this.logger).toEvent() });
+      if (end.reason === 'failed' && !sse.closed) sse.send({ type: 'error', data: askErrorOf(end.cause, this.logger).toEvent() });
     } catch (err) {
-      if (!sse.closed) sse.send({ type: 'error', data: toAskError(err, this.logger).toEvent() });
+      if (!sse.closed) sse.send({ type: 'error', data: askErrorOf(err, this.logger).toEvent() });
     } finally {
       release();
       this.relays.delete(controller);

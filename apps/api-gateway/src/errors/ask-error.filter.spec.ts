@@ -1,14 +1,14 @@
 import { HttpException, HttpStatus, Logger, NotFoundException, type ValidationError } from '@nestjs/common';
 import { contextOverflow } from '@ask/ask-errors';
-import { isStoreUnavailable, toAskError } from './ask-error.filter';
+import { askErrorOf, isStoreUnavailable } from './ask-error.filter';
 import { describeValidationErrors } from './validation';
 
 const logger = { error: jest.fn() } as unknown as Logger;
 
-describe('toAskError', () => {
+describe('askErrorOf', () => {
   it('keeps an AskError as it is', () => {
     const error = contextOverflow({ model: 'claude-sonnet-4-6', window: 200000, question: 12, rag: 1200, knowledge: 0 });
-    expect(toAskError(error, logger).toBody()).toEqual({
+    expect(askErrorOf(error, logger).toBody()).toEqual({
       error: "this conversation has grown past the model's context window",
       code: 'context_overflow',
       details: 'model=claude-sonnet-4-6 window=200000 question=12 rag=1200 knowledge=0',
@@ -16,12 +16,12 @@ describe('toAskError', () => {
   });
 
   it('maps an unknown route to 404 not_found', () => {
-    const error = toAskError(new NotFoundException('Cannot GET /nope'), logger);
+    const error = askErrorOf(new NotFoundException('Cannot GET /nope'), logger);
     expect([error.status, error.code]).toEqual([404, 'not_found']);
   });
 
   it('maps a health failure to 503', () => {
-    const error = toAskError(new HttpException({ message: 'unavailable: redis' }, HttpStatus.SERVICE_UNAVAILABLE), logger);
+    const error = askErrorOf(new HttpException({ message: 'unavailable: redis' }, HttpStatus.SERVICE_UNAVAILABLE), logger);
     expect([error.status, error.details]).toEqual([503, 'unavailable: redis']);
   });
 
@@ -32,7 +32,7 @@ describe('toAskError', () => {
     const ioredis = Object.assign(new Error('Reached the max retries per request limit'), { name: 'MaxRetriesPerRequestError' });
     const warn = jest.fn();
     for (const cause of [refused, shutdown, terminated, ioredis]) {
-      const error = toAskError(cause, { error: jest.fn(), warn } as unknown as Logger);
+      const error = askErrorOf(cause, { error: jest.fn(), warn } as unknown as Logger);
       expect([error.status, error.code, error.error]).toEqual([503, 'internal_error', 'service unavailable']);
     }
     expect(warn).toHaveBeenCalledTimes(4);
@@ -41,11 +41,11 @@ describe('toAskError', () => {
 
   it('maps a malformed JSON body (body-parser) to 400 without echoing it', () => {
     const parserError = Object.assign(new SyntaxError('Unexpected token } in JSON'), { status: 400, type: 'entity.parse.failed' });
-    expect(toAskError(parserError, logger).toBody()).toEqual({ error: 'malformed request body', code: 'invalid_request', details: 'body: not valid JSON (an object is expected)' });
+    expect(askErrorOf(parserError, logger).toBody()).toEqual({ error: 'malformed request body', code: 'invalid_request', details: 'body: not valid JSON (an object is expected)' });
   });
 
   it('hides an unknown error behind an error id and logs it', () => {
-    const error = toAskError(new Error('connection string postgres://user:secret@db'), logger);
+    const error = askErrorOf(new Error('connection string postgres://user:secret@db'), logger);
     expect(error.status).toBe(500);
     expect(error.code).toBe('internal_error');
     expect(JSON.stringify(error.toBody())).not.toContain('secret');

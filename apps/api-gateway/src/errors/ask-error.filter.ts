@@ -28,7 +28,7 @@ export class AskErrorFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
-    const error = toAskError(exception, this.logger);
+    const error = askErrorOf(exception, this.logger);
     if (response.headersSent) {
       response.end();
       return;
@@ -47,7 +47,7 @@ export class AskErrorFilter implements ExceptionFilter {
 export function bodyParserErrorHandler(logger = new Logger('HTTP')) {
   return (err: unknown, _req: unknown, res: Response, next: (err?: unknown) => void): void => {
     if (res.headersSent) return next(err);
-    const error = toAskError(err, logger);
+    const error = askErrorOf(err, logger);
     res.status(error.status).json(redactedBody(error));
   };
 }
@@ -61,7 +61,7 @@ export function redactedBody(error: AskError): AskErrorBody {
 }
 
 /** Maps any thrown value to an AskError (logging unknown ones with an id the caller can quote). */
-export function toAskError(exception: unknown, logger: Logger): AskError {
+export function askErrorOf(exception: unknown, logger: Logger): AskError {
   if (isAskError(exception)) return exception;
   // Persistence's own typed errors (missing encryption key, embedding space mismatch…) are the caller's to fix.
   if (exception instanceof PersistenceError) return invalidRequest(exception.message);

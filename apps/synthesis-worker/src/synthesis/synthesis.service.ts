@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { SynthesizeJobData } from '@ask/ask-contracts';
 import { AskErrorCode, contextOverflow, internalError, isAskError, llmNotConfigured, notFound, settingsOverflow, toErrorEvent } from '@ask/ask-errors';
-import { budgetShortfall, DEFAULT_SYSTEM_PROMPT, sizePrompt, type SizedPrompt } from '@ask/context-budget';
+import { budgetShortfall, DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT, sizePrompt, type SizedPrompt } from '@ask/context-budget';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventStream, FencedPublishError, type RunClaim } from '@ask/event-stream';
 import {
@@ -26,8 +26,6 @@ import { type CountedTurn, factorsOf, type Planning, PlanningMemory } from './pl
 import { DeltaCoalescer } from './delta-coalescer';
 import { CallLedger, type CallScope } from './call-ledger';
 
-/** Default completion budget for ask, in tokens (seed 000: "default 2048 for /ask"). */
-export const DEFAULT_MAX_TOKENS = 2048;
 /** Reported prompt tokens above our estimate by more than this factor are logged as a counting fault. */
 const COUNTING_FAULT_RATIO = 1.15;
 
