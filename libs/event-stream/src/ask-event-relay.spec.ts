@@ -49,6 +49,19 @@ describe(AskEventRelay.name, () => {
       expect(await relay.resumePoint(askId, accepted)).toEqual({ after: accepted, ended: false, backlog: [[delta, ['type', 'delta', 'data', '{"text":"x"}']]] });
       expect((await relay.resumePoint(askId, undefined)).backlog?.map(([id]) => id)).toEqual([accepted, delta]);
     });
+
+    it('resumes an id of a stream Redis lost from the start of the rebuilt one (first entry reset); an empty stream from the start', async () => {
+      const askId = randomUUID();
+      const lostId = '1700000000000-3';
+      expect(await relay.resumePoint(askId, lostId)).toEqual({ after: '0', ended: false, backlog: [] });
+      const reset = await events.publish(askId, 'reset', { attempt: 0, reason: 'the ask was lost from Redis and runs again' });
+      const retrieved = await events.publish(askId, 'delta', { text: 'y' });
+      expect((await relay.resumePoint(askId, lostId)).backlog?.map(([id]) => id)).toEqual([reset, retrieved]);
+      expect((await relay.resumePoint(askId, lostId)).after).toBe('0');
+      const [ms] = retrieved.split('-');
+      expect(await rejection(relay.resumePoint(askId, `${BigInt(ms) + 1n}-0`))).toBe('400 invalid_request Last-Event-ID: later than the last event of this stream');
+      expect(await relay.resumePoint(askId, reset)).toEqual({ after: reset, ended: false, backlog: [[retrieved, ['type', 'delta', 'data', '{"text":"y"}']]] });
+    });
   });
 
   describe('relay', () => {

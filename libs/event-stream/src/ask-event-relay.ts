@@ -59,7 +59,9 @@ export class AskEventRelay {
   ) {}
 
   /**
-   * Checks a client's `Last-Event-ID` against the ask's stream. Absent or empty: from the start.
+   * Checks a client's `Last-Event-ID` against the ask's stream. Absent or empty: from the start. An
+   * id earlier than a rebuilt stream (one whose first entry is `reset`: the reconciler re-opened an ask
+   * Redis had lost), or any id on a stream still empty, also resumes from the start.
    * @throws AskError 400 `invalid_request` naming `Last-Event-ID` when it is not a stream id, is later
    *   than the stream's last event, or is not the id of one of its events.
    */
@@ -72,8 +74,16 @@ export class AskEventRelay {
       throw invalidRequest('Last-Event-ID: must be an event id of this stream (like 1718000000000-0) or absent');
     }
     const [entry, ...backlog] = await this.redis.xrange(key, lastEventId, '+', 'COUNT', PAGE + 1);
-    if (!entry) throw invalidRequest('Last-Event-ID: later than the last event of this stream');
-    if (entry[0] !== lastEventId) throw invalidRequest('Last-Event-ID: not the id of an event of this stream');
+    if (!entry || entry[0] !== lastEventId) {
+      // The stream was rebuilt after Redis lost it (the reconciler re-opened the ask and its first
+      // entry is `reset`), or is empty while it is being rebuilt: an id of the lost stream, earlier
+      // than everything here, resumes from the start; the `reset` tells the client to drop its text.
+      const [first] = await this.redis.xrange(key, '-', '+', 'COUNT', 1);
+      if (!first || (fieldOf(first[1], 'type') === 'reset' && compareStreamIds(lastEventId, first[0]) < 0)) {
+        return { after: '0', ended: false, backlog: await this.redis.xrange(key, '-', '+', 'COUNT', PAGE) };
+      }
+      throw invalidRequest(entry ? 'Last-Event-ID: not the id of an event of this stream' : 'Last-Event-ID: later than the last event of this stream');
+    }
     return { after: lastEventId, ended: isTerminal(entry), backlog };
   }
 

@@ -14,9 +14,10 @@ import {
   Res,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { invalidRequest, notFound } from '@ask/ask-errors';
+import { AskError, AskErrorCode, invalidRequest, notFound } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventRelay, AskEventStream, isValidStreamId } from '@ask/event-stream';
+import { AsksRepository } from '@ask/persistence';
 import { askErrorOf } from '../errors/ask-error.filter';
 import { uuidParam } from '../errors/params';
 import { AskEventsAccess } from '../auth/access.decorators';
@@ -41,6 +42,7 @@ export class AskController implements BeforeApplicationShutdown {
     private readonly asks: AskService,
     private readonly events: AskEventStream,
     private readonly relay: AskEventRelay,
+    private readonly records: AsksRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.caps = new StreamCaps({ perAsk: config.ASK_STREAMS_PER_ASK, perProject: config.ASK_STREAMS_PER_PROJECT });
@@ -73,7 +75,9 @@ export class AskController implements BeforeApplicationShutdown {
    * the client resumes with its Last-Event-ID.
    * @throws AskError 400 for a Last-Event-ID that is not the id of an event of this stream; 404 for an
    *   unknown ask or an ask of another project (the same answer, so existence is not revealed); 429
-   *   `rate_limited` over ASK_STREAMS_PER_ASK or ASK_STREAMS_PER_PROJECT open streams.
+   *   `rate_limited` over ASK_STREAMS_PER_ASK or ASK_STREAMS_PER_PROJECT open streams; 503
+   *   `internal_error` for an accepted, still open ask whose Redis state is gone (being rebuilt by the
+   *   reconciler: reconnect with the same Last-Event-ID).
    */
   @Get('asks/:askId/events')
   @AskEventsAccess()
@@ -92,6 +96,7 @@ export class AskController implements BeforeApplicationShutdown {
     const meta = await this.events.meta(askId);
     const principal = principalOf(request);
     const allowed = principal.kind === 'ask-token' ? principal.askId === askId : meta !== null && canSeeProject(principal, meta.projectId);
+    if (!meta) await this.refuseLost(askId, request);
     if (!meta || !allowed) throw notFound('ask not found');
     const start = await this.relay.resumePoint(askId, lastEventId);
     if (controller.signal.aborted) return;
@@ -125,5 +130,25 @@ export class AskController implements BeforeApplicationShutdown {
       this.relays.delete(controller);
       sse.end();
     }
+  }
+
+  /**
+   * An ask Redis no longer knows (a restart without persistence, a flush) but the `asks` table holds
+   * as accepted and open: the reconciler re-opens it within RECONCILE_MIN_AGE_MS +
+   * ASK_RECONCILE_INTERVAL_MS, so the caller may come back (typed 503), instead of a 404 that would
+   * end an ask that is still running.
+   * @throws AskError 503 `internal_error` when the ask is the caller's and open; returns otherwise.
+   */
+  private async refuseLost(askId: string, request: Request): Promise<void> {
+    const record = await this.records.find(askId);
+    if (!record || record.state !== 'accepted') return;
+    const principal = principalOf(request);
+    const allowed = principal.kind === 'ask-token' ? principal.askId === askId : canSeeProject(principal, record.projectId);
+    if (!allowed) return;
+    throw new AskError(AskErrorCode.InternalError, {
+      status: 503,
+      error: 'service unavailable',
+      details: 'the ask\'s events are being restored after Redis lost them; reconnect with Last-Event-ID shortly',
+    });
   }
 }
