@@ -57,9 +57,14 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
     await db.drop();
   });
 
-  async function newProject(llm: NonNullable<Parameters<ProjectsRepository['create']>[0]['llmSettings']>, turns = 0, apiKey?: string) {
+  async function newProject(
+    llm: NonNullable<Parameters<ProjectsRepository['create']>[0]['llmSettings']>,
+    turns = 0,
+    apiKey?: string,
+    credentials?: Parameters<ProjectsRepository['setCredentials']>[1],
+  ) {
     const project = await projects.create({ name: 'p', llmSettings: llm, embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 } });
-    if (apiKey) await projects.setCredentials(project.id, { apiKey });
+    if (apiKey || credentials) await projects.setCredentials(project.id, credentials ?? { apiKey });
     const session = await sessions.create(project.id, 's');
     const answer = 'The planner keeps the newest pairs that fit and drops the oldest ones first. '.repeat(60).trim();
     for (let i = 0; i < turns; i += 1) {
@@ -77,7 +82,8 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
   }
 
   const budgetOf = (evs: AskEvent[]) => evs.filter((e) => e.type === 'budget').map((e) => e.data as BudgetEvent);
-  const chatsSince = (n: number) => upstream.requests.slice(n).filter((r) => r.route.endsWith('chat') || r.route === 'anthropic.messages');
+  const chatsSince = (n: number) =>
+    upstream.requests.slice(n).filter((r) => r.route.endsWith('chat') || r.route === 'anthropic.messages' || r.route === 'vertex.gemini.stream');
   const countsSince = (n: number) => upstream.requests.slice(n).filter((r) => r.route.endsWith('count_tokens') || r.route.endsWith('.count'));
 
   describe('an overflow that discloses the prompt size', () => {
@@ -130,11 +136,29 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
     });
   });
 
-  describe('count endpoint failures, classified like chat failures', () => {
-    const anthropic = () => newProject({ provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: upstream.url }, 0, `sk-ant-test-${randomUUID()}`);
-
-    it('retries a count_tokens 429 within bounds and then answers', async () => {
-      const ids = await anthropic();
+  // Anthropic `count_tokens` and Vertex Gemini `:countTokens`: the exact counts that earn the 5% margin.
+  describe.each([
+    {
+      endpoint: 'Anthropic count_tokens',
+      model: 'claude-sonnet-4-6',
+      window: 200_000,
+      project: () => newProject({ provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: upstream.url }, 0, `sk-ant-test-${randomUUID()}`),
+    },
+    {
+      endpoint: 'Vertex Gemini :countTokens',
+      model: 'gemini-2.5-flash',
+      window: 1_000_000,
+      project: () =>
+        newProject(
+          { provider: 'vertex', model: 'gemini-2.5-flash', gcpProject: 'demo-project', region: 'us-central1', baseUrl: upstream.url },
+          0,
+          undefined,
+          { gcpAccessToken: `ya29.test-${randomUUID()}` },
+        ),
+    },
+  ])('$endpoint failures, classified like chat failures', ({ model, window, project }) => {
+    it('retries a 429 within bounds and then answers', async () => {
+      const ids = await project();
       const before = upstream.requests.length;
       upstream.setFault({ kind: '429', retryAfterSeconds: 0, endpoint: 'count' }, 1);
       const { events: evs } = await ask(ids, 'What is an HNSW index?');
@@ -143,8 +167,8 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
       expect(evs.at(-1)?.type).toBe('done');
     });
 
-    it('ends with one 502 after three count_tokens 429s, with no chat call', async () => {
-      const ids = await anthropic();
+    it('ends with one 502 after three 429s, with no chat call', async () => {
+      const ids = await project();
       const before = upstream.requests.length;
       upstream.setFault({ kind: '429', retryAfterSeconds: 0, endpoint: 'count' }, 3);
       const { events: evs } = await ask(ids, 'What is an HNSW index?');
@@ -154,19 +178,19 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
       expect(evs[0].data).toMatchObject({ status: 502, code: 'llm_upstream' });
     });
 
-    it('takes a count_tokens overflow to the 413 path with the figures', async () => {
-      const ids = await anthropic();
+    it('takes an overflow to the 413 path with the figures', async () => {
+      const ids = await project();
       const before = upstream.requests.length;
-      upstream.setFault({ kind: 'overflow', endpoint: 'count', promptTokens: 9_000_000, window: 200_000 }, 1);
+      upstream.setFault({ kind: 'overflow', endpoint: 'count', promptTokens: 9_000_000, window }, 1);
       const { events: evs } = await ask(ids, 'What is an HNSW index?');
       expect(chatsSince(before)).toHaveLength(0);
       expect(evs.map((e) => e.type)).toEqual(['error']);
       expect(evs[0].data).toMatchObject({ status: 413, code: 'context_overflow' });
-      expect((evs[0].data as { details: string }).details).toMatch(/^model=claude-sonnet-4-6 window=200000 /);
+      expect((evs[0].data as { details: string }).details).toMatch(new RegExp(`^model=${model} window=${window} `));
     });
 
-    it('ends with one 504 when count_tokens does not answer before the deadline', async () => {
-      const ids = await anthropic();
+    it('ends with one 504 when the count endpoint does not answer before the deadline', async () => {
+      const ids = await project();
       const before = upstream.requests.length;
       upstream.setFault({ kind: 'stall', endpoint: 'count' }, 1);
       const { events: evs } = await ask(ids, 'What is an HNSW index?', service(1500));
