@@ -1,49 +1,13 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
-import { vectorTransformer } from '../vector';
-import { ProjectEntity } from './project.entity';
+import { Column, Entity, Index } from 'typeorm';
+import { ProjectItemColumns } from './project-item.entity';
 
 /** An insight about the project, retrievable by its embedding (of `name` + `description`). */
 @Entity({ name: 'insights' })
 @Index('insights_project_external_id_key', ['projectId', 'externalId'], { unique: true })
-export class InsightEntity {
-  @PrimaryGeneratedColumn('uuid')
-  id: string;
-
-  @Column({ name: 'project_id', type: 'uuid' })
-  projectId: string;
-
-  @ManyToOne(() => ProjectEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'project_id' })
-  project?: ProjectEntity;
-
-  /** The id the project's own system gives it; unique per project, the upsert key. */
-  @Column({ name: 'external_id', type: 'text' })
-  externalId: string;
-
+export class InsightEntity extends ProjectItemColumns {
   @Column({ type: 'text' })
   name: string;
 
   @Column({ type: 'text' })
   description: string;
-
-  /** SHA-256 (hex) of the embedded text, so an unchanged item is not re-embedded. */
-  @Column({ name: 'content_hash', type: 'text' })
-  contentHash: string;
-
-  /** Untyped `vector`: length is `embeddingDims`. */
-  @Column({ type: 'vector', select: false, transformer: vectorTransformer })
-  embedding: number[];
-
-  @Column({ name: 'embedding_dims', type: 'int' })
-  embeddingDims: number;
-
-  /** `provider/model` that produced the embedding. */
-  @Column({ name: 'embedding_model', type: 'text' })
-  embeddingModel: string;
-
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
-  createdAt: Date;
-
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
-  updatedAt: Date;
 }
