@@ -3,3 +3,4 @@ export * from './events';
 export * from './queue-options';
 export * from './retrieval';
 export * from './ingestion-events';
+export * from './memory';

@@ -1,16 +1,7 @@
+import type { MemoryMode } from '@ask/ask-contracts';
 import type { HistoryTurn } from './trim';
 
-/**
- * How a project's earlier turns are carried when they no longer fit verbatim (issue 16):
- * - `off`: seed 000 trimming only (whole pairs newest → oldest, the rest dropped);
- * - `per-turn`: after the verbatim pairs, older pairs ride as their stored short summaries;
- * - `compaction`: as `per-turn`, and when pairs would still be dropped, one session summary stands
- *   for every pair up to its `coversUpTo`.
- */
-export type MemoryMode = 'off' | 'per-turn' | 'compaction';
-
-/** Modes in the order the API lists them. */
-export const MEMORY_MODES: readonly MemoryMode[] = ['off', 'per-turn', 'compaction'];
+export type { MemoryMode } from '@ask/ask-contracts';
 
 /** One earlier pair with, when a summary is stored for it, the tokens of its rendered summary line. */
 export interface MemoryTurn extends HistoryTurn {

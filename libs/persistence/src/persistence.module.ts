@@ -14,6 +14,7 @@ import {
   ProviderCallsRepository,
   RetrievalRepository,
   SessionsRepository,
+  SummariesRepository,
   UsageRepository,
 } from './repositories';
 
@@ -30,6 +31,7 @@ export const REPOSITORIES = [
   LearnedWindowsRepository,
   AsksRepository,
   ProviderCallsRepository,
+  SummariesRepository,
 ];
 
 /** Options of {@link PersistenceModule.forRoot}. */

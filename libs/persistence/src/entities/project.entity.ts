@@ -1,4 +1,4 @@
-import type { RetrievalSettings } from '@ask/ask-contracts';
+import type { MemorySettings, RetrievalSettings } from '@ask/ask-contracts';
 import type { EmbeddingSettings, LlmSettings } from '@ask/llm-providers';
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
@@ -26,6 +26,10 @@ export class ProjectEntity {
   /** Retrieval method, fusion weights and text search configuration; null: the defaults. */
   @Column({ name: 'retrieval_settings', type: 'jsonb', nullable: true })
   retrievalSettings: RetrievalSettings | null;
+
+  /** Conversation memory mode, summariser model and summary length budget; null: the defaults. */
+  @Column({ name: 'memory_settings', type: 'jsonb', nullable: true })
+  memorySettings: MemorySettings | null;
 
   /** Items retrieved per ask. */
   @Column({ name: 'top_k', type: 'int', default: 8 })

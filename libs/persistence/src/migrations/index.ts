@@ -5,6 +5,7 @@ import { LearnedWindowsAndScriptUsage1796015479612 } from './1796015479612-learn
 import { IngestionJobs1796015480010 } from './1796015480010-ingestion-jobs';
 import { AcceptedAsks1796015480130 } from './1796015480130-accepted-asks';
 import { ProviderCalls1796015480400 } from './1796015480400-provider-calls';
+import { ConversationMemory1796015480500 } from './1796015480500-conversation-memory';
 
 /** Every migration, oldest first. Listed as classes (not a glob) so they load under SWC and jest. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   IngestionJobs1796015480010,
   AcceptedAsks1796015480130,
   ProviderCalls1796015480400,
+  ConversationMemory1796015480500,
 ];

@@ -17,7 +17,10 @@ const TABLES = [
   'projects',
   'provider_calls',
   'recommendations',
+  'session_summaries',
+  'summary_calls',
   'token_usage_records',
+  'turn_summaries',
 ];
 
 describe('migrations', () => {
@@ -41,6 +44,7 @@ describe('migrations', () => {
       'IngestionJobs1796015480010',
       'AcceptedAsks1796015480130',
       'ProviderCalls1796015480400',
+      'ConversationMemory1796015480500',
     ]);
   });
 

@@ -11,3 +11,4 @@ export * from './sessions.repository';
 export * from './usage.repository';
 export * from './provider-calls.repository';
 export * from './fuse-rankings';
+export * from './summaries.repository';

@@ -1,5 +1,5 @@
 import { credentialSecrets, registerSecrets } from '@ask/ask-errors';
-import type { RetrievalSettings } from '@ask/ask-contracts';
+import type { MemorySettings, RetrievalSettings } from '@ask/ask-contracts';
 import type { EmbeddingSettings, LlmSettings, ProviderCredentials } from '@ask/llm-providers';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type Repository } from 'typeorm';
@@ -17,6 +17,8 @@ export interface Project {
   llmSettings: LlmSettings | null;
   /** Retrieval method, weights and text search configuration; null: the defaults (`effectiveRetrieval`). */
   retrievalSettings: RetrievalSettings | null;
+  /** Conversation memory settings; null: the defaults (`effectiveMemory`). */
+  memorySettings: MemorySettings | null;
   /** Items retrieved per ask. */
   topK: number;
   /** Tokens reserved for the answer. */
@@ -37,6 +39,7 @@ export interface ProjectSettingsInput {
   embeddingSettings?: EmbeddingSettings | null;
   llmSettings?: LlmSettings | null;
   retrievalSettings?: RetrievalSettings | null;
+  memorySettings?: MemorySettings | null;
   topK?: number;
   maxTokens?: number;
   systemPrompt?: string | null;
@@ -49,6 +52,7 @@ const PUBLIC_COLUMNS = [
   'p.embeddingSettings',
   'p.llmSettings',
   'p.retrievalSettings',
+  'p.memorySettings',
   'p.topK',
   'p.maxTokens',
   'p.systemPrompt',
@@ -189,6 +193,7 @@ function toProject(e: ProjectEntity, hasCredentials: boolean): Project {
     embeddingSettings: e.embeddingSettings,
     llmSettings: e.llmSettings,
     retrievalSettings: e.retrievalSettings,
+    memorySettings: e.memorySettings,
     topK: e.topK,
     maxTokens: e.maxTokens,
     systemPrompt: e.systemPrompt,
