@@ -12,6 +12,9 @@ const pairs = (...costs: Array<[number, number, number?]>): MemoryTurn[] =>
 /** n pairs of 50 + 50 tokens, each with a 20-token summary. */
 const uniform = (n: number): MemoryTurn[] => pairs(...Array.from({ length: n }, () => [50, 50, 20] as [number, number, number]));
 
+/** n pairs of 50 + 50 tokens, each with a 40-token summary. */
+const long = (n: number): MemoryTurn[] => pairs(...Array.from({ length: n }, () => [50, 50, 40] as [number, number, number]));
+
 /** n pairs of 50 + 50 tokens, each with a 5-token summary. */
 const short = (n: number): MemoryTurn[] => pairs(...Array.from({ length: n }, () => [50, 50, 5] as [number, number, number]));
 
@@ -23,8 +26,8 @@ describe(planMemory.name, () => {
       // [case, history, budget, verbatim, summarised, dropped, tokens]
       ['sends everything verbatim when it fits', uniform(3), 300, range(1, 3), [], [], 300],
       ['turns 1–12 summarised, 13–18 verbatim (18 pairs of 100, summaries of 5, budget 699)', short(18), 699, range(13, 18), range(1, 12), [], 600 + 5 + 12 * 5],
-      ['drops what neither fits verbatim nor as a summary (18 pairs of 100, summaries of 20, budget 760)', uniform(18), 760, range(12, 18), ['t10', 't11'], range(1, 9), 700 + 5 + 2 * 20],
-      ['uses no summary when the verbatim pairs fill the budget exactly', uniform(18), 700, range(12, 18), [], range(1, 11), 700],
+      ['holds room for every older summary (18 pairs of 100, summaries of 20, budget 760)', uniform(18), 760, range(15, 18), range(1, 14), [], 400 + 5 + 14 * 20],
+      ['trims as seed 000 when the summaries cannot all fit (18 pairs, summaries of 20, budget 300)', uniform(18), 300, range(16, 18), [], range(1, 15), 300],
       ['stops summarising at the first pair without a summary', pairs([50, 50, 20], [50, 50], [50, 50, 20], [50, 50, 20]), 250, ['t3', 't4'], [], ['t1', 't2'], 200],
       ['summarises an oversize pair, then goes on summarising', pairs([50, 50, 20], [900, 900, 30], [50, 50, 20]), 200, ['t3'], ['t1', 't2'], [], 100 + 5 + 30 + 20],
       ['keeps nothing with a negative budget', uniform(2), -1, [], [], ['t1', 't2'], 0],
@@ -39,9 +42,10 @@ describe(planMemory.name, () => {
     });
 
     it('charges the memory message framing once and each verbatim pair two framings', () => {
-      // 4 pairs, perMessage 3: verbatim pair 106, memory opening 3 + 5, summary 20.
+      // 4 pairs, perMessage 3: verbatim pair 106, memory opening 3 + 5, summary 20: t3 verbatim would
+      // leave no room for t1's and t2's summaries (212 + 8 + 40 = 260 > 250).
       const plan = planMemory({ history: uniform(4), budget: 250, mode: 'per-turn', headerTokens: 5, perMessageTokens: 3 });
-      expect(plan).toMatchObject({ verbatimTurnIds: ['t3', 't4'], summarisedTurnIds: ['t2'], droppedTurnIds: ['t1'], memoryTokens: 28, tokens: 240 });
+      expect(plan).toMatchObject({ verbatimTurnIds: ['t4'], summarisedTurnIds: ['t1', 't2', 't3'], droppedTurnIds: [], memoryTokens: 68, tokens: 174 });
     });
 
     it('caps verbatim pairs with maxPairs and summarises the rest', () => {
@@ -63,30 +67,31 @@ describe(planMemory.name, () => {
       expect(plan).toMatchObject({ verbatimTurnIds: range(13, 18), summarisedTurnIds: range(1, 12), compactedTurnIds: [], droppedTurnIds: [], sessionSummaryTokens: 0, tokens: 665 });
     });
 
-    it('sends the session summary for t1…t20 when pairs would be dropped (30 pairs, budget 1,000)', () => {
-      const plan = planMemory({ history: uniform(30), budget: 1000, mode: 'compaction', headerTokens: 5, sessionSummary: { tokens: 150, coversUpTo: 't20' } });
-      // 5 + 150 = 155; verbatim t23…t30 = 800 (955); t22, t21 would need 20 each: t22 fits (975), t21 fits (995).
+    it('sends the session summary for t1…t20 when pairs would be dropped (30 pairs, summaries of 40, budget 1,000)', () => {
+      const plan = planMemory({ history: long(30), budget: 1000, mode: 'compaction', headerTokens: 5, sessionSummary: { tokens: 150, coversUpTo: 't20' } });
+      // 5 + 150 = 155; t24…t30 verbatim (700) with room for t21…t23's summaries (120): 975.
       expect(plan).toMatchObject({
-        verbatimTurnIds: range(23, 30),
-        summarisedTurnIds: ['t21', 't22'],
+        verbatimTurnIds: range(24, 30),
+        summarisedTurnIds: range(21, 23),
         compactedTurnIds: range(1, 20),
         droppedTurnIds: [],
         sessionSummaryTokens: 150,
-        memoryTokens: 195,
-        tokens: 995,
+        memoryTokens: 275,
+        tokens: 975,
       });
     });
 
     it('drops the pairs between the summary and the tail that fit in neither form', () => {
-      const plan = planMemory({ history: uniform(30), budget: 1000, mode: 'compaction', headerTokens: 5, sessionSummary: { tokens: 150, coversUpTo: 't10' } });
-      expect(plan).toMatchObject({ verbatimTurnIds: range(23, 30), summarisedTurnIds: ['t21', 't22'], compactedTurnIds: range(1, 10), droppedTurnIds: range(11, 20), tokens: 995 });
+      // Holding room for t11…t29's summaries would leave no pair verbatim: greedy walk, 155 + 800 + 40.
+      const plan = planMemory({ history: long(30), budget: 1000, mode: 'compaction', headerTokens: 5, sessionSummary: { tokens: 150, coversUpTo: 't10' } });
+      expect(plan).toMatchObject({ verbatimTurnIds: range(23, 30), summarisedTurnIds: ['t22'], compactedTurnIds: range(1, 10), droppedTurnIds: range(11, 21), tokens: 995 });
     });
 
     it.each([
       ['the session summary does not fit the budget', { tokens: 996, coversUpTo: 't20' }],
       ['it covers a pair this history does not hold', { tokens: 150, coversUpTo: 'gone' }],
     ])('falls back to the per-turn plan when %s', (_label, sessionSummary) => {
-      const plan = planMemory({ history: uniform(30), budget: 1000, mode: 'compaction', headerTokens: 5, sessionSummary });
+      const plan = planMemory({ history: long(30), budget: 1000, mode: 'compaction', headerTokens: 5, sessionSummary });
       expect(plan).toMatchObject({ verbatimTurnIds: range(21, 30), summarisedTurnIds: [], compactedTurnIds: [], droppedTurnIds: range(1, 20), sessionSummaryTokens: 0, tokens: 1000 });
     });
 

@@ -63,8 +63,9 @@ interface Walk {
 /**
  * Walks `turns` newest → oldest: each pair verbatim while it fits (and the cap allows), then, from
  * the first that does not, each pair as its summary while it has one and it fits, then stops. The
- * memory message's framing and header are charged with the first summary (or up front with
- * `fixedMemory`, the session summary's section).
+ * memory message's framing and header (`memoryOpening`) are charged with the first summary, or up
+ * front with `fixedMemory` (the session summary's section). With `reserve`, a pair is kept verbatim
+ * only when the summaries of the older pairs (the run of pairs that have one) still fit after it.
  */
 function walk(
   turns: readonly MemoryTurn[],
@@ -74,14 +75,22 @@ function walk(
   summaries: boolean,
   memoryOpening: number,
   fixedMemory: number,
+  reserve: boolean,
 ): Walk {
+  // older[i]: tokens of the summaries of the pairs just older than i, down to the first without one.
+  const older: number[] = [0];
+  for (let i = 1; i <= turns.length; i++) {
+    const cost = turns[i - 1].summaryTokens;
+    older.push(cost === undefined ? 0 : cost + older[i - 1]);
+  }
   let memoryTokens = fixedMemory > 0 ? memoryOpening + fixedMemory : 0;
   let tokens = memoryTokens;
   let i = turns.length - 1;
   let verbatim = 0;
   while (i >= 0 && verbatim < maxPairs) {
     const cost = turns[i].questionTokens + turns[i].answerTokens + 2 * perMessage;
-    if (tokens + cost > budget) break;
+    const held = reserve && summaries && older[i] > 0 ? older[i] + (memoryTokens === 0 ? memoryOpening : 0) : 0;
+    if (tokens + cost + held > budget) break;
     tokens += cost;
     verbatim += 1;
     i -= 1;
@@ -99,12 +108,28 @@ function walk(
 }
 
 /**
+ * The tail plan: with summaries, first the walk that holds room for every older summary; it stands
+ * when it represents every pair and still sends one pair verbatim (or the greedy walk sends none).
+ * Otherwise the greedy walk (verbatim while it fits, then summaries).
+ */
+function planTail(turns: readonly MemoryTurn[], budget: number, perMessage: number, maxPairs: number, summaries: boolean, opening: number, fixed: number): Walk {
+  const greedy = walk(turns, budget, perMessage, maxPairs, summaries, opening, fixed, false);
+  if (!summaries || greedy.verbatim + greedy.summarised === turns.length) return greedy;
+  const held = walk(turns, budget, perMessage, maxPairs, summaries, opening, fixed, true);
+  const all = held.verbatim + held.summarised === turns.length;
+  return all && (held.verbatim > 0 || greedy.verbatim === 0) ? held : greedy;
+}
+
+/**
  * Plans the history part of a prompt with conversation memory (issue 16 item 1):
  *
- * 1. Newest → oldest, each pair verbatim while it fits (whole pairs, capped by `maxPairs`).
- * 2. From the first that does not, each older pair as its stored summary while it has one and it
- *    fits (`per-turn` and `compaction`); the first pair without a summary, or whose summary does not
- *    fit, ends the walk and every older pair is dropped.
+ * 1. Newest → oldest, each pair verbatim while it fits (whole pairs, capped by `maxPairs`), holding
+ *    room for the summaries of all older pairs, so that every question stays represented; when
+ *    that cannot represent every pair with at least the newest pair verbatim, verbatim simply while
+ *    it fits (seed 000's walk).
+ * 2. From the first pair not sent verbatim, each older pair as its stored summary while it has one
+ *    and it fits (`per-turn` and `compaction`); the first pair without a summary, or whose summary
+ *    does not fit, ends the walk and every older pair is dropped.
  * 3. `compaction` only: when step 2 still drops pairs and a session summary is stored (covering a
  *    pair of this history), the session summary rides first and stands for every pair up to its
  *    `coversUpTo`; the pairs after it are walked as in steps 1–2 in the budget that is left. When
@@ -114,8 +139,8 @@ function walk(
  * counted against `budget` like pairs; the system prompt is not part of this plan (never summarised).
  * Guarantees `tokens ≤ max(budget, 0)`. Pure: never mutates its input.
  *
- * Example (tokens, perMessage 0, header 5): pairs t1…t4 of 100 each with summaries of 20, budget
- * 250 → t3, t4 verbatim (200), t2 summarised (5 + 20), t1 dropped (275 > 250).
+ * Example (tokens, perMessage 0, header 5): 18 pairs of 100 with summaries of 5, budget 699 →
+ * t13…t18 verbatim (600), t1…t12 summarised (5 + 60), 665 in all.
  */
 export function planMemory(input: MemoryPlanInput): MemoryPlan {
   const { history, budget, mode } = input;
@@ -125,14 +150,14 @@ export function planMemory(input: MemoryPlanInput): MemoryPlan {
   const ids = history.map((t) => t.id);
   const summaries = mode !== 'off';
 
-  const plain = walk(history, budget, perMessage, maxPairs, summaries, opening, 0);
+  const plain = planTail(history, budget, perMessage, maxPairs, summaries, opening, 0);
   const plainDropped = history.length - plain.verbatim - plain.summarised;
   const covered = mode === 'compaction' && input.sessionSummary ? ids.indexOf(input.sessionSummary.coversUpTo) : -1;
   if (plainDropped > 0 && covered >= 0 && input.sessionSummary) {
     const session = input.sessionSummary.tokens;
     if (opening + session <= budget) {
       const rest = history.slice(covered + 1);
-      const w = walk(rest, budget, perMessage, maxPairs, true, opening, session);
+      const w = planTail(rest, budget, perMessage, maxPairs, true, opening, session);
       const firstSent = rest.length - w.verbatim - w.summarised;
       return {
         mode,
