@@ -4,3 +4,4 @@ export * from './plan-prompt';
 export * from './assemble';
 export * from './size-prompt';
 export * from './plan-memory';
+export * from './extractive-summary';
