@@ -3,17 +3,23 @@ import { QueueName } from '@ask/ask-contracts';
 import { AppConfigModule } from '@ask/config';
 import { AskQueuesModule, EventStreamModule } from '@ask/event-stream';
 import { PersistenceModule } from '@ask/persistence';
+import { SummaryProcessor } from './memory/summary.processor';
+import { SummaryProducer } from './memory/summary.producer';
+import { SummaryService } from './memory/summary.service';
 import { SynthesisProcessor } from './synthesis/synthesis.processor';
 import { SynthesisService } from './synthesis/synthesis.service';
 
-/** The synthesis worker: a BullMQ processor on `ask-synthesis`. No HTTP server beyond its health port. */
+/**
+ * The synthesis worker: BullMQ processors on `ask-synthesis` (answers) and `ask-memory` (the
+ * summaries of conversation memory, enqueued after each `done`). No HTTP server beyond its health port.
+ */
 @Module({
   imports: [
     AppConfigModule,
     PersistenceModule.forRoot(),
     EventStreamModule,
-    AskQueuesModule.forQueues(QueueName.AskSynthesis),
+    AskQueuesModule.forQueues(QueueName.AskSynthesis, QueueName.AskMemory),
   ],
-  providers: [SynthesisService, SynthesisProcessor],
+  providers: [SynthesisService, SynthesisProcessor, SummaryProducer, SummaryService, SummaryProcessor],
 })
 export class SynthesisWorkerModule {}

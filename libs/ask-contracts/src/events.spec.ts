@@ -9,6 +9,6 @@ describe('ask contracts', () => {
     expect([...TERMINAL_EVENTS].sort()).toEqual(['done', 'error']);
   });
   it('keeps the permanent queue names', () => {
-    expect(Object.values(QueueName)).toEqual(['ask-retrieval', 'ask-synthesis', 'ask-ingestion']);
+    expect(Object.values(QueueName)).toEqual(['ask-retrieval', 'ask-synthesis', 'ask-ingestion', 'ask-memory']);
   });
 });

@@ -1,3 +1,4 @@
+import type { MemoryMode } from './memory';
 import type { RetrievalLegs, RetrievalMethod } from './retrieval';
 
 /**
@@ -53,8 +54,33 @@ export interface BudgetEvent {
   turnsDropped: number;
   contextKept: number;
   contextDropped: number;
-  /** Ids of the stored messages (earlier turns) this prompt carried, oldest first. */
+  /** Ids of the stored messages (earlier turns) this prompt carried verbatim, oldest first. */
   keptTurnIds: string[];
+  /** What conversation memory carried (issue 16); absent on streams written before memory existed. */
+  memory?: BudgetMemory;
+}
+
+/**
+ * The history of one prompt, turn by turn (1-based positions in the session, ranges inclusive,
+ * oldest first): e.g. summarised `[[1, 12]]`, verbatim `[[13, 18]]`. The lists partition the turns.
+ */
+export interface BudgetMemory {
+  mode: MemoryMode;
+  /** Pairs sent verbatim / as their summary / under the session summary / not at all. */
+  verbatimPairs: number;
+  summarisedPairs: number;
+  compactedPairs: number;
+  droppedPairs: number;
+  verbatim: Array<[number, number]>;
+  summarised: Array<[number, number]>;
+  /** Turns the session summary stood for (`[[1, n]]`), or `[]`. */
+  compacted: Array<[number, number]>;
+  dropped: Array<[number, number]>;
+  /** True when the session summary rode along, with its tokens. */
+  sessionSummary: boolean;
+  sessionSummaryTokens: number;
+  /** Tokens of the memory message (summaries, session summary, framing), counted against the history budget. */
+  memoryTokens: number;
 }
 
 export interface DeltaEvent {

@@ -12,6 +12,8 @@ export enum QueueName {
   AskSynthesis = 'ask-synthesis',
   /** Gateway (or CLI) → ingestion worker: chunk, embed and store an upload, or re-embed a project. */
   AskIngestion = 'ask-ingestion',
+  /** Synthesis worker → itself, after `done`: summarise the stored pair and compact the session (issue 16). */
+  AskMemory = 'ask-memory',
 }
 
 /** Job names inside each queue (one handler each). */
@@ -22,6 +24,8 @@ export enum JobName {
   Ingest = 'ingest',
   /** Rebuild every vector of a project from its stored text with the project's current embedding model. */
   Reembed = 'reembed',
+  /** Summarise one stored pair and, in compaction, move the session summary forward. */
+  Summarize = 'summarize',
 }
 
 /** Kinds of item the retrieval worker ranks. */
@@ -76,6 +80,24 @@ export interface IngestJobData {
 }
 
 /**
+ * Payload of a summary job, enqueued once `done` is published. The job id is `summary-<messageId>`,
+ * so a retried synthesis never enqueues twice.
+ */
+export interface SummarizeJobData {
+  projectId: string;
+  sessionId: string;
+  /** The stored pair to summarise. */
+  messageId: string;
+  /** The ask whose answer it is (for logs). */
+  askId: string;
+  /**
+   * The newest pair this ask's prompt did not carry verbatim or as a summary (dropped, or under the
+   * session summary), or null when it carried every pair: the session summary must reach past it.
+   */
+  evictedUpTo: string | null;
+}
+
+/**
  * The job contract: each queue and the (job name, payload) pairs it carries, one union member per job
  * name. Producers and processors are typed through it (event-stream `ContractQueue`, `ContractJob`,
  * `enqueueJob`), so a wrong queue / name / payload pairing does not compile
@@ -85,4 +107,5 @@ export interface JobPayloads {
   [QueueName.AskRetrieval]: { name: JobName.Retrieve; data: RetrieveJobData };
   [QueueName.AskSynthesis]: { name: JobName.Synthesize; data: SynthesizeJobData };
   [QueueName.AskIngestion]: { name: JobName.Ingest; data: IngestJobData } | { name: JobName.Reembed; data: IngestJobData };
+  [QueueName.AskMemory]: { name: JobName.Summarize; data: SummarizeJobData };
 }

@@ -60,6 +60,10 @@ const schema = z.object({
    */
   INGESTION_LOCK_DURATION_MS: z.coerce.number().int().min(1000).max(3_600_000).default(120_000),
   SYNTHESIS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  /** How long one summariser call (conversation memory) may take, in milliseconds; then it is abandoned. */
+  MEMORY_SUMMARY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  /** Summary jobs (conversation memory) run at once per synthesis worker. */
+  MEMORY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   /**
    * Lock of a running synthesis job, in milliseconds (renewed every half of it while the worker lives).
    * A killed worker's job is taken up again once its lock has lapsed and a stalled check has run.

@@ -56,16 +56,20 @@ export function sentenceScore(sentence: string): number {
  * A deterministic extractive summary (the summariser of the local stand-in and of `extractive`):
  * the most informative sentences of the sources ({@link sentenceScore} + each source's bonus) that
  * fit `maxTokens` together, kept in their original order and grouped under their source's label
- * (`Q: … A: …`). A sentence alone longer than the budget is cut at a word boundary to fit. Ties go
- * to the earlier sentence. Same input, same output.
+ * (`Q: … A: …`); a sentence repeated is kept once. A sentence alone longer than the budget is cut at
+ * a word boundary to fit. Ties go to the earlier sentence. Same input, same output.
  *
  * @param countText tokens of a text under the planning counter (the budget's unit).
  * @param maxTokens length budget in tokens (≥ 1).
  * @returns the summary, or '' when the sources hold no text.
  */
 export function extractiveSummary(sources: readonly ExtractiveSource[], maxTokens: number, countText: (text: string) => number): string {
+  // A sentence said twice is kept once (its first occurrence).
+  const seen = new Set<string>();
   const sentences = sources.flatMap((source, s) =>
-    splitSentences(source.text).map((text, i) => ({ source: s, order: i, text, score: sentenceScore(text) + (source.bonus ?? 0) })),
+    splitSentences(source.text)
+      .map((text, i) => ({ source: s, order: i, text, score: sentenceScore(text) + (source.bonus ?? 0) }))
+      .filter((x) => !seen.has(x.text) && seen.add(x.text)),
   );
   if (sentences.length === 0) return '';
   const ranked = [...sentences].sort((a, b) => b.score - a.score || a.source - b.source || a.order - b.order);
@@ -74,7 +78,7 @@ export function extractiveSummary(sources: readonly ExtractiveSource[], maxToken
     sources
       .map((source, s) => {
         const mine = sentences.filter((x) => x.source === s && set.has(x));
-        return mine.length ? `${source.label}: ${mine.map((x) => x.text).join(' ')}` : '';
+        return mine.length ? `${source.label ? `${source.label}: ` : ''}${mine.map((x) => x.text).join(' ')}` : '';
       })
       .filter(Boolean)
       .join(' ');
@@ -84,7 +88,8 @@ export function extractiveSummary(sources: readonly ExtractiveSource[], maxToken
   const labels = new Set<number>();
   const chosen: Array<(typeof sentences)[number]> = [];
   for (const sentence of ranked) {
-    const cost = countText(sentence.text) + 1 + (labels.has(sentence.source) ? 0 : countText(`${sources[sentence.source].label}:`) + 1);
+    const label = sources[sentence.source].label;
+    const cost = countText(sentence.text) + 1 + (labels.has(sentence.source) || !label ? 0 : countText(`${label}:`) + 1);
     if (used + cost > maxTokens) continue;
     used += cost;
     labels.add(sentence.source);
@@ -96,11 +101,12 @@ export function extractiveSummary(sources: readonly ExtractiveSource[], maxToken
   // Not even the best sentence fits: cut it to the budget, word by word from its start.
   const best = ranked[0];
   const words = best.text.split(' ');
+  const prefix = sources[best.source].label ? `${sources[best.source].label}: ` : '';
   let cut = '';
   for (const word of words) {
     const next = cut ? `${cut} ${word}` : word;
-    if (countText(`${sources[best.source].label}: ${next}`) > maxTokens) break;
+    if (countText(`${prefix}${next}`) > maxTokens) break;
     cut = next;
   }
-  return cut ? `${sources[best.source].label}: ${cut}` : '';
+  return cut ? `${prefix}${cut}` : '';
 }

@@ -90,6 +90,7 @@ describe(planMemory.name, () => {
     it.each([
       ['the session summary does not fit the budget', { tokens: 996, coversUpTo: 't20' }],
       ['it covers a pair this history does not hold', { tokens: 150, coversUpTo: 'gone' }],
+      ['it would leave no pair verbatim (5 + 900 + 100 > 1,000)', { tokens: 900, coversUpTo: 't20' }],
     ])('falls back to the per-turn plan when %s', (_label, sessionSummary) => {
       const plan = planMemory({ history: long(30), budget: 1000, mode: 'compaction', headerTokens: 5, sessionSummary });
       expect(plan).toMatchObject({ verbatimTurnIds: range(21, 30), summarisedTurnIds: [], compactedTurnIds: [], droppedTurnIds: range(1, 20), sessionSummaryTokens: 0, tokens: 1000 });

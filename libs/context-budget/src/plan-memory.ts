@@ -133,7 +133,8 @@ function planTail(turns: readonly MemoryTurn[], budget: number, perMessage: numb
  * 3. `compaction` only: when step 2 still drops pairs and a session summary is stored (covering a
  *    pair of this history), the session summary rides first and stands for every pair up to its
  *    `coversUpTo`; the pairs after it are walked as in steps 1–2 in the budget that is left. When
- *    the session summary alone does not fit, the plan of step 2 stands.
+ *    the session summary alone does not fit, or it would leave no pair verbatim where step 2 keeps
+ *    one, the plan of step 2 stands.
  *
  * `off` is seed 000 trimming (`trimHistory`): verbatim pairs, the rest dropped. Summaries are
  * counted against `budget` like pairs; the system prompt is not part of this plan (never summarised).
@@ -158,6 +159,8 @@ export function planMemory(input: MemoryPlanInput): MemoryPlan {
     if (opening + session <= budget) {
       const rest = history.slice(covered + 1);
       const w = planTail(rest, budget, perMessage, maxPairs, true, opening, session);
+      // The newest pair stays verbatim: a session summary that would push it out is not worth it.
+      if (w.verbatim === 0 && plain.verbatim > 0) return fromWalk(mode, ids, plain);
       const firstSent = rest.length - w.verbatim - w.summarised;
       return {
         mode,
@@ -171,12 +174,17 @@ export function planMemory(input: MemoryPlanInput): MemoryPlan {
       };
     }
   }
+  return fromWalk(mode, ids, plain);
+}
+
+function fromWalk(mode: MemoryMode, ids: readonly string[], plain: Walk): MemoryPlan {
+  const dropped = ids.length - plain.verbatim - plain.summarised;
   return {
     mode,
     verbatimTurnIds: ids.slice(ids.length - plain.verbatim),
-    summarisedTurnIds: ids.slice(plainDropped, ids.length - plain.verbatim),
+    summarisedTurnIds: ids.slice(dropped, ids.length - plain.verbatim),
     compactedTurnIds: [],
-    droppedTurnIds: ids.slice(0, plainDropped),
+    droppedTurnIds: ids.slice(0, dropped),
     sessionSummaryTokens: 0,
     memoryTokens: plain.memoryTokens,
     tokens: plain.tokens,

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import type { SynthesizeJobData } from '@ask/ask-contracts';
+import type { BudgetMemory, SynthesizeJobData } from '@ask/ask-contracts';
 import { AskErrorCode, contextOverflow, internalError, isAskError, llmNotConfigured, notFound, settingsOverflow, toErrorEvent } from '@ask/ask-errors';
-import { budgetShortfall, DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT, sizePrompt, type SizedPrompt } from '@ask/context-budget';
+import { budgetShortfall, DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT, type PromptPlan, sizePrompt, type SizedPrompt } from '@ask/context-budget';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventStream, FencedPublishError, type RunClaim } from '@ask/event-stream';
 import {
@@ -20,11 +20,13 @@ import {
 } from '@ask/llm-providers';
 import { type ModelRef, resolveModel, type ResolvedModel } from '@ask/model-catalog';
 import { askDurationSeconds, asksTotal, countingFaultsTotal, promptTokensPlanned, turnsDroppedTotal } from '@ask/observability';
-import { LearnedWindowsRepository, type Project, ProjectsRepository, ProviderCallsRepository, SessionNotFoundError, SessionsRepository, UsageRepository } from '@ask/persistence';
+import { LearnedWindowsRepository, type Project, ProjectsRepository, ProviderCallsRepository, SessionNotFoundError, SessionsRepository, SummariesRepository, UsageRepository } from '@ask/persistence';
 import { countOnce, type CounterChoice, selectTokenCounter, type TokenCounter } from '@ask/token-counting';
 import { type CountedTurn, factorsOf, type Planning, PlanningMemory } from './planning-memory';
 import { DeltaCoalescer } from './delta-coalescer';
 import { CallLedger, type CallScope } from './call-ledger';
+import { ConversationMemory } from '../memory/conversation-memory';
+import { SummaryProducer } from '../memory/summary.producer';
 
 /** Reported prompt tokens above our estimate by more than this factor are logged as a counting fault. */
 const COUNTING_FAULT_RATIO = 1.15;
@@ -72,7 +74,13 @@ export class SynthesisService {
   private readonly memory: PlanningMemory;
   /** Every upstream call's row in `provider_calls` (none when constructed without the repository). */
   private readonly ledger: CallLedger;
+  private readonly conversation?: ConversationMemory;
 
+  /**
+   * `summaries` and `summaryQueue` wire conversation memory (issue 16): stored summaries are read
+   * into the plan, and a summary job is enqueued after each `done`. Without them the worker plans
+   * with trimming only.
+   */
   constructor(
     private readonly projects: ProjectsRepository,
     private readonly sessions: SessionsRepository,
@@ -81,9 +89,12 @@ export class SynthesisService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     windows: LearnedWindowsRepository,
     @Optional() calls?: ProviderCallsRepository,
+    @Optional() summaries?: SummariesRepository,
+    @Optional() private readonly summaryQueue?: SummaryProducer,
   ) {
     this.memory = new PlanningMemory(usage, windows, sessions);
     this.ledger = new CallLedger(calls ?? { record: async () => undefined }, config.ASK_PRICE_OVERRIDES);
+    if (summaries) this.conversation = new ConversationMemory(summaries);
   }
 
   /**
@@ -157,7 +168,9 @@ export class SynthesisService {
     // Each text of this request is tokenised once, however often it is re-planned or stored.
     const counter = countOnce(planning.counter);
     const provider = await this.provider(project, counter);
-    const history = await this.memory.history(data.sessionId, planning);
+    const counted = await this.memory.history(data.sessionId, planning);
+    const recalled = this.conversation ? await this.conversation.load(project, data.sessionId, counted, planning) : undefined;
+    const history = recalled?.history ?? counted;
 
     const size = (windowOverride?: number, scale?: number): SizedPrompt =>
       sizePrompt({
@@ -172,6 +185,7 @@ export class SynthesisService {
         items: data.items,
         maxHistoryMessages: project.maxHistoryMessages,
         windowOverride,
+        memory: recalled?.memory,
       });
     const ctx: TurnContext = { askId: data.askId, projectId: project.id, question: data.question, model, choice, planning, history, maxTokens, remembered, run };
     // Never resent as-is after an overflow: re-planned once with what the provider disclosed.
@@ -233,6 +247,22 @@ export class SynthesisService {
     }, run.claim);
     asksTotal.inc({ outcome: 'done' });
     askDurationSeconds.observe((Date.now() - Date.parse(data.acceptedAt)) / 1000);
+    if (recalled && recalled.memory.mode !== 'off') await this.enqueueSummary(data, stored.message.id, sized.plan);
+  }
+
+  /**
+   * After `done`: the summary job of the stored pair (never delays or fails the reply; a lost
+   * enqueue only means that pair has no summary, and the planner then treats it as trimming does).
+   */
+  private async enqueueSummary(data: SynthesizeJobData, messageId: string, plan: PromptPlan): Promise<void> {
+    if (!this.summaryQueue) return;
+    // Dropped pairs are newer than the compacted ones (planMemory): the newest evicted pair.
+    const newest = plan.memory.droppedTurnIds.at(-1) ?? plan.memory.compactedTurnIds.at(-1) ?? null;
+    try {
+      await this.summaryQueue.enqueue({ projectId: data.projectId, sessionId: data.sessionId, messageId, askId: data.askId, evictedUpTo: newest });
+    } catch (err) {
+      this.logger.warn(`ask ${data.askId}: summary job not enqueued: ${(err as Error).message}`);
+    }
   }
 
   /** Streams one call, publishing its text as coalesced deltas (`DeltaCoalescer`). Returns the text and usage, or the overflow to re-budget. */
@@ -374,6 +404,7 @@ export class SynthesisService {
       contextKept: plan.contextKept,
       contextDropped: plan.contextDropped,
       keptTurnIds: plan.keptTurnIds,
+      memory: budgetMemory(plan, ctx.history.map((t) => t.message.id)),
     }, ctx.run.claim);
     promptTokensPlanned.observe({ model: model.model }, plan.used);
     if (plan.turnsDropped) turnsDroppedTotal.inc({ model: model.model }, plan.turnsDropped);
@@ -497,6 +528,38 @@ export function replanFigures(sized: Pick<SizedPrompt, 'window' | 'scale' | 'pla
   if (ratio !== undefined && ratio > 1) return { window: limit ?? sized.window, scale: sized.scale * ratio };
   if (limit !== undefined) return { window: limit, scale: sized.scale };
   return { window: Math.floor(sized.window * 0.9), scale: sized.scale };
+}
+
+/**
+ * The `budget` event's memory figures: each list of the plan as ranges of 1-based turn positions
+ * (`historyIds` is the session's pairs, oldest first).
+ */
+export function budgetMemory(plan: Pick<PromptPlan, 'memory'>, historyIds: readonly string[]): BudgetMemory {
+  const position = new Map(historyIds.map((id, i) => [id, i + 1]));
+  const ranges = (ids: readonly string[]): Array<[number, number]> => {
+    const out: Array<[number, number]> = [];
+    for (const n of ids.map((id) => position.get(id) ?? 0).filter((n) => n > 0).sort((a, b) => a - b)) {
+      const last = out.at(-1);
+      if (last && last[1] + 1 === n) last[1] = n;
+      else out.push([n, n]);
+    }
+    return out;
+  };
+  const m = plan.memory;
+  return {
+    mode: m.mode,
+    verbatimPairs: m.verbatimTurnIds.length,
+    summarisedPairs: m.summarisedTurnIds.length,
+    compactedPairs: m.compactedTurnIds.length,
+    droppedPairs: m.droppedTurnIds.length,
+    verbatim: ranges(m.verbatimTurnIds),
+    summarised: ranges(m.summarisedTurnIds),
+    compacted: ranges(m.compactedTurnIds),
+    dropped: ranges(m.droppedTurnIds),
+    sessionSummary: m.sessionSummaryTokens > 0,
+    sessionSummaryTokens: m.sessionSummaryTokens,
+    memoryTokens: m.memoryTokens,
+  };
 }
 
 /** The run's fencing claim and the worker's lock-lost signal. */

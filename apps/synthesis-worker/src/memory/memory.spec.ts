@@ -1,0 +1,263 @@
+import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import { Queue } from 'bullmq';
+import { type AskEvent, type BudgetEvent, type MemorySettings, QueueName, type SummarizeJobData } from '@ask/ask-contracts';
+import { extractiveSummary } from '@ask/context-budget';
+import { loadConfig } from '@ask/config';
+import { AskEventStream } from '@ask/event-stream';
+import { FAKE_ANSWER, startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
+import { CredentialsCipher, LearnedWindowsRepository, ProjectsRepository, SessionsRepository, SummariesRepository, UsageRepository } from '@ask/persistence';
+import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { ScriptCalibratedCounter, TiktokenCounter } from '@ask/token-counting';
+import { SynthesisService } from '../synthesis/synthesis.service';
+import { SummaryProducer } from './summary.producer';
+import { type SummariserFactory, SummaryService } from './summary.service';
+import { type Summariser, SummariserError } from './summarisers';
+
+// Integration (issue 16): the real SynthesisService and SummaryService on a throwaway PostgreSQL
+// database, the machine's Redis (own key prefix, a real BullMQ queue), the fake OpenAI upstream on
+// loopback capturing every assembled request.
+describe('conversation memory', () => {
+  jest.setTimeout(120_000);
+  const encryptionKey = 'b'.repeat(64);
+  const prefix = `memory-test-${randomUUID()}`;
+  // A project on a custom base_url plans with the (here uncalibrated) per-script estimate.
+  const approx = new ScriptCalibratedCounter({});
+  let db: TestDatabase;
+  let redis: Redis;
+  let upstream: FakeUpstream;
+  let events: AskEventStream;
+  let projects: ProjectsRepository;
+  let sessions: SessionsRepository;
+  let summaries: SummariesRepository;
+  let queue: Queue;
+  let synthesis: SynthesisService;
+  let config: ReturnType<typeof loadConfig>;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+    upstream = await startFakeUpstream({ chunkDelayMs: 0 });
+    events = new AskEventStream(redis, prefix, 120);
+    projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(encryptionKey));
+    sessions = new SessionsRepository(db.dataSource);
+    summaries = new SummariesRepository(db.dataSource);
+    config = loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, ASK_ENCRYPTION_KEY: encryptionKey, ASK_PROVIDER_URL_ALLOWLIST: upstream.url, MEMORY_SUMMARY_TIMEOUT_MS: '300' });
+    queue = new Queue(QueueName.AskMemory, { connection: { url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0' }, prefix });
+    synthesis = new SynthesisService(projects, sessions, new UsageRepository(db.dataSource), events, config, new LearnedWindowsRepository(db.dataSource), undefined, summaries, new SummaryProducer(queue));
+  });
+
+  afterAll(async () => {
+    await queue.obliterate({ force: true });
+    await queue.close();
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+    await upstream.close();
+    await db.drop();
+  });
+
+  const summaryService = (factory?: SummariserFactory, timeoutMs = 300) =>
+    new SummaryService(projects, sessions, summaries, new UsageRepository(db.dataSource), new LearnedWindowsRepository(db.dataSource), { ...config, MEMORY_SUMMARY_TIMEOUT_MS: timeoutMs }, factory);
+
+  /** An OpenAI project on the fake upstream: window 3,100, max_tokens 1,024 (about 830 tokens of history with a question: one pair verbatim, not two). */
+  let models = 0;
+  async function newSession(memory: MemorySettings | null) {
+    // A model of its own per test: calibration learns per model, and each test's figures stay its own.
+    const project = await projects.create({
+      name: 'memory',
+      llmSettings: { provider: 'openai', model: `memory-gw-${(models += 1)}`, baseUrl: `${upstream.url}/v1`, contextWindow: 3100, maxTokens: 1024 },
+      memorySettings: memory,
+    });
+    await projects.setCredentials(project.id, { apiKey: `sk-test-${randomUUID()}` });
+    return { projectId: project.id, sessionId: (await sessions.create(project.id, 's')).id };
+  }
+
+  /** Turn i's question: one planted fact, then filler (about 330 tokens). */
+  const question = (i: number) => `Codename ${i}: Nightjar-${100 + i}. ${Array.from({ length: 30 }, (_, k) => `Filler sentence ${String.fromCharCode(97 + (k % 26))} only fills the window.`).join(' ')} What comes next?`;
+
+  /** One ask through the synthesis service; returns its events and the request the upstream received. */
+  async function ask(ids: { projectId: string; sessionId: string }, text: string) {
+    const askId = randomUUID();
+    const acceptedAt = new Date().toISOString();
+    await events.open(askId, { ...ids, acceptedAt });
+    const before = upstream.requests.length;
+    await synthesis.synthesize({ askId, ...ids, question: text, acceptedAt, items: [] }, { attempt: 1 });
+    const evs = await events.readAll(askId);
+    const request = upstream.requests.slice(before).find((r) => r.route === 'openai.chat')?.body as { messages: Array<{ role: string; content: string }> };
+    const budget = evs.find((e) => e.type === 'budget')?.data as BudgetEvent;
+    if (process.env.DEBUG_MEMORY) console.log(budget.available, budget.used, JSON.stringify(budget.memory));
+    return { askId, evs, request, budget };
+  }
+
+  /** The summary job the ask enqueued, taken off the real queue and run as the processor does. */
+  async function runSummaryJob(evs: AskEvent[], service = summaryService()) {
+    const done = evs.find((e) => e.type === 'done')?.data as { messageId: string };
+    const job = await queue.getJob(`summary-${done.messageId}`);
+    expect(job?.name).toBe('summarize');
+    await job?.remove();
+    return service.summarize(job?.data as SummarizeJobData);
+  }
+
+  const turnRows = (sessionId: string) => db.dataSource.query('SELECT message_id, text, token_counts, provider, model FROM turn_summaries WHERE session_id = $1', [sessionId]);
+
+  it('per-turn: summarises each pair after done, and the next asks send turns 1–2 summarised, 3 verbatim', async () => {
+    const ids = await newSession({ mode: 'per-turn', summaryModel: 'extractive', summaryMaxTokens: 40 });
+    const first = await ask(ids, question(1));
+    // The job is enqueued only after `done` was published (stream ids are milliseconds).
+    const doneAt = Number(first.evs.find((e) => e.type === 'done')?.id.split('-')[0]);
+    const done = first.evs.find((e) => e.type === 'done')?.data as { messageId: string };
+    expect((await queue.getJob(`summary-${done.messageId}`))?.timestamp).toBeGreaterThanOrEqual(doneAt);
+    expect(await runSummaryJob(first.evs)).toEqual({ turn: 'stored', session: 'skipped' });
+    const rows = await turnRows(ids.sessionId);
+    const expected = extractiveSummary([{ label: 'Q', text: question(1) }, { label: 'A', text: FAKE_ANSWER }], 40, (t) => approx.countText(t));
+    const m = approx.measure(expected);
+    expect(rows).toEqual([{ message_id: done.messageId, text: expected, token_counts: { 'approx:script-v1': m.estimate, 'approx:script-v1-floor': m.floor, 'approx:script-v1-classes': m.mask }, provider: 'local', model: 'extractive' }]);
+    expect(expected).toContain('Nightjar-101');
+    // The stored messages are untouched.
+    expect((await sessions.history(ids.sessionId)).map((m) => m.question)).toEqual([question(1)]);
+
+    for (const i of [2, 3]) await runSummaryJob((await ask(ids, question(i))).evs);
+    const fourth = await ask(ids, question(4));
+    expect(fourth.budget.memory).toEqual({
+      mode: 'per-turn',
+      verbatimPairs: 1,
+      summarisedPairs: 2,
+      compactedPairs: 0,
+      droppedPairs: 0,
+      verbatim: [[3, 3]],
+      summarised: [[1, 2]],
+      compacted: [],
+      dropped: [],
+      sessionSummary: false,
+      sessionSummaryTokens: 0,
+      memoryTokens: fourth.budget.memory?.memoryTokens,
+    });
+    const sent = fourth.request.messages;
+    expect(sent.map((m) => m.role)).toEqual(['system', 'system', 'user', 'assistant', 'user']);
+    expect(sent[1].content).toContain('Nightjar-101');
+    expect(sent[1].content).toContain('Nightjar-102');
+    expect(sent[2].content).toBe(question(3));
+    // Summaries are counted against the window: what was sent fits it.
+    expect(approx.countMessages(sent.map((m) => ({ role: m.role as 'user', content: m.content })))).toBeLessThanOrEqual(fourth.budget.used);
+    expect(fourth.budget.used + 1024).toBeLessThanOrEqual(3100 - fourth.budget.margin);
+  });
+
+  it('off: no job, no summary, trimming only', async () => {
+    const ids = await newSession({ mode: 'off' });
+    const first = await ask(ids, question(1));
+    const done = first.evs.find((e) => e.type === 'done')?.data as { messageId: string };
+    expect(await queue.getJob(`summary-${done.messageId}`)).toBeUndefined();
+    await ask(ids, question(2));
+    const third = await ask(ids, question(3));
+    expect(third.budget.memory).toMatchObject({ mode: 'off', verbatim: [[2, 2]], summarised: [], dropped: [[1, 1]] });
+  });
+
+  it('compaction: a session summary for the turns older than the tail rides along once pairs would be dropped', async () => {
+    const ids = await newSession({ mode: 'compaction', summaryModel: 'extractive', summaryMaxTokens: 24 });
+    const plans: BudgetEvent[] = [];
+    for (let i = 1; i <= 12; i++) {
+      const turn = await ask(ids, question(i));
+      plans.push(turn.budget);
+      await runSummaryJob(turn.evs);
+    }
+    const last = await ask(ids, question(13));
+    const session = await summaries.sessionSummary(ids.sessionId);
+    // Ask 11 dropped turns 1–3; its job compacted turns 1–5 (2 ahead, from the originals); ask 12
+    // still dropped 6–8, and its job rolled the summary forward to 1–10 (previous summary + turns 6–10).
+    expect(plans[10].memory).toMatchObject({ sessionSummary: false, dropped: [[1, 3]], summarised: [[4, 9]], verbatim: [[10, 10]] });
+    expect(plans[11].memory).toMatchObject({ sessionSummary: true, compacted: [[1, 5]], dropped: [[6, 8]], summarised: [[9, 10]], verbatim: [[11, 11]] });
+    expect(session).toMatchObject({ provider: 'local', model: 'extractive', coversTurns: 10, rollingUpdates: 1 });
+    expect(last.budget.memory).toMatchObject({ mode: 'compaction', sessionSummary: true, compacted: [[1, 10]], summarised: [[11, 11]], verbatim: [[12, 12]], dropped: [] });
+    expect(last.budget.memory?.sessionSummaryTokens).toBeGreaterThan(0);
+    expect(last.request.messages[1].content).toContain(`Summary of turns 1–10:\n${session?.text}\n\nTurn 11 (summary):`);
+    expect(last.budget.used + 1024).toBeLessThanOrEqual(3100 - last.budget.margin);
+    // The session summary is full (144 tokens) with turns 1–8's facts: 9 and 10 did not make it in.
+    const sent = JSON.stringify(last.request.messages);
+    expect(Array.from({ length: 12 }, (_, i) => `Nightjar-${101 + i}`).filter((f) => !sent.includes(f))).toEqual(['Nightjar-109', 'Nightjar-110']);
+  });
+
+  describe('faults: the summary is not stored, history is unchanged, the next ask plans without it', () => {
+    const slow: Summariser = {
+      provider: 'test',
+      model: 'slow',
+      summarise: (_s, _m, signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(new SummariserError('timeout', 'the summariser timed out')))),
+    };
+    const failing: Summariser = { provider: 'test', model: 'failing', summarise: async () => Promise.reject(new SummariserError('failed', 'upstream 500')) };
+    const empty: Summariser = { provider: 'test', model: 'empty', summarise: async () => ({ text: '  \n', promptTokens: 50, completionTokens: 0, cacheReadTokens: null }) };
+    const overflowing: Summariser = { provider: 'test', model: 'long', summarise: async () => ({ text: 'far too long '.repeat(200), promptTokens: 50, completionTokens: 600, cacheReadTokens: null }) };
+
+    it.each([
+      ['fails', failing, 'failed', null],
+      ['times out', slow, 'timeout', null],
+      ['returns empty text', empty, 'empty', 50],
+      ['overflows its length budget', overflowing, 'overflow', 50],
+    ] as Array<[string, Summariser, string, number | null]>)('when the summariser %s', async (_label, summariser, outcome, promptTokens) => {
+      const ids = await newSession({ mode: 'per-turn', summaryMaxTokens: 40 });
+      const first = await ask(ids, question(1));
+      expect(await runSummaryJob(first.evs, summaryService(async () => summariser))).toEqual({ turn: outcome, session: 'skipped' });
+      expect(await turnRows(ids.sessionId)).toEqual([]);
+      const calls = await summaries.calls(ids.projectId);
+      expect(calls.map((c) => [c.kind, c.model, c.outcome, c.promptTokens])).toEqual([['turn', summariser.model, outcome, promptTokens]]);
+      await ask(ids, question(2));
+      const third = await ask(ids, question(3));
+      expect(third.budget.memory).toMatchObject({ verbatim: [[2, 2]], summarised: [], dropped: [[1, 1]] });
+      expect(third.request.messages.filter((m) => m.role === 'system')).toHaveLength(1);
+      expect((await sessions.history(ids.sessionId)).map((m) => m.question)).toEqual([question(1), question(2), question(3)]);
+    });
+
+    it('a session deleted while its summary job runs ends the job cleanly', async () => {
+      const ids = await newSession({ mode: 'per-turn', summaryMaxTokens: 40 });
+      const first = await ask(ids, question(1));
+      const deleting: Summariser = {
+        provider: 'test',
+        model: 'deleting',
+        summarise: async () => {
+          await sessions.delete(ids.projectId, ids.sessionId);
+          return { text: 'Nightjar-101 is the codename.', promptTokens: 20, completionTokens: 8, cacheReadTokens: null };
+        },
+      };
+      const done = first.evs.find((e) => e.type === 'done')?.data as { messageId: string };
+      const data = (await queue.getJob(`summary-${done.messageId}`))?.data as SummarizeJobData;
+      expect(await runSummaryJob(first.evs, summaryService(async () => deleting))).toEqual({ turn: 'gone', session: 'skipped' });
+      expect(await turnRows(ids.sessionId)).toEqual([]);
+      expect((await summaries.calls(ids.projectId)).map((c) => c.outcome)).toEqual(['gone']);
+      // A retry of the job after the deletion ends at once, without a call.
+      expect(await summaryService().summarize(data)).toEqual({ turn: 'gone', session: 'skipped' });
+      expect(await summaries.calls(ids.projectId)).toHaveLength(1);
+    });
+  });
+
+  describe('the provider summariser (the project model through the same adapter)', () => {
+    it('stores the provider text and records the call as its own usage row', async () => {
+      const ids = await newSession({ mode: 'per-turn', summaryMaxTokens: 40 });
+      const first = await ask(ids, question(1));
+      const before = upstream.requests.length;
+      expect(await runSummaryJob(first.evs)).toEqual({ turn: 'stored', session: 'skipped' });
+      const call = upstream.requests.slice(before).find((r) => r.route === 'openai.chat');
+      const body = call?.body as { model: string; max_tokens?: number; max_completion_tokens?: number; messages: Array<{ role: string; content: string }> };
+      expect(body.model).toBe(`memory-gw-${models}`);
+      expect(body.messages[0].content).toContain('Keep every name, number');
+      expect(body.messages[1].content).toBe(`Q:\n${question(1).trim()}\n\nA:\n${FAKE_ANSWER}`);
+      expect((await turnRows(ids.sessionId)).map((r: { text: string; provider: string; model: string }) => [r.text, r.provider, r.model])).toEqual([[FAKE_ANSWER, 'openai', `memory-gw-${models}`]]);
+      const [row] = await summaries.calls(ids.projectId);
+      expect(row).toMatchObject({ kind: 'turn', provider: 'openai', model: `memory-gw-${models}`, outcome: 'stored', promptTokens: call?.promptTokens });
+      // The fake counts an unknown model's tokens with o200k_base.
+      expect(row.completionTokens).toBe(new TiktokenCounter('o200k_base').countText(FAKE_ANSWER));
+    });
+
+    it('a provider error (HTTP 500) stores nothing and records the failed call', async () => {
+      const ids = await newSession({ mode: 'per-turn', summaryMaxTokens: 40 });
+      const first = await ask(ids, question(1));
+      upstream.setFault('500', 5);
+      try {
+        // Retried within streamWithRetry's bounds (3 attempts), then given up: no retry loop.
+        expect(await runSummaryJob(first.evs, summaryService(undefined, 20_000))).toEqual({ turn: 'failed', session: 'skipped' });
+      } finally {
+        upstream.clearFaults();
+      }
+      expect(await turnRows(ids.sessionId)).toEqual([]);
+      expect((await summaries.calls(ids.projectId)).map((c) => [c.outcome, c.promptTokens])).toEqual([['failed', null]]);
+    });
+  });
+});

@@ -1,0 +1,189 @@
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { effectiveMemory, EXTRACTIVE_SUMMARISER, SESSION_SUMMARY_FACTOR, type SummarizeJobData } from '@ask/ask-contracts';
+import type { ExtractiveSource } from '@ask/context-budget';
+import { APP_CONFIG, type AppConfig } from '@ask/config';
+import { createChatProvider, egressPolicyFor } from '@ask/llm-providers';
+import { resolveModel } from '@ask/model-catalog';
+import {
+  LearnedWindowsRepository,
+  type Project,
+  ProjectsRepository,
+  type SessionSummaryRow,
+  SessionsRepository,
+  type StoredMessage,
+  SummariesRepository,
+  type SummaryCallOutcome,
+  UsageRepository,
+} from '@ask/persistence';
+import { selectTokenCounter } from '@ask/token-counting';
+import { PlanningMemory, type Planning } from '../synthesis/planning-memory';
+import { summaryCounts } from './summary-counts';
+import { ExtractiveSummariser, ProviderSummariser, type Summariser, SummariserError } from './summarisers';
+
+/** The session summary reaches this many pairs past the newest evicted one, so the next ask (one pair more) finds it ahead of the tail. */
+export const COMPACTION_LEAD = 2;
+/** After this many rolling updates the session summary is rebuilt from the original messages (drift guard). */
+export const FULL_REBUILD_EVERY = 8;
+
+/** How a summary job ended, per summary it tried to write (for logs and tests). */
+export interface SummaryJobResult {
+  turn: SummaryCallOutcome | 'exists' | 'skipped';
+  session: SummaryCallOutcome | 'skipped';
+}
+
+/** Builds the summariser of a project (a seam for tests: a failing, slow or empty summariser). */
+export type SummariserFactory = (project: Project, model: string, planning: Planning) => Promise<Summariser>;
+
+/** Injection token of an optional {@link SummariserFactory} (absent in production). */
+export const SUMMARISER_FACTORY = Symbol('SUMMARISER_FACTORY');
+
+/**
+ * One summary job (issue 16 items 1, 2, 5, 7), after the answer was stored and `done` published:
+ *
+ * 1. writes the summary of the stored pair (once: a retried job keeps the first);
+ * 2. in `compaction`, when the ask's plan left pairs out (`evictedUpTo`) beyond what the session
+ *    summary covers, moves the session summary forward: a rolling update (the previous summary plus
+ *    the newly covered pairs' original text), rebuilt from every original pair it covers every
+ *    {@link FULL_REBUILD_EVERY} updates (docs/ARCHITECTURE.md, "Conversation memory").
+ *
+ * A summary is committed only when the call succeeded, its text is not blank and it fits its length
+ * budget; otherwise nothing changes and the next ask plans without it. Every summariser call records
+ * its own usage row (`summary_calls`). A session deleted meanwhile ends the job cleanly (outcome
+ * `gone`): no row written, nothing thrown. Infrastructure errors (database) are thrown for BullMQ to
+ * retry.
+ */
+@Injectable()
+export class SummaryService {
+  private readonly logger = new Logger(SummaryService.name);
+  private readonly planningMemory: PlanningMemory;
+
+  constructor(
+    private readonly projects: ProjectsRepository,
+    private readonly sessions: SessionsRepository,
+    private readonly summaries: SummariesRepository,
+    usage: UsageRepository,
+    windows: LearnedWindowsRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Optional() @Inject(SUMMARISER_FACTORY) private readonly factory?: SummariserFactory,
+  ) {
+    this.planningMemory = new PlanningMemory(usage, windows, sessions);
+  }
+
+  async summarize(data: SummarizeJobData): Promise<SummaryJobResult> {
+    const skipped: SummaryJobResult = { turn: 'skipped', session: 'skipped' };
+    const project = await this.projects.findById(data.projectId);
+    if (!project?.llmSettings) return skipped;
+    const settings = effectiveMemory(project.memorySettings);
+    if (settings.mode === 'off') return skipped;
+    if (!(await this.sessions.findForProject(project.id, data.sessionId))) return { turn: 'gone', session: 'skipped' };
+    const history = await this.sessions.history(data.sessionId);
+    const index = history.findIndex((m) => m.id === data.messageId);
+    if (index < 0) return { turn: 'gone', session: 'skipped' };
+
+    const llm = project.llmSettings;
+    const model = resolveModel({ provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl }, { contextWindow: llm.contextWindow, maxContextTokens: llm.maxContextTokens });
+    const choice = selectTokenCounter({ provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl }, model.tokenizer);
+    const planning = await this.planningMemory.planning(choice, model.model);
+    const summaryModel = settings.summaryModel ?? llm.model;
+    let summariser: Summariser;
+    try {
+      summariser = await this.summariser(project, summaryModel, planning);
+    } catch (err) {
+      // A provider that cannot be instantiated (missing key, refused endpoint): nothing is summarised.
+      this.logger.warn(`session ${data.sessionId}: summariser ${llm.provider}/${summaryModel} unavailable: ${(err as Error).name}`);
+      await this.summaries.recordCall({ projectId: project.id, sessionId: data.sessionId, messageId: data.messageId, kind: 'turn', provider: llm.provider, model: summaryModel, promptTokens: null, completionTokens: null, cacheReadTokens: null, outcome: 'failed' });
+      return { turn: 'failed', session: 'skipped' };
+    }
+    const context = { project, planning, summariser, sessionId: data.sessionId };
+
+    const existing = await this.summaries.turnSummaries(data.sessionId);
+    let turn: SummaryJobResult['turn'] = 'exists';
+    if (!existing.has(data.messageId)) {
+      const message = history[index];
+      turn = await this.write(context, 'turn', data.messageId, [{ label: 'Q', text: message.question }, { label: 'A', text: message.answer }], settings.summaryMaxTokens, (text, counts) =>
+        this.summaries.saveTurnSummary({ messageId: message.id, text, tokenCounts: counts, provider: summariser.provider, model: summariser.model }),
+      );
+    }
+    if (settings.mode !== 'compaction' || data.evictedUpTo === null) return { turn, session: 'skipped' };
+    const session = await this.compact(context, history, data.evictedUpTo, settings.summaryMaxTokens * SESSION_SUMMARY_FACTOR);
+    return { turn, session };
+  }
+
+  /** Moves the session summary forward when the ask's plan evicted pairs it does not cover yet. */
+  private async compact(context: Context, history: StoredMessage[], evictedUpTo: string, maxTokens: number): Promise<SummaryJobResult['session']> {
+    const evicted = history.findIndex((m) => m.id === evictedUpTo);
+    if (evicted < 0) return 'skipped';
+    // Never the newest pair (it is always sent verbatim or summarised on its own).
+    const target = Math.min(evicted + COMPACTION_LEAD, history.length - 2);
+    const previous = await this.summaries.sessionSummary(context.sessionId);
+    const covered = previous ? history.findIndex((m) => m.id === previous.coversUpTo) : -1;
+    if (target < 0 || target <= covered) return 'skipped';
+    const full = !previous || covered < 0 || previous.rollingUpdates + 1 >= FULL_REBUILD_EVERY;
+    const turn = (m: StoredMessage, i: number): ExtractiveSource => ({ label: `Turn ${i + 1}`, text: `${m.question}\n${m.answer}` });
+    const sources: ExtractiveSource[] = full
+      ? history.slice(0, target + 1).map(turn)
+      : [{ label: '', text: (previous as SessionSummaryRow).text, bonus: 1 }, ...history.slice(covered + 1, target + 1).map((m, i) => turn(m, covered + 1 + i))];
+    const rollingUpdates = full ? 0 : (previous as SessionSummaryRow).rollingUpdates + 1;
+    return this.write(context, 'session', null, sources, maxTokens, (text, counts) =>
+      this.summaries.saveSessionSummary({
+        sessionId: context.sessionId,
+        text,
+        coversUpTo: history[target].id,
+        coversTurns: target + 1,
+        tokenCounts: counts,
+        provider: context.summariser.provider,
+        model: context.summariser.model,
+        rollingUpdates,
+      }),
+    );
+  }
+
+  /**
+   * One summariser call: commits the text with `save` only when the call succeeded, the text is not
+   * blank and fits `maxTokens` (planning counter); records the call's usage row either way.
+   */
+  private async write(
+    context: Context,
+    kind: 'turn' | 'session',
+    messageId: string | null,
+    sources: ExtractiveSource[],
+    maxTokens: number,
+    save: (text: string, counts: ReturnType<typeof summaryCounts>) => Promise<boolean>,
+  ): Promise<SummaryCallOutcome> {
+    const { summariser, planning, project, sessionId } = context;
+    let outcome: SummaryCallOutcome;
+    let usage: { promptTokens: number | null; completionTokens: number | null; cacheReadTokens: number | null } = { promptTokens: null, completionTokens: null, cacheReadTokens: null };
+    try {
+      const result = await summariser.summarise(sources, maxTokens, AbortSignal.timeout(this.config.MEMORY_SUMMARY_TIMEOUT_MS));
+      usage = result;
+      const text = result.text.trim();
+      if (text === '') outcome = 'empty';
+      else if (planning.counter.countText(text) > maxTokens) outcome = 'overflow';
+      else outcome = (await save(text, summaryCounts(planning, text))) ? 'stored' : 'gone';
+    } catch (err) {
+      if (!(err instanceof SummariserError)) throw err;
+      outcome = err.outcome;
+      this.logger.warn(`session ${sessionId}: ${kind} summary by ${summariser.provider}/${summariser.model} ${err.outcome}: ${err.message}`);
+    }
+    // A session deleted meanwhile: its usage still happened (summary_calls has no foreign key to it).
+    await this.summaries.recordCall({ projectId: project.id, sessionId, messageId, kind, provider: summariser.provider, model: summariser.model, ...usage, outcome });
+    if (outcome !== 'stored' && outcome !== 'gone') this.logger.warn(`session ${sessionId}: ${kind} summary not stored (${outcome})`);
+    return outcome;
+  }
+
+  private async summariser(project: Project, model: string, planning: Planning): Promise<Summariser> {
+    if (this.factory) return this.factory(project, model, planning);
+    const llm = project.llmSettings!;
+    if (llm.provider === 'local' || model === EXTRACTIVE_SUMMARISER) return new ExtractiveSummariser(planning.counter);
+    const credentials = (await this.projects.getCredentials(project.id)) ?? {};
+    const chat = createChatProvider({ ...llm, model }, credentials, { egress: egressPolicyFor(this.config) });
+    return new ProviderSummariser(chat, llm.provider, model);
+  }
+}
+
+interface Context {
+  project: Project;
+  planning: Planning;
+  summariser: Summariser;
+  sessionId: string;
+}
