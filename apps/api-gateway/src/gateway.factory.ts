@@ -2,7 +2,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { NestFactory } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
-import { RedactingLogger } from '@ask/observability';
+import { loadConfig } from '@ask/config';
+import { createNestJsonLogger, type LogIds, withLogIds } from '@ask/observability';
 import { AppModule } from './app.module';
 import { AskErrorFilter, bodyParserErrorHandler } from './errors/ask-error.filter';
 import { rejectInvalidUtf8, TextSafetyPipe } from './errors/text-safety.pipe';
@@ -48,9 +49,34 @@ export function noStore(_req: Request, res: Response, next: NextFunction): void 
   next();
 }
 
+const UUID = '[0-9a-fA-F-]{36}';
+const ID_PATTERNS: Array<[keyof LogIds, RegExp]> = [
+  ['projectId', new RegExp(`/projects/(${UUID})`)],
+  ['sessionId', new RegExp(`/sessions/(${UUID})`)],
+  ['askId', new RegExp(`/asks/(${UUID})`)],
+];
+
+/** The project, session and ask ids a request path names (`/api/v1/projects/:projectId/sessions/:sessionId`…). */
+export function logIdsOfPath(path: string): LogIds {
+  const ids: LogIds = {};
+  for (const [key, re] of ID_PATTERNS) {
+    const m = re.exec(path);
+    if (m) ids[key] = m[1];
+  }
+  return ids;
+}
+
+/** Every log line written while a request is handled carries the ids its path names. */
+export function requestLogIds(req: Request, _res: Response, next: NextFunction): void {
+  withLogIds(logIdsOfPath(req.path), next);
+}
+
 /** Builds the gateway app (shared by main and the tests). */
 export async function createGateway(): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, { bodyParser: false, logger: new RedactingLogger() });
+  // JSON lines at LOG_LEVEL, redacted (libs/observability json-logger.ts).
+  const logger = createNestJsonLogger({ app: 'api-gateway', level: loadConfig().LOG_LEVEL });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, { bodyParser: false, logger });
+  app.use(requestLogIds);
   app.use(SECURITY_HEADERS);
   app.use('/api', noStore);
   app.useBodyParser('json', { limit: MAX_BODY_BYTES, strict: true, verify: rejectInvalidUtf8 });

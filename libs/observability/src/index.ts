@@ -2,3 +2,4 @@ export * from './metrics';
 export * from './health-server';
 export * from './worker-bootstrap';
 export * from './redacting-logger';
+export * from './json-logger';

@@ -3,7 +3,8 @@ import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import type Redis from 'ioredis';
 import { startHealthServer } from './health-server';
-import { RedactingLogger } from './redacting-logger';
+import { loadConfig } from '@ask/config';
+import { createNestJsonLogger } from './json-logger';
 
 /** How a worker app boots: its module, its name for logs, and where its health port and Redis come from. */
 export interface WorkerBootOptions {
@@ -21,7 +22,9 @@ export interface WorkerBootOptions {
  * BullMQ workers (in-flight jobs finish or are handed back) and the connections.
  */
 export async function bootWorker(options: WorkerBootOptions): Promise<INestApplicationContext> {
-  const app = await NestFactory.createApplicationContext(options.module, { logger: new RedactingLogger() });
+  // JSON lines at LOG_LEVEL, redacted (json-logger.ts); the ids of the job in hand come from withLogIds.
+  const logger = createNestJsonLogger({ app: options.name, level: loadConfig().LOG_LEVEL });
+  const app = await NestFactory.createApplicationContext(options.module, { logger });
   app.enableShutdownHooks();
   const redis = options.redis(app);
   const db = app.get(DataSource);

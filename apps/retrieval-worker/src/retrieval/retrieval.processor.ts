@@ -1,3 +1,4 @@
+import { withLogIds } from '@ask/observability';
 import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { JobName, QueueName } from '@ask/ask-contracts';
@@ -24,6 +25,12 @@ export class RetrievalProcessor extends WorkerHost implements OnApplicationBoots
   }
 
   async process(job: ContractJob<QueueName.AskRetrieval>): Promise<void> {
+    // Every log line of this job carries its ask, session and project ids.
+    const { askId, sessionId, projectId } = job.data;
+    return withLogIds({ askId, sessionId, projectId }, () => this.handle(job));
+  }
+
+  private async handle(job: ContractJob<QueueName.AskRetrieval>): Promise<void> {
     if (job.name !== JobName.Retrieve) throw new Error(`unknown job ${job.name} on ${QueueName.AskRetrieval}`);
     try {
       await this.retrieval.retrieve(job.data);

@@ -1,3 +1,4 @@
+import { withLogIds } from '@ask/observability';
 import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { JobName, QueueName } from '@ask/ask-contracts';
@@ -47,6 +48,12 @@ export class SynthesisProcessor extends WorkerHost implements OnApplicationBoots
   }
 
   async process(job: ContractJob<QueueName.AskSynthesis>): Promise<void> {
+    // Every log line of this job carries its ask, session and project ids.
+    const { askId, sessionId, projectId } = job.data;
+    return withLogIds({ askId, sessionId, projectId }, () => this.handle(job));
+  }
+
+  private async handle(job: ContractJob<QueueName.AskSynthesis>): Promise<void> {
     if (job.name !== JobName.Synthesize) throw new Error(`unknown job ${job.name} on ${QueueName.AskSynthesis}`);
     const attempt = job.attemptsMade + 1 + (job.stalledCounter ?? 0);
     const id = job.id ?? job.data.askId;
