@@ -19,6 +19,7 @@ import { KnowledgeService } from './knowledge/knowledge.service';
 import { ProjectsController } from './projects/projects.controller';
 import { ProjectsService } from './projects/projects.service';
 import { SessionsController } from './sessions/sessions.controller';
+import { UsageController } from './usage/usage.controller';
 import { DashboardStaticModule } from './dashboard/dashboard-static.module';
 import { ProjectThrottlerGuard, throttlerOptions } from './rate-limit/rate-limit';
 
@@ -35,7 +36,7 @@ import { ProjectThrottlerGuard, throttlerOptions } from './rate-limit/rate-limit
       useFactory: (config: AppConfig, redis: Redis) => throttlerOptions(config, redis),
     }),
   ],
-  controllers: [ProjectsController, AskController, SessionsController, KnowledgeController, HealthController, KeysController],
+  controllers: [ProjectsController, AskController, SessionsController, KnowledgeController, HealthController, KeysController, UsageController],
   providers: [
     ProjectsService,
     AskService,

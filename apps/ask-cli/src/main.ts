@@ -5,6 +5,7 @@ import { registerIngestCommands } from './commands/ingest.command';
 import { registerKeyCommands } from './commands/key.command';
 import { registerProjectCommands } from './commands/project.command';
 import { registerSessionCommand } from './commands/session.command';
+import { registerUsageCommand } from './commands/usage.command';
 
 /** `ask`: the Ask service's command line (projects, ingestion, sessions, the end-to-end demo). */
 const program = new Command('ask').description('The Ask service command line').showHelpAfterError();
@@ -12,6 +13,7 @@ registerProjectCommands(program);
 registerKeyCommands(program);
 registerIngestCommands(program);
 registerSessionCommand(program);
+registerUsageCommand(program);
 registerDemoCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {

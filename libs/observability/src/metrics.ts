@@ -107,3 +107,69 @@ export const usageInconsistentTotal = new Counter({
   labelNames: ['gen_ai_provider_name'] as const,
   registers: [registry],
 });
+
+/** Share of the prompt budget a plan used: planned prompt tokens ÷ tokens available to the prompt. */
+export const budgetFillRatio = new Histogram({
+  name: 'ask_budget_fill_ratio',
+  help: 'Planned prompt tokens divided by the tokens available to the prompt (window minus max_tokens, reserve and margin)',
+  labelNames: ['model'] as const,
+  buckets: [0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1],
+  registers: [registry],
+});
+
+/** Counting error: the provider's reported prompt tokens ÷ our planned count (1 is exact). */
+export const countingErrorRatio = new Histogram({
+  name: 'ask_counting_error_ratio',
+  help: 'Provider-reported prompt tokens divided by our planned count (1 is exact)',
+  labelNames: ['model'] as const,
+  buckets: [0.5, 0.8, 0.9, 0.95, 0.99, 1, 1.01, 1.05, 1.1, 1.15, 1.25, 1.5, 2],
+  registers: [registry],
+});
+
+/** What {@link watchQueues} reads from a BullMQ `Queue` (structural, so this lib needs no BullMQ import). */
+export interface WatchedQueue {
+  readonly name: string;
+  getJobCounts(...types: Array<(typeof QUEUE_STATES)[number]>): Promise<Record<string, number>>;
+  getJobs(types: Array<'wait'>, start?: number, end?: number, asc?: boolean): Promise<Array<{ timestamp: number } | undefined>>;
+}
+
+const watched = new Set<WatchedQueue>();
+/** The job states reported per queue. */
+export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'failed'] as const;
+
+/** Jobs per queue and state, read from Redis at scrape time. */
+export const queueJobs = new Gauge({
+  name: 'ask_queue_jobs',
+  help: 'Jobs per queue and state (waiting, active, delayed, prioritized, failed), read at scrape time',
+  labelNames: ['queue', 'state'] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    for (const queue of watched) {
+      const counts = await queue.getJobCounts(...QUEUE_STATES);
+      for (const state of QUEUE_STATES) this.set({ queue: queue.name, state }, counts[state] ?? 0);
+    }
+  },
+});
+
+/** Age of the oldest waiting job per queue (0 when none waits): the autoscaling signal per worker. */
+export const queueOldestWaitingAge = new Gauge({
+  name: 'ask_queue_oldest_waiting_age_seconds',
+  help: 'Seconds the oldest waiting job of each queue has waited (0 when none waits), read at scrape time',
+  labelNames: ['queue'] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    const now = Date.now();
+    for (const queue of watched) {
+      const [oldest] = await queue.getJobs(['wait'], 0, 0, true);
+      this.set({ queue: queue.name }, oldest ? Math.max(0, (now - oldest.timestamp) / 1000) : 0);
+    }
+  },
+});
+
+/** Reports these queues' depth and age on this process's `/metrics`. Returns the function that stops it. */
+export function watchQueues(queues: readonly WatchedQueue[]): () => void {
+  for (const q of queues) watched.add(q);
+  return () => queues.forEach((q) => watched.delete(q));
+}

@@ -40,6 +40,9 @@ export class SessionsController {
         promptTokens: m.promptTokens,
         completionTokens: m.completionTokens,
         model: m.model,
+        // The turn's budget badge and sources as the live view showed them (null / [] for older answers).
+        budget: m.budget,
+        sources: m.sources,
         createdAt: m.createdAt,
       })),
     };

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
-import type { BudgetEvent, RetrievedItem } from '@ask/ask-contracts';
+import type { BudgetEvent, DoneEvent, RetrievedItem } from '@ask/ask-contracts';
 import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
 import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
@@ -41,7 +41,7 @@ describe('provider_calls rows written by SynthesisService', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
-    upstream = await startFakeUpstream({ chunkDelayMs: 0, enforce: { promptScale: 2.5, windows: { 'dense-gw': 8192 } } });
+    upstream = await startFakeUpstream({ chunkDelayMs: 0, enforce: { promptScale: 2.5, windows: { 'dense-gw': 8192, 'dense-gw2': 8192 } } });
     events = new AskEventStream(redis, prefix, 120);
     projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(randomBytes(32).toString('hex')));
     sessions = new SessionsRepository(db.dataSource);
@@ -108,6 +108,22 @@ describe('provider_calls rows written by SynthesisService', () => {
     expect(rows[1].costUsd).toBe(`0.${pico.toString().padStart(12, '0')}`);
     expect(rows[1].timeToFirstChunkMs).not.toBeNull();
     expect(rows[1].timeToFirstChunkMs!).toBeLessThanOrEqual(rows[1].durationMs);
+  });
+
+  it('the answer is stored with the budget it was answered under (the re-plan after the overflow) and its sources', async () => {
+    // Its own model: calibration learnt from the first test's overflow would avoid this one's.
+    const { askId, sessionId, evs } = await ask({ provider: 'openai', model: 'dense-gw2', baseUrl: `${upstream.url}/v1`, contextWindow: 8192, maxTokens: 1024 }, 12, 'sk-test');
+    const budgets = evs.filter((e) => e.type === 'budget').map((e) => e.data as BudgetEvent);
+    expect(budgets).toHaveLength(2);
+    const done = evs.at(-1)!.data as DoneEvent;
+    const stored = (await sessions.history(sessionId)).find((m) => m.askId === askId)!;
+    // What a reopened session shows is what the live view showed last: the second budget, the done sources.
+    expect(stored.budget).toEqual(budgets[1]);
+    expect(stored.budget?.turnsDropped).toBeGreaterThan(0);
+    expect(stored.sources).toEqual(done.sources);
+    expect(stored.sources).toEqual([{ kind: 'knowledge', id: 'k1', title: 'HNSW' }]);
+    // Turns stored before this one have no budget of their own (they were appended directly).
+    expect((await sessions.history(sessionId)).filter((m) => m.budget === null)).toHaveLength(12);
   });
 
   it('an Anthropic ask is a free count_tokens row then the answer, normalised and priced as Claude Sonnet 4', async () => {

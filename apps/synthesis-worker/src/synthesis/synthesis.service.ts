@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import type { BudgetMemory, SynthesizeJobData } from '@ask/ask-contracts';
+import type { BudgetEvent, BudgetMemory, SynthesizeJobData } from '@ask/ask-contracts';
 import { AskErrorCode, contextOverflow, internalError, isAskError, llmNotConfigured, notFound, settingsOverflow, toErrorEvent } from '@ask/ask-errors';
 import { budgetShortfall, DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT, type PromptPlan, sizePrompt, type SizedPrompt } from '@ask/context-budget';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
@@ -19,7 +19,7 @@ import {
   type UpstreamFailure,
 } from '@ask/llm-providers';
 import { type ModelRef, resolveModel, type ResolvedModel } from '@ask/model-catalog';
-import { askDurationSeconds, asksTotal, countingFaultsTotal, promptTokensPlanned, turnsDroppedTotal } from '@ask/observability';
+import { askDurationSeconds, asksTotal, budgetFillRatio, countingErrorRatio, countingFaultsTotal, promptTokensPlanned, turnsDroppedTotal } from '@ask/observability';
 import { LearnedWindowsRepository, type Project, ProjectsRepository, ProviderCallsRepository, SessionNotFoundError, SessionsRepository, SummariesRepository, UsageRepository } from '@ask/persistence';
 import { countOnce, type CounterChoice, selectTokenCounter, type TokenCounter } from '@ask/token-counting';
 import { type CountedTurn, factorsOf, type Planning, PlanningMemory } from './planning-memory';
@@ -204,13 +204,13 @@ export class SynthesisService {
       sized = await replan(sized, verified.overflow);
       replanned = true;
     } else sized = verified.sized;
-    await this.publishBudget(ctx, sized);
+    let budget = await this.publishBudget(ctx, sized);
 
     const request: ChatRequest = { model: model.model, messages: sized.messages, maxTokens, signal };
     let result = await this.stream(scope('answer'), provider, { ...request, messages: sized.messages }, model, sized, run);
     if (result.overflow && !replanned) {
       sized = await replan(sized, result.overflow);
-      await this.publishBudget(ctx, sized);
+      budget = await this.publishBudget(ctx, sized);
       result = await this.stream(scope('overflow_retry'), provider, { ...request, messages: sized.messages }, model, sized, run);
     }
     if (result.overflow) {
@@ -219,6 +219,7 @@ export class SynthesisService {
     }
 
     const answer = result.text;
+    const sources = sized.keptItems.map(({ kind, id, title, source }) => ({ kind, id, title, source }));
     // A run that is no longer current stores nothing (the current run stores its own answer).
     await this.assertCurrent(data.askId, run);
     const stored = await this.appendOrSessionGone({
@@ -232,6 +233,9 @@ export class SynthesisService {
       completionTokens: result.completionTokens,
       provider: model.provider,
       model: model.model,
+      // What the live view showed for this turn, kept for a reopened session (issue 17 item 6).
+      budget,
+      sources,
     });
     if (!stored.inserted && stored.message.answer !== answer) {
       // Another run stored its answer first: what the client keeps must be the stored answer.
@@ -242,7 +246,7 @@ export class SynthesisService {
     await this.events.publish(data.askId, 'done', {
       messageId: stored.message.id,
       usage: { promptTokens: result.promptTokens, completionTokens: result.completionTokens },
-      sources: sized.keptItems.map(({ kind, id, title, source }) => ({ kind, id, title, source })),
+      sources,
       ...(warning ? { warning } : {}),
     }, run.claim);
     asksTotal.inc({ outcome: 'done' });
@@ -381,10 +385,11 @@ export class SynthesisService {
     }
   }
 
-  private async publishBudget(ctx: TurnContext, sized: SizedPrompt): Promise<void> {
+  /** Publishes the turn's `budget` event and returns it (stored with the answer). */
+  private async publishBudget(ctx: TurnContext, sized: SizedPrompt): Promise<BudgetEvent> {
     const { plan } = sized;
     const { model, choice, planning } = ctx;
-    await this.events.publish(ctx.askId, 'budget', {
+    const budget: BudgetEvent = {
       provider: model.provider,
       model: model.model,
       window: sized.window,
@@ -405,9 +410,12 @@ export class SynthesisService {
       contextDropped: plan.contextDropped,
       keptTurnIds: plan.keptTurnIds,
       memory: budgetMemory(plan, ctx.history.map((t) => t.message.id)),
-    }, ctx.run.claim);
+    };
+    await this.events.publish(ctx.askId, 'budget', budget, ctx.run.claim);
     promptTokensPlanned.observe({ model: model.model }, plan.used);
+    if (plan.available > 0) budgetFillRatio.observe({ model: model.model }, plan.used / plan.available);
     if (plan.turnsDropped) turnsDroppedTotal.inc({ model: model.model }, plan.turnsDropped);
+    return budget;
   }
 
   /**
@@ -424,6 +432,7 @@ export class SynthesisService {
     // The plan already counted what was sent (cached measures): no second pass over the prompt here.
     const planned = sized.plan.used;
     await this.memory.record(model.model, planning, { sized, question: ctx.question, history: ctx.history }, reported, 'usage');
+    if (planned > 0) countingErrorRatio.observe({ model: model.model }, reported / planned);
     if (reported > planned * COUNTING_FAULT_RATIO) {
       countingFaultsTotal.inc({ model: model.model });
       this.logger.warn(`counting fault: model=${model.model} counter=${counter.id} estimated=${planned} reported=${reported}`);
@@ -466,7 +475,7 @@ export class SynthesisService {
     await this.events.publish(
       data.askId,
       'done',
-      { messageId: stored.id, usage: { promptTokens: stored.promptTokens, completionTokens: stored.completionTokens }, sources: [] },
+      { messageId: stored.id, usage: { promptTokens: stored.promptTokens, completionTokens: stored.completionTokens }, sources: stored.sources },
       run.claim,
     );
     return true;

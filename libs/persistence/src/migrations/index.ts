@@ -6,6 +6,7 @@ import { IngestionJobs1796015480010 } from './1796015480010-ingestion-jobs';
 import { AcceptedAsks1796015480130 } from './1796015480130-accepted-asks';
 import { ProviderCalls1796015480400 } from './1796015480400-provider-calls';
 import { ConversationMemory1796015480500 } from './1796015480500-conversation-memory';
+import { MessageBudgetAndSources1796015480600 } from './1796015480600-message-budget-and-sources';
 
 /** Every migration, oldest first. Listed as classes (not a glob) so they load under SWC and jest. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   AcceptedAsks1796015480130,
   ProviderCalls1796015480400,
   ConversationMemory1796015480500,
+  MessageBudgetAndSources1796015480600,
 ];

@@ -45,6 +45,7 @@ describe('migrations', () => {
       'AcceptedAsks1796015480130',
       'ProviderCalls1796015480400',
       'ConversationMemory1796015480500',
+      'MessageBudgetAndSources1796015480600',
     ]);
   });
 

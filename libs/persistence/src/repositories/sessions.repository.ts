@@ -1,3 +1,4 @@
+import type { BudgetEvent, DoneEvent } from '@ask/ask-contracts';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { TokenCountsByCounter } from '../entities';
@@ -34,6 +35,10 @@ export interface StoredMessage {
   completionTokens: number | null;
   provider: string | null;
   model: string | null;
+  /** The `budget` event the answer was planned under; null for answers stored before it was kept. */
+  budget: BudgetEvent | null;
+  /** The sources the answer cited (the `done` event's), best first. */
+  sources: DoneEvent['sources'];
   createdAt: Date;
 }
 
@@ -52,6 +57,10 @@ export interface AppendMessageInput {
   completionTokens?: number | null;
   provider?: string | null;
   model?: string | null;
+  /** The `budget` event in force for the answer (the last one published). */
+  budget?: BudgetEvent | null;
+  /** The sources the `done` event names. */
+  sources?: DoneEvent['sources'];
 }
 
 /** Result of {@link SessionsRepository.appendMessage}. */
@@ -74,12 +83,14 @@ interface MessageRow {
   completion_tokens: number | null;
   provider: string | null;
   model: string | null;
+  budget: BudgetEvent | null;
+  sources: DoneEvent['sources'];
   created_at: Date;
 }
 
 const MESSAGE_COLUMNS =
   'm.id, m.session_id, m.ask_id, m.question, m.answer, m.status, m.token_counts, m.prompt_tokens, ' +
-  'm.completion_tokens, m.provider, m.model, m.created_at';
+  'm.completion_tokens, m.provider, m.model, m.budget, m.sources, m.created_at';
 
 /**
  * Ask sessions and their question/answer pairs. Every read that takes a project id is scoped to
@@ -170,8 +181,8 @@ export class SessionsRepository {
     return this.dataSource.transaction(async (manager) => {
       const inserted: MessageRow[] = await manager.query(
         `INSERT INTO ask_session_messages
-           (session_id, ask_id, question, answer, token_counts, prompt_tokens, completion_tokens, provider, model)
-         SELECT s.id, $3, $4, $5, $6::jsonb, $7, $8, $9, $10
+           (session_id, ask_id, question, answer, token_counts, prompt_tokens, completion_tokens, provider, model, budget, sources)
+         SELECT s.id, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11::jsonb, $12::jsonb
            FROM ask_sessions s WHERE s.id = $1 AND s.project_id = $2
          ON CONFLICT (ask_id) DO NOTHING
          RETURNING ${MESSAGE_COLUMNS.replace(/m\./g, '')}`,
@@ -186,6 +197,8 @@ export class SessionsRepository {
           input.completionTokens ?? null,
           input.provider ?? null,
           input.model ?? null,
+          input.budget ? JSON.stringify(input.budget) : null,
+          JSON.stringify(input.sources ?? []),
         ],
       );
       if (inserted[0]) {
@@ -256,6 +269,8 @@ function toMessage(r: MessageRow): StoredMessage {
     completionTokens: r.completion_tokens,
     provider: r.provider,
     model: r.model,
+    budget: r.budget ?? null,
+    sources: r.sources ?? [],
     createdAt: r.created_at,
   };
 }
