@@ -168,6 +168,13 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
       expect(turns.map((t) => t.budget.turnsKept)).toEqual([0, 1, 2]);
     });
 
+    it("shows each turn's memory line: which earlier turns rode verbatim (issue 16)", async () => {
+      expect(await turn(1).locator('[data-role=memory]').count()).toBe(0);
+      expect(await turn(2).locator('[data-role=memory]').textContent()).toBe('Memory: turn 1 verbatim.');
+      expect(await turn(3).locator('[data-role=memory]').textContent()).toBe('Memory: turns 1–2 verbatim.');
+      expect(turns.map((t) => t.budget.memory?.mode)).toEqual(['per-turn', 'per-turn', 'per-turn']);
+    });
+
     it('lists the session and reopens it with its 3 turns', async () => {
       const sessionId = turns[0].accepted.sessionId;
       const row = page.locator(`button.session-open[data-session-id="${sessionId}"]`);

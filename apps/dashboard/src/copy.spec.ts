@@ -1,6 +1,6 @@
 import type { BudgetEvent } from '@ask/ask-contracts';
 import { AskErrorCode, DASHBOARD_COPY } from '@ask/ask-errors';
-import { badgeText, budgetSummary, errorCopy, STREAM_LOST_CODE, STREAM_LOST_COPY } from './copy';
+import { badgeText, budgetSummary, errorCopy, memoryLine, STREAM_LOST_CODE, STREAM_LOST_COPY } from './copy';
 
 const budget = (over: Partial<BudgetEvent>) =>
   ({ model: 'local', window: 8192, used: 1234, available: 5134, turnsKept: 2, turnsDropped: 0, contextKept: 6, contextDropped: 0, ...over }) as BudgetEvent;
@@ -46,5 +46,28 @@ describe('budgetSummary', () => {
     expect(budgetSummary(budget({ turnsDropped: 3, contextDropped: 1 })).dropped).toBe(
       'Dropped to fit the context window: 3 earlier turns and 1 context item.',
     );
+  });
+});
+
+describe(memoryLine.name, () => {
+  const memory = (over: Partial<NonNullable<BudgetEvent['memory']>>): NonNullable<BudgetEvent['memory']> => ({
+    mode: 'per-turn', verbatimPairs: 0, summarisedPairs: 0, compactedPairs: 0, droppedPairs: 0,
+    verbatim: [], summarised: [], compacted: [], dropped: [], sessionSummary: false, sessionSummaryTokens: 0, memoryTokens: 0, ...over,
+  });
+
+  it('says which turns were summarised and which rode verbatim', () => {
+    expect(memoryLine(budget({ memory: memory({ verbatimPairs: 6, summarisedPairs: 12, verbatim: [[13, 18]], summarised: [[1, 12]] }) }))).toBe(
+      'Memory: turns 1–12 summarised, 13–18 verbatim.',
+    );
+  });
+
+  it('marks where compaction happened and what was dropped', () => {
+    const m = memory({ mode: 'compaction', compactedPairs: 10, droppedPairs: 2, summarisedPairs: 3, verbatimPairs: 2, compacted: [[1, 10]], dropped: [[11, 12]], summarised: [[13, 15]], verbatim: [[16, 17]], sessionSummary: true, sessionSummaryTokens: 1234 });
+    expect(memoryLine(budget({ memory: m }))).toBe('Memory: turns 1–10 compacted into the session summary (1,234 tokens), 11–12 dropped, 13–15 summarised, 16–17 verbatim.');
+  });
+
+  it('is null for a first turn and for events written before memory', () => {
+    expect(memoryLine(budget({ memory: memory({}) }))).toBeNull();
+    expect(memoryLine(budget({}))).toBeNull();
   });
 });

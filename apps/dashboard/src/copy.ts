@@ -47,3 +47,29 @@ export function budgetSummary(budget: BudgetEvent): { kept: string; dropped: str
   const dropped = parts.length ? `Dropped to fit the context window: ${parts.join(' and ')}.` : null;
   return { kept, dropped };
 }
+
+/** Ranges of 1-based turns in words: [[1, 12], [14, 14]] → "1–12, 14". */
+function turnRanges(ranges: ReadonlyArray<[number, number]>): string {
+  return ranges.map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`)).join(', ');
+}
+
+/**
+ * The memory line of a turn (issue 16): which earlier turns rode verbatim, as summaries, under the
+ * session summary (where compaction happened) or not at all, e.g. "Memory: turns 1–12 summarised,
+ * 13–18 verbatim." Null when the turn had no earlier turns, or the event predates memory.
+ */
+export function memoryLine(budget: BudgetEvent): string | null {
+  const m = budget.memory;
+  if (!m || m.verbatimPairs + m.summarisedPairs + m.compactedPairs + m.droppedPairs === 0) return null;
+  const parts: Array<{ first: number; text: string }> = [];
+  const add = (ranges: ReadonlyArray<[number, number]>, what: string) => {
+    if (ranges.length) parts.push({ first: ranges[0][0], text: `${turnRanges(ranges)} ${what}` });
+  };
+  add(m.compacted, `compacted into the session summary (${tokens(m.sessionSummaryTokens)} tokens)`);
+  add(m.dropped, 'dropped');
+  add(m.summarised, 'summarised');
+  add(m.verbatim, 'verbatim');
+  const text = parts.sort((a, b) => a.first - b.first).map((p) => p.text).join(', ');
+  const word = m.verbatimPairs + m.summarisedPairs + m.compactedPairs + m.droppedPairs === 1 ? 'turn' : 'turns';
+  return `Memory${m.mode === 'off' ? ' (off)' : ''}: ${word} ${text}.`;
+}

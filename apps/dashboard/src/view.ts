@@ -1,5 +1,5 @@
 import type { SessionSummary } from './api';
-import { budgetSummary, errorCopy } from './copy';
+import { budgetSummary, errorCopy, memoryLine } from './copy';
 import type { Turn } from './turn';
 
 /** Creates an element with text and children; text always goes through textContent (never HTML). */
@@ -59,6 +59,8 @@ export class TurnView {
     const { kept, dropped } = budgetSummary(budget);
     const nodes: Node[] = [el('p', { className: 'budget', text: kept, attrs: { 'data-role': 'budget' } })];
     if (dropped) nodes.push(el('p', { className: 'dropped', text: dropped, attrs: { 'data-role': 'dropped' } }));
+    const memory = memoryLine(budget);
+    if (memory) nodes.push(el('p', { className: 'memory', text: memory, attrs: { 'data-role': 'memory' } }));
     return nodes;
   }
 

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { RETRIEVAL_METHODS, TEXT_SEARCH_CONFIGS, type RetrievalMethod, type TextSearchConfig } from '@ask/ask-contracts';
+import { MEMORY_MODES, type MemoryMode, RETRIEVAL_METHODS, TEXT_SEARCH_CONFIGS, type RetrievalMethod, type TextSearchConfig } from '@ask/ask-contracts';
 import {
   IsBoolean,
   IsIn,
@@ -25,6 +25,8 @@ export const LIMITS = {
   maxTokens: { min: 16, max: 128_000 },
   systemPromptChars: 8_000,
   maxHistoryMessages: { min: 2, max: 1_000 },
+  /** A pair's summary length budget (conversation memory), tokens. */
+  summaryMaxTokens: { min: 16, max: 1_024 },
   window: { min: 1_024, max: 10_000_000 },
   dimensions: { min: 8, max: 4_096 },
 } as const;
@@ -86,6 +88,14 @@ export class RetrievalSettingsDto {
   @IsOptional() @IsIn(TEXT_SEARCH_CONFIGS) textSearchConfig?: TextSearchConfig;
 }
 
+/** Conversation memory (see docs/API.md, "Conversation memory"). */
+export class MemorySettingsDto {
+  @IsOptional() @IsIn(MEMORY_MODES) mode?: MemoryMode;
+  /** A model of the project's provider, or `extractive` (the built-in extractive summariser). */
+  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) summaryModel?: string;
+  @IsOptional() @IsInt() @Min(LIMITS.summaryMaxTokens.min) @Max(LIMITS.summaryMaxTokens.max) summaryMaxTokens?: number;
+}
+
 /** Provider secrets: write-only, encrypted at rest, never returned. */
 export class CredentialsDto {
   @IsOptional() @IsString() @MaxLength(4_000) apiKey?: string;
@@ -115,6 +125,12 @@ export class ProjectSettingsDto {
   @ValidateNested()
   @Type(() => RetrievalSettingsDto)
   retrieval?: RetrievalSettingsDto | null;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => MemorySettingsDto)
+  memory?: MemorySettingsDto | null;
 
   @IsOptional() @IsInt() @Min(LIMITS.topK.min) @Max(LIMITS.topK.max) topK?: number;
   @IsOptional() @IsInt() @Min(LIMITS.maxTokens.min) @Max(LIMITS.maxTokens.max) maxTokens?: number;

@@ -118,6 +118,7 @@ function toSettings(body: ProjectSettingsDto): ProjectSettingsInput {
     embeddingSettings: body.embedding === undefined ? undefined : body.embedding && { ...body.embedding },
     llmSettings: body.llm === undefined ? undefined : body.llm && { ...body.llm },
     retrievalSettings: body.retrieval === undefined ? undefined : body.retrieval && { ...body.retrieval },
+    memorySettings: body.memory === undefined ? undefined : body.memory && { ...body.memory },
     topK: body.topK,
     maxTokens: body.maxTokens,
     systemPrompt: body.systemPrompt,

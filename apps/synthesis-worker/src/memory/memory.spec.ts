@@ -6,7 +6,7 @@ import { extractiveSummary } from '@ask/context-budget';
 import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
 import { FAKE_ANSWER, startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
-import { CredentialsCipher, LearnedWindowsRepository, ProjectsRepository, SessionsRepository, SummariesRepository, UsageRepository } from '@ask/persistence';
+import { CredentialsCipher, LearnedWindowsRepository, ProjectsRepository, ProviderCallsRepository, SessionsRepository, SummariesRepository, UsageRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { ScriptCalibratedCounter, TiktokenCounter } from '@ask/token-counting';
 import { SynthesisService } from '../synthesis/synthesis.service';
@@ -58,7 +58,7 @@ describe('conversation memory', () => {
   });
 
   const summaryService = (factory?: SummariserFactory, timeoutMs = 300) =>
-    new SummaryService(projects, sessions, summaries, new UsageRepository(db.dataSource), new LearnedWindowsRepository(db.dataSource), { ...config, MEMORY_SUMMARY_TIMEOUT_MS: timeoutMs }, factory);
+    new SummaryService(projects, sessions, summaries, new UsageRepository(db.dataSource), new LearnedWindowsRepository(db.dataSource), { ...config, MEMORY_SUMMARY_TIMEOUT_MS: timeoutMs }, new ProviderCallsRepository(db.dataSource), factory);
 
   /** An OpenAI project on the fake upstream: window 3,100, max_tokens 1,024 (about 830 tokens of history with a question: one pair verbatim, not two). */
   let models = 0;
@@ -244,6 +244,11 @@ describe('conversation memory', () => {
       expect(row).toMatchObject({ kind: 'turn', provider: 'openai', model: `memory-gw-${models}`, outcome: 'stored', promptTokens: call?.promptTokens });
       // The fake counts an unknown model's tokens with o200k_base.
       expect(row.completionTokens).toBe(new TiktokenCounter('o200k_base').countText(FAKE_ANSWER));
+      // The same call is a row of the project's call ledger, purpose summary.
+      const ledger = await db.dataSource.query(`SELECT purpose, operation, provider, requested_model, input_tokens, output_tokens, error_code FROM provider_calls WHERE project_id = $1`, [ids.projectId]);
+      expect(ledger.filter((r: { purpose: string }) => r.purpose === 'summary')).toEqual([
+        { purpose: 'summary', operation: 'chat', provider: 'openai', requested_model: `memory-gw-${models}`, input_tokens: call?.promptTokens, output_tokens: row.completionTokens, error_code: null },
+      ]);
     });
 
     it('a provider error (HTTP 500) stores nothing and records the failed call', async () => {

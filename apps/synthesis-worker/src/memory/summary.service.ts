@@ -8,6 +8,7 @@ import {
   LearnedWindowsRepository,
   type Project,
   ProjectsRepository,
+  ProviderCallsRepository,
   type SessionSummaryRow,
   SessionsRepository,
   type StoredMessage,
@@ -64,6 +65,7 @@ export class SummaryService {
     usage: UsageRepository,
     windows: LearnedWindowsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Optional() private readonly calls?: ProviderCallsRepository,
     @Optional() @Inject(SUMMARISER_FACTORY) private readonly factory?: SummariserFactory,
   ) {
     this.planningMemory = new PlanningMemory(usage, windows, sessions);
@@ -94,7 +96,7 @@ export class SummaryService {
       await this.summaries.recordCall({ projectId: project.id, sessionId: data.sessionId, messageId: data.messageId, kind: 'turn', provider: llm.provider, model: summaryModel, promptTokens: null, completionTokens: null, cacheReadTokens: null, outcome: 'failed' });
       return { turn: 'failed', session: 'skipped' };
     }
-    const context = { project, planning, summariser, sessionId: data.sessionId };
+    const context = { project, planning, summariser, sessionId: data.sessionId, askId: data.askId };
 
     const existing = await this.summaries.turnSummaries(data.sessionId);
     let turn: SummaryJobResult['turn'] = 'exists';
@@ -153,6 +155,7 @@ export class SummaryService {
     const { summariser, planning, project, sessionId } = context;
     let outcome: SummaryCallOutcome;
     let usage: { promptTokens: number | null; completionTokens: number | null; cacheReadTokens: number | null } = { promptTokens: null, completionTokens: null, cacheReadTokens: null };
+    const startedAt = new Date();
     try {
       const result = await summariser.summarise(sources, maxTokens, AbortSignal.timeout(this.config.MEMORY_SUMMARY_TIMEOUT_MS));
       usage = result;
@@ -167,6 +170,24 @@ export class SummaryService {
     }
     // A session deleted meanwhile: its usage still happened (summary_calls has no foreign key to it).
     await this.summaries.recordCall({ projectId: project.id, sessionId, messageId, kind, provider: summariser.provider, model: summariser.model, ...usage, outcome });
+    // A provider call is also a row of the project's call ledger (issue 17's provider_calls), purpose `summary`.
+    if (this.calls && summariser instanceof ProviderSummariser) {
+      await this.calls.record({
+        projectId: project.id,
+        sessionId,
+        askId: context.askId,
+        operation: 'chat',
+        purpose: 'summary',
+        provider: summariser.provider,
+        requestedModel: summariser.model,
+        inputTokens: usage.promptTokens,
+        outputTokens: usage.completionTokens,
+        cacheReadTokens: usage.cacheReadTokens,
+        durationMs: Date.now() - startedAt.getTime(),
+        errorCode: outcome === 'failed' || outcome === 'timeout' || outcome === 'overflow' ? `summary_${outcome}` : null,
+        startedAt,
+      });
+    }
     if (outcome !== 'stored' && outcome !== 'gone') this.logger.warn(`session ${sessionId}: ${kind} summary not stored (${outcome})`);
     return outcome;
   }
@@ -186,4 +207,5 @@ interface Context {
   planning: Planning;
   summariser: Summariser;
   sessionId: string;
+  askId: string;
 }

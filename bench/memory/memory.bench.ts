@@ -1,0 +1,232 @@
+/**
+ * Issue 16 item 6: fact retention of conversation memory. Sessions of 30 real dialogue turns
+ * (MT-Bench-101 dialogues in file order, concatenated), five facts (a name, a figure, a choice, an id,
+ * a colour) planted in the user turns 1–5, and at turn 31 a question about them, at an 8,192-token
+ * window. Each turn runs through the production path: SynthesisService plans and assembles the
+ * request, the fake OpenAI upstream answers with the dialogue's own answer (and enforces 8,192 tokens,
+ * counted with o200k_base), the summary job is taken off the real `ask-memory` queue and run by
+ * SummaryService (the built-in extractive summariser, `summaryModel: extractive`).
+ *
+ * For trimming only (`off`), `per-turn` and `compaction`: the share of planted facts present in the
+ * request sent upstream at turn 31 (a string check on the body the fake received), the window fill
+ * (the fake's prompt tokens ÷ 8,192, median over turns 10–31), requests over the window, and the
+ * summariser's tokens per turn (provider usage rows; 0 for the extractive summariser) with the
+ * tokens memory added to the prompt.
+ *
+ * Run: ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts [--sessions 6]
+ * Writes bench/memory/results.json and the "## Conversation memory: fact retention" section of bench/RESULTS.md.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import Redis from 'ioredis';
+import { Queue } from 'bullmq';
+import { type BudgetEvent, type MemoryMode, QueueName, type SummarizeJobData } from '@ask/ask-contracts';
+import { loadConfig } from '@ask/config';
+import { AskEventStream } from '@ask/event-stream';
+import { startFakeUpstream, type FakeUpstreamOptions } from '@ask/fake-upstream';
+import { CredentialsCipher, LearnedWindowsRepository, ProjectsRepository, SessionsRepository, SummariesRepository, UsageRepository } from '@ask/persistence';
+import { createTestDatabase } from '@ask/persistence/testing';
+import { SummaryProducer } from '../../apps/synthesis-worker/src/memory/summary.producer';
+import { SummaryService } from '../../apps/synthesis-worker/src/memory/summary.service';
+import { SynthesisService } from '../../apps/synthesis-worker/src/synthesis/synthesis.service';
+import { gitCommit, machine, numberArg, percentile, repoRelative, sharedDataDir, writeResultsSection } from '../common';
+
+const DATA = sharedDataDir(['mt-bench-101']);
+const SECTION = '## Conversation memory: fact retention';
+const SESSIONS = numberArg('sessions', 6);
+const TURNS = 30;
+const WINDOW = 8192;
+const MODES: MemoryMode[] = ['off', 'per-turn', 'compaction'];
+const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379/0';
+
+const NAMES = ['Ingrid Halvorsen', 'Tomasz Wierzbicki', 'Amara Okafor', 'Kenji Watanabe', 'Lucía Fernández', 'Dmitri Volkov', 'Priya Raghunathan', 'Seán Mulcahy'];
+const CITIES = ['Frankfurt', 'Osaka', 'Montreal', 'Santiago', 'Nairobi', 'Helsinki', 'Lisbon', 'Auckland'];
+const COLOURS = ['teal', 'amber', 'crimson', 'indigo', 'olive', 'magenta', 'cobalt', 'saffron'];
+
+/** The five facts of session `s`: the sentence planted in user turn i+1, and the string checked in the request. */
+function facts(s: number): Array<{ sentence: string; value: string }> {
+  const name = NAMES[s % NAMES.length];
+  const budget = `${41 + s * 7},${300 + s * 13}`;
+  const city = CITIES[s % CITIES.length];
+  const ticket = `OPS-${4400 + s * 37}`;
+  const colour = COLOURS[s % COLOURS.length];
+  return [
+    { sentence: `By the way, my manager is ${name}.`, value: name },
+    { sentence: `Our budget for this work is ${budget} euros.`, value: budget },
+    { sentence: `We decided to deploy in ${city}.`, value: city },
+    { sentence: `Please note the ticket number ${ticket}.`, value: ticket },
+    { sentence: `I chose ${colour} as the colour of the charts.`, value: colour },
+  ];
+}
+
+const FINAL_QUESTION = 'Before we finish, remind me: who is my manager, what is our budget, where did we decide to deploy, what is the ticket number, and which colour did I choose for the charts?';
+
+/** Session `s`: 30 (user, bot) turns from consecutive MT-Bench-101 dialogues, starting at dialogue s × 12. */
+function sessionTurns(dialogues: Array<{ history: Array<{ user: string; bot: string }> }>, s: number): Array<{ user: string; bot: string }> {
+  const turns: Array<{ user: string; bot: string }> = [];
+  for (let d = s * 12; turns.length < TURNS; d++) for (const t of dialogues[d % dialogues.length].history) if (turns.length < TURNS && t.user.trim() && t.bot.trim()) turns.push(t);
+  return turns.map((t, i) => (i < 5 ? { user: `${t.user} ${facts(s)[i].sentence}`, bot: t.bot } : t));
+}
+
+interface SessionResult {
+  mode: MemoryMode;
+  session: number;
+  present: number;
+  planted: number;
+  missing: string[];
+  fills: number[];
+  overWindow: number;
+  summariserTokens: number;
+  memoryTokens: number[];
+  lastPlan: BudgetEvent['memory'];
+}
+
+async function main(): Promise<void> {
+  const dialogues = readFileSync(join(DATA, 'mt-bench-101', 'mtbench101.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as { history: Array<{ user: string; bot: string }> });
+  const db = await createTestDatabase();
+  const redis = new Redis(REDIS_URL);
+  const prefix = `memory-bench-${randomUUID()}`;
+  const models = Object.fromEntries(MODES.map((m) => [m, `memory-bench-${m}`]));
+  const upstreamOptions: FakeUpstreamOptions = { chunkDelayMs: 0, enforce: { windows: Object.fromEntries(Object.values(models).map((m) => [m, WINDOW])) } };
+  const upstream = await startFakeUpstream(upstreamOptions);
+  const encryptionKey = 'c'.repeat(64);
+  const config = loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, ASK_ENCRYPTION_KEY: encryptionKey, ASK_PROVIDER_URL_ALLOWLIST: upstream.url });
+  const projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(encryptionKey));
+  const sessions = new SessionsRepository(db.dataSource);
+  const summaries = new SummariesRepository(db.dataSource);
+  const usage = new UsageRepository(db.dataSource);
+  const windows = new LearnedWindowsRepository(db.dataSource);
+  const events = new AskEventStream(redis, prefix, 600);
+  const queue = new Queue(QueueName.AskMemory, { connection: { url: REDIS_URL }, prefix });
+  const synthesis = new SynthesisService(projects, sessions, usage, events, config, windows, undefined, summaries, new SummaryProducer(queue));
+  const summariser = new SummaryService(projects, sessions, summaries, usage, windows, config);
+  const results: SessionResult[] = [];
+  try {
+    for (const mode of MODES) {
+      for (let s = 0; s < SESSIONS; s++) {
+        const project = await projects.create({
+          name: `memory-bench-${mode}-${s}`,
+          llmSettings: { provider: 'openai', model: models[mode], baseUrl: `${upstream.url}/v1`, contextWindow: WINDOW },
+          memorySettings: { mode, summaryModel: 'extractive' },
+        });
+        await projects.setCredentials(project.id, { apiKey: `sk-bench-${randomUUID()}` });
+        const sessionId = (await sessions.create(project.id, `bench ${s}`)).id;
+        const turns = [...sessionTurns(dialogues, s), { user: FINAL_QUESTION, bot: 'Noted.' }];
+        const result: SessionResult = { mode, session: s, present: 0, planted: 5, missing: [], fills: [], overWindow: 0, summariserTokens: 0, memoryTokens: [], lastPlan: undefined };
+        for (const [t, turn] of turns.entries()) {
+          upstreamOptions.answerChunks = [turn.bot];
+          const askId = randomUUID();
+          const acceptedAt = new Date().toISOString();
+          await events.open(askId, { projectId: project.id, sessionId, acceptedAt });
+          const before = upstream.requests.length;
+          await synthesis.synthesize({ askId, projectId: project.id, sessionId, question: turn.user, acceptedAt, items: [] }, { attempt: 1 });
+          const evs = await events.readAll(askId);
+          const chats = upstream.requests.slice(before).filter((r) => r.route === 'openai.chat');
+          for (const c of chats) if ((c.promptTokens ?? 0) + 2048 > WINDOW) result.overWindow += 1;
+          const budget = evs.filter((e) => e.type === 'budget').at(-1)?.data as BudgetEvent;
+          const last = chats.at(-1);
+          if (t >= 9 && last?.promptTokens) result.fills.push(last.promptTokens / WINDOW);
+          result.memoryTokens.push(budget?.memory?.memoryTokens ?? 0);
+          const done = evs.find((e) => e.type === 'done')?.data as { messageId: string } | undefined;
+          if (!done) throw new Error(`turn ${t + 1} of session ${s} (${mode}) ended with ${JSON.stringify(evs.at(-1))}`);
+          if (t === TURNS) {
+            const sent = JSON.stringify((last?.body as { messages: unknown[] }).messages);
+            const planted = facts(s).map((f) => f.value);
+            result.missing = planted.filter((v) => !sent.includes(v));
+            result.present = planted.length - result.missing.length;
+            result.lastPlan = budget.memory;
+          } else if (mode !== 'off') {
+            const job = await queue.getJob(`summary-${done.messageId}`);
+            if (!job) throw new Error(`turn ${t + 1}: no summary job`);
+            await job.remove();
+            await summariser.summarize(job.data as SummarizeJobData);
+          }
+        }
+        result.summariserTokens = (await summaries.calls(project.id)).reduce((sum, c) => sum + (c.promptTokens ?? 0) + (c.completionTokens ?? 0), 0);
+        results.push(result);
+        console.log(`${mode} session ${s}: ${result.present}/5 facts (missing ${result.missing.join(', ') || 'none'}), over window ${result.overWindow}, plan ${JSON.stringify(result.lastPlan)}`);
+      }
+    }
+  } finally {
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+    await upstream.close();
+    await db.drop();
+  }
+  report(results);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return percentile(sorted, 50);
+}
+
+function report(results: SessionResult[]): void {
+  const rows = MODES.map((mode) => {
+    const mine = results.filter((r) => r.mode === mode);
+    const present = mine.reduce((s, r) => s + r.present, 0);
+    const planted = mine.reduce((s, r) => s + r.planted, 0);
+    const fills = mine.flatMap((r) => r.fills);
+    const turns = mine.length * TURNS;
+    return {
+      mode,
+      sessions: mine.length,
+      factsPresent: present,
+      factsPlanted: planted,
+      share: present / planted,
+      missing: mine.flatMap((r) => r.missing),
+      fillMedian: median(fills),
+      fillMax: Math.max(...fills),
+      overWindow: mine.reduce((s, r) => s + r.overWindow, 0),
+      summariserTokensPerTurn: mine.reduce((s, r) => s + r.summariserTokens, 0) / turns,
+      memoryTokensMedianAtTurn31: median(mine.map((r) => r.memoryTokens.at(-1) ?? 0)),
+      lastPlans: mine.map((r) => r.lastPlan),
+    };
+  });
+  const load = loadavg().map((l) => l.toFixed(2)).join(' / ');
+  const out = { command: 'ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts', data: repoRelative(join(DATA, 'mt-bench-101', 'mtbench101.jsonl')).replace(/^(\.\.\/)+shared/, '../shared'), window: WINDOW, turns: TURNS, sessions: SESSIONS, commit: gitCommit(), machine: machine(), loadAverage: load, rows };
+  writeFileSync(join(__dirname, 'results.json'), `${JSON.stringify(out, null, 2)}\n`);
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  const table = rows
+    .map((r) => `| ${r.mode} | ${r.factsPresent}/${r.factsPlanted} (${pct(r.share)}) | ${r.fillMedian.toFixed(3)} | ${r.fillMax.toFixed(3)} | ${r.overWindow} | ${r.summariserTokensPerTurn.toFixed(1)} | ${r.memoryTokensMedianAtTurn31} |`)
+    .join('\n');
+  const plans = rows.map((r) => `- ${r.mode}: ${r.lastPlans.map((p) => (p ? `verbatim ${fmt(p.verbatim)}, summarised ${fmt(p.summarised)}, compacted ${fmt(p.compacted)}, dropped ${fmt(p.dropped)}` : 'n/a')).join('; ')}`).join('\n');
+  const missing = rows.map((r) => `- ${r.mode}: ${r.missing.length ? r.missing.join(', ') : 'none'}`).join('\n');
+  writeResultsSection(
+    SECTION,
+    `${SECTION}
+
+Written by \`${out.command}\` (commit ${out.commit}, ${out.machine.nproc} cores, load average ${load}; figures are counts, not timings).
+${SESSIONS} sessions × ${TURNS} turns of MT-Bench-101 dialogues (\`${out.data}\`, dialogues in file order from dialogue 12·s, concatenated), five facts planted in user turns 1–5 (a name, a budget figure, a deployment choice, a ticket id, a colour), asked about at turn 31. Window ${WINDOW} tokens, \`max_tokens\` 2,048, an OpenAI-compatible model on a custom base_url (approximate counter, calibrated as it goes) through the fake upstream, which answers each turn with the dialogue's own answer and enforces the window counting with o200k_base. Memory: \`summaryModel: extractive\` (the built-in extractive summariser), summary budget 96 tokens, session summary 576.
+
+| memory | planted facts in the turn-31 request | window fill, median (turns 10–31) | fill, max | requests over the window | summariser tokens per turn | memory tokens in the turn-31 prompt (median) |
+| --- | --- | --- | --- | --- | --- | --- |
+${table}
+
+Window fill is the fake's prompt-token count ÷ ${WINDOW} (the answer's 2,048 \`max_tokens\` come on top). Summariser tokens are the provider usage of the summary calls (\`summary_calls\`): 0 with the extractive summariser, which calls no model; a real summariser model adds one call per answer (and one per session-summary update in compaction).
+
+Turn-31 plan per session:
+${plans}
+
+Facts missing from the turn-31 request:
+${missing}
+`,
+  );
+}
+
+function fmt(ranges: Array<[number, number]>): string {
+  return ranges.length ? ranges.map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`)).join(',') : '–';
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
