@@ -3,6 +3,7 @@ import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { EVENTS_REDIS } from '@ask/event-stream';
 import { bootWorker } from '@ask/observability';
 import { SynthesisWorkerModule } from './synthesis-worker.module';
+import './stand-in-cpu.metric';
 
 /** Starts the synthesis worker (no HTTP server; health and metrics on SYNTHESIS_HEALTH_PORT). */
 bootWorker({

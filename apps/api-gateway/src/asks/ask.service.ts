@@ -31,11 +31,13 @@ export class AskService {
    *   stored vectors come from another embedding model: re-embed first).
    */
   async accept(projectId: string, body: AskDto): Promise<AskAccepted> {
-    const project = await this.projects.findById(projectId);
-    if (!project) throw notFound('project not found');
+    // The project and its credentials in one round trip.
+    const found = await this.projects.findWithCredentials(projectId);
+    if (!found) throw notFound('project not found');
+    const { project, credentials } = found;
     if (!project.embeddingSettings) throw embeddingNotConfigured();
     if (!project.llmSettings) throw llmNotConfigured();
-    const embedder = createEmbeddingProvider(project.embeddingSettings, (await this.projects.getCredentials(projectId)) ?? {});
+    const embedder = createEmbeddingProvider(project.embeddingSettings, credentials ?? {});
     const space = { model: `${embedder.provider}/${embedder.model}`, dimensions: embedder.dimensions };
     const others = await this.knowledge.spacesOtherThan(projectId, space);
     if (others.length > 0) throw embeddingSpaceChanged(others, space);

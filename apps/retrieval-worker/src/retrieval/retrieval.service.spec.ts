@@ -18,7 +18,7 @@ function setup(project: unknown, items: RetrievedItem[] = [], otherSpaces: Embed
   const enqueued: SynthesizeJobData[] = [];
   const searches: Array<{ projectId: string; dims: number; topK: number; model: string }> = [];
   const service = new RetrievalService(
-    { findById: async () => project, getCredentials: async () => null } as unknown as ProjectsRepository,
+    { findWithCredentials: async () => (project ? { project, credentials: null } : null) } as unknown as ProjectsRepository,
     {
       search: async (projectId: string, vector: number[], topK: number, model: string) => {
         searches.push({ projectId, dims: vector.length, topK, model });

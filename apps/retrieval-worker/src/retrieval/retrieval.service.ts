@@ -68,9 +68,11 @@ export class RetrievalService {
    * similarity as `score`.
    */
   private async rank(data: RetrieveJobData): Promise<{ items: RetrievedItem[]; method: RetrievalMethod }> {
-    const project = await this.projects.findById(data.projectId);
+    // The project and its credentials in one round trip.
+    const found = await this.projects.findWithCredentials(data.projectId);
+    const project = found?.project;
     if (!project?.embeddingSettings) throw embeddingNotConfigured();
-    const credentials = await this.projects.getCredentials(data.projectId);
+    const credentials = found?.credentials;
     const embedder = createEmbeddingProvider(project.embeddingSettings, credentials ?? {}, { egress: egressPolicyFor(this.config) });
     const space = { model: `${embedder.provider}/${embedder.model}`, dimensions: embedder.dimensions };
     // Vectors of another model are never ranked against this question (the search filters on the

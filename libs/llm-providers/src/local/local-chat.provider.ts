@@ -60,6 +60,23 @@ const STOPWORDS = new Set(
 /** Lines of a code block quoted under its sentence. */
 const MAX_CODE_LINES = 12;
 
+let standInCpuMicros = 0;
+
+function addStandInCpu(since: NodeJS.CpuUsage): void {
+  const used = process.cpuUsage(since);
+  standInCpuMicros += used.user + used.system;
+}
+
+/**
+ * CPU time this process spent in the local stand-in LLM's own work since it started, in
+ * microseconds (user + system, `process.cpuUsage` around its synchronous parts): choosing the
+ * answer's sentences and counting the request and the answer for its usage report. A real provider
+ * does this work elsewhere, so benchmarks report it apart from the pipeline's cost.
+ */
+export function localChatCpuMicros(): number {
+  return standInCpuMicros;
+}
+
 /**
  * The embedded `local` LLM: a stand-in WITHOUT a model. It answers from the retrieved context alone,
  * quoting the sentences that share the most (rarest) words with the question, each with its source
@@ -76,7 +93,9 @@ export class LocalChatProvider implements ChatProvider {
   constructor(private readonly options: LocalChatOptions) {}
 
   async *streamChat(request: ChatRequest): AsyncIterable<ChatChunk> {
+    let started = process.cpuUsage();
     const answer = composeAnswer(request.messages, this.options.maxPassages ?? 4, this.options.abstainBelow);
+    addStandInCpu(started);
     const words = answer.split(/(?<=\s)/);
     const per = this.options.wordsPerChunk ?? 4;
     const delay = this.options.chunkDelayMs ?? 0;
@@ -85,8 +104,10 @@ export class LocalChatProvider implements ChatProvider {
       if (delay > 0 && i > 0) await sleep(delay, request.signal);
       yield { type: 'delta', text: words.slice(i, i + per).join('') };
     }
+    started = process.cpuUsage();
     const promptTokens = this.options.counter.countMessages(request.messages);
     const completionTokens = this.options.counter.countText(answer);
+    addStandInCpu(started);
     yield { type: 'usage', promptTokens, completionTokens, raw: { promptTokens, completionTokens }, convention: 'local', model: request.model, finishReason: 'stop' };
   }
 }

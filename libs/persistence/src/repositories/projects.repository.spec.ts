@@ -70,6 +70,33 @@ describe(ProjectsRepository.name, () => {
     });
   });
 
+  describe('findWithCredentials', () => {
+    it('returns the same project as findById and list, with its credentials decrypted', async () => {
+      const created = await projects.create({
+        name: 'With key',
+        embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
+        retrievalSettings: { method: 'hybrid', vectorWeight: 2 },
+        systemPrompt: 'Be brief.',
+        maxHistoryMessages: 6,
+      });
+      await projects.setCredentials(created.id, { apiKey: PLANTED });
+      const found = await projects.findWithCredentials(created.id);
+      const byId = await projects.findById(created.id);
+      const listed = (await projects.list()).find((p) => p.id === created.id);
+      expect(found).toEqual({ project: byId, credentials: { apiKey: PLANTED } });
+      expect(byId).toEqual(listed);
+      expect(byId).toMatchObject({ name: 'With key', retrievalSettings: { method: 'hybrid', vectorWeight: 2 }, topK: 8, maxHistoryMessages: 6, hasCredentials: true });
+      expect(byId?.updatedAt).toBeInstanceOf(Date);
+    });
+
+    it('returns credentials null for a project without, and null for an unknown id or a non-UUID', async () => {
+      const created = await projects.create({ name: 'No key' });
+      expect(await projects.findWithCredentials(created.id)).toEqual({ project: await projects.findById(created.id), credentials: null });
+      expect(await projects.findWithCredentials(UNKNOWN_ID)).toBeNull();
+      expect(await projects.findWithCredentials('not-a-uuid')).toBeNull();
+    });
+  });
+
   describe('updateSettings', () => {
     it('changes only the given fields, and null clears', async () => {
       const project = await projects.create({ name: 'P', systemPrompt: 'x', topK: 3 });

@@ -87,17 +87,29 @@ export class ProjectsRepository {
     return (await this.findById(id)) as Project;
   }
 
-  /** The project, or null when there is none with this id (or the id is not a UUID). */
+  /**
+   * The project, or null when there is none with this id (or the id is not a UUID). One plain SQL
+   * round trip (no query builder: this runs on every ask in all three apps).
+   */
   async findById(id: string): Promise<Project | null> {
     if (!isUuid(id)) return null;
-    const row = await this.projects
-      .createQueryBuilder('p')
-      .select(PUBLIC_COLUMNS)
-      .addSelect('p.credentials_encrypted IS NOT NULL', 'has_credentials')
-      .where('p.id = :id', { id })
-      .getRawAndEntities();
-    const entity = row.entities[0];
-    return entity ? toProject(entity, row.raw[0]['has_credentials'] === true) : null;
+    const rows: ProjectRow[] = await this.dataSource.query(`SELECT ${PROJECT_SQL_COLUMNS} FROM projects WHERE id = $1`, [id]);
+    return rows[0] ? rowToProject(rows[0]) : null;
+  }
+
+  /**
+   * The project and its decrypted credentials in one round trip (what an ask needs before calling a
+   * provider); credentials null when none are stored. Null when there is no such project.
+   * @throws Error when stored credentials cannot be decrypted (wrong or missing ASK_ENCRYPTION_KEY).
+   */
+  async findWithCredentials(id: string): Promise<{ project: Project; credentials: ProviderCredentials | null } | null> {
+    if (!isUuid(id)) return null;
+    const rows: Array<ProjectRow & { credentials_encrypted: Buffer | null }> = await this.dataSource.query(
+      `SELECT ${PROJECT_SQL_COLUMNS}, credentials_encrypted FROM projects WHERE id = $1`,
+      [id],
+    );
+    if (!rows[0]) return null;
+    return { project: rowToProject(rows[0]), credentials: this.openCredentials(id, rows[0].credentials_encrypted) };
   }
 
   /** Every project, newest first (at most `limit`, default 1,000), without credentials. */
@@ -167,7 +179,10 @@ export class ProjectsRepository {
       'SELECT credentials_encrypted FROM projects WHERE id = $1',
       [id],
     );
-    const sealed = rows[0]?.credentials_encrypted;
+    return this.openCredentials(id, rows[0]?.credentials_encrypted ?? null);
+  }
+
+  private openCredentials(id: string, sealed: Buffer | null): ProviderCredentials | null {
     if (!sealed) return null;
     const credentials = this.cipher.open(id, sealed);
     // Decrypted here, so redacted from every body, event and log line this process writes.
@@ -184,6 +199,45 @@ export class ProjectsRepository {
     const result = await this.projects.delete({ id });
     return (result.affected ?? 0) > 0;
   }
+}
+
+/** The columns of a {@link Project} in plain SQL (snake case, as `ProjectEntity` maps them). */
+const PROJECT_SQL_COLUMNS =
+  'id, name, embedding_settings, llm_settings, retrieval_settings, memory_settings, top_k, max_tokens, system_prompt, max_history_messages, created_at, updated_at, credentials_encrypted IS NOT NULL AS has_credentials';
+
+/** A `projects` row as `PROJECT_SQL_COLUMNS` selects it (jsonb parsed, timestamptz as Date by node-postgres). */
+interface ProjectRow {
+  id: string;
+  name: string;
+  embedding_settings: EmbeddingSettings | null;
+  llm_settings: LlmSettings | null;
+  retrieval_settings: RetrievalSettings | null;
+  memory_settings: MemorySettings | null;
+  top_k: number;
+  max_tokens: number;
+  system_prompt: string | null;
+  max_history_messages: number | null;
+  created_at: Date;
+  updated_at: Date;
+  has_credentials: boolean;
+}
+
+function rowToProject(r: ProjectRow): Project {
+  return {
+    id: r.id,
+    name: r.name,
+    embeddingSettings: r.embedding_settings,
+    llmSettings: r.llm_settings,
+    retrievalSettings: r.retrieval_settings,
+    memorySettings: r.memory_settings,
+    topK: r.top_k,
+    maxTokens: r.max_tokens,
+    systemPrompt: r.system_prompt,
+    maxHistoryMessages: r.max_history_messages,
+    hasCredentials: r.has_credentials,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
 }
 
 function toProject(e: ProjectEntity, hasCredentials: boolean): Project {
