@@ -55,6 +55,8 @@ const SESSIONS = numberArg('sessions', 16);
 const ASKS_PER_SESSION = numberArg('asks-per-session', 25);
 const BASELINE = process.argv.includes('--baseline');
 const PROFILE = process.argv.includes('--profile');
+/** Seconds the stack is left without asks to measure its idle cost. */
+const IDLE_SECONDS = 10;
 
 /** One session's questions (the user turns of one dialogue, at most MAX_TURNS). */
 type Session = string[];
@@ -211,6 +213,10 @@ interface RunFigures {
   command: string;
   sequential: PhaseFigures;
   throughput: PhaseFigures & { concurrentSessions: number; wallSeconds: number; asksPerSecond: number };
+  /** CPU ms per second and Redis commands per second of the stack with no ask running. */
+  idle?: { seconds: number; cpuMsPerSecond: Record<Measured, number>; redisCommandsPerSecond: number };
+  /** Sequential CPU per ask of the three apps without the stand-in, less their idle CPU over the phase. */
+  sequentialNetOfIdleMsPerAsk?: number;
 }
 
 /** The baseline kept in results.json by an earlier `--baseline` run, if any. */
@@ -237,6 +243,7 @@ function comparisonTable(before: RunFigures | undefined, now: RunFigures): strin
     ['Sequential: CPU per ask, three apps (ms)', (r) => r.sequential.cpuMsPerAsk.total, ''],
     ['Sequential: of which the local stand-in LLM (sentence selection, its usage counting) (ms)', (r) => r.sequential.standInCpuMsPerAsk, ''],
     ['Sequential: CPU per ask, three apps without the stand-in (ms)', (r) => r.sequential.pipelineCpuMsPerAsk, '≤ 12'],
+    ['Sequential: the same, net of the apps\' idle CPU over the phase (ms)', (r) => r.sequentialNetOfIdleMsPerAsk, ''],
     ['Sequential: events / `delta` events per ask', (r) => `${r.sequential.eventsPerAsk} / ${r.sequential.deltasPerAsk}`, ''],
     ['Sequential: Redis commands per ask', (r) => r.sequential.redisCommandsPerAsk, ''],
     ['Sequential: load average (1 min) at start / end', (r) => `${r.sequential.loadAverage.start[0]} / ${r.sequential.loadAverage.end[0]}`, ''],
@@ -248,6 +255,8 @@ function comparisonTable(before: RunFigures | undefined, now: RunFigures): strin
     [`${SESSIONS} sessions: of which the local stand-in LLM (ms)`, (r) => r.throughput.standInCpuMsPerAsk, ''],
     [`${SESSIONS} sessions: CPU per ask, three apps without the stand-in (ms)`, (r) => r.throughput.pipelineCpuMsPerAsk, '≤ 12'],
     [`${SESSIONS} sessions: Redis commands per ask`, (r) => r.throughput.redisCommandsPerAsk, ''],
+    [`Idle (${IDLE_SECONDS} s, no ask): CPU ms per second, gateway / retrieval / synthesis`, (r) => (r.idle ? MEASURED.map((a) => r.idle?.cpuMsPerSecond[a]).join(' / ') : undefined), ''],
+    [`Idle: Redis commands per second`, (r) => r.idle?.redisCommandsPerSecond, ''],
     [`${SESSIONS} sessions: load average (1 min) at start / end`, (r) => `${r.throughput.loadAverage.start[0]} / ${r.throughput.loadAverage.end[0]}`, ''],
   ];
   const head = `| Figure | Before (${before ? before.commit : 'no baseline'}) | This run (${now.commit}) | Goal |\n|---|---:|---:|---:|`;
@@ -343,9 +352,24 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 500));
     }
 
+    // The apps' idle cost (BullMQ polling, stalled-job checks, the reconciler, the relay's readers):
+    // CPU ms per second with no ask running, so per-ask figures can be read net of it.
+    console.log(`idle: ${IDLE_SECONDS} s without asks…`);
+    const idleBefore = await snapshot(stack, redis);
+    await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
+    const idleAfter = await snapshot(stack, redis);
+    const idle = {
+      seconds: IDLE_SECONDS,
+      cpuMsPerSecond: Object.fromEntries(MEASURED.map((name) => [name, round1((idleAfter.cpuMs[name] - idleBefore.cpuMs[name]) / IDLE_SECONDS)])) as Record<Measured, number>,
+      redisCommandsPerSecond: round1(Object.entries(callsBetween(idleBefore.calls, idleAfter.calls)).reduce((a, [name, n]) => a + (name === 'info' ? 0 : n), 0) / IDLE_SECONDS),
+    };
+    console.log(`  ${JSON.stringify(idle)}`);
+
     console.log(`phase 1 (sequential): ${LATENCY_ASKS} asks one at a time, ${latencySessions.length} sessions of up to ${MAX_TURNS} turns…`);
     const seqBefore = await snapshot(stack, redis);
+    const seqStarted = performance.now();
     const seqTimings = await runSessions(client, project.id, latencySessions);
+    const seqSeconds = (performance.now() - seqStarted) / 1000;
     const sequential = summarise(seqTimings, seqBefore, await snapshot(stack, redis));
     console.log(`  median ${sequential.medianMs} ms, p95 ${sequential.p95Ms} ms, CPU/ask ${JSON.stringify(sequential.cpuMsPerAsk)}, stages ${JSON.stringify(sequential.stageMediansMs)}, errors ${sequential.errors}`);
 
@@ -379,6 +403,11 @@ async function main(): Promise<void> {
       command,
       sequential,
       throughput: { ...load, concurrentSessions: SESSIONS, wallSeconds: round1(wallMs / 1000), asksPerSecond },
+      idle,
+      // What the three apps would have spent idle over the sequential phase, taken off its CPU per ask (stand-in excluded).
+      sequentialNetOfIdleMsPerAsk: round1(
+        sequential.pipelineCpuMsPerAsk - (MEASURED.reduce((a, name) => a + idle.cpuMsPerSecond[name], 0) * seqSeconds) / Math.max(1, sequential.asks - sequential.errors),
+      ),
     };
     const baseline = BASELINE ? now : keptBaseline();
     const results = {
