@@ -37,6 +37,8 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
   let projectId: string;
   let projectKey: string;
   const pageErrors: string[] = [];
+  let pageResponse: Awaited<ReturnType<Page['goto']>>;
+  const cspViolations: string[] = [];
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -60,7 +62,16 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
     browser = await launchBrowser();
     page = await browser.context.newPage();
     page.on('pageerror', (error) => pageErrors.push(String(error)));
-    await page.goto(`${proxy.url}/`);
+    // The gateway's Content-Security-Policy (helmet) must not block anything the dashboard needs.
+    // Chromium reports each violation on the console ("Refused to … Content Security Policy …"); the
+    // init script reports the DOM's securitypolicyviolation events there too, on every page load.
+    page.on('console', (message) => {
+      if (/Content Security Policy|csp-violation/.test(message.text())) cspViolations.push(message.text());
+    });
+    await page.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (e) => console.error(`csp-violation ${e.violatedDirective} ${e.blockedURI}`));
+    });
+    pageResponse = await page.goto(`${proxy.url}/`);
   });
 
   afterAll(async () => {
@@ -275,5 +286,12 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
       expect(await turn(1).getAttribute('data-status')).toBe('done');
       expect(await turn(1).locator('[data-role=answer]').textContent()).toBe(await storedAnswer(accepted.askId));
     });
+  });
+
+  // Last, after every test above drove the page: the gateway's CSP blocked nothing the dashboard did.
+  it("is served under the gateway's security headers, and its Content-Security-Policy blocked nothing", () => {
+    const headers = pageResponse?.headers() ?? {};
+    expect([headers['content-security-policy']?.split(';')[0], headers['x-frame-options'], headers['x-content-type-options']]).toEqual(["default-src 'self'", 'DENY', 'nosniff']);
+    expect(cspViolations).toEqual([]);
   });
 });
