@@ -126,6 +126,24 @@ describe('provider_calls rows written by SynthesisService', () => {
     expect((await sessions.history(sessionId)).filter((m) => m.budget === null)).toHaveLength(12);
   });
 
+  it('each attempt of a retried call is its own row: a 429 on count_tokens, then on the chat call', async () => {
+    upstream.setFault({ kind: '429', retryAfterSeconds: 0, endpoint: 'count' }, 1);
+    const counted = await ask({ provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: upstream.url }, 0, `sk-ant-test-${randomUUID()}`);
+    expect(counted.evs.at(-1)?.type).toBe('done');
+    expect(counted.rows.map((r) => [r.operation, r.errorCode, r.finishReason])).toEqual([
+      ['count_tokens', 'llm_upstream', null],
+      ['count_tokens', null, null],
+      ['chat', null, 'end_turn'],
+    ]);
+    upstream.setFault({ kind: '429', retryAfterSeconds: 0 }, 1);
+    const streamed = await ask({ provider: 'openai', model: 'gpt-4o-mini', baseUrl: `${upstream.url}/v1` }, 0, 'sk-test');
+    expect(streamed.evs.at(-1)?.type).toBe('done');
+    expect(streamed.rows.map((r) => [r.operation, r.purpose, r.errorCode, r.inputTokens === null, r.costUsd === null])).toEqual([
+      ['chat', 'answer', 'llm_upstream', true, true],
+      ['chat', 'answer', null, false, false],
+    ]);
+  });
+
   it('an Anthropic ask is a free count_tokens row then the answer, normalised and priced as Claude Sonnet 4', async () => {
     const { rows, requests, evs } = await ask({ provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: upstream.url }, 0, `sk-ant-test-${randomUUID()}`);
     expect(evs.at(-1)?.type).toBe('done');

@@ -20,10 +20,25 @@ export interface CallMeter {
   /** Keeps the stream's usage chunk. */
   usage(chunk: UsageChunk): void;
   /**
+   * Ends the current attempt as failed with `errorCode` (a retry notice: 429, 5xx, a dropped
+   * connection before the first chunk) and starts the next one after `delayMs` of backoff.
+   */
+  retried(errorCode: string, delayMs: number): void;
+  /**
    * Records the call: a typed error code when it failed (null when it answered), and a finish reason
    * of ours when the provider gave none (`aborted` for a run that had to stop). Never throws.
    */
   finish(errorCode?: string | null, finishReason?: string): Promise<void>;
+}
+
+/** What {@link CallLedger.start} is told about a call. */
+export type CallSpec = CallScope & { operation: ProviderCallRecord['operation']; provider: ProviderId; requestedModel: string; plannedTokens?: number };
+
+/** One attempt being measured (times in ms since the epoch). */
+interface Attempt {
+  started: number;
+  first?: number;
+  chunk?: UsageChunk;
 }
 
 /** How the row's usage columns are filled from a usage chunk. */
@@ -71,63 +86,76 @@ export class CallLedger {
   }
 
   /**
-   * Starts measuring one call.
+   * Starts measuring one call (and the attempts `streamWithRetry` / `countWithRetry` make of it:
+   * each failed attempt is its own row, see {@link CallMeter.retried}).
    * @param call the scope, the provider and requested model, and our planned prompt tokens.
    */
-  start(call: CallScope & { operation: ProviderCallRecord['operation']; provider: ProviderId; requestedModel: string; plannedTokens?: number }): CallMeter {
-    const started = this.now();
-    let first: number | undefined;
-    let chunk: UsageChunk | undefined;
+  start(call: CallSpec): CallMeter {
+    let attempt: Attempt = { started: this.now() };
+    const pending: Array<Promise<void>> = [];
     let done = false;
     return {
       firstChunk: () => {
-        first ??= this.now();
+        attempt.first ??= this.now();
       },
       usage: (c) => {
-        chunk = c;
+        attempt.chunk = c;
+      },
+      retried: (errorCode, delayMs) => {
+        const failed = attempt;
+        const ended = this.now();
+        // The next attempt starts once the backoff is over.
+        attempt = { started: ended + Math.max(0, delayMs) };
+        pending.push(this.write(call, failed, ended, errorCode));
       },
       finish: async (errorCode = null, ownFinishReason) => {
         if (done) return;
         done = true;
-        const ended = this.now();
-        const { usage, usageError } = normaliseChunk(chunk, call.provider, this.logger);
-        const price = usage ? findPrice({ provider: call.provider, model: call.requestedModel }, this.overrides) : undefined;
-        const labels = { gen_ai_operation_name: call.operation, gen_ai_provider_name: call.provider, gen_ai_request_model: call.requestedModel };
-        genAiOperationDuration.observe({ ...labels, error_type: errorCode ?? '' }, (ended - started) / 1000);
-        if (first !== undefined) genAiTimeToFirstChunk.observe(labels, (first - started) / 1000);
-        if (usage) {
-          const types: Array<[string, number]> = [['input', usage.input], ['output', usage.output], ['cache_read', usage.cacheRead], ['cache_creation', usage.cacheWrite], ['reasoning', usage.reasoning]];
-          for (const [type, tokens] of types) genAiTokenUsage.observe({ ...labels, gen_ai_token_type: type }, tokens);
-        }
-        try {
-          await this.calls.record({
-            projectId: call.projectId,
-            sessionId: call.sessionId,
-            askId: call.askId,
-            operation: call.operation,
-            purpose: call.purpose,
-            provider: call.provider,
-            requestedModel: call.requestedModel,
-            answeringModel: chunk?.model ?? null,
-            rawUsage: chunk?.raw,
-            usageError,
-            inputTokens: usage?.input ?? null,
-            cacheReadTokens: usage?.cacheRead ?? null,
-            cacheWriteTokens: usage?.cacheWrite ?? null,
-            outputTokens: usage?.output ?? null,
-            reasoningTokens: usage?.reasoning ?? null,
-            plannedTokens: call.plannedTokens ?? null,
-            timeToFirstChunkMs: first === undefined ? null : first - started,
-            durationMs: ended - started,
-            finishReason: chunk?.finishReason ?? ownFinishReason ?? null,
-            errorCode,
-            ...this.cost(call.operation, usage, price),
-            startedAt: new Date(started),
-          });
-        } catch (err) {
-          this.logger.error(`ask ${call.askId}: the ${call.operation} call could not be recorded: ${(err as Error).message}`);
-        }
+        pending.push(this.write(call, attempt, this.now(), errorCode, ownFinishReason));
+        await Promise.all(pending);
       },
     };
+  }
+
+  /** Observes the metrics of one attempt and stores its row; a failed write is logged, never thrown. */
+  private async write(call: CallSpec, attempt: Attempt, ended: number, errorCode: string | null, ownFinishReason?: string): Promise<void> {
+    const { started, first, chunk } = attempt;
+    const { usage, usageError } = normaliseChunk(chunk, call.provider, this.logger);
+    const price = usage ? findPrice({ provider: call.provider, model: call.requestedModel }, this.overrides) : undefined;
+    const labels = { gen_ai_operation_name: call.operation, gen_ai_provider_name: call.provider, gen_ai_request_model: call.requestedModel };
+    genAiOperationDuration.observe({ ...labels, error_type: errorCode ?? '' }, Math.max(0, ended - started) / 1000);
+    if (first !== undefined) genAiTimeToFirstChunk.observe(labels, (first - started) / 1000);
+    if (usage) {
+      const types: Array<[string, number]> = [['input', usage.input], ['output', usage.output], ['cache_read', usage.cacheRead], ['cache_creation', usage.cacheWrite], ['reasoning', usage.reasoning]];
+      for (const [type, tokens] of types) genAiTokenUsage.observe({ ...labels, gen_ai_token_type: type }, tokens);
+    }
+    try {
+      await this.calls.record({
+        projectId: call.projectId,
+        sessionId: call.sessionId,
+        askId: call.askId,
+        operation: call.operation,
+        purpose: call.purpose,
+        provider: call.provider,
+        requestedModel: call.requestedModel,
+        answeringModel: chunk?.model ?? null,
+        rawUsage: chunk?.raw,
+        usageError,
+        inputTokens: usage?.input ?? null,
+        cacheReadTokens: usage?.cacheRead ?? null,
+        cacheWriteTokens: usage?.cacheWrite ?? null,
+        outputTokens: usage?.output ?? null,
+        reasoningTokens: usage?.reasoning ?? null,
+        plannedTokens: call.plannedTokens ?? null,
+        timeToFirstChunkMs: first === undefined ? null : first - started,
+        durationMs: Math.max(0, ended - started),
+        finishReason: chunk?.finishReason ?? ownFinishReason ?? null,
+        errorCode,
+        ...this.cost(call.operation, usage, price),
+        startedAt: new Date(started),
+      });
+    } catch (err) {
+      this.logger.error(`ask ${call.askId}: the ${call.operation} call could not be recorded: ${(err as Error).message}`);
+    }
   }
 }

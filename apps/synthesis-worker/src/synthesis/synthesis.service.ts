@@ -14,6 +14,7 @@ import {
   detectSilentTruncation,
   egressPolicyFor,
   LocalChatProvider,
+  type RetryNotice,
   streamWithRetry,
   toAskError,
   type UpstreamFailure,
@@ -291,7 +292,9 @@ export class SynthesisService {
       this.config.SYNTHESIS_DELTA_INTERVAL_MS,
     );
     try {
-      for await (const chunk of streamWithRetry(provider, request, { signal: request.signal })) {
+      // Each attempt streamWithRetry makes is an upstream call of its own: a failed one is its own row.
+      const onRetry = ({ failure, delayMs }: RetryNotice) => meter.retried(toAskError(failure).code, delayMs);
+      for await (const chunk of streamWithRetry(provider, request, { signal: request.signal, onRetry })) {
         meter.firstChunk();
         if (chunk.type === 'delta') {
           if (!chunk.text) continue;
@@ -350,7 +353,8 @@ export class SynthesisService {
     let exactTokens: number;
     const meter = this.ledger.start({ ...call, operation: 'count_tokens', provider: ctx.model.provider, requestedModel: ctx.model.model, plannedTokens: sized.plan.used });
     try {
-      exactTokens = await countWithRetry(provider, { model: ctx.model.model, messages: sized.messages, maxTokens: ctx.maxTokens, signal }, { signal });
+      const onRetry = ({ failure, delayMs }: RetryNotice) => meter.retried(toAskError(failure).code, delayMs);
+      exactTokens = await countWithRetry(provider, { model: ctx.model.model, messages: sized.messages, maxTokens: ctx.maxTokens, signal }, { signal, onRetry });
     } catch (err) {
       if (ctx.run.lockLost?.aborted) {
         await meter.finish(null, 'aborted');
