@@ -136,6 +136,16 @@ describe(RetrievalRepository.name, () => {
       const items = await retrieval.search(project, query, 8, 'test/random-256');
       expect(items[0].text).toBe('chunk 567');
       expect(items[0].score).toBeCloseTo(1, 6);
+      // The statement search() runs for a project of at most EXACT_SCAN_MAX_ROWS rows can use no HNSW
+      // index even with sorting priced out: its rows are read (here, where the table is this project's, by a
+      // sequential scan; among many projects through the project_id index) and ranked exactly.
+      const exactPlan: Array<{ 'QUERY PLAN': string }> = await db.dataSource.transaction(async (m) => {
+        await m.query('SET LOCAL enable_sort = off');
+        return m.query(`EXPLAIN (COSTS OFF) ${searchSql(256, 'exact')}`, [project, vectorParam(query), 8, 'test/random-256']);
+      });
+      const exactText = exactPlan.map((r) => r['QUERY PLAN']).join('\n');
+      expect(exactText).not.toContain('hnsw');
+      expect(exactText).toMatch(/Scan on knowledge_chunks k\n/);
     }, 60_000);
   });
 

@@ -2,7 +2,7 @@ import { CHUNK_TOKEN_COUNTER_ID, type RetrievedItem, type RetrievedKind } from '
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { isUuid } from '../ids';
-import { embeddingExpression, isIndexedDimension, vectorParam } from '../vector';
+import { assertDimensions, embeddingExpression, isIndexedDimension, vectorParam } from '../vector';
 import { type FusionWeights, fuseRankings } from './fuse-rankings';
 
 /** Largest top-K a search accepts. */
@@ -23,12 +23,13 @@ interface ItemRow {
  * Ranked retrieval over a project's insights, recommendations and knowledge chunks by pgvector
  * cosine distance.
  *
- * Each table is searched with `ORDER BY (embedding::vector(N)) <=> $q LIMIT k` under
- * `WHERE embedding_dims = N`, the same expression and predicate as the partial HNSW indexes of the
- * migration `EmbeddingHnswIndexes`, so the planner can use them; the three top-k lists are merged
- * and cut to k. The search runs in a transaction with `hnsw.iterative_scan = strict_order`
+ * A project of at most EXACT_SCAN_MAX_ROWS rows is ranked exactly, in one statement ordering by the
+ * bare column (no HNSW index matches it). A larger one is searched with
+ * `ORDER BY (embedding::vector(N)) <=> $q LIMIT k` under `WHERE embedding_dims = N`, the same
+ * expression and predicate as the partial HNSW indexes of the migration `EmbeddingHnswIndexes`, so
+ * the planner can use them, in a transaction with `hnsw.iterative_scan = strict_order`
  * (pgvector ≥ 0.8), so filtering by project after the index scan still fills k rows in exact
- * distance order, and `hnsw.ef_search` at least 2k.
+ * distance order, and `hnsw.ef_search` at least 2k. The three top-k lists are merged and cut to k.
  */
 /**
  * Projects with at most this many rows (chunks + insights + recommendations) are ranked by an exact
@@ -36,13 +37,15 @@ interface ItemRow {
  * (100 projects of 1,000 chunks, 256 dimensions): through the shared index the tenant filter leaves
  * recall@10 at 0.82 and p50 above 80 ms, since a project holds 1% of the graph; an exact scan of
  * 1,000 rows is recall 1 in a few milliseconds, and its cost grows linearly (~10 ms at 10,000 rows).
+ * Such a project costs one round trip (no transaction, no planner settings); see bench/RESULTS.md,
+ * "Vector search at 100K chunks".
  */
 export const EXACT_SCAN_MAX_ROWS = 10_000;
 
-const PROJECT_ROWS_SQL = `
-  SELECT (SELECT coalesce(sum(chunk_count), 0) FROM knowledge_sources WHERE project_id = $1)
+/** The project's rows (chunks + insights + recommendations), $1 = project id: one scalar subquery. */
+const PROJECT_ROWS_SQL = `(SELECT (SELECT coalesce(sum(chunk_count), 0) FROM knowledge_sources WHERE project_id = $1)
        + (SELECT count(*) FROM insights WHERE project_id = $1)
-       + (SELECT count(*) FROM recommendations WHERE project_id = $1) AS rows`;
+       + (SELECT count(*) FROM recommendations WHERE project_id = $1))`;
 
 @Injectable()
 export class RetrievalRepository {
@@ -64,20 +67,19 @@ export class RetrievalRepository {
   async search(projectId: string, embedding: readonly number[], topK: number, embeddingModel: string): Promise<RetrievedItem[]> {
     assertTopK(topK);
     if (!isUuid(projectId)) return [];
-    const sql = searchSql(embedding.length);
     const params = [projectId, vectorParam(embedding), topK, embeddingModel];
+    // A small project is ranked exactly from its own rows in one statement (the project_id indexes,
+    // bitmap scans, no transaction): an HNSW graph shared by every project would visit mostly other
+    // projects' rows first. The statement returns nothing for a project above EXACT_SCAN_MAX_ROWS.
+    const exact: ItemRow[] = await this.dataSource.query(searchSql(embedding.length, 'exact'), params);
+    if (exact.length > 0) return exact.map(toItem);
+    const [{ rows: projectRows }] = await this.dataSource.query(`SELECT ${PROJECT_ROWS_SQL} AS rows`, [projectId]);
+    if (Number(projectRows) <= EXACT_SCAN_MAX_ROWS) return [];
     const rows: ItemRow[] = await this.dataSource.transaction(async (manager) => {
-      const [{ rows: projectRows }] = await manager.query(PROJECT_ROWS_SQL, [projectId]);
-      if (Number(projectRows) <= EXACT_SCAN_MAX_ROWS) {
-        // A small project is ranked exactly from its own rows (the project_id indexes, bitmap scans):
-        // an HNSW graph shared by every project would visit mostly other projects' rows first.
-        await manager.query(`SELECT set_config('enable_indexscan', 'off', true)`);
-      } else {
-        await manager.query(`SELECT set_config('hnsw.iterative_scan', 'strict_order', true), set_config('hnsw.ef_search', $1, true)`, [
-          String(Math.min(1000, Math.max(40, 2 * topK))),
-        ]);
-      }
-      return manager.query(sql, params);
+      await manager.query(`SELECT set_config('hnsw.iterative_scan', 'strict_order', true), set_config('hnsw.ef_search', $1, true)`, [
+        String(Math.min(1000, Math.max(40, 2 * topK))),
+      ]);
+      return manager.query(searchSql(embedding.length), params);
     });
     return rows.map(toItem);
   }
@@ -187,30 +189,35 @@ export function fullTextSql(dimensions: number): string {
 
 /**
  * The search SQL for vectors of `dimensions` ($1 project id, $2 query vector, $3 top-K, $4 the
- * embedding model `provider/model`). Exported
- * so a test can EXPLAIN it and see the HNSW indexes used.
+ * embedding model `provider/model`). `index` (default) orders by the partial HNSW indexes'
+ * expression (`embedding::vector(N)`), so the planner can use them; `exact` orders by the bare
+ * column, which no HNSW index matches, so the rows are found through the project_id indexes and
+ * ranked exactly, and returns nothing when the project holds more than {@link EXACT_SCAN_MAX_ROWS}
+ * rows. Exported so a test can EXPLAIN it and see which indexes are used.
  */
-export function searchSql(dimensions: number): string {
-  const e = (alias: string) => embeddingExpression(`${alias}.embedding`, dimensions);
-  const q = isIndexedDimension(dimensions) ? `$2::vector(${dimensions})` : '$2::vector';
+export function searchSql(dimensions: number, mode: 'index' | 'exact' = 'index'): string {
+  assertDimensions(dimensions);
+  const e = (alias: string) => (mode === 'exact' ? `${alias}.embedding` : embeddingExpression(`${alias}.embedding`, dimensions));
+  const q = mode === 'index' && isIndexedDimension(dimensions) ? `$2::vector(${dimensions})` : '$2::vector';
+  const small = mode === 'exact' ? ` AND ${PROJECT_ROWS_SQL} <= ${EXACT_SCAN_MAX_ROWS}` : '';
   return `
     SELECT * FROM (
       (SELECT i.id, 'insight' AS kind, i.name AS title, i.name || E'\\n' || i.description AS text,
               NULL::text AS source, NULL::int AS token_count, ${e('i')} <=> ${q} AS distance
          FROM insights i
-        WHERE i.project_id = $1 AND i.embedding_dims = ${dimensions} AND i.embedding_model = $4
+        WHERE i.project_id = $1 AND i.embedding_dims = ${dimensions} AND i.embedding_model = $4${small}
         ORDER BY ${e('i')} <=> ${q} LIMIT $3)
       UNION ALL
       (SELECT r.id, 'recommendation', r.title, r.title || E'\\n' || r.body, NULL::text, NULL::int,
               ${e('r')} <=> ${q}
          FROM recommendations r
-        WHERE r.project_id = $1 AND r.embedding_dims = ${dimensions} AND r.embedding_model = $4
+        WHERE r.project_id = $1 AND r.embedding_dims = ${dimensions} AND r.embedding_model = $4${small}
         ORDER BY ${e('r')} <=> ${q} LIMIT $3)
       UNION ALL
       (SELECT c.id, 'knowledge', s.title, c.text, s.uri, c.token_count, c.distance
          FROM (SELECT k.id, k.source_id, k.text, k.token_count, ${e('k')} <=> ${q} AS distance
                  FROM knowledge_chunks k
-                WHERE k.project_id = $1 AND k.embedding_dims = ${dimensions} AND k.embedding_model = $4
+                WHERE k.project_id = $1 AND k.embedding_dims = ${dimensions} AND k.embedding_model = $4${small}
                 ORDER BY ${e('k')} <=> ${q} LIMIT $3) c
          JOIN knowledge_sources s ON s.id = c.source_id)
     ) ranked
