@@ -18,9 +18,9 @@ export type TextSearchConfig = (typeof TEXT_SEARCH_CONFIGS)[number];
 
 /** A project's retrieval settings (`projects.retrieval_settings`; every field optional). */
 export interface RetrievalSettings {
-  /** Default `vector`. */
+  /** Default `hybrid` ({@link DEFAULT_RETRIEVAL}). */
   method?: RetrievalMethod;
-  /** Weight of the vector leg in hybrid fusion; default 1. */
+  /** Weight of the vector leg in hybrid fusion; default 0.5. */
   vectorWeight?: number;
   /** Weight of the full-text leg in hybrid fusion; default 1. */
   fulltextWeight?: number;
@@ -28,13 +28,28 @@ export interface RetrievalSettings {
   textSearchConfig?: TextSearchConfig;
 }
 
-/** The settings with every default filled in. */
+/**
+ * A project's retrieval when it sets none: hybrid, the vector leg at half the full-text leg's weight.
+ * The best measured method for English knowledge with the default (lexical) embedder in bench/retrieval
+ * on the PostgreSQL manual (bench/RESULTS.md, "Retrieval quality on the PostgreSQL manual": recall@5
+ * and MRR above the vector leg alone and the full-text leg alone). The text search configuration
+ * stays `simple` (no stemming, no stop words) since the knowledge's language is not known; a project
+ * of English knowledge gains by setting `english` (same table).
+ */
+export const DEFAULT_RETRIEVAL: Readonly<Required<RetrievalSettings>> = {
+  method: 'hybrid',
+  vectorWeight: 0.5,
+  fulltextWeight: 1,
+  textSearchConfig: 'simple',
+};
+
+/** The settings with every default ({@link DEFAULT_RETRIEVAL}) filled in. */
 export function effectiveRetrieval(settings: RetrievalSettings | null | undefined): Required<RetrievalSettings> {
   return {
-    method: settings?.method ?? 'vector',
-    vectorWeight: settings?.vectorWeight ?? 1,
-    fulltextWeight: settings?.fulltextWeight ?? 1,
-    textSearchConfig: settings?.textSearchConfig ?? 'simple',
+    method: settings?.method ?? DEFAULT_RETRIEVAL.method,
+    vectorWeight: settings?.vectorWeight ?? DEFAULT_RETRIEVAL.vectorWeight,
+    fulltextWeight: settings?.fulltextWeight ?? DEFAULT_RETRIEVAL.fulltextWeight,
+    textSearchConfig: settings?.textSearchConfig ?? DEFAULT_RETRIEVAL.textSearchConfig,
   };
 }
 
