@@ -55,6 +55,12 @@ const schema = z.object({
   /** Ingestion jobs run at once per ingestion worker process (chunking is CPU work: keep it near the cores). */
   INGESTION_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   /**
+   * Worker threads the embedded semantic embedder (`local-semantic`) uses per ingestion worker process,
+   * each with its own model (~240 MB): 2 uses both cores of the reference machine (bench/RESULTS.md,
+   * "Semantic ingestion throughput").
+   */
+  INGESTION_EMBEDDING_THREADS: z.coerce.number().int().min(1).max(16).default(2),
+  /**
    * Lock of a running ingestion job, in milliseconds (renewed every half of it). A killed worker's
    * ingestion is taken up again, from its stored upload, once the lock has lapsed.
    */

@@ -14,6 +14,8 @@ export type IngestionEventSink = <T extends IngestionEventType>(type: T, data: I
 export interface RunOptions extends EmbedRetryOptions {
   /** This job attempt, from 1 (BullMQ `attemptsMade + 1`). */
   attempt?: number;
+  /** Worker threads of the embedded semantic embedder (`local-semantic`); other providers ignore it. Default 1. */
+  embeddingThreads?: number;
 }
 
 /** How a run ended: `skipped` when the ingestion was unknown or had already ended (a repeated job). */
@@ -48,7 +50,7 @@ export class IngestionRunner {
     const failures: IngestionFailure[] = [];
     let counts: IngestionCounts = { ...view.counts, done: 0, created: 0, replaced: 0, unchanged: 0, failed: 0, chunks: 0 };
     try {
-      const embedder = await this.embedder(projectId);
+      const embedder = await this.embedder(projectId, options.embeddingThreads);
       const space = embeddingSpace(embedder);
       if (view.kind !== 'reembed') {
         const others = await this.knowledge.spacesOtherThan(projectId, space);
@@ -130,10 +132,10 @@ export class IngestionRunner {
   }
 
   /** @throws AskError 404 (project gone), 412 (no embedding provider, or a setting missing). */
-  private async embedder(projectId: string): Promise<EmbeddingProvider> {
+  private async embedder(projectId: string, embeddingThreads?: number): Promise<EmbeddingProvider> {
     const project = await this.projects.findById(projectId);
     if (!project) throw notFound('project not found');
     if (!project.embeddingSettings) throw embeddingNotConfigured();
-    return createEmbeddingProvider(project.embeddingSettings, (await this.projects.getCredentials(projectId)) ?? {});
+    return createEmbeddingProvider(project.embeddingSettings, (await this.projects.getCredentials(projectId)) ?? {}, { embeddingThreads });
   }
 }

@@ -28,6 +28,11 @@ export const DEFAULT_BASE_URLS = {
 /** Options of the provider factories (tests and the CLI point every provider at the fake upstream). */
 export interface ProviderFactoryOptions {
   /**
+   * Worker threads of the embedded semantic embedder (`local-semantic`, one model of ~240 MB each),
+   * so ingestion embeds on that many cores; other providers ignore it. Default 1 (the calling thread).
+   */
+  embeddingThreads?: number;
+  /**
    * Where provider calls may connect (the process's `egressPolicyFor(config)`); default
    * `defaultEgressPolicy()`, the same policy read from the process's environment.
    */

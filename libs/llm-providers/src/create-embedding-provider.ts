@@ -114,6 +114,7 @@ export function createEmbeddingProvider(
       return new LocalSemanticEmbeddingProvider({
         dimensions: settings.dimensions,
         allowOtherLanguages: settings.allowOtherLanguages,
+        threads: options.embeddingThreads,
       });
   }
 }

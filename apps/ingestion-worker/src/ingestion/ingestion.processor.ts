@@ -40,7 +40,10 @@ export class IngestionProcessor extends WorkerHost implements OnApplicationBoots
     const { ingestionId, projectId } = job.data;
     const sink: IngestionEventSink = (type, data) => this.events.publish(ingestionId, type, data);
     try {
-      const outcome = await this.runner.run(projectId, ingestionId, sink, { attempt: job.attemptsMade + 1 });
+      const outcome = await this.runner.run(projectId, ingestionId, sink, {
+        attempt: job.attemptsMade + 1,
+        embeddingThreads: this.config.INGESTION_EMBEDDING_THREADS,
+      });
       this.logger.log(`ingestion ${ingestionId} (${job.name}): ${outcome}`);
     } catch (err) {
       const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);

@@ -57,10 +57,27 @@ describe(LocalSemanticEmbeddingProvider.name, () => {
     });
   });
 
+  describe('embed on worker threads', () => {
+    it('gives the vectors of the calling thread, in order, from a pool of 2 threads', async () => {
+      const texts = Array.from({ length: 20 }, (_, i) => `Sentence number ${i} is about ${i % 2 ? 'indexes and tables' : 'backups and restores'}.`);
+      const inThread = await new LocalSemanticEmbeddingProvider().embed(texts);
+      const pooled = await new LocalSemanticEmbeddingProvider({ threads: 2 }).embed(texts);
+      expect(pooled).toHaveLength(20);
+      const worst = Math.max(...pooled.map((v, i) => Math.max(...v.map((x, j) => Math.abs(x - inThread[i][j])))));
+      expect(worst).toBeLessThan(1e-6);
+    }, 120_000);
+  });
+
   describe('constructor', () => {
     it('refuses any length but 512', () => {
       expect(() => new LocalSemanticEmbeddingProvider({ dimensions: 256 })).toThrow(RangeError);
       expect(new LocalSemanticEmbeddingProvider({ dimensions: LOCAL_SEMANTIC_DIMENSIONS }).dimensions).toBe(512);
+    });
+
+    it('refuses a thread count that is not an integer ≥ 1', () => {
+      expect(() => new LocalSemanticEmbeddingProvider({ threads: 0 })).toThrow(RangeError);
+      expect(() => new LocalSemanticEmbeddingProvider({ threads: 1.5 })).toThrow(RangeError);
+      expect(new LocalSemanticEmbeddingProvider({ threads: 2 }).threads).toBe(2);
     });
 
     it('covers English only unless the project allows other languages', () => {

