@@ -1,7 +1,7 @@
 import { CredentialsCipher, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { loadDocuments } from '@ask/ingestion';
-import { chooseCorpus, demoProject, FALLBACK_PACKAGES, NOT_DOCUMENTATION, prepareDocument, readableReadme } from './demo.command';
+import { chooseCorpus, demoProject, FALLBACK_PACKAGES, NOT_DOCUMENTATION, prepareDocument, readableReadme, SEMANTIC_SUBSET } from './demo.command';
 
 describe('the fallback corpus', () => {
   it.each([
@@ -88,5 +88,17 @@ describe(demoProject.name, () => {
       { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
       12,
     ]);
+  });
+
+  it('creates the --semantic project on local-semantic (use-lite-512, 512 dimensions)', async () => {
+    const id = await demoProject(db.dataSource, projects, 'demo: semantic test', () => undefined, 'local-semantic');
+    expect((await projects.findById(id))?.embeddingSettings).toEqual({ provider: 'local-semantic', model: 'use-lite-512', dimensions: 512 });
+  });
+});
+
+describe('SEMANTIC_SUBSET', () => {
+  it("selects the pages of the session's chapters and no others", () => {
+    const ids = ['indexes-partial', 'routine-vacuuming', 'mvcc-intro', 'transaction-iso', 'using-explain', 'warm-standby', 'wal-intro', 'continuous-archiving', 'sql-copy', 'pgcrypto', 'datatype-numeric'];
+    expect(ids.filter((id) => SEMANTIC_SUBSET.test(id))).toEqual(ids.slice(0, 8));
   });
 });

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { DataSource } from 'typeorm';
 import { AskClient } from '@ask/ask-client';
+import { effectiveRetrieval } from '@ask/ask-contracts';
 import { loadConfig } from '@ask/config';
 import type { SourceDocument } from '@ask/ingestion';
 import { ApiKeysRepository, ensureDatabase, KnowledgeRepository, type ProjectsRepository, runMigrations } from '@ask/persistence';
@@ -102,6 +103,18 @@ export interface CorpusFolder {
 }
 
 /**
+ * The stated subset of the manual `--semantic` ingests (page ids, the HTML file names): the chapters
+ * postgresql-session.txt asks about (indexes, MVCC and isolation, vacuuming, EXPLAIN and the planner,
+ * replication, WAL, backup and PITR), 50 pages of the manual's 1,170, so that semantic embedding
+ * (~0.1 s of CPU per chunk) stays within a few minutes.
+ */
+export const SEMANTIC_SUBSET =
+  /^(indexes|mvcc|transaction-iso|routine-vacuuming|maintenance|using-explain|planner-|performance-tips|warm-standby|high-availability|wal-|backup|continuous-archiving|sql-createindex|sql-vacuum|sql-explain|runtime-config-autovacuum|runtime-config-wal|runtime-config-replication|explicit-locking|applevel-consistency)/;
+
+/** The manual page id of a loaded document (`…/html/routine-vacuuming.html` → `routine-vacuuming`). */
+const pageId = (doc: SourceDocument) => doc.uri.replace(/^.*\//, '').replace(/\.html$/, '').replace(/^.*#/, '');
+
+/**
  * Where the demo's documents come from: `--docs`, else the PostgreSQL manual (unless `fallback`), else
  * the fallback corpus.
  */
@@ -129,14 +142,29 @@ export function registerDemoCommand(program: Command): void {
     .option('--docs <dir>', 'your own folder of Markdown, text or JSONL documents')
     .option('--questions <file>', 'one question per line (default: the corpus\'s session file)')
     .option('--fallback', 'use the fallback corpus (installed packages\' READMEs) even when the PostgreSQL manual is present')
+    .option('--semantic', 'embed with the embedded semantic embedder (local-semantic, use-lite-512) instead of the lexical one; on the PostgreSQL manual, a stated 50-page subset')
     .option('--keep-running', 'leave the stack running after the session (Ctrl-C to stop)')
     .action(async (flags: DemoFlags) => {
       const config = loadConfig();
       await ensureDatabase(config.DATABASE_URL);
       await runMigrations(config.DATABASE_URL);
       const corpus = chooseCorpus(flags.docs, { fallback: flags.fallback });
+      const subset = flags.semantic && corpus.folders.length === 1 && corpus.folders[0].dir === POSTGRES_MANUAL;
+      if (subset) corpus.name = `${corpus.name}, semantic subset (the 50 pages of the session's chapters, SEMANTIC_SUBSET)`;
       console.log(`corpus: ${corpus.name}`);
-      const projectId = await withDatabase((ds, projects) => demoProject(ds, projects, `demo: ${corpus.name}`));
+      const embedding = flags.semantic ? 'local-semantic' : 'local';
+      // One project per corpus and embedder: two embedding spaces never share a project.
+      const name = `demo: ${corpus.name}${flags.semantic && !subset ? ' (semantic)' : ''}`;
+      const projectId = await withDatabase((ds, projects) => demoProject(ds, projects, name, console.log, embedding));
+      await withDatabase(async (_ds, projects) => {
+        const project = await projects.findById(projectId);
+        const e = project?.embeddingSettings;
+        const r = effectiveRetrieval(project?.retrievalSettings);
+        console.log(
+          `embedder: ${e?.provider}/${e?.model} (${e?.dimensions} dimensions); retrieval: ${r.method}` +
+            (r.method === 'hybrid' ? ` (vector weight ${r.vectorWeight}, full text ${r.fulltextWeight}, text search ${r.textSearchConfig})` : r.method === 'fulltext' ? ` (text search ${r.textSearchConfig})` : ''),
+        );
+      });
       const apiKey = await withDatabase((ds) => demoApiKey(new ApiKeysRepository(ds), projectId));
       const uris = new Set<string>();
       for (const folder of corpus.folders) {
@@ -144,6 +172,7 @@ export function registerDemoCommand(program: Command): void {
           progress: true,
           load: { sourceName: folder.sourceName, skipFile: (path) => NOT_DOCUMENTATION.test(path) },
           prepare: (doc) => prepareDocument(folder, doc),
+          ...(subset ? { keep: (doc: SourceDocument) => SEMANTIC_SUBSET.test(pageId(doc)) } : {}),
         });
         for (const uri of result.uris) uris.add(uri);
       }
@@ -178,6 +207,7 @@ interface DemoFlags {
   docs?: string;
   questions?: string;
   fallback?: boolean;
+  semantic?: boolean;
   keepRunning?: boolean;
 }
 
@@ -188,8 +218,14 @@ interface DemoFlags {
  * to {@link DEMO_TOP_K}.
  * @returns the project id.
  */
-export async function demoProject(ds: DataSource, projects: ProjectsRepository, name: string, log: (line: string) => void = console.log): Promise<string> {
-  const local = toSettings({}, true);
+export async function demoProject(
+  ds: DataSource,
+  projects: ProjectsRepository,
+  name: string,
+  log: (line: string) => void = console.log,
+  embedding: 'local' | 'local-semantic' = 'local',
+): Promise<string> {
+  const local = toSettings({ embeddingProvider: embedding }, true);
   const rows: Array<{ id: string }> = await ds.query('SELECT id FROM projects WHERE name = $1 ORDER BY created_at LIMIT 1', [name]);
   const found = rows[0] ? await projects.findById(rows[0].id) : null;
   if (!found) {

@@ -39,22 +39,26 @@ export function progressBar(options: ProgressOptions): SingleBar | undefined {
  * runs): chunked by tokens with overlap, embedded in batches with the project's embedding provider,
  * stored (a document already stored is replaced, an unchanged one skipped). Shows a progress bar
  * when `progress` is set; `load` selects and names the files (`loadDocuments` options) and `prepare`,
- * when given, rewrites each loaded document (title, text) before it is chunked. Returns what was done and the uris of the documents loaded.
+ * when given, rewrites each loaded document (title, text) before it is chunked; `keep`, when given, selects the loaded documents to ingest. Returns what was done and the uris of the documents ingested.
  * @throws Error when the project does not exist or has no embedding provider; AskError for a
  *   provider failure that stops the run.
  */
 export async function ingestFolder(
   projectId: string,
   dir: string,
-  options: ProgressOptions & { load?: LoadDocumentsOptions; prepare?: (doc: SourceDocument) => SourceDocument } = {},
+  options: ProgressOptions & { load?: LoadDocumentsOptions; prepare?: (doc: SourceDocument) => SourceDocument; keep?: (doc: SourceDocument) => boolean } = {},
 ): Promise<IngestionResult & { uris: string[] }> {
-  const loaded = await loadDocuments(dir, options.load);
+  const loaded = (await loadDocuments(dir, options.load)).filter((doc) => options.keep?.(doc) ?? true);
   const documents = options.prepare ? loaded.map(options.prepare) : loaded;
   return withDatabase(async (ds, projects) => {
     const project = await projects.findById(projectId);
     if (!project) throw new Error(`project ${projectId} not found`);
     if (!project.embeddingSettings) throw new Error(`project ${projectId} has no embedding provider`);
-    const embedder = createEmbeddingProvider(project.embeddingSettings, (await projects.getCredentials(projectId)) ?? {}, { egress: egressPolicyFor(loadConfig()) });
+    const config = loadConfig();
+    const embedder = createEmbeddingProvider(project.embeddingSettings, (await projects.getCredentials(projectId)) ?? {}, {
+      egress: egressPolicyFor(config),
+      embeddingThreads: config.INGESTION_EMBEDDING_THREADS,
+    });
     const service = new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds));
     const bar = progressBar(options);
     bar?.start(documents.length, 0, { chunks: 0, failed: 0 });
