@@ -20,22 +20,25 @@
  * - search time: median and p95 of the database calls per question (the question's embedding
  *   excluded; it is timed separately per embedder).
  *
- * Writes bench/retrieval/results.json and its own section of bench/RESULTS.md.
+ * Also measures semantic embedding throughput on 1 and 2 worker threads first, and fits the stand-in's
+ * abstain threshold per embedder. Writes bench/retrieval/results.json and its own two sections of bench/RESULTS.md.
  * @throws Error when the manual is missing (naming the folder and `--data`).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsSection } from '../common';
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
 import { type EmbeddingProvider, LocalEmbeddingProvider, LocalSemanticEmbeddingProvider } from '@ask/llm-providers';
-import type { RetrievedItem } from '@ask/ask-contracts';
+import { DEFAULT_RETRIEVAL, type RetrievedItem } from '@ask/ask-contracts';
 import { CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository, RetrievalRepository } from '@ask/persistence';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase } from '@ask/persistence/testing';
 
 const SECTION = '## Retrieval quality on the PostgreSQL manual';
+const THROUGHPUT_SECTION = '## Semantic ingestion throughput';
 const TOP_K = 10;
 const dataArg = process.argv.indexOf('--data');
 const DATA = dataArg >= 0 ? resolve(process.argv[dataArg + 1]) : sharedDataDir(['kb-postgresql-15-docs']);
@@ -82,17 +85,29 @@ async function main(): Promise<void> {
   const hash = (s: string) => createHash('sha256').update(s).digest('hex');
   const others = all.filter((d) => !needed.has(idOf(d))).sort((a, b) => (hash(idOf(a)) < hash(idOf(b)) ? -1 : 1));
   const corpus = [...all.filter((d) => needed.has(idOf(d))), ...others.slice(0, DISTRACTORS)];
+  // How much the questions reuse their pages' key words: the share of answerable questions that share
+  // no content word (lower-cased, at least 4 letters, crude plural stem) with any answering page's title.
+  const words = (text: string) => new Set((text.toLowerCase().match(/[a-z][a-z_]{3,}/g) ?? []).map((w) => w.replace(/s$/, '')));
+  const titleOf = new Map(all.map((d) => [idOf(d), d.title ?? '']));
+  const noTitleWord = answerable.filter((q) => {
+    const title = new Set(q.pages.flatMap((p) => [...words(titleOf.get(p) ?? '')]));
+    return ![...words(q.question)].some((w) => title.has(w));
+  }).length;
   console.log(`corpus: ${corpus.length} pages (${needed.size} answering, ${Math.min(DISTRACTORS, others.length)} others) of ${all.length}`);
 
+  const throughput = await semanticThroughput(corpus);
   const db = await createTestDatabase();
   const results: MethodResult[] = [];
+  /** Per embedder model: each question's best item score under the project default method (as the stand-in's prompt shows it, before rounding). */
+  const bestOfDefault: Record<string, Array<{ answerable: boolean; score: number }>> = {};
   const embedding: Record<string, { ingestSeconds: number; chunks: number; embedMedianMs: number }> = {};
   try {
     const ds = db.dataSource;
     const projects = new ProjectsRepository(ds, new CredentialsCipher(undefined));
     const ingestion = new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds));
     const retrieval = new RetrievalRepository(ds);
-    const embedders: EmbeddingProvider[] = [new LocalEmbeddingProvider(), new LocalSemanticEmbeddingProvider()];
+    // The semantic embedder on 2 worker threads, as the ingestion worker runs it (INGESTION_EMBEDDING_THREADS).
+    const embedders: EmbeddingProvider[] = [new LocalEmbeddingProvider(), new LocalSemanticEmbeddingProvider({ threads: 2 })];
     for (const embedder of embedders) {
       const project = await projects.create({
         name: `retrieval bench: ${embedder.provider}`,
@@ -141,6 +156,16 @@ async function main(): Promise<void> {
           run: (q, v) => retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, { vector, fulltext }),
         });
       }
+      methods.push({
+        name: `hybrid ${embedder.model} + simple, weights ${DEFAULT_RETRIEVAL.vectorWeight} / ${DEFAULT_RETRIEVAL.fulltextWeight} (project default)`,
+        config: DEFAULT_RETRIEVAL.textSearchConfig as 'simple',
+        run: (q, v) => retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, { vector: DEFAULT_RETRIEVAL.vectorWeight, fulltext: DEFAULT_RETRIEVAL.fulltextWeight }),
+      });
+      methods.push({
+        name: `hybrid ${embedder.model} + simple, weights 1 / 1`,
+        config: 'simple',
+        run: (q, v) => retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, { vector: 1, fulltext: 1 }),
+      });
       let config = 'english';
       for (const method of methods) {
         if (method.config && method.config !== config) {
@@ -150,16 +175,21 @@ async function main(): Promise<void> {
         const ranks: Array<number | null> = [];
         const best = { answerable: [] as number[], unanswerable: [] as number[] };
         const times: number[] = [];
+        const topScores: number[] = [];
         for (let i = 0; i < questions.length; i++) {
           const q = questions[i];
           const t = performance.now();
           const items = await method.run(q, vectors[i]);
           times.push(performance.now() - t);
           const top = items.length ? Math.max(...items.map((item) => item.score)) : -1;
+          topScores.push(top);
           if (q.pages.length) {
             ranks.push(rankOfAnswer(items, q.pages));
             best.answerable.push(top);
           } else best.unanswerable.push(top);
+        }
+        if (method.name.endsWith('(project default)')) {
+          bestOfDefault[embedder.model] = questions.map((q, i) => ({ answerable: q.pages.length > 0, score: topScores[i] }));
         }
         const within = (k: number) => ranks.filter((r) => r !== null && r <= k).length / answerable.length;
         const threshold = percentile([...best.answerable].sort((a, b) => a - b), 10);
@@ -181,8 +211,9 @@ async function main(): Promise<void> {
     await db.drop();
   }
 
+  const thresholds = Object.entries(bestOfDefault).map(([model, rows]) => fitAbstain(model, rows));
   const command = `node tools/run-ts.js bench/retrieval/retrieval.bench.ts --distractors ${DISTRACTORS}`;
-  const run = { date: new Date().toISOString(), commit: gitCommit(), machine: machine(), command, pages: corpus.length, embedding, results };
+  const run = { date: new Date().toISOString(), commit: gitCommit(), machine: machine(), command, pages: corpus.length, embedding, results, thresholds, throughput };
   writeFileSync(join(__dirname, 'results.json'), `${JSON.stringify(run, null, 2)}\n`);
   const best = [...results].sort((a, b) => b.recallAt5 - a.recallAt5 || b.mrr - a.mrr)[0];
   const rows = results.map(
@@ -198,6 +229,7 @@ async function main(): Promise<void> {
       '',
       `${answerable.length} answerable questions and ${unanswerable.length} that the manual does not answer (bench/retrieval/questions.jsonl),`,
       `over ${corpus.length} pages of the manual: every answering page plus ${Math.min(DISTRACTORS, corpus.length)} others chosen by hash.`,
+      `${noTitleWord} of ${answerable.length} answerable questions share no word of 4+ letters with their answering page's title (paraphrase; see bench/retrieval/README.md for how the set was made and checked).`,
       `Chunks: ${Object.entries(embedding).map(([p, e]) => `${p} ${e.chunks} (ingested in ${e.ingestSeconds} s, question embedded in ${e.embedMedianMs} ms median)`).join('; ')}.`,
       'Recall@k: share of answerable questions with a chunk of an answering page in the first k (top-K 10); MRR over the first 10.',
       '"Abstains": share of unanswerable questions whose best cosine score is below the score that 90% of answerable questions reach',
@@ -209,8 +241,98 @@ async function main(): Promise<void> {
       '',
       `Best by recall@5 on this run: **${best.method}**.`,
       '',
+      '### Abstain threshold of the stand-in, per embedder',
+      '',
+      'The best item score under the project default method (hybrid, simple configuration), questions split by position:',
+      'even lines fit the threshold (the 2-decimal score that maximises the mean of "answerable answered" and',
+      '"unanswerable abstained"; ties to the lower), odd lines check it. `LOCAL_ABSTAIN_THRESHOLDS` in',
+      'libs/llm-providers/src/local/local-chat.provider.ts takes the `use-lite-512` value from here (the lexical one comes from bench/abstain).',
+      '',
+      '| embedder | threshold | fit: answerable answered · unanswerable abstained | held out: answerable answered · unanswerable abstained |',
+      '| --- | --- | --- | --- |',
+      ...thresholds.map(
+        (t) => `| ${t.model} | ${t.threshold} | ${t.fit.answered} · ${t.fit.abstained} | ${t.heldOut.answered} · ${t.heldOut.abstained} |`,
+      ),
+      '',
     ].join('\n'),
   );
+  writeResultsSection(
+    THROUGHPUT_SECTION,
+    [
+      THROUGHPUT_SECTION,
+      '',
+      `Command: \`${command}\` (commit ${run.commit}, ${run.date.slice(0, 10)}, ${run.machine.nproc} cores, Node ${run.machine.node}), before the quality run.`,
+      '',
+      `The same ${throughput.pieces} pieces of the corpus (${throughput.pieceCharacters} characters each, about one 400-token chunk) embedded by`,
+      '`local-semantic` on the calling thread and on a pool of worker threads (`LocalSemanticEmbeddingProvider({ threads })`,',
+      'the ingestion worker\'s `INGESTION_EMBEDDING_THREADS`, default 2), each after a warm-up call that loads the model(s).',
+      'The machine is shared: a 1-minute load average above 2 means other work took cores too.',
+      '',
+      '| threads | seconds | chunks/s | load average (1 min) |',
+      '| --- | --- | --- | --- |',
+      ...throughput.runs.map((r) => `| ${r.threads} | ${r.seconds} | ${r.chunksPerSecond} | ${r.loadAverage1m} |`),
+      '',
+      `Speed-up with 2 threads: ${round(throughput.runs[1].chunksPerSecond / throughput.runs[0].chunksPerSecond, 2)}×.`,
+      '',
+    ].join('\n'),
+  );
+}
+
+/** Pieces of this many characters (about one 400-token chunk of English prose) for the throughput run. */
+const PIECE_CHARACTERS = 1_600;
+const PIECES = 240;
+
+/**
+ * Semantic embedding throughput in this process: the same 240 pieces of the corpus (1,600 characters
+ * each, about one chunk) embedded by `local-semantic` on the calling thread, then on a pool of 2
+ * worker threads, each after a warm-up call that loads the model(s); chunks/s and the 1-minute load average.
+ */
+async function semanticThroughput(corpus: SourceDocument[]) {
+  const pieces: string[] = [];
+  for (const doc of corpus) {
+    for (let at = 0; at + PIECE_CHARACTERS <= doc.text.length && pieces.length < PIECES; at += PIECE_CHARACTERS) pieces.push(doc.text.slice(at, at + PIECE_CHARACTERS));
+    if (pieces.length === PIECES) break;
+  }
+  const out: Array<{ threads: number; seconds: number; chunksPerSecond: number; loadAverage1m: number }> = [];
+  for (const threads of [1, 2]) {
+    const embedder = new LocalSemanticEmbeddingProvider({ threads });
+    await embedder.embed(pieces.slice(0, 16));
+    const load = loadavg()[0];
+    const started = performance.now();
+    await embedder.embed(pieces);
+    const seconds = (performance.now() - started) / 1000;
+    out.push({ threads, seconds: round(seconds, 1), chunksPerSecond: round(pieces.length / seconds, 2), loadAverage1m: round(load, 1) });
+    console.log(JSON.stringify(out[out.length - 1]));
+  }
+  return { pieces: pieces.length, pieceCharacters: PIECE_CHARACTERS, runs: out };
+}
+
+/**
+ * The abstain threshold for one embedder from its questions' best scores: fitted on the even-indexed
+ * questions (the 2-decimal score maximising the mean of the two correct-decision rates, ties to the
+ * lower), checked on the odd-indexed ones; counts as `n/m`.
+ */
+function fitAbstain(model: string, rows: Array<{ answerable: boolean; score: number }>) {
+  const fit = rows.filter((_, i) => i % 2 === 0);
+  const held = rows.filter((_, i) => i % 2 === 1);
+  const rates = (set: typeof rows, t: number) => {
+    const a = set.filter((r) => r.answerable);
+    const u = set.filter((r) => !r.answerable);
+    const answered = a.filter((r) => Math.round(r.score * 100) / 100 >= t).length;
+    const abstained = u.filter((r) => Math.round(r.score * 100) / 100 < t).length;
+    return { answered, abstained, a: a.length, u: u.length, balanced: answered / a.length / 2 + abstained / u.length / 2 };
+  };
+  let threshold = 0;
+  let bestRate = -1;
+  for (let t = 0; t <= 1.0001; t += 0.01) {
+    const r = rates(fit, Math.round(t * 100) / 100);
+    if (r.balanced > bestRate + 1e-12) {
+      bestRate = r.balanced;
+      threshold = Math.round(t * 100) / 100;
+    }
+  }
+  const show = (r: ReturnType<typeof rates>) => ({ answered: `${r.answered}/${r.a}`, abstained: `${r.abstained}/${r.u}` });
+  return { model, threshold, fit: show(rates(fit, threshold)), heldOut: show(rates(held, threshold)) };
 }
 
 main().catch((error) => {
