@@ -13,10 +13,11 @@ export interface CounterChoice {
   /** Local counter used for planning (count, trim, shrink). Synchronous, no network. */
   counter: TokenCounter;
   /**
-   * True when the planned request is counted exactly: by `counter` itself, or by `remote` before
-   * sending. Decides the safety margin (5% exact, 15% approximate).
+   * True when the planned request is counted exactly: by `counter` itself (its `exact`), or by
+   * `remote` before sending while `counter` only estimates. Decides the safety margin (5% exact, 15%
+   * approximate). Named apart from `TokenCounter.exact`, which says only what the counter does.
    */
-  exact: boolean;
+  exactPlan: boolean;
   /** Set when the provider verifies the assembled request with its own count endpoint. */
   remote?: RemoteTokenCount;
   /** One sentence saying which rule chose this counter (the provider row, or the bundled open-weight tokenizer); for logs and events. */
@@ -43,12 +44,12 @@ export function tiktokenCounter(encoding: 'o200k_base' | 'cl100k_base' = 'o200k_
 }
 
 function approx(reason: string): CounterChoice {
-  return { counter: approximateCounter(), exact: false, reason };
+  return { counter: approximateCounter(), exactPlan: false, reason };
 }
 
 function openAiTiktoken(tokenizer: TokenizerFamily, reason: string): CounterChoice {
   const encoding = tokenizer === 'cl100k_base' ? 'cl100k_base' : 'o200k_base';
-  return { counter: tiktokenCounter(encoding), exact: true, reason: `${reason} (${encoding})` };
+  return { counter: tiktokenCounter(encoding), exactPlan: true, reason: `${reason} (${encoding})` };
 }
 
 /**
@@ -59,7 +60,7 @@ function openFamilyOr(ref: ModelRef, tokenizer: TokenizerFamily, ruleReason: str
   const match = identifyOpenFamily(ref.model, tokenizer, ref.provider);
   if (match.kind === 'bundled') {
     const counter = localTokenizerCounter(match.key);
-    return { counter, exact: counter.exact, reason: `${match.why}: counted with the bundled ${counter.id} tokenizer` };
+    return { counter, exactPlan: counter.exact, reason: `${match.why}: counted with the bundled ${counter.id} tokenizer` };
   }
   if (match.kind === 'none') return approx(ruleReason);
   return approx(`${ruleReason}; ${match.why}`);
@@ -101,7 +102,7 @@ export function selectTokenCounter(ref: ModelRef, tokenizer: TokenizerFamily): C
     case 'anthropic':
       return {
         counter: approximateCounter(),
-        exact: true,
+        exactPlan: true,
         remote: 'anthropic-count-tokens',
         reason: 'Anthropic direct counts exactly with /v1/messages/count_tokens; planned with the estimate',
       };
@@ -119,7 +120,7 @@ export function selectTokenCounter(ref: ModelRef, tokenizer: TokenizerFamily): C
       if (tokenizer === 'gemini' || id.startsWith('gemini')) {
         return {
           counter: localTokenizerCounter('gemini'),
-          exact: true,
+          exactPlan: true,
           remote: 'vertex-count-tokens',
           reason: 'Vertex Gemini counts exactly with :countTokens; planned with the local Gemini tokenizer',
         };
@@ -131,7 +132,7 @@ export function selectTokenCounter(ref: ModelRef, tokenizer: TokenizerFamily): C
     case 'ollama':
       return openFamilyOr(ref, tokenizer, 'Ollama model whose tag does not identify a bundled tokenizer');
     case 'local':
-      return { counter: tiktokenCounter('o200k_base'), exact: true, reason: 'local stand-in model counts with o200k_base' };
+      return { counter: tiktokenCounter('o200k_base'), exactPlan: true, reason: 'local stand-in model counts with o200k_base' };
     default:
       return approx('unknown provider');
   }

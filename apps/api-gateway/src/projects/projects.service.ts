@@ -63,7 +63,7 @@ export class ProjectsService {
     if (!llm) return { windows, calibration: null };
     const ref = { provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl };
     const choice = selectTokenCounter(ref, resolveModel(ref).tokenizer);
-    if (choice.exact) return { windows, calibration: null };
+    if (choice.exactPlan) return { windows, calibration: null };
     const floor = calibrationBaseCounter().id;
     const byScript = learnScriptCalibration(await this.usage.recentPerScript(llm.model, floor, SCRIPT_CALIBRATION_DEFAULTS.recent));
     return { windows, calibration: { model: llm.model, base: floor, byScript } };

@@ -26,7 +26,7 @@ export function assertSettingsFit({ llm, maxTokens }: FitSettings): void {
   if (!llm) return;
   const ref = { provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl };
   const model = resolveModel(ref, { contextWindow: llm.contextWindow, maxContextTokens: llm.maxContextTokens });
-  const exact = selectTokenCounter(ref, model.tokenizer).exact;
+  const exact = selectTokenCounter(ref, model.tokenizer).exactPlan;
   const effectiveMaxTokens = llm.maxTokens ?? maxTokens ?? DEFAULT_MAX_TOKENS;
   const shortfall = budgetShortfall({ window: model.window, maxTokens: effectiveMaxTokens, reserve: DEFAULT_RESERVE, exact });
   if (!shortfall) return;

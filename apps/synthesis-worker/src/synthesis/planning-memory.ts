@@ -81,7 +81,7 @@ export class PlanningMemory {
    * script class (`learnScriptCalibration`: the worst recent ratio, no record discarded).
    */
   async planning(choice: CounterChoice, model: string): Promise<Planning> {
-    if (choice.exact || choice.counter.id !== ESTIMATE_ID) return { counter: choice.counter, calibration: {} };
+    if (choice.exactPlan || choice.counter.id !== ESTIMATE_ID) return { counter: choice.counter, calibration: {} };
     const records = await this.usage.recentPerScript(model, FLOOR_ID, SCRIPT_CALIBRATION_DEFAULTS.recent);
     const calibration = learnScriptCalibration(records);
     for (const [script, learned] of Object.entries(calibration)) if (learned) calibrationFactor.set({ model, script }, learned.factor);

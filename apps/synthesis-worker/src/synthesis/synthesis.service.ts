@@ -164,7 +164,7 @@ export class SynthesisService {
     const maxTokens = llm.maxTokens ?? project.maxTokens ?? DEFAULT_MAX_TOKENS;
     // Settings refused at PATCH can still be stored from before, or a catalog change can shrink the
     // window under them: a typed 413 with the figures, never a RangeError retried into a 500.
-    assertFits(model.model, model.window, maxTokens, choice.exact);
+    assertFits(model.model, model.window, maxTokens, choice.exactPlan);
     const planning = await this.memory.planning(choice, model.model);
     // Each text of this request is tokenised once, however often it is re-planned or stored.
     const counter = countOnce(planning.counter);
@@ -177,7 +177,7 @@ export class SynthesisService {
       sizePrompt({
         model,
         counter,
-        exact: choice.exact,
+        exact: choice.exactPlan,
         scale,
         maxTokens,
         systemPrompt: project.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
@@ -193,7 +193,7 @@ export class SynthesisService {
     const replan = async (sized: SizedPrompt, overflow: Overflow): Promise<SizedPrompt> => {
       await this.learnFromOverflow(ctx, sized, overflow);
       const next = replanFigures(sized, overflow);
-      assertFits(model.model, next.window, maxTokens, choice.exact);
+      assertFits(model.model, next.window, maxTokens, choice.exactPlan);
       return size(next.window, next.scale);
     };
 
@@ -400,7 +400,7 @@ export class SynthesisService {
       maxTokens: ctx.maxTokens,
       reserve: plan.reserve,
       margin: plan.margin,
-      counter: choice.exact ? 'exact' : 'approximate',
+      counter: choice.exactPlan ? 'exact' : 'approximate',
       counterId: planning.counter.id,
       calibration: Number((planning.scripted?.maxApplied ?? 1).toFixed(4)),
       calibrationByScript: factorsOf(planning.calibration),
