@@ -98,6 +98,25 @@ describe('GET /api/v1/projects/:projectId/usage', () => {
     expect([reply.status, reply.body?.code]).toEqual([404, 'not_found']);
   });
 
+  it("GET /metrics serves the GenAI histograms and the gateway's own queues (depth per state, oldest waiting age)", async () => {
+    const reply = await h.call('GET', '/metrics');
+    expect(reply.status).toBe(200);
+    for (const line of [
+      '# TYPE gen_ai_client_token_usage histogram',
+      '# TYPE gen_ai_client_operation_duration_seconds histogram',
+      '# TYPE gen_ai_client_operation_time_to_first_chunk_seconds histogram',
+      '# TYPE ask_budget_fill_ratio histogram',
+      '# TYPE ask_counting_error_ratio histogram',
+      'ask_queue_jobs{queue="ask-retrieval",state="waiting"} 0',
+      'ask_queue_jobs{queue="ask-ingestion",state="active"} 0',
+      'ask_queue_oldest_waiting_age_seconds{queue="ask-retrieval"} 0',
+    ]) {
+      expect(reply.text).toContain(line);
+    }
+    // The gateway produces no synthesis jobs: that queue is reported by the workers that use it.
+    expect(reply.text).not.toContain('queue="ask-synthesis"');
+  });
+
   it('the CLI (ask usage --json) prints the route body', async () => {
     const { stdout } = await run(process.execPath, ['tools/run-ts.js', 'apps/ask-cli/src/main.ts', 'usage', '--project', projectId, '--from', '2026-06-01', '--to', '2026-07-01', '--group-by', 'model', '--json', '--gateway', h.baseUrl, '--api-key', h.adminKey], { cwd: ROOT });
     const api = await h.call('GET', `/api/v1/projects/${projectId}/usage?from=2026-06-01&to=2026-07-01&groupBy=model`, { key: h.adminKey });
