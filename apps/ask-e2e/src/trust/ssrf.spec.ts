@@ -79,7 +79,9 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
       // The operator allow-lists the two fake upstreams (loopback, so refused otherwise), not the canary.
       ASK_PROVIDER_URL_ALLOWLIST: `${upstream.url},${other.url}`,
       ASK_PROVIDER_RESOLVE: `${REBIND_HOST}=127.0.0.1,${PUBLIC_HOST}=93.184.215.14`,
-      ASK_DEADLINE_MS: '20000',
+      // Room for a first ask that loads a bundled tokenizer (Llama 3's for Ollama) on a loaded machine:
+      // a refusal that comes after the deadline would be reported as the deadline's 504.
+      ASK_DEADLINE_MS: '90000',
     });
     // The issue's repro: the admin stored an OpenAI key; the project key then tries to aim it elsewhere.
     target = await t.project('target', stored('llm.baseUrl', `${upstream.url}/v1`), { apiKey: STORED_KEY });
@@ -228,6 +230,42 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
         expect(details).toMatch(/the host resolves to a loopback address, which is not allowed unless the operator allow-lists it$/);
         expect(details).not.toContain('127.0.0.1');
       }
+    });
+  });
+
+  describe("every provider adapter's transport, after DNS (a name resolving to the canary)", () => {
+    const AWS = { awsAccessKeyId: 'AKIAFAKEFAKEFAKEFAKE', awsSecretAccessKey: 'fakeSecretKey0000000000000000000000000000' };
+    const rebind = () => `http://${REBIND_HOST}:${canary.port}`;
+    const adapters = (): Array<{ name: string; settings: ProjectSettingsInput; credentials: Record<string, string> }> => [
+      { name: 'anthropic llm', settings: { llmSettings: { provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: rebind() }, embeddingSettings: LOCAL_EMBEDDING } as never, credentials: { apiKey: STORED_KEY } },
+      { name: 'azure-foundry llm', settings: { llmSettings: { provider: 'azure-foundry', model: 'gpt-4o', baseUrl: rebind(), apiVersion: '2024-10-21' }, embeddingSettings: LOCAL_EMBEDDING } as never, credentials: { apiKey: STORED_KEY } },
+      { name: 'bedrock llm (AWS SDK, HTTP/2)', settings: { llmSettings: { provider: 'bedrock', model: 'anthropic.claude-sonnet-4-5-20250929-v1:0', region: 'us-east-1', baseUrl: rebind() }, embeddingSettings: LOCAL_EMBEDDING } as never, credentials: AWS },
+      { name: 'vertex llm', settings: { llmSettings: { provider: 'vertex', model: 'gemini-2.5-flash', gcpProject: 'demo', region: 'us-central1', baseUrl: rebind() }, embeddingSettings: LOCAL_EMBEDDING } as never, credentials: { gcpAccessToken: 'ya29.fake-token' } },
+      { name: 'ollama llm', settings: { llmSettings: { provider: 'ollama', model: 'llama3.1:8b', baseUrl: rebind() }, embeddingSettings: LOCAL_EMBEDDING } as never, credentials: {} },
+      { name: 'azure-foundry embedding', settings: { llmSettings: LOCAL_LLM, embeddingSettings: { provider: 'azure-foundry', model: 'text-embedding-3-large', dimensions: 256, baseUrl: rebind(), apiVersion: '2024-10-21' } } as never, credentials: { apiKey: STORED_KEY } },
+      { name: 'bedrock embedding (AWS SDK)', settings: { llmSettings: LOCAL_LLM, embeddingSettings: { provider: 'bedrock', model: 'amazon.titan-embed-text-v2:0', dimensions: 256, region: 'us-east-1', baseUrl: rebind() } } as never, credentials: AWS },
+      { name: 'vertex embedding', settings: { llmSettings: LOCAL_LLM, embeddingSettings: { provider: 'vertex', model: 'text-embedding-005', dimensions: 256, gcpProject: 'demo', region: 'us-central1', baseUrl: rebind() } } as never, credentials: { gcpAccessToken: 'ya29.fake-token' } },
+      { name: 'ollama embedding', settings: { llmSettings: LOCAL_LLM, embeddingSettings: { provider: 'ollama', model: 'nomic-embed-text', dimensions: 256, baseUrl: rebind() } } as never, credentials: {} },
+    ];
+
+    it('refuses each one with the typed 403 forbidden naming its field (anthropic, azure, bedrock over the AWS SDK, vertex, ollama)', async () => {
+      const got: Record<string, string> = {};
+      await Promise.all(
+        adapters().map(async (a) => {
+          const p = await t.project(a.name, { ...a.settings, topK: 4 }, a.credentials);
+          try {
+            const accepted = await p.client.ask(p.id, 'How do I create an HNSW index?');
+            const outcome = await follow(p.client, accepted.askId, accepted.sessionId, 100_000);
+            got[a.name] = `${outcome.end} ${outcome.error?.status} ${outcome.error?.code} ${outcome.error?.details}`;
+          } catch (err) {
+            got[a.name] = err instanceof AskApiError ? `POST ${err.status} ${err.body.code} ${err.body.details}` : String(err);
+          }
+        }),
+      );
+      const reason = 'the host resolves to a loopback address, which is not allowed unless the operator allow-lists it';
+      expect(got).toEqual(
+        Object.fromEntries(adapters().map((a) => [a.name, `error 403 forbidden ${a.name.includes('embedding') ? 'embedding.baseUrl' : 'llm.baseUrl'}: ${reason}`])),
+      );
     });
   });
 
