@@ -15,6 +15,7 @@ import {
 import { Budget, packRequests, PackedRequest, PACKING_SYSTEM_PROMPT, trueRequestTokens } from './testing/pack';
 import { countOutOfBand } from './testing/count-out-of-band';
 import { referenceTokenizers } from './testing/references';
+import { heldOutDescription, isHeldOut } from './testing/split';
 
 describe(ScriptAwareCounter.name, () => {
   const counter = new ScriptAwareCounter();
@@ -65,9 +66,11 @@ describe(calibrationBaseCounter.name, () => {
 
 /**
  * Against every reference tokenizer on a seeded, reduced sample of real data (the committed excerpts in
- * fixtures/data); the full data sets run in bench/counting/bench.ts. Counting is the slow part, so every distinct text is counted
- * once per tokenizer and shared by the message-level and request-level checks. GPT-OSS (o200k_harmony)
- * is left out here: it counts every one of the 15,192 corpus texts exactly as o200k_base does (bench).
+ * fixtures/data); the full data sets run in bench/counting/bench.ts. The evidence is the HELD-OUT set:
+ * whole data sets and whole UDHR languages the rates were never fitted on (testing/split.ts); the fit set
+ * is checked too, but it only restates the fit. Counting is the slow part, so every distinct text is
+ * counted once per tokenizer and shared by the message-level and request-level checks. GPT-OSS
+ * (o200k_harmony) is left out here: it counts every corpus text exactly as o200k_base does (bench).
  */
 describe('approx:script-v1 against every reference tokenizer', () => {
   const estimate = new ScriptAwareCounter();
@@ -82,11 +85,15 @@ describe('approx:script-v1 against every reference tokenizer', () => {
   };
 
   // A seeded sample of real messages of 200–1,000 characters (typical chat turns; longer ones are in the
-  // bench): up to 120 per main kind and 50 per other udhr script.
+  // bench): up to 120 per main kind and 50 per other udhr script, in each split.
   const all = corpusMessages({ pgChars: 400_000 }).filter((m) => m.text.length >= 200 && m.text.length <= 1000);
-  const byKind = new Map<TextKind, CorpusMessage[]>();
-  for (const m of all) byKind.set(m.kind, [...(byKind.get(m.kind) ?? []), m]);
-  const messages = [...byKind].flatMap(([kind, list]) => sample(list, MAIN_KINDS.includes(kind) ? 120 : 50, 11));
+  const samplePerKind = (list: CorpusMessage[]) => {
+    const byKind = new Map<TextKind, CorpusMessage[]>();
+    for (const m of list) byKind.set(m.kind, [...(byKind.get(m.kind) ?? []), m]);
+    return [...byKind].flatMap(([kind, ms]) => sample(ms, MAIN_KINDS.includes(kind) ? 120 : 50, 11));
+  };
+  const heldOut = samplePerKind(all.filter((m) => isHeldOut(m)));
+  const fit = samplePerKind(all.filter((m) => !isHeldOut(m)));
 
   // Sessions: every udhr language, the emoji session, and a few Chinese, English and code sessions.
   const sessions = corpusSessions();
@@ -103,11 +110,13 @@ describe('approx:script-v1 against every reference tokenizer', () => {
     { window: 4096, maxTokens: 512, reserve: 600, margin: 0.15 },
     { window: 16384, maxTokens: 2048, reserve: 600, margin: 0.15 },
   ];
+  const heldOutSessions = packed.filter((s) => isHeldOut(s));
   const ours: PackedRequest[] = budgets.flatMap((b) => packRequests(packed, estimate, b));
+  const oursHeldOut = budgets.flatMap((b) => packRequests(heldOutSessions, estimate, b));
   const seeds: PackedRequest[] = budgets.flatMap((b) => packRequests(packed, chars4, b));
 
   beforeAll(async () => {
-    const texts = new Set<string>([PACKING_SYSTEM_PROMPT, ...messages.map((m) => m.text)]);
+    const texts = new Set<string>([PACKING_SYSTEM_PROMPT, ...heldOut.map((m) => m.text), ...fit.map((m) => m.text)]);
     for (const session of packed) for (const turn of session.turns) texts.add(turn.question).add(turn.answer);
     const list = [...texts];
     const counts = await countOutOfBand(
@@ -115,23 +124,42 @@ describe('approx:script-v1 against every reference tokenizer', () => {
       references.map((r) => r.name),
     );
     references.forEach((ref, r) => list.forEach((text, i) => caches[r].set(text, counts[ref.name][i])));
-  }, 300_000);
+  }, 900_000);
 
-  it('samples a few thousand real messages in every text kind', () => {
-    expect(messages.length).toBeGreaterThan(1200);
-    for (const kind of MAIN_KINDS) expect(byKind.get(kind)?.length ?? 0).toBeGreaterThan(0);
+  it(`holds out whole sources (${heldOutDescription()}) and samples real messages of every kind in both splits`, () => {
+    expect(heldOut.length).toBeGreaterThan(400);
+    expect(fit.length).toBeGreaterThan(1000);
+    expect(new Set(heldOut.map((m) => m.kind))).toEqual(new Set(['english', 'code', 'json', 'chinese', 'russian', 'arabic', 'script:deu_1996', 'script:tur', 'script:tam', 'script:mya', 'script:kat']));
+    expect(new Set(heldOut.map((m) => m.dataSet))).toEqual(new Set(['arena-hard-en', 'text-udhr']));
+    for (const kind of MAIN_KINDS) expect(fit.some((m) => m.kind === kind)).toBe(true);
+    expect(heldOutSessions.map((s) => s.id.replace(/:\d+$/, '')).sort()).toEqual(
+      ['arena', 'udhr-cmn_hant', 'udhr-deu_1996', 'udhr-kat', 'udhr-mya', 'udhr-tam', 'udhr-tur', 'udhr-ukr', 'udhr-urd'],
+    );
   });
 
+  // The 15% approximate margin covers an estimate down to ~0.85 × the truth on a request that fills
+  // the budget (1 − 0.15 at large windows; more at 8K): the held-out minimum must stay above that.
   it.each(references.map((r, i) => [r.name, i] as const))(
-    'message level, %s: estimate ÷ true ≥ 0.87 for at least 99.9% of messages of ≥200 characters',
+    'message level, held out, %s: estimate ÷ true ≥ 0.85 for every message and ≥ 0.87 for at least 99%',
     (_name, r) => {
-      const below = messages.filter((m) => estimate.countText(m.text) / trueCount(r, m.text) < 0.87);
-      expect(below.length).toBeLessThanOrEqual(Math.floor(0.001 * messages.length));
+      const ratios = heldOut.map((m) => estimate.countText(m.text) / trueCount(r, m.text));
+      expect(Math.min(...ratios)).toBeGreaterThanOrEqual(0.85);
+      // Mistral SentencePiece has 1 of the 473 held-out fixture messages (Turkish) between 0.85 and 0.87.
+      expect(ratios.filter((x) => x < 0.87).length).toBeLessThanOrEqual(Math.floor(0.01 * ratios.length));
     },
   );
 
-  it('packs at least 2,000 requests from every language of the data', () => {
+  it.each(references.map((r, i) => [r.name, i] as const))(
+    'message level, fit set, %s: estimate ÷ true ≥ 0.87 for at least 99.9% of messages',
+    (_name, r) => {
+      const below = fit.filter((m) => estimate.countText(m.text) / trueCount(r, m.text) < 0.87);
+      expect(below.length).toBeLessThanOrEqual(Math.floor(0.001 * fit.length));
+    },
+  );
+
+  it('packs at least 2,000 requests from every language of the data, some hundreds of them held out', () => {
     expect(ours.length).toBeGreaterThanOrEqual(2000);
+    expect(oursHeldOut.length).toBeGreaterThanOrEqual(300);
     const kinds = new Set(ours.map((r) => r.kind));
     for (const kind of MAIN_KINDS.filter((k) => k !== 'json')) expect(kinds).toContain(kind);
     // Packing is tight: the median request uses most of what the budget allows.
@@ -144,7 +172,7 @@ describe('approx:script-v1 against every reference tokenizer', () => {
   });
 
   it.each(references.map((r, i) => [r.name, i] as const))(
-    'request level, %s: no request packed with the estimate exceeds window − max_tokens',
+    'request level, %s: no request packed with the estimate exceeds window − max_tokens (held-out sessions and fit sessions)',
     (_name, r) => {
       const overflows = ours.filter(
         (req) => trueRequestTokens(req, references[r].counter, caches[r]) > req.budget.window - req.budget.maxTokens,

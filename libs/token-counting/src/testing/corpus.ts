@@ -44,11 +44,21 @@ export const MAIN_KINDS: readonly TextKind[] = [
   'emoji',
 ];
 
+/**
+ * Where a text comes from: a data set folder of {@link CORPUS_DATA_SETS}, or `generated` (the seeded
+ * pathological runs). The fit/held-out split (`testing/split.ts`) is by this and by UDHR language.
+ */
+export type CorpusDataSet = (typeof CORPUS_DATA_SETS)[number] | 'generated';
+
 export interface CorpusMessage {
   /** Stable id: `<source>:<index>`. */
   id: string;
   kind: TextKind;
   text: string;
+  /** The data set the text was read from. */
+  dataSet: CorpusDataSet;
+  /** The UDHR language key (`tur`, `cmn_hant`, …) for text-udhr texts. */
+  language?: string;
 }
 
 /** A question/answer pair of a session. */
@@ -61,6 +71,10 @@ export interface CorpusSession {
   id: string;
   kind: TextKind;
   turns: Turn[];
+  /** The data set the turns were read from. */
+  dataSet: CorpusDataSet;
+  /** The UDHR language key for text-udhr sessions. */
+  language?: string;
 }
 
 /** The repository root (the folder with nx.json above this file). */
@@ -245,51 +259,53 @@ export interface CorpusOptions {
 export function corpusMessages(options: CorpusOptions = {}): CorpusMessage[] {
   const dataDir = options.dataDir ?? fixtureDataDir();
   const out: CorpusMessage[] = [];
-  const add = (source: string, kind: TextKind, text: string) => {
-    if (text.trim().length > 0) out.push({ id: `${source}:${out.length}`, kind, text });
+  const add = (source: string, dataSet: CorpusDataSet, kind: TextKind, text: string, language?: string) => {
+    if (text.trim().length > 0) out.push({ id: `${source}:${out.length}`, kind, text, dataSet, ...(language ? { language } : {}) });
   };
   for (const d of jsonl<MtBench>(dataDir, 'mt-bench-101/mtbench101.jsonl')) {
     for (const t of d.history) {
-      add('mtbench', 'english', t.user);
-      add('mtbench', 'english', t.bot);
+      add('mtbench', 'mt-bench-101', 'english', t.user);
+      add('mtbench', 'mt-bench-101', 'english', t.bot);
     }
   }
   for (const a of jsonl<ArenaAnswer>(dataDir, 'arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl')) {
     for (const m of a.messages) {
       const text = typeof m.content === 'string' ? m.content : m.content.answer;
-      add('arena', FENCE.test(text) ? 'code' : 'english', text);
+      add('arena', 'arena-hard-en', FENCE.test(text) ? 'code' : 'english', text);
     }
   }
   for (const r of JSON.parse(read(dataDir, 'oasst1-zh/oaast_sft_zh.json')) as Oasst[]) {
     for (const [q, a] of r.history) {
-      add('oasst', 'chinese', q);
-      add('oasst', 'chinese', a);
+      add('oasst', 'oasst1-zh', 'chinese', q);
+      add('oasst', 'oasst1-zh', 'chinese', a);
     }
-    add('oasst', 'chinese', r.input ? `${r.instruction}\n${r.input}` : r.instruction);
-    add('oasst', 'chinese', r.output);
+    add('oasst', 'oasst1-zh', 'chinese', r.input ? `${r.instruction}\n${r.input}` : r.instruction);
+    add('oasst', 'oasst1-zh', 'chinese', r.output);
   }
   const pg = pgPieces(dataDir, options.pgChars ?? 1_500_000);
-  for (const p of groupParagraphs(pg.prose, 1200)) add('pgdocs', 'english', p);
-  for (const c of groupParagraphs(pg.code, 600)) add('pgcode', 'code', c);
-  const rawLines = [
-    ...read(dataDir, 'mt-bench-101/mtbench101.jsonl').split('\n').slice(0, 600),
-    ...read(dataDir, 'arena-hard-en/question_v0.1.jsonl').split('\n'),
-    ...read(dataDir, 'kb-postgresql-15-docs/postgresql-15-docs.jsonl').split('\n').slice(0, 40),
-  ].filter(Boolean);
-  for (const line of rawLines) for (const piece of splitAtLines(line, 4000)) add('json', 'json', piece);
+  for (const p of groupParagraphs(pg.prose, 1200)) add('pgdocs', 'kb-postgresql-15-docs', 'english', p);
+  for (const c of groupParagraphs(pg.code, 600)) add('pgcode', 'kb-postgresql-15-docs', 'code', c);
+  const rawLines: Array<[CorpusDataSet, string[]]> = [
+    ['mt-bench-101', read(dataDir, 'mt-bench-101/mtbench101.jsonl').split('\n').slice(0, 600)],
+    ['arena-hard-en', read(dataDir, 'arena-hard-en/question_v0.1.jsonl').split('\n')],
+    ['kb-postgresql-15-docs', read(dataDir, 'kb-postgresql-15-docs/postgresql-15-docs.jsonl').split('\n').slice(0, 40)],
+  ];
+  for (const [dataSet, lines] of rawLines)
+    for (const line of lines.filter(Boolean)) for (const piece of splitAtLines(line, 4000)) add('json', dataSet, 'json', piece);
   for (const key of udhrKeys(dataDir)) {
     const paragraphs = udhrParagraphs(dataDir, key);
-    for (const target of [200, 800]) for (const m of groupParagraphs(paragraphs, target)) add(`udhr-${key}`, udhrKind(key), m);
+    for (const target of [200, 800])
+      for (const m of groupParagraphs(paragraphs, target)) add(`udhr-${key}`, 'text-udhr', udhrKind(key), m, key);
   }
   const emojiLines = read(dataDir, 'text-unicode-emoji/emoji-test.txt')
     .split('\n')
     .filter((l) => l && !l.startsWith('#'));
-  for (let i = 0; i < emojiLines.length; i += 12) add('emoji-test', 'emoji', emojiLines.slice(i, i + 12).join('\n'));
+  for (let i = 0; i < emojiLines.length; i += 12) add('emoji-test', 'text-unicode-emoji', 'emoji', emojiLines.slice(i, i + 12).join('\n'));
   const seqs = emojiSequences(dataDir);
   for (let i = 0; i < seqs.length; i += 40) {
     const chunk = seqs.slice(i, i + 40);
-    add('emoji-seq', 'emoji', chunk.join(''));
-    add('emoji-words', 'emoji', chunk.join(' '));
+    add('emoji-seq', 'text-unicode-emoji', 'emoji', chunk.join(''));
+    add('emoji-words', 'text-unicode-emoji', 'emoji', chunk.join(' '));
   }
   return out;
 }
@@ -302,33 +318,33 @@ export function corpusMessages(options: CorpusOptions = {}): CorpusMessage[] {
 export function corpusSessions(options: Pick<CorpusOptions, 'dataDir'> = {}): CorpusSession[] {
   const dataDir = options.dataDir ?? fixtureDataDir();
   const sessions: CorpusSession[] = [];
-  const chunked = (id: string, kind: TextKind, turns: Turn[], perSession: number) => {
+  const chunked = (id: string, dataSet: CorpusDataSet, kind: TextKind, turns: Turn[], perSession: number, language?: string) => {
     for (let i = 0; i < turns.length; i += perSession) {
       const slice = turns.slice(i, i + perSession);
-      if (slice.length >= 2) sessions.push({ id: `${id}:${i}`, kind, turns: slice });
+      if (slice.length >= 2) sessions.push({ id: `${id}:${i}`, kind, turns: slice, dataSet, ...(language ? { language } : {}) });
     }
   };
   const mt: Turn[] = [];
   for (const d of jsonl<MtBench>(dataDir, 'mt-bench-101/mtbench101.jsonl'))
     for (const t of d.history) mt.push({ question: t.user, answer: t.bot });
-  chunked('mtbench', 'english', mt, 40);
+  chunked('mtbench', 'mt-bench-101', 'english', mt, 40);
   const arena: Turn[] = [];
   for (const a of jsonl<ArenaAnswer>(dataDir, 'arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl')) {
     const [q, ans] = a.messages.map((m) => (typeof m.content === 'string' ? m.content : m.content.answer));
     if (q && ans) arena.push({ question: q, answer: ans });
   }
-  chunked('arena', 'code', arena, 12);
+  chunked('arena', 'arena-hard-en', 'code', arena, 12);
   const zh: Turn[] = [];
   for (const r of JSON.parse(read(dataDir, 'oasst1-zh/oaast_sft_zh.json')) as Oasst[]) {
     for (const [q, a] of r.history) zh.push({ question: q, answer: a });
     zh.push({ question: r.input ? `${r.instruction}\n${r.input}` : r.instruction, answer: r.output });
   }
-  chunked('oasst', 'chinese', zh, 30);
+  chunked('oasst', 'oasst1-zh', 'chinese', zh, 30);
   for (const key of udhrKeys(dataDir)) {
     const ps = udhrParagraphs(dataDir, key);
     const turns: Turn[] = [];
     for (let i = 0; i + 1 < ps.length; i += 2) turns.push({ question: ps[i], answer: ps[i + 1] });
-    chunked(`udhr-${key}`, udhrKind(key), turns, 1000);
+    chunked(`udhr-${key}`, 'text-udhr', udhrKind(key), turns, 1000, key);
   }
   const lines = read(dataDir, 'text-unicode-emoji/emoji-test.txt')
     .split('\n')
@@ -338,7 +354,7 @@ export function corpusSessions(options: Pick<CorpusOptions, 'dataDir'> = {}): Co
   for (let i = 0; i + 40 < seqs.length; i += 40) {
     emojiTurns.push({ question: seqs.slice(i, i + 20).join(''), answer: lines.slice(i, i + 20).join('\n') });
   }
-  chunked('emoji', 'emoji', emojiTurns, 1000);
+  chunked('emoji', 'text-unicode-emoji', 'emoji', emojiTurns, 1000);
   return sessions;
 }
 
@@ -420,7 +436,7 @@ export function pathologicalMessages(count = 600, seed = 7, dataDir: string = fi
         }`;
       }
     }
-    out.push({ id: `pathological:${i}`, kind: 'pathological', text: `${sentence}\n${run}\n${sentence}` });
+    out.push({ id: `pathological:${i}`, kind: 'pathological', dataSet: 'generated', text: `${sentence}\n${run}\n${sentence}` });
   }
   return out;
 }
