@@ -37,6 +37,36 @@ describe(AskEventStream.name, () => {
     });
   });
 
+  describe('open', () => {
+    it('writes the meta and, given accepted, the first event in one transaction, returning its id', async () => {
+      const askId = randomUUID();
+      const id = await stream.open(askId, { projectId: 'p', sessionId: 's', acceptedAt: 'now' }, { askId, sessionId: 's' });
+      expect(await stream.meta(askId)).toEqual({ projectId: 'p', sessionId: 's', acceptedAt: 'now' });
+      expect(await stream.readAll(askId)).toEqual([{ id, type: 'accepted', data: { askId, sessionId: 's' } }]);
+      expect(await redis.ttl(`${prefix}:ask:${askId}:events`)).toBeGreaterThan(120);
+    });
+
+    it('refuses the accepted event of a stream that already ended, as publish does', async () => {
+      const askId = randomUUID();
+      await stream.publish(askId, 'error', { status: 504, code: 'llm_upstream_error', error: 'late' });
+      await expect(stream.open(askId, { projectId: 'p', sessionId: 's', acceptedAt: 'now' }, { askId, sessionId: 's' })).rejects.toMatchObject({ name: 'FencedPublishError', reason: 'ended' });
+      expect((await stream.readAll(askId)).map((e) => e.type)).toEqual(['error']);
+    });
+
+    it('publishes on a fresh connection (the script sent as EVAL) and on its next ask (EVALSHA) alike', async () => {
+      const own = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+      const fresh = new AskEventStream(own, prefix, 120);
+      try {
+        for (const askId of [randomUUID(), randomUUID()]) {
+          const id = await fresh.open(askId, { projectId: 'p', sessionId: 's', acceptedAt: 'now' }, { askId, sessionId: 's' });
+          expect((await stream.readAll(askId)).map((e) => `${e.type} ${e.id}`)).toEqual([`accepted ${id}`]);
+        }
+      } finally {
+        own.disconnect();
+      }
+    });
+  });
+
   describe('hash tags (Redis Cluster)', () => {
     const tagged = new AskEventStream(redis, prefix, 120, 3);
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { embeddingNotConfigured, embeddingSpaceChanged, llmNotConfigured, notFound } from '@ask/ask-errors';
 import { createEmbeddingProvider } from '@ask/llm-providers';
 import { AskEventStream } from '@ask/event-stream';
-import { AsksRepository, KnowledgeRepository, ProjectsRepository, SessionsRepository } from '@ask/persistence';
+import { AsksRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
 import { EventsTokenSigner } from '../auth/events-token';
 import { AskRetrievalProducer } from './ask-retrieval.producer';
 import type { AskAccepted, AskDto } from './ask.dto';
@@ -17,7 +17,6 @@ import type { AskAccepted, AskDto } from './ask.dto';
 export class AskService {
   constructor(
     private readonly projects: ProjectsRepository,
-    private readonly sessions: SessionsRepository,
     private readonly knowledge: KnowledgeRepository,
     private readonly asks: AsksRepository,
     private readonly events: AskEventStream,
@@ -42,21 +41,19 @@ export class AskService {
     const others = await this.knowledge.spacesOtherThan(projectId, space);
     if (others.length > 0) throw embeddingSpaceChanged(others, space);
 
-    let sessionId = body.sessionId;
-    if (sessionId) {
-      const session = await this.sessions.findForProject(projectId, sessionId);
-      if (!session) throw notFound('session not found');
-    } else {
-      sessionId = (await this.sessions.create(projectId, titleFrom(body.question))).id;
-    }
-
     const askId = randomUUID();
     const acceptedAt = new Date();
     // Durable first: once Redis holds the ask, PostgreSQL knows it, so a Redis that loses it is caught.
-    await this.asks.record({ id: askId, projectId, sessionId, question: body.question, acceptedAt });
+    // One round trip with the session: its check (404 for a session of another project) or its creation.
+    let sessionId = body.sessionId;
+    if (sessionId) {
+      if (!(await this.asks.recordInSession({ id: askId, projectId, sessionId, question: body.question, acceptedAt }))) throw notFound('session not found');
+    } else {
+      sessionId = await this.asks.recordInNewSession({ id: askId, projectId, question: body.question, acceptedAt }, titleFrom(body.question));
+    }
     try {
-      await this.events.open(askId, { projectId, sessionId, acceptedAt: acceptedAt.toISOString() });
-      await this.events.publish(askId, 'accepted', { askId, sessionId });
+      // The meta and the `accepted` event in one Redis round trip.
+      await this.events.open(askId, { projectId, sessionId, acceptedAt: acceptedAt.toISOString() }, { askId, sessionId });
       await this.producer.enqueue({ askId, projectId, sessionId, question: body.question, acceptedAt: acceptedAt.toISOString() });
     } catch (err) {
       // Not accepted after all (the caller gets the error): the reconciler must not run it.

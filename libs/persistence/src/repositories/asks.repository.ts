@@ -75,6 +75,38 @@ export class AsksRepository {
     ]);
   }
 
+  /**
+   * Records an accepted ask in an existing session, in one round trip with the check that the session
+   * exists and belongs to the ask's project (what the gateway used to ask first, separately).
+   * @returns false, recording nothing, when there is no such session in the project.
+   */
+  async recordInSession(ask: AcceptedAsk): Promise<boolean> {
+    if (!isUuid(ask.projectId) || !isUuid(ask.sessionId)) return false;
+    const rows: unknown[] = await this.dataSource.query(
+      `INSERT INTO asks (id, project_id, session_id, question, accepted_at)
+       SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM ask_sessions WHERE id = $3 AND project_id = $2)
+       RETURNING id`,
+      [ask.id, ask.projectId, ask.sessionId, ask.question, ask.acceptedAt],
+    );
+    return rows.length === 1;
+  }
+
+  /**
+   * Creates a session titled `title` and records the accepted ask in it, in one statement (one
+   * round trip instead of two). @returns the new session's id.
+   * @throws QueryFailedError for an unknown project.
+   */
+  async recordInNewSession(ask: Omit<AcceptedAsk, 'sessionId'>, title: string | null): Promise<string> {
+    const rows: Array<{ session_id: string }> = await this.dataSource.query(
+      `WITH s AS (INSERT INTO ask_sessions (project_id, title) VALUES ($2, $5) RETURNING id)
+       INSERT INTO asks (id, project_id, session_id, question, accepted_at)
+       SELECT $1, $2, s.id, $3, $4 FROM s
+       RETURNING session_id`,
+      [ask.id, ask.projectId, ask.question, ask.acceptedAt, title],
+    );
+    return rows[0].session_id;
+  }
+
   /** The ask's record, or null. */
   async find(id: string): Promise<AskRecord | null> {
     if (!isUuid(id)) return null;
