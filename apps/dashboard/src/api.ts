@@ -1,4 +1,4 @@
-import type { ErrorEvent } from '@ask/ask-contracts';
+import type { BudgetEvent, DoneEvent, ErrorEvent } from '@ask/ask-contracts';
 
 /** A non-2xx answer of the API with its typed body (`{ error, code, details? }` plus the status). */
 export class ApiError extends Error {
@@ -26,6 +26,9 @@ export interface StoredMessage {
   question: string;
   answer: string;
   model: string | null;
+  /** The budget event the answer was planned under; null for answers stored before it was kept. */
+  budget: BudgetEvent | null;
+  sources: DoneEvent['sources'];
 }
 
 export interface SessionWithMessages extends SessionSummary {

@@ -116,7 +116,7 @@ async function openSession(sessionId: string): Promise<void> {
     const session = await api.getSession(state.projectId, sessionId);
     state.sessionId = session.id;
     showTurns(
-      session.messages.map((m) => storedTurn(m.question, m.answer, m.askId)),
+      session.messages.map((m) => storedTurn(m.question, m.answer, m.askId, m.budget, m.sources)),
       session.title || 'Untitled session',
     );
     renderSessions();

@@ -19,9 +19,12 @@ export function newTurn(question: string): Turn {
   return { question, askId: null, answer: '', status: 'pending', budget: null, sources: [], error: null, seen: new Set() };
 }
 
-/** A finished turn read back from the session (no budget or sources are stored with it). */
-export function storedTurn(question: string, answer: string, askId: string): Turn {
-  return { ...newTurn(question), askId, answer, status: 'done' };
+/**
+ * A finished turn read back from the session, with the budget and sources stored with its answer
+ * (null and `[]` for answers stored before they were kept), so it reads as it did live.
+ */
+export function storedTurn(question: string, answer: string, askId: string, budget: BudgetEvent | null = null, sources: DoneEvent['sources'] = []): Turn {
+  return { ...newTurn(question), askId, answer, status: 'done', budget, sources };
 }
 
 /**
