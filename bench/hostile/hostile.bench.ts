@@ -395,6 +395,9 @@ function write(run: {
   const probeFirst = Math.max(run.held.probeFirstDeltaMs, ...run.results.map((r) => r.probeFirstDeltaMs));
   const perThousand = run.held.rssMiB !== null && run.baseline.rssMiB !== null && CLIENTS > 0 ? round1(((run.held.rssMiB - run.baseline.rssMiB) / CLIENTS) * 1_000) : null;
   const appMax = Math.max(...APPS.map(maxOf));
+  const sched = Object.fromEntries(
+    APPS.map((a) => [a, windows.reduce((t, w) => ({ cpuMs: t.cpuMs + (w[a]?.cpuMs ?? 0), waitMs: t.waitMs + (w[a]?.waitMs ?? 0) }), { cpuMs: 0, waitMs: 0 })]),
+  ) as Record<AppName, { cpuMs: number; waitMs: number }>;
   const verdict = (ok: boolean, by: string) => (ok ? 'met' : `missed by ${by}`);
   const summary = {
     clients: CLIENTS,
@@ -405,6 +408,7 @@ function write(run: {
     probeLongestGapMs: probeGap,
     probeLongestWaitForFirstDeltaMs: probeFirst,
     probeOutcomes: run.probe.outcomes,
+    mainThreadCpuAndWaitMs: sched,
     gatewayRedisConnections: { boot: run.baseline.redisConnections, withClients: run.held.redisConnections, afterInputs: run.afterInputs.redisConnections, afterClose: run.afterClose.redisConnections, readers: run.held.readers },
     gatewayRssMiB: { before: run.baseline.rssMiB, withClients: run.held.rssMiB, afterInputs: run.afterInputs.rssMiB, afterClose: run.afterClose.rssMiB, perThousandIdleClients: perThousand },
     goals: {
@@ -465,6 +469,8 @@ Event-loop delay, p99 / max in ms (${results.setup.loopDelay}), and in brackets 
 | opening ${CLIENTS.toLocaleString('en')} idle clients, then 5 s held | | | | ${Math.round(run.held.rampSeconds * 1000) + 5_000} | ${APPS.map((a) => cell(run.held.loop[a])).join(' | ')} | ${run.held.probeGapMs} |
 ${rows.join('\n')}
 | **max over the windows with clients** | | | | | ${APPS.map((a) => `**${p99Of(a)} / ${maxOf(a)}**`).join(' | ')} | **${probeGap}** |
+
+Over the windows with clients, each app's main thread used / waited for a CPU (ms): ${APPS.map((a) => `${a} ${sched[a].cpuMs} / ${sched[a].waitMs} (waited ${round1(sched[a].waitMs / Math.max(1, sched[a].cpuMs))}× its CPU time)`).join('; ')}.
 
 The bench process itself (${CLIENTS.toLocaleString('en')} client sockets and the probe): worst window p99 ${p99Of('bench (clients + probe)')} ms, max ${maxOf('bench (clients + probe)')} ms. Probe asks: ${Object.entries(run.probe.outcomes).map(([k, v]) => `${k} ${v}`).join(', ')}; longest wait from POST to the first delta ${probeFirst} ms.
 
