@@ -1,10 +1,12 @@
 /**
  * The real gateway in-process for the security suites: a throwaway migrated database
  * (`createTestDatabase`), the machine's Redis under a unique ASK_KEY_PREFIX, an admin key, an
- * encryption key, and Nest's log output captured (stdout and stderr) so a suite can search it.
+ * encryption key, and the log output captured (stdout and stderr, also the JSON logger's direct
+ * writes to fd 1) so a suite can search it.
  * Nothing of ours is mocked. Not a spec: imported by the specs beside it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import Redis from 'ioredis';
@@ -60,6 +62,12 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ha
     };
   process.stdout.write = capture(stdoutWrite) as typeof process.stdout.write;
   process.stderr.write = capture(stderrWrite) as typeof process.stderr.write;
+  // The JSON logger (pino's synchronous destination) writes to fd 1 with fs.writeSync, past process.stdout.
+  const writeSync = fs.writeSync;
+  fs.writeSync = ((fd: number, data: unknown, ...rest: unknown[]) => {
+    if (fd === 1 || fd === 2) captured.push(typeof data === 'string' ? data : Buffer.from(data as Uint8Array).toString('utf8'));
+    return (writeSync as (...args: unknown[]) => number)(fd, data, ...rest);
+  }) as typeof fs.writeSync;
 
   const db = await createTestDatabase();
   const adminKey = `admin-${randomBytes(24).toString('base64url')}`;
@@ -129,6 +137,7 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ha
       await db.drop();
       process.stdout.write = stdoutWrite;
       process.stderr.write = stderrWrite;
+      fs.writeSync = writeSync;
     },
   };
 }
