@@ -186,6 +186,23 @@ describe('event streams on shared Redis connections (gateway process, own Redis)
     expect(await suite.xlen(events.streamKey(askId))).toBe(2);
   });
 
+  it('answers out-of-range ids on an ask done an hour ago (past its deadline) with a typed 400, and appends nothing', async () => {
+    const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    const { askId, ids } = await plantAsk(['accepted', 'delta', 'done'], hourAgo);
+    const [ms] = ids[2].split('-');
+    const cases: Array<[string, string]> = [
+      ['99999999999999999999-0', 'Last-Event-ID: must be an event id of this stream (like 1718000000000-0) or absent'],
+      ['18446744073709551615-18446744073709551615', 'Last-Event-ID: later than the last event of this stream'],
+      [`${BigInt(ms) + 1n}-0`, 'Last-Event-ID: later than the last event of this stream'],
+      ['1-0', 'Last-Event-ID: not the id of an event of this stream'],
+    ];
+    for (const [id, details] of cases) {
+      const reply = await fetch(`${baseUrl}/api/v1/asks/${askId}/events`, { headers: { authorization: `Bearer ${apiKey}`, 'last-event-id': id } });
+      expect([id, reply.status, await reply.json()]).toEqual([id, 400, { error: 'the request is invalid', code: 'invalid_request', details }]);
+    }
+    expect((await events.readAll(askId)).map((e) => `${e.type} ${e.id}`)).toEqual([`accepted ${ids[0]}`, `delta ${ids[1]}`, `done ${ids[2]}`]);
+  });
+
   it('ends a stream with a typed 503 error event without an id when Redis restarts mid-relay; the resume continues exactly', async () => {
     const { askId, ids } = await plantAsk(['accepted', 'delta']);
     const client = openStream(baseUrl, apiKey, askId);
