@@ -27,7 +27,8 @@ export function splitSentences(text: string): string[] {
 
 /**
  * How informative a sentence is, for keeping names, numbers, decisions and open questions:
- * each number 3, each capitalised word not opening the sentence 2, each distinct content word 1,
+ * each number 3, each capitalised word not opening the sentence 2, each distinct content word 1
+ * (single letters other than digits count for nothing),
  * a question mark 2, a decision word (decided, chose, will, must, agreed…) 2; divided by the square
  * root of the word count so that a long sentence does not win by length alone.
  */
@@ -38,7 +39,8 @@ export function sentenceScore(sentence: string): number {
   const seen = new Set<string>();
   words.forEach((raw, i) => {
     const word = raw.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
-    if (!word) return;
+    // A lone letter (A, B, x) names nothing and carries no content.
+    if (!word || (word.length === 1 && !/\p{N}/u.test(word))) return;
     if (/\p{N}/u.test(word)) score += 3;
     else if (i > 0 && /^\p{Lu}/u.test(word)) score += 2;
     const lower = word.toLowerCase();

@@ -11,7 +11,7 @@ import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing'
 import { ScriptCalibratedCounter, TiktokenCounter } from '@ask/token-counting';
 import { SynthesisService } from '../synthesis/synthesis.service';
 import { SummaryProducer } from './summary.producer';
-import { type SummariserFactory, SummaryService } from './summary.service';
+import { QUESTION_BONUS, type SummariserFactory, SummaryService } from './summary.service';
 import { type Summariser, SummariserError } from './summarisers';
 
 // Integration (issue 16): the real SynthesisService and SummaryService on a throwaway PostgreSQL
@@ -110,7 +110,7 @@ describe('conversation memory', () => {
     expect((await queue.getJob(`summary-${done.messageId}`))?.timestamp).toBeGreaterThanOrEqual(doneAt);
     expect(await runSummaryJob(first.evs)).toEqual({ turn: 'stored', session: 'skipped' });
     const rows = await turnRows(ids.sessionId);
-    const expected = extractiveSummary([{ label: 'Q', text: question(1) }, { label: 'A', text: FAKE_ANSWER }], 40, (t) => approx.countText(t));
+    const expected = extractiveSummary([{ label: 'Q', text: question(1), bonus: QUESTION_BONUS }, { label: 'A', text: FAKE_ANSWER }], 40, (t) => approx.countText(t));
     const m = approx.measure(expected);
     expect(rows).toEqual([{ message_id: done.messageId, text: expected, token_counts: { 'approx:script-v1': m.estimate, 'approx:script-v1-floor': m.floor, 'approx:script-v1-classes': m.mask }, provider: 'local', model: 'extractive' }]);
     expect(expected).toContain('Nightjar-101');

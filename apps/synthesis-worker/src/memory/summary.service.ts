@@ -23,6 +23,15 @@ import { ExtractiveSummariser, ProviderSummariser, type Summariser, SummariserEr
 
 /** The session summary reaches this many pairs past the newest evicted one, so the next ask (one pair more) finds it ahead of the tail. */
 export const COMPACTION_LEAD = 2;
+/**
+ * Added to the extractive score of the question's sentences: what the user said (the facts they give,
+ * what they ask) is kept before the answer's elaboration when both compete for the budget.
+ */
+export const QUESTION_BONUS = 3;
+/** The smallest length budget of a pair's summary, in tokens. */
+export const MIN_SUMMARY_TOKENS = 32;
+/** A pair's summary may use at most this share of the pair's own tokens. */
+export const SUMMARY_SHARE_OF_PAIR = 0.7;
 /** After this many rolling updates the session summary is rebuilt from the original messages (drift guard). */
 export const FULL_REBUILD_EVERY = 8;
 
@@ -41,7 +50,9 @@ export const SUMMARISER_FACTORY = Symbol('SUMMARISER_FACTORY');
 /**
  * One summary job (issue 16 items 1, 2, 5, 7), after the answer was stored and `done` published:
  *
- * 1. writes the summary of the stored pair (once: a retried job keeps the first);
+ * 1. writes the summary of the stored pair (once: a retried job keeps the first), at most
+ *    `summaryMaxTokens` and at most 70% of the pair's own tokens (floor {@link MIN_SUMMARY_TOKENS}),
+ *    so that a summary always saves room;
  * 2. in `compaction`, when the ask's plan left pairs out (`evictedUpTo`) beyond what the session
  *    summary covers, moves the session summary forward: a rolling update (the previous summary plus
  *    the newly covered pairs' original text), rebuilt from every original pair it covers every
@@ -102,7 +113,10 @@ export class SummaryService {
     let turn: SummaryJobResult['turn'] = 'exists';
     if (!existing.has(data.messageId)) {
       const message = history[index];
-      turn = await this.write(context, 'turn', data.messageId, [{ label: 'Q', text: message.question }, { label: 'A', text: message.answer }], settings.summaryMaxTokens, (text, counts) =>
+      // A summary must save room: at most 70% of the pair (floor 32 tokens: room for one sentence and its label), at most the setting.
+      const pairTokens = planning.counter.countText(message.question) + planning.counter.countText(message.answer);
+      const budget = Math.min(settings.summaryMaxTokens, Math.max(MIN_SUMMARY_TOKENS, Math.floor(pairTokens * SUMMARY_SHARE_OF_PAIR)));
+      turn = await this.write(context, 'turn', data.messageId, [{ label: 'Q', text: message.question, bonus: QUESTION_BONUS }, { label: 'A', text: message.answer }], budget, (text, counts) =>
         this.summaries.saveTurnSummary({ messageId: message.id, text, tokenCounts: counts, provider: summariser.provider, model: summariser.model }),
       );
     }
