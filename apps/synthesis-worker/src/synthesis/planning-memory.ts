@@ -157,6 +157,8 @@ export class PlanningMemory {
     const kept = new Set(sized.plan.keptTurnIds);
     // messages[0] is the system prompt alone (assembleMessages).
     const parts: TextMeasure[] = [scripted.measure(sized.messages[0]?.content ?? ''), scripted.measure(question)];
+    // Conversation memory's message (summaries) was sent too: without it a report looks like drift.
+    if (sized.memoryText) parts.push(scripted.measure(sized.memoryText));
     for (const text of sized.keptItemTexts) parts.push(scripted.measure(text));
     for (const turn of history) if (kept.has(turn.message.id) && turn.measures) parts.push(turn.measures.question, turn.measures.answer);
     const uncalibrated = parts.filter((p) => p.floor > 0 && scripted.factorFor(p.mask) === undefined);
