@@ -50,7 +50,10 @@ export interface JsonLoggerOptions {
   level: LogLevelSetting;
   /** The app's name, in every line as `app`. */
   app: string;
-  /** Where lines go; default stdout (pino's synchronous destination, so no line is lost at exit). */
+  /**
+   * Where lines go; default `process.stdout` (synchronous for files, and for pipes on Linux, so no
+   * line is lost at exit; and written through `process.stdout.write`, which the suites capture).
+   */
   destination?: DestinationStream;
 }
 
@@ -76,7 +79,7 @@ export function createJsonLogger(options: JsonLoggerOptions): Pino {
         streamWrite: (line) => redactSecrets(line),
       },
     },
-    options.destination ?? pino.destination({ dest: 1, sync: true }),
+    options.destination ?? process.stdout,
   );
 }
 
