@@ -303,6 +303,9 @@ async function main(): Promise<void> {
       name: 'bench-pipeline',
       llmSettings: { provider: 'local', model: 'local' },
       embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
+      // Pinned to the vector leg, as the project default was when the baseline ran (d40a542 made hybrid
+      // the default): the bench compares the pipeline's own cost, not retrieval methods.
+      retrievalSettings: { method: 'vector' },
       topK: 8,
     });
 
@@ -417,7 +420,7 @@ async function main(): Promise<void> {
       setup: {
         processes: 'api-gateway, retrieval-worker, synthesis-worker as separate Node processes (tools/stack), loopback HTTP + SSE; the bench\'s own redis-server; a throwaway database on the local PostgreSQL',
         env: { ...env, DATABASE_URL: '<throwaway database on the local PostgreSQL>', REDIS_URL: '<the bench\'s own redis-server on a free port>', ASK_KEY_PREFIX: 'bench-<uuid>' },
-        project: { llm: 'local/local', embedding: 'local/local-lexical-v1 (256 dims)', topK: 8 },
+        project: { llm: 'local/local', embedding: 'local/local-lexical-v1 (256 dims)', retrieval: 'vector', topK: 8 },
         questions: 'MT-Bench-101 user turns (mtbench101.jsonl, dialogues in file order, cut to 5 turns; same sessionId per dialogue)',
         warmupAsks: WARMUP_ASKS,
         timing: 'client side, from just before POST /api/v1/projects/:id/ask to the arrival of the done event on the SSE stream',
@@ -435,7 +438,7 @@ async function main(): Promise<void> {
     const turns = (byTurn: Record<string, number>) => Object.entries(byTurn).map(([t, ms]) => `${t}: ${ms}`).join(', ');
     writeResultsSection(SECTION, `${SECTION}
 
-Whole ask pipeline (gateway → retrieval worker → synthesis worker → SSE, three processes on loopback) with the embedded \`local\` embedding and LLM providers, \`LOCAL_LLM_CHUNK_DELAY_MS=0\`, worker concurrency 16, the bench's own \`redis-server\` (so \`INFO commandstats\` counts this pipeline only) and a throwaway database on the shared PostgreSQL. Time = client side, POST ask → \`done\` event; stage times from the stream ids of each ask's events; CPU = utime + stime of each app's \`/proc/<pid>/stat\` over the phase ÷ asks. Questions: MT-Bench-101 user turns, one session per dialogue (up to 5 turns, history grows). The machine is shared (2 cores, other engineers' jobs): CPU ms per ask is the robust figure, latencies and asks/s move with the load average beside them. Raw figures: \`bench/pipeline/results.json\` (\`baseline\` is the "before" column).
+Whole ask pipeline (gateway → retrieval worker → synthesis worker → SSE, three processes on loopback) with the embedded \`local\` embedding and LLM providers, vector retrieval (pinned), \`LOCAL_LLM_CHUNK_DELAY_MS=0\`, worker concurrency 16, the bench's own \`redis-server\` (so \`INFO commandstats\` counts this pipeline only) and a throwaway database on the shared PostgreSQL. Time = client side, POST ask → \`done\` event; stage times from the stream ids of each ask's events; CPU = utime + stime of each app's \`/proc/<pid>/stat\` over the phase ÷ asks. Questions: MT-Bench-101 user turns, one session per dialogue (up to 5 turns, history grows). The machine is shared (2 cores, other engineers' jobs): CPU ms per ask is the robust figure, latencies and asks/s move with the load average beside them. Raw figures: \`bench/pipeline/results.json\` (\`baseline\` is the "before" column).
 
 - Before: \`${baseline?.command ?? '–'}\` at commit ${baseline?.commit ?? '–'} (${baseline?.date ?? 'no baseline run'})
 - This run: \`${command}\` at commit ${now.commit} (${now.date})
