@@ -122,20 +122,23 @@ describe('startFakeUpstream', () => {
   });
 
   describe('Ollama', () => {
+    /** The first llama3 count loads the bundled tokenizer (seconds on a busy machine): more than jest's default 5 s. */
+    const TOKENIZER_LOAD_MS = 60_000;
+
     it('silently shifts an oversize prompt when truncate is not disabled, as Ollama does', async () => {
       const body = await (
         await post(fake, '/api/chat', { model: 'llama3.1:8b', stream: false, options: { num_ctx: 256 }, messages: [{ role: 'user', content: 'word '.repeat(600) }] })
       ).json();
       expect(body.prompt_eval_count).toBe(ollamaShiftedPrompt(256));
       expect(body.message.content).toBe(FAKE_ANSWER);
-    });
+    }, TOKENIZER_LOAD_MS);
 
     it('fails an oversize prompt with truncate: false, in the llama.cpp body Ollama relays', async () => {
       const response = await post(fake, '/api/chat', { model: 'llama3.1:8b', truncate: false, options: { num_ctx: 256 }, messages: [{ role: 'user', content: 'word '.repeat(600) }] });
       expect(response.status).toBe(400);
       const inner = JSON.parse((await response.json()).error);
       expect(inner.error).toMatchObject({ type: 'exceed_context_size_error', n_ctx: 256, n_prompt_tokens: fake.requests[0]?.promptTokens });
-    });
+    }, TOKENIZER_LOAD_MS);
   });
 
   describe('non-streamed routes of the other providers', () => {
