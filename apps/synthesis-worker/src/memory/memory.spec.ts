@@ -153,7 +153,7 @@ describe('conversation memory', () => {
     expect(third.budget.memory).toMatchObject({ mode: 'off', verbatim: [[2, 2]], summarised: [], dropped: [[1, 1]] });
   });
 
-  it('compaction: a session summary for the turns older than the tail rides along once pairs would be dropped', async () => {
+  it('compaction: the first ask that drops a pair moves the session summary past it; it stays home while per-turn summaries represent every turn', async () => {
     const ids = await newSession({ mode: 'compaction', summaryModel: 'extractive', summaryMaxTokens: 24 });
     const plans: BudgetEvent[] = [];
     for (let i = 1; i <= 12; i++) {
@@ -163,18 +163,18 @@ describe('conversation memory', () => {
     }
     const last = await ask(ids, question(13));
     const session = await summaries.sessionSummary(ids.sessionId);
-    // Ask 11 dropped turns 1–3; its job compacted turns 1–5 (2 ahead, from the originals); ask 12
-    // still dropped 6–8, and its job rolled the summary forward to 1–10 (previous summary + turns 6–10).
-    expect(plans[10].memory).toMatchObject({ sessionSummary: false, dropped: [[1, 3]], summarised: [[4, 9]], verbatim: [[10, 10]] });
-    expect(plans[11].memory).toMatchObject({ sessionSummary: true, compacted: [[1, 5]], dropped: [[6, 8]], summarised: [[9, 10]], verbatim: [[11, 11]] });
-    expect(session).toMatchObject({ provider: 'local', model: 'extractive', coversTurns: 10, rollingUpdates: 1 });
-    expect(last.budget.memory).toMatchObject({ mode: 'compaction', sessionSummary: true, compacted: [[1, 10]], summarised: [[11, 11]], verbatim: [[12, 12]], dropped: [] });
-    expect(last.budget.memory?.sessionSummaryTokens).toBeGreaterThan(0);
-    expect(last.request.messages[1].content).toContain(`Summary of turns 1–10:\n${session?.text}\n\nTurn 11 (summary):`);
+    // Ask 10 dropped turn 1 (uncalibrated counts of 10 asks); its job compacted turns 1–3 (2 ahead, from the
+    // original pairs). Calibration then lowered the counts: asks 11–13 represent every turn per turn, and the
+    // session summary stays home (it rides only when pairs would still be dropped: planMemory spec).
+    expect(plans[9].memory).toMatchObject({ sessionSummary: false, dropped: [[1, 1]], summarised: [[2, 8]], verbatim: [[9, 9]] });
+    expect(session).toMatchObject({ provider: 'local', model: 'extractive', coversTurns: 3, rollingUpdates: 0 });
+    expect(session?.text).toContain('Nightjar-101');
+    expect(last.budget.memory).toMatchObject({ mode: 'compaction', sessionSummary: false, compacted: [], summarised: [[1, 11]], verbatim: [[12, 12]], dropped: [] });
+    expect(last.request.messages[1].content).not.toContain('Summary of turns');
     expect(last.budget.used + 1024).toBeLessThanOrEqual(3100 - last.budget.margin);
-    // The session summary is full (144 tokens) with turns 1–8's facts: 9 and 10 did not make it in.
+    // Every planted fact rides along in the request (verbatim or in a summary).
     const sent = JSON.stringify(last.request.messages);
-    expect(Array.from({ length: 12 }, (_, i) => `Nightjar-${101 + i}`).filter((f) => !sent.includes(f))).toEqual(['Nightjar-109', 'Nightjar-110']);
+    expect(Array.from({ length: 12 }, (_, i) => `Nightjar-${101 + i}`).filter((f) => !sent.includes(f))).toEqual([]);
   });
 
   describe('faults: the summary is not stored, history is unchanged, the next ask plans without it', () => {
