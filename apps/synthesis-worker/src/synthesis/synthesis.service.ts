@@ -11,6 +11,7 @@ import {
   countWithRetry,
   createChatProvider,
   localAbstainThreshold,
+  LocalSemanticEmbeddingProvider,
   detectSilentTruncation,
   egressPolicyFor,
   LocalChatProvider,
@@ -455,6 +456,8 @@ export class SynthesisService {
         counter,
         chunkDelayMs: this.config.LOCAL_LLM_CHUNK_DELAY_MS,
         abstainBelow: localAbstainThreshold(project.embeddingSettings?.model),
+        // A project embedded semantically gets its answer sentences picked by meaning, not shared words.
+        ...(project.embeddingSettings?.provider === 'local-semantic' ? { sentenceEmbedder: new LocalSemanticEmbeddingProvider() } : {}),
       });
     }
     const credentials = (await this.projects.getCredentials(project.id)) ?? {};

@@ -1,6 +1,7 @@
 import { renderContextItem } from '@ask/context-budget';
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
 import { composeAnswer, LOCAL_ABSTAIN_THRESHOLDS, LocalChatProvider, localAbstainThreshold, parseUserMessage } from './local-chat.provider';
+import { LocalSemanticEmbeddingProvider } from './local-semantic-embedding.provider';
 
 /** Counts one token per whitespace-separated word and 1 per message: enough to check the usage wiring. */
 const wordCounter: TokenCounter = {
@@ -18,6 +19,17 @@ const userMessage =
   renderContextItem({ kind: 'knowledge', title: 'HNSW indexes', score: 0.81, text: 'An HNSW index creates a multilayer graph. It has better query performance than IVFFlat but slower build times.' }, 0) +
   renderContextItem({ kind: 'knowledge', title: 'IVFFlat', score: 0.42, text: 'An IVFFlat index divides vectors into lists, and then searches a subset of those lists.\n\nLists are built with k-means.' }, 1) +
   'Which index has better query performance?';
+
+/** An abstain threshold on the semantic embedder's scale, for the abstain path. */
+const USE_LITE_THRESHOLD = 0.3;
+
+const streamed = async (provider: LocalChatProvider, content: string) => {
+  let text = '';
+  for await (const chunk of provider.streamChat({ model: 'local', messages: [{ role: 'user', content }], maxTokens: 256 })) {
+    if (chunk.type === 'delta') text += chunk.text;
+  }
+  return text;
+};
 
 describe(LocalChatProvider.name, () => {
   describe('parseUserMessage', () => {
@@ -133,6 +145,40 @@ describe(LocalChatProvider.name, () => {
       expect(localAbstainThreshold('local-lexical-v1')).toBe(0.175);
       expect(localAbstainThreshold('text-embedding-3-small')).toBeUndefined();
       expect(localAbstainThreshold(undefined)).toBeUndefined();
+    });
+  });
+
+  describe('streamChat with a semantic embedder', () => {
+    // A paraphrase: the question shares no keyword with the sentence that answers it.
+    const paraphrase =
+      renderContextItem({ kind: 'knowledge', title: 'Routine vacuuming', score: 0.52, text: 'The autovacuum daemon removes dead row versions in the background. The planner estimates costs from table statistics.' }, 0) +
+      renderContextItem({ kind: 'knowledge', title: 'Backups', score: 0.41, text: 'A base backup copies the whole data directory while the server runs.' }, 1) +
+      renderContextItem({ kind: 'knowledge', title: 'Indexes', score: 0.33, text: 'An index lets the server find rows without reading the whole table.' }, 2) +
+      'How can I duplicate my database so I can restore it later?';
+
+    it('quotes the sentence closest in meaning, where keyword matching finds none and abstains', async () => {
+      const semantic = new LocalChatProvider({ counter: wordCounter, sentenceEmbedder: new LocalSemanticEmbeddingProvider(), abstainBelow: USE_LITE_THRESHOLD, maxPassages: 1 });
+      expect(await streamed(semantic, paraphrase)).toBe(
+        ['From the retrieved context:', '- A base backup copies the whole data directory while the server runs. [2: Backups]', 'Sources: [2] Backups'].join('\n'),
+      );
+      const lexical = new LocalChatProvider({ counter: wordCounter, abstainBelow: USE_LITE_THRESHOLD, maxPassages: 1 });
+      expect((await streamed(lexical, paraphrase)).split('\n')[0]).toBe(
+        'The knowledge base does not seem to cover this question: no retrieved passage shares a keyword with it.',
+      );
+    }, 60_000);
+
+    it('abstains below the threshold with the nearest sources, without embedding anything', async () => {
+      const embedded: string[][] = [];
+      const sentenceEmbedder = { embed: async (texts: string[]) => (embedded.push(texts), texts.map(() => [1])) };
+      const below = paraphrase.replace('score 0.52', 'score 0.29').replace('score 0.41', 'score 0.12').replace('score 0.33', 'score 0.1');
+      const provider = new LocalChatProvider({ counter: wordCounter, sentenceEmbedder, abstainBelow: USE_LITE_THRESHOLD });
+      expect(await streamed(provider, below)).toBe(
+        [
+          `The knowledge base does not seem to cover this question: the best match scores 0.29, below ${USE_LITE_THRESHOLD}.`,
+          'Nearest sources: [1] Routine vacuuming (0.29); [2] Backups (0.12); [3] Indexes (0.10)',
+        ].join('\n'),
+      );
+      expect(embedded).toEqual([]);
     });
   });
 

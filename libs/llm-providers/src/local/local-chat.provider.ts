@@ -1,5 +1,5 @@
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
-import type { ChatChunk, ChatProvider, ChatRequest } from '../types';
+import type { ChatChunk, ChatProvider, ChatRequest, EmbeddingProvider } from '../types';
 
 /** Options of the local stand-in. */
 export interface LocalChatOptions {
@@ -18,7 +18,16 @@ export interface LocalChatOptions {
    * calibrated value per embedding model is {@link localAbstainThreshold}.
    */
   abstainBelow?: number;
+  /**
+   * The project's semantic embedder (`local-semantic`), when it has one: sentences are then picked by
+   * cosine similarity to the question instead of shared keywords, so a paraphrased question still
+   * finds its answer. At most {@link MAX_SEMANTIC_SENTENCES} sentences are embedded per answer.
+   */
+  sentenceEmbedder?: Pick<EmbeddingProvider, 'embed'>;
 }
+
+/** Most candidate sentences embedded for one answer (in passage order): bounds the work per ask (~15 ms each on one core). */
+export const MAX_SEMANTIC_SENTENCES = 96;
 
 /**
  * Abstain thresholds of the local stand-in per embedding model, on the retrieval score of the best
@@ -93,8 +102,11 @@ export class LocalChatProvider implements ChatProvider {
   constructor(private readonly options: LocalChatOptions) {}
 
   async *streamChat(request: ChatRequest): AsyncIterable<ChatChunk> {
+    const similarity = this.options.sentenceEmbedder
+      ? await semanticSimilarity(request, this.options.sentenceEmbedder, this.options.abstainBelow)
+      : undefined;
     let started = process.cpuUsage();
-    const answer = composeAnswer(request.messages, this.options.maxPassages ?? 4, this.options.abstainBelow);
+    const answer = composeAnswer(request.messages, this.options.maxPassages ?? 4, this.options.abstainBelow, similarity);
     addStandInCpu(started);
     const words = answer.split(/(?<=\s)/);
     const per = this.options.wordsPerChunk ?? 4;
@@ -118,9 +130,16 @@ export class LocalChatProvider implements ChatProvider {
  * (log(1 + N / (1 + df))), a keyword found only in the sentence's code counting half; prose that is
  * mostly links, badges or markup is never quoted. When `abstainBelow` is set and the best item's
  * score is below it (or nothing was retrieved), the answer says the knowledge base does not seem to
- * cover the question and lists the nearest sources with their scores.
+ * cover the question and lists the nearest sources with their scores. With `similarity` (sentence →
+ * cosine similarity to the question, from a semantic embedder) sentences are ranked by it instead,
+ * and a sentence needs no shared keyword to be quoted (one of cosine ≤ 0 is never quoted).
  */
-export function composeAnswer(messages: readonly ChatMessage[], maxPassages: number, abstainBelow?: number): string {
+export function composeAnswer(
+  messages: readonly ChatMessage[],
+  maxPassages: number,
+  abstainBelow?: number,
+  similarity?: ReadonlyMap<string, number>,
+): string {
   const last = [...messages].reverse().find((m) => m.role === 'user');
   if (!last) return 'I have no question to answer.';
   const { passages, question } = parseUserMessage(last.content);
@@ -151,6 +170,10 @@ export function composeAnswer(messages: readonly ChatMessage[], maxPassages: num
     }),
   );
   const scored = candidates.map((c, i) => {
+    if (similarity) {
+      const cosine = similarity.get(c.sentence) ?? 0;
+      return { ...c, score: cosine > 0 ? cosine - c.passage.index * 1e-6 : 0 };
+    }
     let score = 0;
     for (const t of terms) {
       const w = weight.get(t) ?? 0;
@@ -167,7 +190,7 @@ export function composeAnswer(messages: readonly ChatMessage[], maxPassages: num
       lines.push('The retrieved context is empty, so I cannot answer from this project\'s knowledge.');
       return lines.join('\n');
     }
-    return notCovered('no retrieved passage shares a keyword with it');
+    return notCovered(similarity ? 'no retrieved sentence is close to it in meaning' : 'no retrieved passage shares a keyword with it');
   }
   lines.push('From the retrieved context:');
   for (const c of chosen.sort((a, b) => a.order - b.order)) {
@@ -177,6 +200,30 @@ export function composeAnswer(messages: readonly ChatMessage[], maxPassages: num
   const cited = [...new Map(chosen.map((c) => [c.passage.index, c.passage])).values()];
   lines.push(`Sources: ${cited.map((p) => `[${p.index}] ${p.title}`).join('; ')}`);
   return lines.join('\n');
+}
+
+/**
+ * Cosine similarity of each candidate sentence of the request's context to its question, with the
+ * semantic embedder (unit vectors, so the dot product): the first {@link MAX_SEMANTIC_SENTENCES}
+ * distinct sentences in passage order, question included in the same batch. Empty when there is no
+ * context.
+ */
+async function semanticSimilarity(
+  request: ChatRequest,
+  embedder: Pick<EmbeddingProvider, 'embed'>,
+  abstainBelow: number | undefined,
+): Promise<Map<string, number>> {
+  const last = [...request.messages].reverse().find((m) => m.role === 'user');
+  const out = new Map<string, number>();
+  if (!last) return out;
+  const { passages, question } = parseUserMessage(last.content);
+  // The answer will abstain on the retrieval score alone: nothing to embed.
+  if (abstainBelow !== undefined && passages.every((p) => p.score < abstainBelow)) return out;
+  const sentences = [...new Set(passages.flatMap((p) => quotable(p).map((c) => c.sentence)))].slice(0, MAX_SEMANTIC_SENTENCES);
+  if (sentences.length === 0) return out;
+  const [q, ...vectors] = await embedder.embed([question, ...sentences], request.signal);
+  vectors.forEach((v, i) => out.set(sentences[i], v.reduce((sum, x, j) => sum + x * q[j], 0)));
+  return out;
 }
 
 /** The three best-scored passages, one per title. */
