@@ -32,7 +32,13 @@ export default [
   {
     // Specs, e2e suites and their helpers may also import the test-only lib (tag scope:testing);
     // production files keep the rules above, so they cannot.
-    files: ['**/*.spec.ts', '**/testing/**/*.ts', '**/testing.ts', 'apps/ask-e2e/**/*.ts', 'apps/dashboard/e2e/**/*.ts'],
+    files: [
+      '**/*.spec.ts',
+      '**/testing/**/*.ts',
+      '**/testing.ts',
+      'apps/ask-e2e/**/*.ts',
+      'apps/dashboard/e2e/**/*.ts',
+    ],
     rules: {
       '@nx/enforce-module-boundaries': [
         'error',

@@ -58,7 +58,12 @@ export function machine() {
   } catch {
     nproc = cpus().length;
   }
-  return { nproc, totalMemoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10, node: process.version, cpuModel: model };
+  return {
+    nproc,
+    totalMemoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    cpuModel: model,
+  };
 }
 
 /** The short commit the benchmark ran on, or `unknown` outside a checkout. */

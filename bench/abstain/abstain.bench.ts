@@ -23,7 +23,13 @@ import { gitCommit, machine, writeResultsSection } from '../common';
 import { renderContextItem } from '@ask/context-budget';
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
 import { composeAnswer, LocalEmbeddingProvider } from '@ask/llm-providers';
-import { CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository, RetrievalRepository } from '@ask/persistence';
+import {
+  CredentialsCipher,
+  InsightsRepository,
+  KnowledgeRepository,
+  ProjectsRepository,
+  RetrievalRepository,
+} from '@ask/persistence';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase } from '@ask/persistence/testing';
 // eslint-disable-next-line @nx/enforce-module-boundaries
@@ -51,7 +57,10 @@ interface Scored extends SessionQuestion {
 async function fallbackDocuments(): Promise<SourceDocument[]> {
   const docs: SourceDocument[] = [];
   for (const folder of chooseCorpus(undefined, { fallback: true }).folders) {
-    for (const doc of await loadDocuments(folder.dir, { sourceName: folder.sourceName, skipFile: (p) => NOT_DOCUMENTATION.test(p) })) {
+    for (const doc of await loadDocuments(folder.dir, {
+      sourceName: folder.sourceName,
+      skipFile: (p) => NOT_DOCUMENTATION.test(p),
+    })) {
       docs.push(prepareDocument(folder, doc));
     }
   }
@@ -70,15 +79,30 @@ async function scoreCorpus(name: string, documents: SourceDocument[], questionFi
       embeddingSettings: { provider: 'local', model: embedder.model, dimensions: embedder.dimensions },
     });
     const started = Date.now();
-    const result = await new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds)).ingest(project.id, documents, embedder);
-    console.log(`${name}: ${result.sources} documents, ${result.chunks} chunks in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const result = await new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds)).ingest(
+      project.id,
+      documents,
+      embedder,
+    );
+    console.log(
+      `${name}: ${result.sources} documents, ${result.chunks} chunks in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
     const retrieval = new RetrievalRepository(ds);
     const out: Scored[] = [];
     for (const q of readQuestionFile(questionFile)) {
       const [vector] = await embedder.embed([q.question]);
       const items = await retrieval.search(project.id, vector, TOP_K, `${embedder.provider}/${embedder.model}`);
-      const context = items.map((item, i) => renderContextItem({ kind: item.kind, title: item.title, score: item.score, text: item.text }, i)).join('');
-      out.push({ ...q, best: items.length ? Number(items[0].score.toFixed(2)) : -1, topTitle: items[0]?.title ?? '', context });
+      const context = items
+        .map((item, i) =>
+          renderContextItem({ kind: item.kind, title: item.title, score: item.score, text: item.text }, i),
+        )
+        .join('');
+      out.push({
+        ...q,
+        best: items.length ? Number(items[0].score.toFixed(2)) : -1,
+        topTitle: items[0]?.title ?? '',
+        context,
+      });
     }
     return out;
   } finally {
@@ -88,13 +112,15 @@ async function scoreCorpus(name: string, documents: SourceDocument[], questionFi
 
 /** Questions classified right by "abstain when best < t". */
 function correct(rows: readonly Scored[], t: number): number {
-  return rows.filter((r) => (r.best >= t) === r.covered).length;
+  return rows.filter((r) => r.best >= t === r.covered).length;
 }
 
 /** The threshold classifying the most rows right; ties go to the one farthest from any score. */
 function fit(rows: readonly Scored[]): number {
   const scores = [...new Set(rows.map((r) => r.best))].sort((a, b) => a - b);
-  const candidates = scores.map((s, i) => (i === 0 ? s - 0.01 : (scores[i - 1] + s) / 2)).concat([scores[scores.length - 1] + 0.01]);
+  const candidates = scores
+    .map((s, i) => (i === 0 ? s - 0.01 : (scores[i - 1] + s) / 2))
+    .concat([scores[scores.length - 1] + 0.01]);
   let best = candidates[0];
   let bestKey = [-1, -1];
   for (const t of candidates) {
@@ -127,10 +153,20 @@ function median(values: number[]): number {
 
 async function main(): Promise<void> {
   if (!existsSync(MANUAL)) {
-    throw new Error(`bench/abstain needs the PostgreSQL 15 manual at ${MANUAL} (the held-out check); pass --data DIR for the folder holding kb-postgresql-15-docs`);
+    throw new Error(
+      `bench/abstain needs the PostgreSQL 15 manual at ${MANUAL} (the held-out check); pass --data DIR for the folder holding kb-postgresql-15-docs`,
+    );
   }
-  const fallback = await scoreCorpus('fallback corpus', await fallbackDocuments(), join(QUESTIONS, 'fallback-session.txt'));
-  const manual = await scoreCorpus('PostgreSQL 15 manual', await loadDocuments(MANUAL), join(QUESTIONS, 'postgresql-session.txt'));
+  const fallback = await scoreCorpus(
+    'fallback corpus',
+    await fallbackDocuments(),
+    join(QUESTIONS, 'fallback-session.txt'),
+  );
+  const manual = await scoreCorpus(
+    'PostgreSQL 15 manual',
+    await loadDocuments(MANUAL),
+    join(QUESTIONS, 'postgresql-session.txt'),
+  );
   const threshold = fit(fallback);
   const reverse = fit(manual);
   const sets = { 'fallback-session.txt (fit)': fallback, 'postgresql-session.txt (held out)': manual };
@@ -141,10 +177,13 @@ async function main(): Promise<void> {
   });
   for (const { file, scored } of rows) {
     console.log(`\n${file}`);
-    for (const r of scored) console.log(`  ${r.covered ? ' ' : '?'} ${r.best.toFixed(2)}  ${r.question}  [${r.topTitle}]`);
+    for (const r of scored)
+      console.log(`  ${r.covered ? ' ' : '?'} ${r.best.toFixed(2)}  ${r.question}  [${r.topTitle}]`);
   }
-  const cell = (c: ReturnType<typeof confusion>) => `${c.coveredAnswered}/${c.covered} answered · ${c.uncoveredAbstained}/${c.uncovered} abstained`;
-  const medians = (scored: Scored[], covered: boolean) => median(scored.filter((r) => r.covered === covered).map((r) => r.best)).toFixed(3);
+  const cell = (c: ReturnType<typeof confusion>) =>
+    `${c.coveredAnswered}/${c.covered} answered · ${c.uncoveredAbstained}/${c.uncovered} abstained`;
+  const medians = (scored: Scored[], covered: boolean) =>
+    median(scored.filter((r) => r.covered === covered).map((r) => r.best)).toFixed(3);
   const markdown = [
     SECTION,
     '',
@@ -155,7 +194,10 @@ async function main(): Promise<void> {
     '',
     '| question file | median best score, covered | median, not covered | score rule alone: covered · not covered | the stand-in (score rule, or no retrieved sentence shares a keyword): covered · not covered |',
     '| --- | --- | --- | --- | --- |',
-    ...rows.map((r) => `| ${r.file} | ${medians(r.scored, true)} | ${medians(r.scored, false)} | ${cell(r.byScore)} | ${cell(r.byStandIn)} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.file} | ${medians(r.scored, true)} | ${medians(r.scored, false)} | ${cell(r.byScore)} | ${cell(r.byStandIn)} |`,
+    ),
     '',
     'The threshold is `LOCAL_ABSTAIN_THRESHOLDS` in libs/llm-providers/src/local/local-chat.provider.ts; the stand-in also abstains when no retrieved sentence shares a keyword with the question.',
   ].join('\n');

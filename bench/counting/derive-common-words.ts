@@ -32,9 +32,7 @@ const candidates = [...freq]
   .map(([w]) => w);
 const references = referenceTokenizers();
 const base = references.map((r) => r.counter.countText('x'));
-const words = candidates
-  .filter((w) => references.every((r, k) => r.counter.countText(`x ${w}`) - base[k] <= 1))
-  .sort();
+const words = candidates.filter((w) => references.every((r, k) => r.counter.countText(`x ${w}`) - base[k] <= 1)).sort();
 process.stderr.write(`${words.length} of ${candidates.length} candidates are one token in every reference tokenizer\n`);
 
 const lines: string[] = [];

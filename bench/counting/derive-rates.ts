@@ -43,7 +43,8 @@ const isTrain = messages.map((m) => !isHeldOut(m));
 const c = new Array<number>(FEATURE_COUNT).fill(0);
 const english = messages.map((m, i) => i).filter((i) => isTrain[i] && messages[i].kind === 'english');
 const englishO200k = english.reduce((s, i) => s + counts[0][i], 0);
-for (const i of english) for (let f = 0; f < FEATURE_COUNT; f++) c[f] += (ENGLISH_WEIGHT * features[i][f]) / englishO200k;
+for (const i of english)
+  for (let f = 0; f < FEATURE_COUNT; f++) c[f] += (ENGLISH_WEIGHT * features[i][f]) / englishO200k;
 const kinds = new Map<string, number[]>();
 messages.forEach((m, i) => {
   if (!isTrain[i] || m.text.length < TRAIN_MIN_CHARS || worst[i] === 0) return;
@@ -133,9 +134,13 @@ for (const [script, languages] of Object.entries(LEAVE_ONE_OUT)) {
       without.map((i) => TAU * worst[i]),
       c,
     );
-    const left = messages.map((_, i) => i).filter((i) => isTrain[i] && sourceOf(i) === language && messages[i].text.length >= TRAIN_MIN_CHARS);
+    const left = messages
+      .map((_, i) => i)
+      .filter((i) => isTrain[i] && sourceOf(i) === language && messages[i].text.length >= TRAIN_MIN_CHARS);
     const need = upliftNeeded(loo.rates, script, left);
-    upliftReport.push(`${script} without ${language}: ${need > DEGENERATE_UPLIFT ? `> ${DEGENERATE_UPLIFT} (not measurable)` : need.toFixed(3)}`);
+    upliftReport.push(
+      `${script} without ${language}: ${need > DEGENERATE_UPLIFT ? `> ${DEGENERATE_UPLIFT} (not measurable)` : need.toFixed(3)}`,
+    );
     if (need > DEGENERATE_UPLIFT) degenerate = true;
     else if (need > u) {
       u = need;
@@ -147,7 +152,8 @@ for (const [script, languages] of Object.entries(LEAVE_ONE_OUT)) {
 const largestUplift = Math.max(...Object.values(uplift));
 for (const script of Object.keys(SCRIPT_FEATURES)) if (uplift[script] === undefined) uplift[script] = largestUplift;
 const upliftByFeature = new Float64Array(FEATURE_COUNT).fill(1);
-for (const [script, names] of Object.entries(SCRIPT_FEATURES)) for (const f of names) upliftByFeature[featureIndex(f)] = uplift[script];
+for (const [script, names] of Object.entries(SCRIPT_FEATURES))
+  for (const f of names) upliftByFeature[featureIndex(f)] = uplift[script];
 // Round up to 4 decimals so the printed table is at least as high as the solution.
 const rates = Float64Array.from(lp.rates, (r, f) => Math.ceil(r * upliftByFeature[f] * 1e4) / 1e4);
 
@@ -182,7 +188,9 @@ for (let sweep = 0; sweep < 5000; sweep++) {
   if (change < 1e-10) break;
 }
 const floorScale = quantile(
-  floorTrain.filter((i) => messages[i].text.length >= 200).map((i) => least[i] / Math.max(1e-9, dot(features[i], floorFit))),
+  floorTrain
+    .filter((i) => messages[i].text.length >= 200)
+    .map((i) => least[i] / Math.max(1e-9, dot(features[i], floorFit))),
   0.02,
 );
 const floorRates = Float64Array.from(floorFit, (r) => Math.floor(r * Math.min(1, floorScale) * 1e4) / 1e4);
@@ -228,12 +236,16 @@ for (const kind of [...MAIN_KINDS, 'pathological', ...[...allKinds].filter((k) =
     ['fit', true],
     ['held-out', false],
   ] as const) {
-    const idx = messages.map((_, i) => i).filter((i) => isTrain[i] === pick && messages[i].kind === kind && messages[i].text.length >= 200);
+    const idx = messages
+      .map((_, i) => i)
+      .filter((i) => isTrain[i] === pick && messages[i].kind === kind && messages[i].text.length >= 200);
     if (!idx.length) continue;
     const sumEst = idx.reduce((s, i) => s + estimate(i), 0);
     const sumO = idx.reduce((s, i) => s + counts[0][i], 0);
     const minWorst = Math.min(...idx.map((i) => estimate(i) / worst[i]));
-    lines.push(`${kind.padEnd(20)} ${split.padEnd(8)} n=${String(idx.length).padStart(5)} est/o200k ${(sumEst / sumO).toFixed(2)} min est/worst ${minWorst.toFixed(3)}`);
+    lines.push(
+      `${kind.padEnd(20)} ${split.padEnd(8)} n=${String(idx.length).padStart(5)} est/o200k ${(sumEst / sumO).toFixed(2)} min est/worst ${minWorst.toFixed(3)}`,
+    );
   }
 }
 // The shipped rates ARE the fit-set solution: nothing is re-fitted on the held-out messages.
@@ -261,8 +273,8 @@ export type ScriptRates = Readonly<Record<FeatureName, number>>;
 /**
  * Rates of \`approx:script-v1\`: the least English-prose over-count against o200k_base such that the
  * estimate is at least ${TAU} × the largest count of the 11 reference tokenizers (${references
-    .map((r) => r.name)
-    .join(', ')}) on each of the ${all.length} FIT-SET messages of ≥${TRAIN_MIN_CHARS} characters (real messages of
+   .map((r) => r.name)
+   .join(', ')}) on each of the ${all.length} FIT-SET messages of ≥${TRAIN_MIN_CHARS} characters (real messages of
  * ../shared/data outside the held-out sources, plus generated base64/hex/digit/URL runs). Linear programme
  * solved by bench/counting/derive-rates.ts. English prose (fit set): estimate ÷ o200k_base = ${shippedEnglish.toFixed(3)}.
  * Held out by source, never fitted (${heldOutDescription()}):

@@ -33,11 +33,25 @@ import { AskApiError, AskClient } from '@ask/ask-client';
 import { AskEventStream } from '@ask/event-stream';
 import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
-import { ApiKeysRepository, CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
+import {
+  ApiKeysRepository,
+  CredentialsCipher,
+  InsightsRepository,
+  KnowledgeRepository,
+  ProjectsRepository,
+} from '@ask/persistence';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { type AppName, APPS, startStack, type Stack } from '@ask/stack';
-import { connectionsTo, type IdleClient, type LoopDelay, openIdleClient, rssMiB, schedStat, scrapeLoopDelay } from './measure';
+import {
+  connectionsTo,
+  type IdleClient,
+  type LoopDelay,
+  openIdleClient,
+  rssMiB,
+  schedStat,
+  scrapeLoopDelay,
+} from './measure';
 
 /** One window of one process: its event-loop delay, and its main thread's CPU time and run-queue wait (ms). */
 interface Window extends LoopDelay {
@@ -89,11 +103,19 @@ function hostileInputs(): HostileInput[] {
     q('e + U+0301 × 4,000 (combining marks)', 'e\u0301'.repeat(4_000)),
     q('👨‍👩‍👧 ZWJ families to 8,000', repeatTo('👨‍👩‍👧', 8_000)),
     q('base64 run of 8,000', base64.slice(0, 8_000)),
-    { name: '12 KB two-word (a × 6,000 + b × 6,000)', kind: 'document', text: `${'a'.repeat(6_000)} ${'b'.repeat(6_000)}` },
+    {
+      name: '12 KB two-word (a × 6,000 + b × 6,000)',
+      kind: 'document',
+      text: `${'a'.repeat(6_000)} ${'b'.repeat(6_000)}`,
+    },
     { name: '1 MB base64', kind: 'document', text: base64.slice(0, 1_000_000) },
     { name: '1 MB single run (a × 1,000,000)', kind: 'document', text: 'a'.repeat(1_000_000) },
     { name: '1 MB single CJK run (规 × 333,333)', kind: 'document', text: '规'.repeat(333_333) },
-    { name: '2 MB two-word (a × 999,999 + b × 1,000,000)', kind: 'document', text: `${'a'.repeat(999_999)} ${'b'.repeat(1_000_000)}` },
+    {
+      name: '2 MB two-word (a × 999,999 + b × 1,000,000)',
+      kind: 'document',
+      text: `${'a'.repeat(999_999)} ${'b'.repeat(1_000_000)}`,
+    },
     { name: 'system prompt 规 × 8,000', kind: 'system prompt', text: '规'.repeat(8_000) },
     { name: 'system prompt 🧪 × 4,000 (8,000 UTF-16)', kind: 'system prompt', text: '🧪'.repeat(4_000) },
     { name: 'system prompt a × 8,000', kind: 'system prompt', text: 'a'.repeat(8_000) },
@@ -153,7 +175,8 @@ class Probe {
         this.outcomes[key] = (this.outcomes[key] ?? 0) + 1;
         sessionId = n % 5 === 4 ? undefined : outcome.sessionId;
       } catch (err) {
-        const key = err instanceof AskApiError ? `rejected ${err.status} ${err.body.code}` : `failed ${(err as Error).message}`;
+        const key =
+          err instanceof AskApiError ? `rejected ${err.status} ${err.body.code}` : `failed ${(err as Error).message}`;
         this.outcomes[key] = (this.outcomes[key] ?? 0) + 1;
         await new Promise((r) => setTimeout(r, 200));
       }
@@ -181,9 +204,18 @@ interface InputResult {
 async function main(): Promise<void> {
   const command = `node tools/run-ts.js bench/hostile/hostile.bench.ts${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
   const sharedDir = process.env['ASK_SHARED_DATA'] || resolve(ROOT, '..', 'shared', 'data');
-  const useShared = ['kb-postgresql-15-docs', 'oasst1-zh', 'mt-bench-101', 'arena-hard-en', 'text-udhr', 'text-unicode-emoji'].every((d) => existsSync(join(sharedDir, d)));
+  const useShared = [
+    'kb-postgresql-15-docs',
+    'oasst1-zh',
+    'mt-bench-101',
+    'arena-hard-en',
+    'text-udhr',
+    'text-unicode-emoji',
+  ].every((d) => existsSync(join(sharedDir, d)));
   const dataDir = useShared ? sharedDir : join(ROOT, 'fixtures', 'data');
-  const dataLabel = useShared ? '../shared/data (the full data sets)' : `${repoRelative(dataDir)} (committed excerpts: ../shared/data was not there)`;
+  const dataLabel = useShared
+    ? '../shared/data (the full data sets)'
+    : `${repoRelative(dataDir)} (committed excerpts: ../shared/data was not there)`;
   const load: Record<string, number> = { start: loadavg()[0] };
   let db: TestDatabase | undefined;
   let stack: Stack | undefined;
@@ -196,7 +228,10 @@ async function main(): Promise<void> {
     const encryptionKey = randomBytes(32).toString('hex');
     const projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(encryptionKey));
     const keys = new ApiKeysRepository(db.dataSource);
-    const ingestion = new IngestionService(new KnowledgeRepository(db.dataSource), new InsightsRepository(db.dataSource));
+    const ingestion = new IngestionService(
+      new KnowledgeRepository(db.dataSource),
+      new InsightsRepository(db.dataSource),
+    );
     const documents = await loadDocuments(KB);
     const newProject = async (name: string) => {
       const project = await projects.create({
@@ -229,7 +264,10 @@ async function main(): Promise<void> {
     console.log('starting the stack…');
     stack = await startStack({ env, logDir: join(ROOT, 'tmp', 'hostile-logs') });
     const gatewayPid = stack.apps['api-gateway'].child.pid!;
-    const metricsUrl = (name: AppName) => (name === 'api-gateway' ? `${stack!.gatewayUrl}/metrics` : stack!.apps[name].healthUrl.replace(/\/health$/, '/metrics'));
+    const metricsUrl = (name: AppName) =>
+      name === 'api-gateway'
+        ? `${stack!.gatewayUrl}/metrics`
+        : stack!.apps[name].healthUrl.replace(/\/health$/, '/metrics');
     /** One window's event-loop delay of every app (and of this bench process), since the last call. */
     const lastSched: Record<string, { cpuMs: number; waitMs: number } | null> = {};
     const scrape = async (): Promise<Record<string, Window>> => {
@@ -238,10 +276,16 @@ async function main(): Promise<void> {
         const pid = stack!.apps[name].child.pid;
         const sched = schedStat(pid);
         const last = lastSched[name];
-        out[name] = { ...(await scrapeLoopDelay(metricsUrl(name))), ...(sched && last ? { cpuMs: sched.cpuMs - last.cpuMs, waitMs: sched.waitMs - last.waitMs } : {}) };
+        out[name] = {
+          ...(await scrapeLoopDelay(metricsUrl(name))),
+          ...(sched && last ? { cpuMs: sched.cpuMs - last.cpuMs, waitMs: sched.waitMs - last.waitMs } : {}),
+        };
         lastSched[name] = sched;
       }
-      out['bench (clients + probe)'] = { p99Ms: Math.round(benchLoop.percentile(99) / 1e5) / 10, maxMs: Math.round(benchLoop.max / 1e5) / 10 };
+      out['bench (clients + probe)'] = {
+        p99Ms: Math.round(benchLoop.percentile(99) / 1e5) / 10,
+        maxMs: Math.round(benchLoop.max / 1e5) / 10,
+      };
       benchLoop.reset();
       return out;
     };
@@ -256,7 +300,12 @@ async function main(): Promise<void> {
     probe.start();
     await new Promise((r) => setTimeout(r, 3_000));
     const t0 = performance.now();
-    const baseline = { loop: await scrape(), probeGapMs: probe.maxGap(0, t0), redisConnections: connectionsTo(gatewayPid, REDIS_PORT), rssMiB: rssMiB(gatewayPid) };
+    const baseline = {
+      loop: await scrape(),
+      probeGapMs: probe.maxGap(0, t0),
+      redisConnections: connectionsTo(gatewayPid, REDIS_PORT),
+      rssMiB: rssMiB(gatewayPid),
+    };
     console.log('baseline', JSON.stringify(baseline));
 
     // Idle clients: asks planted in the stack's Redis (accepted, never answered), 1,000 per project.
@@ -266,7 +315,11 @@ async function main(): Promise<void> {
     for (let i = 0; i < CLIENTS; i += 1) {
       const project = idleProjects[Math.floor(i / 1_000)];
       const askId = randomUUID();
-      await planter.open(askId, { projectId: project.id, sessionId: randomUUID(), acceptedAt: new Date().toISOString() });
+      await planter.open(askId, {
+        projectId: project.id,
+        sessionId: randomUUID(),
+        acceptedAt: new Date().toISOString(),
+      });
       await planter.publish(askId, 'accepted', { askId, sessionId: 's' });
       idleAsks.push({ askId, project });
     }
@@ -277,8 +330,10 @@ async function main(): Promise<void> {
     // accepted yet (they were reset once its headers timeout passed: ECONNRESET).
     const batch = Math.max(1, Math.round(RAMP_PER_S / 10));
     for (let i = 0; i < idleAsks.length; i += batch) {
-      while (idle.filter((c) => c.status === 0 && !c.ended).length >= OPENING) await new Promise((r) => setTimeout(r, 20));
-      for (const a of idleAsks.slice(i, i + batch)) idle.push(openIdleClient(`${stack.gatewayUrl}/api/v1/asks/${a.askId}/events`, a.project.key));
+      while (idle.filter((c) => c.status === 0 && !c.ended).length >= OPENING)
+        await new Promise((r) => setTimeout(r, 20));
+      for (const a of idleAsks.slice(i, i + batch))
+        idle.push(openIdleClient(`${stack.gatewayUrl}/api/v1/asks/${a.askId}/events`, a.project.key));
       await new Promise((r) => setTimeout(r, 100));
     }
     await Promise.all(idle.map((c) => c.ready));
@@ -298,7 +353,9 @@ async function main(): Promise<void> {
         return m;
       }, {}),
       redisConnections: connectionsTo(gatewayPid, REDIS_PORT),
-      readers: String(await redis.client('LIST')).split('\n').filter((l) => l.includes(` name=${prefix}:events-reader:`)).length,
+      readers: String(await redis.client('LIST'))
+        .split('\n')
+        .filter((l) => l.includes(` name=${prefix}:events-reader:`)).length,
       rssMiB: rssMiB(gatewayPid),
     };
     console.log('held', JSON.stringify(held));
@@ -320,11 +377,15 @@ async function main(): Promise<void> {
       };
       try {
         if (input.kind === 'document') {
-          const accepted = await attack.ingestKnowledge(attacker.id, [{ uri: `hostile-${results.length}.txt`, text: input.text }]);
+          const accepted = await attack.ingestKnowledge(attacker.id, [
+            { uri: `hostile-${results.length}.txt`, text: input.text },
+          ]);
           result.status = 202;
           const end = await attack.followIngestion(attacker.id, accepted.ingestionId);
           const view = await attack.ingestion(attacker.id, accepted.ingestionId);
-          result.outcome = end.done ? `${view.status}: chunks ${view.counts.chunks}, failed ${view.counts.failed}` : `error ${end.error?.status} ${end.error?.code}`;
+          result.outcome = end.done
+            ? `${view.status}: chunks ${view.counts.chunks}, failed ${view.counts.failed}`
+            : `error ${end.error?.status} ${end.error?.code}`;
         } else {
           let question = input.text;
           if (input.kind === 'system prompt') {
@@ -350,9 +411,18 @@ async function main(): Promise<void> {
       result.probeGapMs = probe.maxGap(started, ended);
       result.probeFirstDeltaMs = probe.maxFirstWait(started, ended);
       results.push(result);
-      console.log(JSON.stringify({ ...result, loop: Object.fromEntries(Object.entries(result.loop).map(([k, v]) => [k, `${v.p99Ms}/${v.maxMs}`])) }));
+      console.log(
+        JSON.stringify({
+          ...result,
+          loop: Object.fromEntries(Object.entries(result.loop).map(([k, v]) => [k, `${v.p99Ms}/${v.maxMs}`])),
+        }),
+      );
     }
-    const afterInputs = { open: open(), redisConnections: connectionsTo(gatewayPid, REDIS_PORT), rssMiB: rssMiB(gatewayPid) };
+    const afterInputs = {
+      open: open(),
+      redisConnections: connectionsTo(gatewayPid, REDIS_PORT),
+      rssMiB: rssMiB(gatewayPid),
+    };
     await probe.stop();
     for (const c of idle) c.close();
     await new Promise((r) => setTimeout(r, 3_000));
@@ -380,7 +450,18 @@ function write(run: {
   dataLabel: string;
   load: Record<string, number>;
   baseline: { loop: Record<string, Window>; probeGapMs: number; redisConnections: number; rssMiB: number | null };
-  held: { loop: Record<string, Window>; rampSeconds: number; probeGapMs: number; probeFirstDeltaMs: number; open: number; refused: number; statuses: Record<string, number>; redisConnections: number; readers: number; rssMiB: number | null };
+  held: {
+    loop: Record<string, Window>;
+    rampSeconds: number;
+    probeGapMs: number;
+    probeFirstDeltaMs: number;
+    open: number;
+    refused: number;
+    statuses: Record<string, number>;
+    redisConnections: number;
+    readers: number;
+    rssMiB: number | null;
+  };
   results: InputResult[];
   afterInputs: { open: number; redisConnections: number; rssMiB: number | null };
   afterClose: { redisConnections: number; rssMiB: number | null };
@@ -393,10 +474,19 @@ function write(run: {
   const p99Of = (name: string) => windows.reduce((m, w) => Math.max(m, w[name]?.p99Ms ?? 0), 0);
   const probeGap = Math.max(run.held.probeGapMs, ...run.results.map((r) => r.probeGapMs));
   const probeFirst = Math.max(run.held.probeFirstDeltaMs, ...run.results.map((r) => r.probeFirstDeltaMs));
-  const perThousand = run.held.rssMiB !== null && run.baseline.rssMiB !== null && CLIENTS > 0 ? round1(((run.held.rssMiB - run.baseline.rssMiB) / CLIENTS) * 1_000) : null;
+  const perThousand =
+    run.held.rssMiB !== null && run.baseline.rssMiB !== null && CLIENTS > 0
+      ? round1(((run.held.rssMiB - run.baseline.rssMiB) / CLIENTS) * 1_000)
+      : null;
   const appMax = Math.max(...APPS.map(maxOf));
   const sched = Object.fromEntries(
-    APPS.map((a) => [a, windows.reduce((t, w) => ({ cpuMs: t.cpuMs + (w[a]?.cpuMs ?? 0), waitMs: t.waitMs + (w[a]?.waitMs ?? 0) }), { cpuMs: 0, waitMs: 0 })]),
+    APPS.map((a) => [
+      a,
+      windows.reduce((t, w) => ({ cpuMs: t.cpuMs + (w[a]?.cpuMs ?? 0), waitMs: t.waitMs + (w[a]?.waitMs ?? 0) }), {
+        cpuMs: 0,
+        waitMs: 0,
+      }),
+    ]),
   ) as Record<AppName, { cpuMs: number; waitMs: number }>;
   const verdict = (ok: boolean, by: string) => (ok ? 'met' : `missed by ${by}`);
   const summary = {
@@ -409,12 +499,27 @@ function write(run: {
     probeLongestWaitForFirstDeltaMs: probeFirst,
     probeOutcomes: run.probe.outcomes,
     mainThreadCpuAndWaitMs: sched,
-    gatewayRedisConnections: { boot: run.baseline.redisConnections, withClients: run.held.redisConnections, afterInputs: run.afterInputs.redisConnections, afterClose: run.afterClose.redisConnections, readers: run.held.readers },
-    gatewayRssMiB: { before: run.baseline.rssMiB, withClients: run.held.rssMiB, afterInputs: run.afterInputs.rssMiB, afterClose: run.afterClose.rssMiB, perThousandIdleClients: perThousand },
+    gatewayRedisConnections: {
+      boot: run.baseline.redisConnections,
+      withClients: run.held.redisConnections,
+      afterInputs: run.afterInputs.redisConnections,
+      afterClose: run.afterClose.redisConnections,
+      readers: run.held.readers,
+    },
+    gatewayRssMiB: {
+      before: run.baseline.rssMiB,
+      withClients: run.held.rssMiB,
+      afterInputs: run.afterInputs.rssMiB,
+      afterClose: run.afterClose.rssMiB,
+      perThousandIdleClients: perThousand,
+    },
     goals: {
       loop: verdict(appMax <= GOALS.loopMaxMs, `${round1(appMax - GOALS.loopMaxMs)} ms (worst app ${appMax} ms)`),
       probeGap: verdict(probeGap <= GOALS.probeGapMs, `${probeGap - GOALS.probeGapMs} ms (${probeGap} ms)`),
-      redisConnections: verdict(run.held.redisConnections <= GOALS.redisConnections, `${run.held.redisConnections - GOALS.redisConnections}`),
+      redisConnections: verdict(
+        run.held.redisConnections <= GOALS.redisConnections,
+        `${run.held.redisConnections - GOALS.redisConnections}`,
+      ),
     },
   };
   const m = machine();
@@ -428,12 +533,15 @@ function write(run: {
     loadAverage1m: run.load,
     data: run.dataLabel,
     setup: {
-      processes: 'api-gateway, retrieval-worker, synthesis-worker, ingestion-worker as separate Node processes (tools/stack), loopback',
+      processes:
+        'api-gateway, retrieval-worker, synthesis-worker, ingestion-worker as separate Node processes (tools/stack), loopback',
       providers: 'local LLM (chunk delay 25 ms, 4 words per chunk) and local-lexical-v1 embeddings (256)',
       idleClients: `${CLIENTS} SSE clients, one socket each, over ${IDLE_PROJECTS} projects of ≤ 1,000 (the default ASK_STREAMS_PER_PROJECT), on asks planted in Redis (accepted, never answered), opened at most ${RAMP_PER_S}/s with at most ${OPENING} waiting for their first event`,
       schedstat: 'main thread CPU time and run-queue wait per window, /proc/<pid>/schedstat',
-      loopDelay: "prom-client's nodejs_eventloop_lag_{p99,max}_seconds (perf_hooks.monitorEventLoopDelay, 10 ms resolution), scraped after each window (a scrape resets them)",
-      redisConnections: "the gateway process's established TCP sockets to the Redis port (/proc/<pid>/fd and /proc/<pid>/net/tcp)",
+      loopDelay:
+        "prom-client's nodejs_eventloop_lag_{p99,max}_seconds (perf_hooks.monitorEventLoopDelay, 10 ms resolution), scraped after each window (a scrape resets them)",
+      redisConnections:
+        "the gateway process's established TCP sockets to the Redis port (/proc/<pid>/fd and /proc/<pid>/net/tcp)",
     },
     summary,
     baseline: run.baseline,
@@ -443,14 +551,22 @@ function write(run: {
   };
   writeFileSync(join(ROOT, 'bench', 'hostile', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 
-  const cell = (d: Window | undefined) => (d ? `${d.p99Ms} / ${d.maxMs}${d.waitMs !== undefined ? ` (${d.cpuMs} · ${d.waitMs})` : ''}` : '–');
+  const cell = (d: Window | undefined) =>
+    d ? `${d.p99Ms} / ${d.maxMs}${d.waitMs !== undefined ? ` (${d.cpuMs} · ${d.waitMs})` : ''}` : '–';
   const rows = run.results.map(
     (r) =>
       `| ${r.kind}: ${r.name} | ${r.utf8Bytes.toLocaleString('en')} | ${r.status}${r.code ? ` ${r.code}` : ''} | ${r.outcome} | ${r.ms} | ${APPS.map((a) => cell(r.loop[a])).join(' | ')} | ${r.probeGapMs} |`,
   );
   const tput = (kind: 'english' | 'chinese') =>
-    run.throughput.rows.filter((r) => r.kind === kind).map((r) => `| ${r.engine} | ${kind} | ${(r.bytes / 1e6).toFixed(2)} MB, ${r.messages} messages | ${r.tokens} | ${r.mbPerSecond} |`);
-  const cycled = Object.entries(run.throughput.cycled).filter(([, c]) => c).map(([k]) => k);
+    run.throughput.rows
+      .filter((r) => r.kind === kind)
+      .map(
+        (r) =>
+          `| ${r.engine} | ${kind} | ${(r.bytes / 1e6).toFixed(2)} MB, ${r.messages} messages | ${r.tokens} | ${r.mbPerSecond} |`,
+      );
+  const cycled = Object.entries(run.throughput.cycled)
+    .filter(([, c]) => c)
+    .map(([k]) => k);
   writeResultsSection(
     SECTION,
     `${SECTION}
@@ -459,7 +575,12 @@ function write(run: {
 
 **Goals** (issue 10): max event-loop delay ≤ ${GOALS.loopMaxMs} ms in every process: **${summary.goals.loop}**; probe's longest gap between deltas ≤ ${GOALS.probeGapMs} ms: **${summary.goals.probeGap}**; ≤ ${GOALS.redisConnections} Redis connections held by the gateway with ${CLIENTS.toLocaleString('en')} clients: **${summary.goals.redisConnections}**.
 
-Idle clients: ${results.setup.idleClients}; ${run.held.open.toLocaleString('en')} open after ${run.held.rampSeconds} s (${run.held.refused} not open: ${Object.entries(run.held.statuses).filter(([k]) => k !== '200').map(([k, v]) => `${k} × ${v}`).join(', ') || 'none'}), ${run.afterInputs.open.toLocaleString('en')} still open after the inputs. Gateway's Redis connections: ${run.baseline.redisConnections} before the clients, **${run.held.redisConnections} with them** (${run.held.readers} stream readers by CLIENT LIST), ${run.afterInputs.redisConnections} after the inputs, ${run.afterClose.redisConnections} after they left. Gateway RSS: ${run.baseline.rssMiB} MiB before, ${run.held.rssMiB} MiB with the clients: **${perThousand} MiB per 1,000 idle clients**; ${run.afterClose.rssMiB} MiB after they left.
+Idle clients: ${results.setup.idleClients}; ${run.held.open.toLocaleString('en')} open after ${run.held.rampSeconds} s (${run.held.refused} not open: ${
+      Object.entries(run.held.statuses)
+        .filter(([k]) => k !== '200')
+        .map(([k, v]) => `${k} × ${v}`)
+        .join(', ') || 'none'
+    }), ${run.afterInputs.open.toLocaleString('en')} still open after the inputs. Gateway's Redis connections: ${run.baseline.redisConnections} before the clients, **${run.held.redisConnections} with them** (${run.held.readers} stream readers by CLIENT LIST), ${run.afterInputs.redisConnections} after the inputs, ${run.afterClose.redisConnections} after they left. Gateway RSS: ${run.baseline.rssMiB} MiB before, ${run.held.rssMiB} MiB with the clients: **${perThousand} MiB per 1,000 idle clients**; ${run.afterClose.rssMiB} MiB after they left.
 
 Event-loop delay, p99 / max in ms (${results.setup.loopDelay}), and in brackets the main thread's CPU time · time waiting for a CPU in the window (ms, /proc/<pid>/schedstat: a delay with as much waiting is the shared machine's CPUs busy elsewhere, not the process blocking its loop); the probe's longest gap between two deltas of one answer, in ms, while each input was in flight. The probe asks without a pause on another project; the inputs come one at a time from one attacker project, each followed to its end, with the idle clients held:
 
@@ -472,7 +593,11 @@ ${rows.join('\n')}
 
 Over the windows with clients, each app's main thread used / waited for a CPU (ms): ${APPS.map((a) => `${a} ${sched[a].cpuMs} / ${sched[a].waitMs} (waited ${round1(sched[a].waitMs / Math.max(1, sched[a].cpuMs))}× its CPU time)`).join('; ')}.
 
-The bench process itself (${CLIENTS.toLocaleString('en')} client sockets and the probe): worst window p99 ${p99Of('bench (clients + probe)')} ms, max ${maxOf('bench (clients + probe)')} ms. Probe asks: ${Object.entries(run.probe.outcomes).map(([k, v]) => `${k} ${v}`).join(', ')}; longest wait from POST to the first delta ${probeFirst} ms.
+The bench process itself (${CLIENTS.toLocaleString('en')} client sockets and the probe): worst window p99 ${p99Of('bench (clients + probe)')} ms, max ${maxOf('bench (clients + probe)')} ms. Probe asks: ${Object.entries(
+      run.probe.outcomes,
+    )
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}; longest wait from POST to the first delta ${probeFirst} ms.
 
 Counting throughput, o200k_base, one message at a time (median of 3 passes after a warm-up on 5%; 1–2 passes where they took over 60 s), on ${run.dataLabel}${cycled.length ? `, cycled to 1 MB for ${cycled.join(', ')}` : ''}; the stack was stopped first. Equal token totals mean identical counts summed over the messages:
 

@@ -119,20 +119,24 @@ export function openIdleClient(url: string, apiKey: string): IdleClient {
     client.ended = true;
     resolveReady();
   };
-  const req: ClientRequest = request(url, { agent: false, headers: { authorization: `Bearer ${apiKey}`, accept: 'text/event-stream' } }, (res) => {
-    client.status = res.statusCode ?? 0;
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      const n = chunk.match(/^event:/gm)?.length ?? 0;
-      if (n) {
-        client.events += n;
-        resolveReady();
-      }
-    });
-    res.on('end', end);
-    res.on('error', end);
-    res.on('close', end);
-  });
+  const req: ClientRequest = request(
+    url,
+    { agent: false, headers: { authorization: `Bearer ${apiKey}`, accept: 'text/event-stream' } },
+    (res) => {
+      client.status = res.statusCode ?? 0;
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        const n = chunk.match(/^event:/gm)?.length ?? 0;
+        if (n) {
+          client.events += n;
+          resolveReady();
+        }
+      });
+      res.on('end', end);
+      res.on('error', end);
+      res.on('close', end);
+    },
+  );
   req.on('error', (err: NodeJS.ErrnoException) => {
     if (client.status === 0) client.error = err.code ?? err.message;
     end();

@@ -23,7 +23,9 @@ export interface ThroughputRow {
 
 /** The messages of `kind` in corpus order until they hold `bytes` of UTF-8, cycling when the data is shorter. */
 function sampleOf(dataDir: string, kind: 'english' | 'chinese', bytes: number): { texts: string[]; cycled: boolean } {
-  const all = corpusMessages({ dataDir }).filter((m) => m.kind === kind).map((m) => m.text);
+  const all = corpusMessages({ dataDir })
+    .filter((m) => m.kind === kind)
+    .map((m) => m.text);
   const texts: string[] = [];
   let total = 0;
   let cycled = false;
@@ -48,7 +50,10 @@ interface GptTokenizer {
  * `passes` full passes (fewer when they pass 60 s); the median pass gives MB/s.
  * @returns the rows, and whether a sample had to cycle the messages to reach 1 MB (fixtures only).
  */
-export function countingThroughput(dataDir: string, passes = 3): { rows: ThroughputRow[]; cycled: Record<string, boolean> } {
+export function countingThroughput(
+  dataDir: string,
+  passes = 3,
+): { rows: ThroughputRow[]; cycled: Record<string, boolean> } {
   const ours = new TiktokenCounter('o200k_base');
   const js = tiktokenEncoder('o200k_base');
   const wasm = get_encoding('o200k_base');
@@ -80,7 +85,15 @@ export function countingThroughput(dataDir: string, passes = 3): { rows: Through
           passesMs.push(Math.round(performance.now() - t0));
         }
         const median = [...passesMs].sort((a, b) => a - b)[Math.floor(passesMs.length / 2)];
-        rows.push({ engine, kind, bytes, messages: sample.texts.length, tokens, mbPerSecond: Math.round((bytes / 1e6 / (median / 1000)) * 100) / 100, passesMs });
+        rows.push({
+          engine,
+          kind,
+          bytes,
+          messages: sample.texts.length,
+          tokens,
+          mbPerSecond: Math.round((bytes / 1e6 / (median / 1000)) * 100) / 100,
+          passesMs,
+        });
         console.log(`counting ${kind} ${engine}: ${rows[rows.length - 1].mbPerSecond} MB/s, ${tokens} tokens`);
       }
     }

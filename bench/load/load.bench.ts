@@ -26,7 +26,13 @@ import { gitCommit, machine, numberArg, percentile, repoRelative, writeResultsSe
 import { AskApiError, AskClient, type AskOutcome, applyEvent } from '@ask/ask-client';
 import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
-import { ApiKeysRepository, CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
+import {
+  ApiKeysRepository,
+  CredentialsCipher,
+  InsightsRepository,
+  KnowledgeRepository,
+  ProjectsRepository,
+} from '@ask/persistence';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { type AppName, APPS, startStack, type Stack } from '@ask/stack';
@@ -53,7 +59,6 @@ const QUESTIONS = [
   'How do I filter rows while doing an approximate nearest neighbour search?',
   'What changed in the latest release?',
 ];
-
 
 const SESSIONS = numberArg('sessions', 200, 0);
 const SECONDS = numberArg('seconds', LONG ? 180 : 60, 0);
@@ -90,7 +95,10 @@ async function followAsk(client: AskClient, askId: string, until: number, record
   for (let connection = 0; Date.now() < until && connection < 50; connection += 1) {
     if (connection > 0) record.reconnects += 1;
     try {
-      for await (const event of client.events(askId, { lastEventId, signal: AbortSignal.timeout(Math.max(1, until - Date.now())) })) {
+      for await (const event of client.events(askId, {
+        lastEventId,
+        signal: AbortSignal.timeout(Math.max(1, until - Date.now())),
+      })) {
         lastEventId = event.id;
         applyEvent(outcome, event);
       }
@@ -103,12 +111,25 @@ async function followAsk(client: AskClient, askId: string, until: number, record
   return outcome;
 }
 
-async function runSession(client: AskClient, projectId: string, index: number, stopAt: number, records: AskRecord[]): Promise<void> {
+async function runSession(
+  client: AskClient,
+  projectId: string,
+  index: number,
+  stopAt: number,
+  records: AskRecord[],
+): Promise<void> {
   let sessionId: string | undefined;
   let turn = 0;
   for (let n = 0; Date.now() < stopAt; n += 1) {
     const question = QUESTIONS[(index + n) % QUESTIONS.length];
-    const record: AskRecord = { postStatus: 0, accepted: false, outcome: 'not accepted', ms: 0, eventStatuses: [], reconnects: 0 };
+    const record: AskRecord = {
+      postStatus: 0,
+      accepted: false,
+      outcome: 'not accepted',
+      ms: 0,
+      eventStatuses: [],
+      reconnects: 0,
+    };
     records.push(record);
     const started = performance.now();
     try {
@@ -117,7 +138,11 @@ async function runSession(client: AskClient, projectId: string, index: number, s
       record.accepted = true;
       sessionId = accepted.sessionId;
       const outcome = await followAsk(client, accepted.askId, stopAt + DRAIN_MS, record);
-      record.outcome = outcome.done ? 'done' : outcome.error ? `error ${outcome.error.status} ${outcome.error.code}` : 'lost';
+      record.outcome = outcome.done
+        ? 'done'
+        : outcome.error
+          ? `error ${outcome.error.status} ${outcome.error.code}`
+          : 'lost';
     } catch (err) {
       if (err instanceof AskApiError) {
         record.postStatus = err.status;
@@ -131,10 +156,6 @@ async function runSession(client: AskClient, projectId: string, index: number, s
     if (turn === 0) sessionId = undefined;
   }
 }
-
-
-
-
 
 /** One RSS sample: seconds since the load started, phase, each app's RSS (MiB) and asks done so far. */
 interface Sample {
@@ -176,7 +197,9 @@ function longSection(
   const m = results.machine;
   const load = samples.filter((s) => s.phase === 'load' || s.phase === 'start');
   const rows = APPS.map((name) => {
-    const series = samples.filter((s) => s.rssMiB[name] !== null).map((s) => ({ at: s.atS, mib: s.rssMiB[name] as number }));
+    const series = samples
+      .filter((s) => s.rssMiB[name] !== null)
+      .map((s) => ({ at: s.atS, mib: s.rssMiB[name] as number }));
     const peak = series.reduce((a, b) => (b.mib > a.mib ? b : a), series[0]);
     const afterPeak = series.filter((s) => s.at >= peak.at);
     const low = afterPeak.reduce((a, b) => (b.mib < a.mib ? b : a), afterPeak[0]);
@@ -190,7 +213,7 @@ function longSection(
   const table = samples.filter((s, i) => i % every === 0 || s.phase === 'end' || s.phase.startsWith('idle'));
   return `${SECTION}
 
-\`${results.command}\` · ${results.date} · commit ${results.commit} · ${m.nproc} CPUs (${m.cpuModel}), ${m.totalMemoryGiB} GiB, Node ${m.node} · ${SESSIONS} sessions for ${SECONDS} s${SECONDS === 180 ? '' : ' (the mode\'s default is 180 s; this run was shorter)'} · 1-min load average ${summary.loadAverage1m.start} at the start, ${summary.loadAverage1m.end} at the end (other work shares the machine when it is above ${m.nproc}) · same setup as the 60 s run. Raw figures and every 5 s sample: \`bench/load/${RESULTS_FILE}\`.
+\`${results.command}\` · ${results.date} · commit ${results.commit} · ${m.nproc} CPUs (${m.cpuModel}), ${m.totalMemoryGiB} GiB, Node ${m.node} · ${SESSIONS} sessions for ${SECONDS} s${SECONDS === 180 ? '' : " (the mode's default is 180 s; this run was shorter)"} · 1-min load average ${summary.loadAverage1m.start} at the start, ${summary.loadAverage1m.end} at the end (other work shares the machine when it is above ${m.nproc}) · same setup as the 60 s run. Raw figures and every 5 s sample: \`bench/load/${RESULTS_FILE}\`.
 
 ${summary.asksSent} asks sent, ${summary.asksAccepted} accepted, ${summary.lostAsks} lost, ${summary.fiveXx} 5xx, ${summary.asksPerSecond} asks/s over ${summary.wallSeconds} s, latency POST → done median ${summary.latencyMs.median} ms / p95 ${summary.latencyMs.p95} ms.
 
@@ -223,7 +246,10 @@ async function main(): Promise<void> {
       embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
       topK: 6,
     });
-    const ingestion = new IngestionService(new KnowledgeRepository(db.dataSource), new InsightsRepository(db.dataSource));
+    const ingestion = new IngestionService(
+      new KnowledgeRepository(db.dataSource),
+      new InsightsRepository(db.dataSource),
+    );
     await ingestion.ingest(project.id, await loadDocuments(KB), new LocalEmbeddingProvider());
     const apiKey = (await new ApiKeysRepository(db.dataSource).create(project.id, 'load run')).key;
     const env = {
@@ -243,14 +269,20 @@ async function main(): Promise<void> {
     for (const question of QUESTIONS.slice(0, 3)) await client.askAndWait(project.id, question);
     await new Promise((r) => setTimeout(r, 2_000));
 
-    const pids = Object.fromEntries(APPS.map((name) => [name, stack!.apps[name].child.pid])) as Record<AppName, number | undefined>;
+    const pids = Object.fromEntries(APPS.map((name) => [name, stack!.apps[name].child.pid])) as Record<
+      AppName,
+      number | undefined
+    >;
     const samples: Sample[] = [];
     const records: AskRecord[] = [];
     const sample = (phase: string) =>
       samples.push({
         atS: Math.round((performance.now() - t0) / 100) / 10,
         phase,
-        rssMiB: Object.fromEntries(APPS.map((name) => [name, mib(rssKiB(pids[name]))])) as Record<AppName, number | null>,
+        rssMiB: Object.fromEntries(APPS.map((name) => [name, mib(rssKiB(pids[name]))])) as Record<
+          AppName,
+          number | null
+        >,
         asksDone: records.filter((r) => r.outcome === 'done').length,
       });
     const t0 = performance.now();
@@ -273,8 +305,12 @@ async function main(): Promise<void> {
     const done = records.filter((r) => r.outcome === 'done');
     const latencies = done.map((r) => r.ms).sort((a, b) => a - b);
     const round = (n: number) => Math.round(n * 10) / 10;
-    const fiveXx = records.filter((r) => r.postStatus >= 500).length + records.reduce((n, r) => n + r.eventStatuses.filter((s) => s >= 500).length, 0);
-    const mid = samples.filter((s) => s.phase === 'load')[Math.floor(samples.filter((s) => s.phase === 'load').length / 2)];
+    const fiveXx =
+      records.filter((r) => r.postStatus >= 500).length +
+      records.reduce((n, r) => n + r.eventStatuses.filter((s) => s >= 500).length, 0);
+    const mid = samples.filter((s) => s.phase === 'load')[
+      Math.floor(samples.filter((s) => s.phase === 'load').length / 2)
+    ];
     const first = samples[0];
     const end = samples.find((s) => s.phase === 'end')!;
     const idle = samples[samples.length - 1];
@@ -289,7 +325,11 @@ async function main(): Promise<void> {
       outcomes,
       reconnects: records.reduce((n, r) => n + r.reconnects, 0),
       asksPerSecond: round(done.length / wallS),
-      latencyMs: { median: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)), max: round(latencies[latencies.length - 1] ?? NaN) },
+      latencyMs: {
+        median: round(percentile(latencies, 50)),
+        p95: round(percentile(latencies, 95)),
+        max: round(latencies[latencies.length - 1] ?? NaN),
+      },
       rssMiB: { start: first.rssMiB, middle: mid?.rssMiB ?? null, end: end.rssMiB, idleAfter10s: idle.rssMiB },
       loadAverage1m: { start: round(load1), end: round(loadEnd) },
     };
@@ -302,9 +342,20 @@ async function main(): Promise<void> {
       commit: gitCommit(),
       machine: machine(),
       setup: {
-        processes: 'api-gateway, retrieval-worker, synthesis-worker as separate Node processes (tools/stack), loopback HTTP + SSE',
-        env: { ...env, DATABASE_URL: '<throwaway database on the local PostgreSQL>', ASK_KEY_PREFIX: 'load-<uuid>', ASK_ENCRYPTION_KEY: '<random>' },
-        project: { llm: 'local/local', embedding: 'local/local-lexical-v1 (256 dims)', topK: 6, knowledge: repoRelative(KB) },
+        processes:
+          'api-gateway, retrieval-worker, synthesis-worker as separate Node processes (tools/stack), loopback HTTP + SSE',
+        env: {
+          ...env,
+          DATABASE_URL: '<throwaway database on the local PostgreSQL>',
+          ASK_KEY_PREFIX: 'load-<uuid>',
+          ASK_ENCRYPTION_KEY: '<random>',
+        },
+        project: {
+          llm: 'local/local',
+          embedding: 'local/local-lexical-v1 (256 dims)',
+          topK: 6,
+          knowledge: repoRelative(KB),
+        },
         client: `each session: POST ask, follow SSE to done/error (Last-Event-ID reconnects), next question; sessions of up to ${MAX_TURNS} turns; after ${SECONDS} s no new ask, in-flight ones followed up to ${DRAIN_MS / 1000} s`,
         timing: 'client side, from just before POST /api/v1/projects/:id/ask to the terminal SSE event',
       },
@@ -322,7 +373,9 @@ async function main(): Promise<void> {
     const rssRow = (name: AppName) =>
       `| ${name} | ${first.rssMiB[name]} | ${mid?.rssMiB[name] ?? '–'} | ${end.rssMiB[name]} | ${idle.rssMiB[name]} |`;
     const m = results.machine;
-    writeResultsSection(SECTION, `${SECTION}
+    writeResultsSection(
+      SECTION,
+      `${SECTION}
 
 \`${command}\` · ${results.date.slice(0, 10)} · commit ${results.commit} · ${m.nproc} CPUs (${m.cpuModel}), ${m.totalMemoryGiB} GiB, Node ${m.node} · the three apps as separate processes on loopback, local providers (chunk delay ${CHUNK_DELAY_MS} ms), concurrency 16 per worker, throwaway database. Raw figures and 5 s RSS samples: \`bench/load/results.json\`.
 
@@ -331,7 +384,9 @@ async function main(): Promise<void> {
 | asks sent / accepted | ${summary.asksSent} / ${summary.asksAccepted} |
 | lost asks (accepted, no done or error) | ${summary.lostAsks} |
 | 5xx answers (POST + events) | ${summary.fiveXx} |
-| outcomes | ${Object.entries(outcomes).map(([k, v]) => `${k}: ${v}`).join(', ')} |
+| outcomes | ${Object.entries(outcomes)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', ')} |
 | SSE reconnects | ${summary.reconnects} |
 | asks/s (done ÷ wall ${summary.wallSeconds} s) | ${summary.asksPerSecond} |
 | latency POST → done, median / p95 / max | ${summary.latencyMs.median} / ${summary.latencyMs.p95} / ${summary.latencyMs.max} ms |
@@ -342,7 +397,8 @@ RSS (MiB, VmRSS):
 | process | start | middle | end | idle +10 s |
 | --- | --- | --- | --- | --- |
 ${APPS.map(rssRow).join('\n')}
-`);
+`,
+    );
     console.log(`wrote bench/load/${RESULTS_FILE} and the "${SECTION.slice(3)}" section of bench/RESULTS.md`);
   } finally {
     await stack?.stop(10_000);

@@ -26,7 +26,14 @@ import { type BudgetEvent, type MemoryMode, QueueName, type SummarizeJobData } f
 import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
 import { startFakeUpstream, type FakeUpstreamOptions } from '@ask/fake-upstream';
-import { CredentialsCipher, LearnedWindowsRepository, ProjectsRepository, SessionsRepository, SummariesRepository, UsageRepository } from '@ask/persistence';
+import {
+  CredentialsCipher,
+  LearnedWindowsRepository,
+  ProjectsRepository,
+  SessionsRepository,
+  SummariesRepository,
+  UsageRepository,
+} from '@ask/persistence';
 import { createTestDatabase } from '@ask/persistence/testing';
 import { SummaryProducer } from '../../apps/synthesis-worker/src/memory/summary.producer';
 import { SummaryService } from '../../apps/synthesis-worker/src/memory/summary.service';
@@ -41,7 +48,16 @@ const WINDOW = 8192;
 const MODES: MemoryMode[] = ['off', 'per-turn', 'compaction'];
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379/0';
 
-const NAMES = ['Ingrid Halvorsen', 'Tomasz Wierzbicki', 'Amara Okafor', 'Kenji Watanabe', 'Lucía Fernández', 'Dmitri Volkov', 'Priya Raghunathan', 'Seán Mulcahy'];
+const NAMES = [
+  'Ingrid Halvorsen',
+  'Tomasz Wierzbicki',
+  'Amara Okafor',
+  'Kenji Watanabe',
+  'Lucía Fernández',
+  'Dmitri Volkov',
+  'Priya Raghunathan',
+  'Seán Mulcahy',
+];
 const CITIES = ['Frankfurt', 'Osaka', 'Montreal', 'Santiago', 'Nairobi', 'Helsinki', 'Lisbon', 'Auckland'];
 const COLOURS = ['teal', 'amber', 'crimson', 'indigo', 'olive', 'magenta', 'cobalt', 'saffron'];
 
@@ -67,7 +83,8 @@ function facts(s: number): Array<{ sentence: string; value: string }> {
  */
 const TUNED_ON = 6;
 
-const FINAL_QUESTION = 'Before we finish, remind me: who is my manager, what is our budget, where did we decide to deploy, what is the ticket number, and which colour did I choose for the charts?';
+const FINAL_QUESTION =
+  'Before we finish, remind me: who is my manager, what is our budget, where did we decide to deploy, what is the ticket number, and which colour did I choose for the charts?';
 
 type Turn = { user: string; bot: string };
 
@@ -79,7 +96,8 @@ type Turn = { user: string; bot: string };
 function sessionTurns(dialogues: Array<{ history: Turn[] }>, arena: Turn[], s: number): Turn[] {
   const turns: Turn[] = [];
   for (let d = s * 12, a = s * 5; turns.length < TURNS; d++, a++) {
-    for (const t of dialogues[d % dialogues.length].history) if (turns.length < TURNS && t.user.trim() && t.bot.trim()) turns.push(t);
+    for (const t of dialogues[d % dialogues.length].history)
+      if (turns.length < TURNS && t.user.trim() && t.bot.trim()) turns.push(t);
     if (turns.length < TURNS) turns.push(arena[a % arena.length]);
   }
   return turns.map((t, i) => (i < 5 ? { user: `${t.user} ${facts(s)[i].sentence}`, bot: t.bot } : t));
@@ -111,17 +129,29 @@ async function main(): Promise<void> {
     .map((l) => JSON.parse(l) as { messages: Array<{ role: string; content: string | { answer: string } }> })
     .map((row): Turn => {
       const bot = row.messages.find((x) => x.role === 'assistant')?.content ?? '';
-      return { user: String(row.messages.find((x) => x.role === 'user')?.content ?? ''), bot: typeof bot === 'string' ? bot : bot.answer };
+      return {
+        user: String(row.messages.find((x) => x.role === 'user')?.content ?? ''),
+        bot: typeof bot === 'string' ? bot : bot.answer,
+      };
     })
     .filter((t) => t.user.trim() && t.bot.trim());
   const db = await createTestDatabase();
   const redis = new Redis(REDIS_URL);
   const prefix = `memory-bench-${randomUUID()}`;
   const models = Object.fromEntries(MODES.map((m) => [m, `memory-bench-${m}`]));
-  const upstreamOptions: FakeUpstreamOptions = { chunkDelayMs: 0, enforce: { windows: Object.fromEntries(Object.values(models).map((m) => [m, WINDOW])) } };
+  const upstreamOptions: FakeUpstreamOptions = {
+    chunkDelayMs: 0,
+    enforce: { windows: Object.fromEntries(Object.values(models).map((m) => [m, WINDOW])) },
+  };
   const upstream = await startFakeUpstream(upstreamOptions);
   const encryptionKey = 'c'.repeat(64);
-  const config = loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, ASK_ENCRYPTION_KEY: encryptionKey, ASK_PROVIDER_URL_ALLOWLIST: upstream.url });
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: db.url,
+    ASK_KEY_PREFIX: prefix,
+    ASK_ENCRYPTION_KEY: encryptionKey,
+    ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
+  });
   const projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(encryptionKey));
   const sessions = new SessionsRepository(db.dataSource);
   const summaries = new SummariesRepository(db.dataSource);
@@ -129,7 +159,17 @@ async function main(): Promise<void> {
   const windows = new LearnedWindowsRepository(db.dataSource);
   const events = new AskEventStream(redis, prefix, 600);
   const queue = new Queue(QueueName.AskMemory, { connection: { url: REDIS_URL }, prefix });
-  const synthesis = new SynthesisService(projects, sessions, usage, events, config, windows, undefined, summaries, new SummaryProducer(queue));
+  const synthesis = new SynthesisService(
+    projects,
+    sessions,
+    usage,
+    events,
+    config,
+    windows,
+    undefined,
+    summaries,
+    new SummaryProducer(queue),
+  );
   const summariser = new SummaryService(projects, sessions, summaries, usage, windows, config);
   const results: SessionResult[] = [];
   try {
@@ -137,20 +177,40 @@ async function main(): Promise<void> {
       for (let s = 0; s < SESSIONS; s++) {
         const project = await projects.create({
           name: `memory-bench-${mode}-${s}`,
-          llmSettings: { provider: 'openai', model: models[mode], baseUrl: `${upstream.url}/v1`, contextWindow: WINDOW },
+          llmSettings: {
+            provider: 'openai',
+            model: models[mode],
+            baseUrl: `${upstream.url}/v1`,
+            contextWindow: WINDOW,
+          },
           memorySettings: { mode, summaryModel: 'extractive' },
         });
         await projects.setCredentials(project.id, { apiKey: `sk-bench-${randomUUID()}` });
         const sessionId = (await sessions.create(project.id, `bench ${s}`)).id;
         const turns = [...sessionTurns(dialogues, arena, s), { user: FINAL_QUESTION, bot: 'Noted.' }];
-        const result: SessionResult = { mode, session: s, present: 0, planted: 5, missing: [], fills: [], overWindow: 0, summariserTokens: 0, memoryTokens: [], lastPlan: undefined, errors: [] };
+        const result: SessionResult = {
+          mode,
+          session: s,
+          present: 0,
+          planted: 5,
+          missing: [],
+          fills: [],
+          overWindow: 0,
+          summariserTokens: 0,
+          memoryTokens: [],
+          lastPlan: undefined,
+          errors: [],
+        };
         for (const [t, turn] of turns.entries()) {
           upstreamOptions.answerChunks = [turn.bot];
           const askId = randomUUID();
           const acceptedAt = new Date().toISOString();
           await events.open(askId, { projectId: project.id, sessionId, acceptedAt });
           const before = upstream.requests.length;
-          await synthesis.synthesize({ askId, projectId: project.id, sessionId, question: turn.user, acceptedAt, items: [] }, { attempt: 1 });
+          await synthesis.synthesize(
+            { askId, projectId: project.id, sessionId, question: turn.user, acceptedAt, items: [] },
+            { attempt: 1 },
+          );
           const evs = await events.readAll(askId);
           const chats = upstream.requests.slice(before).filter((r) => r.route === 'openai.chat');
           for (const c of chats) if ((c.promptTokens ?? 0) + 2048 > WINDOW) result.overWindow += 1;
@@ -161,7 +221,9 @@ async function main(): Promise<void> {
           const done = evs.find((e) => e.type === 'done')?.data as { messageId: string } | undefined;
           if (!done) {
             // A typed error (e.g. a 413 after the provider refused the prompt twice): counted, the session goes on.
-            result.errors.push(`turn ${t + 1}: ${(evs.at(-1)?.data as { status?: number; code?: string })?.status} ${(evs.at(-1)?.data as { code?: string })?.code}`);
+            result.errors.push(
+              `turn ${t + 1}: ${(evs.at(-1)?.data as { status?: number; code?: string })?.status} ${(evs.at(-1)?.data as { code?: string })?.code}`,
+            );
             continue;
           }
           if (t === TURNS) {
@@ -177,9 +239,14 @@ async function main(): Promise<void> {
             await summariser.summarize(job.data as SummarizeJobData);
           }
         }
-        result.summariserTokens = (await summaries.calls(project.id)).reduce((sum, c) => sum + (c.promptTokens ?? 0) + (c.completionTokens ?? 0), 0);
+        result.summariserTokens = (await summaries.calls(project.id)).reduce(
+          (sum, c) => sum + (c.promptTokens ?? 0) + (c.completionTokens ?? 0),
+          0,
+        );
         results.push(result);
-        console.log(`${mode} session ${s}: ${result.present}/5 facts (missing ${result.missing.join(', ') || 'none'}), over window ${result.overWindow}, errors ${result.errors.join('; ') || 'none'}, plan ${JSON.stringify(result.lastPlan)}`);
+        console.log(
+          `${mode} session ${s}: ${result.present}/5 facts (missing ${result.missing.join(', ') || 'none'}), over window ${result.overWindow}, errors ${result.errors.join('; ') || 'none'}, plan ${JSON.stringify(result.lastPlan)}`,
+        );
       }
     }
   } finally {
@@ -225,14 +292,34 @@ function report(results: SessionResult[]): void {
       lastPlans: mine.map((r) => r.lastPlan),
     };
   });
-  const load = loadavg().map((l) => l.toFixed(2)).join(' / ');
-  const out = { command: 'ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts', data: '../shared/data/mt-bench-101/mtbench101.jsonl + ../shared/data/arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl', window: WINDOW, turns: TURNS, sessions: SESSIONS, commit: gitCommit(), machine: machine(), loadAverage: load, rows };
+  const load = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ');
+  const out = {
+    command: 'ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts',
+    data: '../shared/data/mt-bench-101/mtbench101.jsonl + ../shared/data/arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl',
+    window: WINDOW,
+    turns: TURNS,
+    sessions: SESSIONS,
+    commit: gitCommit(),
+    machine: machine(),
+    loadAverage: load,
+    rows,
+  };
   writeFileSync(join(__dirname, 'results.json'), `${JSON.stringify(out, null, 2)}\n`);
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   const table = rows
-    .map((r) => `| ${r.mode} | ${r.factsPresent}/${r.factsPlanted} (${pct(r.share)}) | ${r.heldOutPlanted ? `${r.heldOutPresent}/${r.heldOutPlanted} (${pct(r.heldOutPresent / r.heldOutPlanted)})` : 'n/a'} | ${r.fillMedian.toFixed(3)} | ${r.fillMax.toFixed(3)} | ${r.overWindow} | ${r.errors.length} | ${r.summariserTokensPerTurn.toFixed(1)} | ${r.memoryTokensMedianAtTurn31} |`)
+    .map(
+      (r) =>
+        `| ${r.mode} | ${r.factsPresent}/${r.factsPlanted} (${pct(r.share)}) | ${r.heldOutPlanted ? `${r.heldOutPresent}/${r.heldOutPlanted} (${pct(r.heldOutPresent / r.heldOutPlanted)})` : 'n/a'} | ${r.fillMedian.toFixed(3)} | ${r.fillMax.toFixed(3)} | ${r.overWindow} | ${r.errors.length} | ${r.summariserTokensPerTurn.toFixed(1)} | ${r.memoryTokensMedianAtTurn31} |`,
+    )
     .join('\n');
-  const plans = rows.map((r) => `- ${r.mode}: ${r.lastPlans.map((p) => (p ? `verbatim ${fmt(p.verbatim)}, summarised ${fmt(p.summarised)}, compacted ${fmt(p.compacted)}, dropped ${fmt(p.dropped)}` : 'n/a')).join('; ')}`).join('\n');
+  const plans = rows
+    .map(
+      (r) =>
+        `- ${r.mode}: ${r.lastPlans.map((p) => (p ? `verbatim ${fmt(p.verbatim)}, summarised ${fmt(p.summarised)}, compacted ${fmt(p.compacted)}, dropped ${fmt(p.dropped)}` : 'n/a')).join('; ')}`,
+    )
+    .join('\n');
   const missing = rows.map((r) => `- ${r.mode}: ${r.missing.length ? r.missing.join(', ') : 'none'}`).join('\n');
   writeResultsSection(
     SECTION,

@@ -26,9 +26,20 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_MAX_TOKENS, DEFAULT_RESERVE, DEFAULT_SYSTEM_PROMPT, EXACT_MARGIN_PERCENT, sizePrompt } from '@ask/context-budget';
+import {
+  DEFAULT_MAX_TOKENS,
+  DEFAULT_RESERVE,
+  DEFAULT_SYSTEM_PROMPT,
+  EXACT_MARGIN_PERCENT,
+  sizePrompt,
+} from '@ask/context-budget';
 import type { ResolvedModel } from '@ask/model-catalog';
-import { learnScriptCalibration, ScriptCalibratedCounter, type ScriptUsageRecord, usageRecordOf } from '../../libs/token-counting/src/script-calibration';
+import {
+  learnScriptCalibration,
+  ScriptCalibratedCounter,
+  type ScriptUsageRecord,
+  usageRecordOf,
+} from '../../libs/token-counting/src/script-calibration';
 import type { TokenCounter } from '../../libs/token-counting/src/token-counter';
 import { CORPUS_DATA_SETS, corpusSessions, type CorpusSession } from '../../libs/token-counting/src/testing/corpus';
 import { referenceTokenizers } from '../../libs/token-counting/src/testing/references';
@@ -54,10 +65,21 @@ function cached(name: string, counter: TokenCounter): TokenCounter {
     }
     return n;
   };
-  return { id: counter.id, exact: counter.exact, perMessageTokens: counter.perMessageTokens, perRequestTokens: counter.perRequestTokens, countText, countMessages: (ms) => counter.countMessages(ms) };
+  return {
+    id: counter.id,
+    exact: counter.exact,
+    perMessageTokens: counter.perMessageTokens,
+    perRequestTokens: counter.perRequestTokens,
+    countText,
+    countMessages: (ms) => counter.countMessages(ms),
+  };
 }
 
-const references = new Map(referenceTokenizers().filter((r) => TRUTHS.includes(r.name)).map((r) => [r.name, cached(r.name, r.counter)]));
+const references = new Map(
+  referenceTokenizers()
+    .filter((r) => TRUTHS.includes(r.name))
+    .map((r) => [r.name, cached(r.name, r.counter)]),
+);
 const truthOf = (name: string) => {
   const t = references.get(name);
   if (!t) throw new Error(`no reference ${name}`);
@@ -101,9 +123,21 @@ function runSession(
   session: CorpusSession,
   window: number,
   truth: TokenCounter,
-  counterFor: () => { counter: TokenCounter; exact: boolean; learn?: (record: ScriptUsageRecord) => void; calibrated: () => boolean },
+  counterFor: () => {
+    counter: TokenCounter;
+    exact: boolean;
+    learn?: (record: ScriptUsageRecord) => void;
+    calibrated: () => boolean;
+  },
 ): { ratios: number[]; calibratedRatios: number[]; overflows: number; firstCalibrated: number | undefined } {
-  const ceiling = (window - DEFAULT_RESERVE - Math.ceil((window * EXACT_MARGIN_PERCENT) / 100) + truth.countText(DEFAULT_SYSTEM_PROMPT) + truth.perMessageTokens + truth.perRequestTokens) / window;
+  const ceiling =
+    (window -
+      DEFAULT_RESERVE -
+      Math.ceil((window * EXACT_MARGIN_PERCENT) / 100) +
+      truth.countText(DEFAULT_SYSTEM_PROMPT) +
+      truth.perMessageTokens +
+      truth.perRequestTokens) /
+    window;
   const ratios: number[] = [];
   const calibratedRatios: number[] = [];
   let overflows = 0;
@@ -117,7 +151,16 @@ function runSession(
     }));
     let sized;
     try {
-      sized = sizePrompt({ model: modelOf(window), counter, exact, maxTokens: MAX_TOKENS, systemPrompt: DEFAULT_SYSTEM_PROMPT, question: session.turns[turn].question, history, items: [] });
+      sized = sizePrompt({
+        model: modelOf(window),
+        counter,
+        exact,
+        maxTokens: MAX_TOKENS,
+        systemPrompt: DEFAULT_SYSTEM_PROMPT,
+        question: session.turns[turn].question,
+        history,
+        items: [],
+      });
     } catch {
       continue; // the question alone does not fit: a 413, not a packing figure
     }
@@ -150,15 +193,39 @@ for (const window of WINDOWS) {
     // Exact: an OpenAI model counted by its own tokenizer.
     {
       const truth = truthOf('o200k');
-      const all = group.map((s) => runSession(s, window, truth, () => ({ counter: truth, exact: true, calibrated: () => false })));
+      const all = group.map((s) =>
+        runSession(s, window, truth, () => ({ counter: truth, exact: true, calibrated: () => false })),
+      );
       const ratios = all.flatMap((r) => r.ratios);
-      rows.exact.push({ kind, window, truth: 'o200k', requests: ratios.length, meanFillOverCeiling: mean(ratios), minFillOverCeiling: Math.min(...ratios), overflows: all.reduce((s, r) => s + r.overflows, 0) });
+      rows.exact.push({
+        kind,
+        window,
+        truth: 'o200k',
+        requests: ratios.length,
+        meanFillOverCeiling: mean(ratios),
+        minFillOverCeiling: Math.min(...ratios),
+        overflows: all.reduce((s, r) => s + r.overflows, 0),
+      });
     }
     for (const name of TRUTHS) {
       const truth = truthOf(name);
-      const plain = group.map((s) => runSession(s, window, truth, () => ({ counter: new ScriptCalibratedCounter({}), exact: false, calibrated: () => false })));
+      const plain = group.map((s) =>
+        runSession(s, window, truth, () => ({
+          counter: new ScriptCalibratedCounter({}),
+          exact: false,
+          calibrated: () => false,
+        })),
+      );
       const pr = plain.flatMap((r) => r.ratios);
-      rows.uncalibrated.push({ kind, window, truth: name, requests: pr.length, meanFillOverCeiling: mean(pr), minFillOverCeiling: Math.min(...pr), overflows: plain.reduce((s, r) => s + r.overflows, 0) });
+      rows.uncalibrated.push({
+        kind,
+        window,
+        truth: name,
+        requests: pr.length,
+        meanFillOverCeiling: mean(pr),
+        minFillOverCeiling: Math.min(...pr),
+        overflows: plain.reduce((s, r) => s + r.overflows, 0),
+      });
       // Calibrated: a fresh model per session; its usage records are the only evidence.
       const calibrated = group.map((s) => {
         const records: ScriptUsageRecord[] = [];
@@ -166,15 +233,38 @@ for (const window of WINDOWS) {
         return runSession(s, window, truth, () => {
           current = new ScriptCalibratedCounter(learnScriptCalibration([...records].reverse()));
           const counter = current;
-          return { counter, exact: false, learn: (r) => records.push(r), calibrated: () => Object.keys(counter.calibration).length > 0 };
+          return {
+            counter,
+            exact: false,
+            learn: (r) => records.push(r),
+            calibrated: () => Object.keys(counter.calibration).length > 0,
+          };
         });
       });
       const before = calibrated.flatMap((r) => r.ratios.slice(0, r.ratios.length - r.calibratedRatios.length));
       const after = calibrated.flatMap((r) => r.calibratedRatios);
       const asks = calibrated.map((r) => r.firstCalibrated).filter((n): n is number => n !== undefined);
       const overflows = calibrated.reduce((s, r) => s + r.overflows, 0);
-      rows.calibratedBefore.push({ kind, window, truth: name, requests: before.length, meanFillOverCeiling: mean(before), minFillOverCeiling: Math.min(...before), overflows, asksToCalibrate: median(asks) });
-      rows.calibratedAfter.push({ kind, window, truth: name, requests: after.length, meanFillOverCeiling: mean(after), minFillOverCeiling: Math.min(...after), overflows, asksToCalibrate: median(asks) });
+      rows.calibratedBefore.push({
+        kind,
+        window,
+        truth: name,
+        requests: before.length,
+        meanFillOverCeiling: mean(before),
+        minFillOverCeiling: Math.min(...before),
+        overflows,
+        asksToCalibrate: median(asks),
+      });
+      rows.calibratedAfter.push({
+        kind,
+        window,
+        truth: name,
+        requests: after.length,
+        meanFillOverCeiling: mean(after),
+        minFillOverCeiling: Math.min(...after),
+        overflows,
+        asksToCalibrate: median(asks),
+      });
     }
   }
   process.stderr.write(`window ${window} done\n`);
@@ -184,11 +274,23 @@ for (const window of WINDOWS) {
 const pooled = (list: Row[], window: number) => {
   const r = list.filter((x) => x.window === window && x.requests > 0);
   const n = r.reduce((s, x) => s + x.requests, 0);
-  return { requests: n, mean: r.reduce((s, x) => s + x.meanFillOverCeiling * x.requests, 0) / Math.max(1, n), overflows: r.reduce((s, x) => s + x.overflows, 0) };
+  return {
+    requests: n,
+    mean: r.reduce((s, x) => s + x.meanFillOverCeiling * x.requests, 0) / Math.max(1, n),
+    overflows: r.reduce((s, x) => s + x.overflows, 0),
+  };
 };
 const ceilingFor = (window: number) => {
   const o = truthOf('o200k');
-  return (window - DEFAULT_RESERVE - Math.ceil((window * EXACT_MARGIN_PERCENT) / 100) + o.countText(DEFAULT_SYSTEM_PROMPT) + o.perMessageTokens + o.perRequestTokens) / window;
+  return (
+    (window -
+      DEFAULT_RESERVE -
+      Math.ceil((window * EXACT_MARGIN_PERCENT) / 100) +
+      o.countText(DEFAULT_SYSTEM_PROMPT) +
+      o.perMessageTokens +
+      o.perRequestTokens) /
+    window
+  );
 };
 const m = machine();
 const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : '–');
@@ -212,8 +314,15 @@ for (const window of WINDOWS)
     const p = pooled(rows[key], window);
     md.push(`| ${label[key]} | ${window} | ${p.requests} | ${f3(p.mean)} | ${p.overflows} |`);
   }
-md.push('', 'Per session kind and truth tokenizer (mean fill ÷ ceiling; calibrated: before → after, median asks answered before the first factor applied):', '');
-md.push('| window | kind | exact | ' + TRUTHS.map((t) => `${t}: uncal. / cal. before → after (asks)`).join(' | ') + ' |', '| --- | --- | --- | ' + TRUTHS.map(() => '---').join(' | ') + ' |');
+md.push(
+  '',
+  'Per session kind and truth tokenizer (mean fill ÷ ceiling; calibrated: before → after, median asks answered before the first factor applied):',
+  '',
+);
+md.push(
+  '| window | kind | exact | ' + TRUTHS.map((t) => `${t}: uncal. / cal. before → after (asks)`).join(' | ') + ' |',
+  '| --- | --- | --- | ' + TRUTHS.map(() => '---').join(' | ') + ' |',
+);
 for (const window of WINDOWS)
   for (const kind of KINDS) {
     const ex = rows.exact.find((r) => r.window === window && r.kind === kind);
@@ -229,6 +338,13 @@ md.push(
   '',
   'Why the calibrated estimate stays below the exact one: it still plans with the 15% margin (the seed gives an approximate counter 15%, and calibration does not make it exact), which alone caps fill ÷ ceiling at about 0.89 (0.887 at 8K, 0.891 at 16K); its factor is the worst recent ratio of the class, so a typical request is over-counted by the spread of the records; and a pair is dropped whole.',
 );
-writeFileSync(join(__dirname, 'results.json'), JSON.stringify({ date: new Date().toISOString(), windows: WINDOWS, maxTokens: MAX_TOKENS, truths: TRUTHS, rows }, null, 1) + '\n');
+writeFileSync(
+  join(__dirname, 'results.json'),
+  JSON.stringify(
+    { date: new Date().toISOString(), windows: WINDOWS, maxTokens: MAX_TOKENS, truths: TRUTHS, rows },
+    null,
+    1,
+  ) + '\n',
+);
 writeResultsSection(SECTION, md.join('\n'));
 process.stderr.write('wrote bench/RESULTS.md (Packing against the seed ceiling), bench/packing/results.json\n');

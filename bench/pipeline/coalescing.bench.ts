@@ -34,7 +34,24 @@ const ASKS = numberArg('asks', 10);
 const CHUNK_DELAY_MS = numberArg('chunk-delay-ms', 1, 0);
 const ANSWER_TOKENS = 1_000;
 /** Words that are one o200k_base token each with their leading space. */
-const WORDS = [' the', ' data', ' is', ' stored', ' in', ' a', ' table', ' and', ' each', ' row', ' has', ' an', ' index', ' on', ' its', ' key'];
+const WORDS = [
+  ' the',
+  ' data',
+  ' is',
+  ' stored',
+  ' in',
+  ' a',
+  ' table',
+  ' and',
+  ' each',
+  ' row',
+  ' has',
+  ' an',
+  ' index',
+  ' on',
+  ' its',
+  ' key',
+];
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
@@ -53,7 +70,12 @@ interface ModeFigures {
   loadAverage1m: number;
 }
 
-async function runMode(intervalMs: number, db: TestDatabase, upstream: FakeUpstream, answer: string): Promise<ModeFigures> {
+async function runMode(
+  intervalMs: number,
+  db: TestDatabase,
+  upstream: FakeUpstream,
+  answer: string,
+): Promise<ModeFigures> {
   const encryptionKey = randomBytes(32).toString('hex');
   const projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(encryptionKey));
   const project = await projects.create({
@@ -86,7 +108,10 @@ async function runMode(intervalMs: number, db: TestDatabase, upstream: FakeUpstr
     const client = new AskClient(stack.gatewayUrl, key);
     // One warm-up ask (not counted): the first ask pays module loading and connection set-up.
     await client.askAndWait(project.id, 'Warm up: how is the data stored?');
-    const pids = { gateway: stack.apps['api-gateway'].child.pid!, synthesis: stack.apps['synthesis-worker'].child.pid! };
+    const pids = {
+      gateway: stack.apps['api-gateway'].child.pid!,
+      synthesis: stack.apps['synthesis-worker'].child.pid!,
+    };
     const cpuBefore = { gateway: processCpuMs(pids.gateway), synthesis: processCpuMs(pids.synthesis) };
     const callsBefore = await commandCalls(redis);
     const load = loadavg()[0];
@@ -121,7 +146,10 @@ async function runMode(intervalMs: number, db: TestDatabase, upstream: FakeUpstr
           .sort((a, b) => b[1] - a[1])
           .map(([name, n]) => [name, round1(n / ASKS)]),
       ),
-      cpuMsPerAnswer: { gateway: round1((cpuAfter.gateway - cpuBefore.gateway) / ASKS), synthesis: round1((cpuAfter.synthesis - cpuBefore.synthesis) / ASKS) },
+      cpuMsPerAnswer: {
+        gateway: round1((cpuAfter.gateway - cpuBefore.gateway) / ASKS),
+        synthesis: round1((cpuAfter.synthesis - cpuBefore.synthesis) / ASKS),
+      },
       medianPostToDoneMs: round1(median(times)),
       loadAverage1m: Math.round(load * 100) / 100,
     };
@@ -155,18 +183,26 @@ async function main(): Promise<void> {
       command,
       commit: gitCommit(),
       machine: machine(),
-      answer: { chunks: chunks.length, tokensO200k: answerTokens, characters: answer.length, chunkDelayMs: CHUNK_DELAY_MS },
+      answer: {
+        chunks: chunks.length,
+        tokensO200k: answerTokens,
+        characters: answer.length,
+        chunkDelayMs: CHUNK_DELAY_MS,
+      },
       modes,
     };
     writeFileSync(join(__dirname, 'coalescing-results.json'), `${JSON.stringify(results, null, 2)}\n`);
     const [off, on] = modes;
-    const row = (label: string, pick: (m: ModeFigures) => string | number) => `| ${label} | ${pick(off)} | ${pick(on)} |`;
+    const row = (label: string, pick: (m: ModeFigures) => string | number) =>
+      `| ${label} | ${pick(off)} | ${pick(on)} |`;
     const top = (m: ModeFigures) =>
       Object.entries(m.redisCommandsPerAnswerByCommand)
         .slice(0, 6)
         .map(([name, n]) => `${name} ${n}`)
         .join(', ');
-    writeResultsSection(SECTION, `${SECTION}
+    writeResultsSection(
+      SECTION,
+      `${SECTION}
 
 The fake OpenAI upstream streams a ${answerTokens}-token answer (o200k_base, ${chunks.length} SSE chunks of one token, ${CHUNK_DELAY_MS} ms apart) to \`openai/gpt-4o\`; the whole stack on loopback, the bench's own \`redis-server\` per mode, ${ASKS} sequential asks per mode after one warm-up. Off = \`SYNTHESIS_DELTA_INTERVAL_MS=0\` (every provider chunk one \`delta\`, one guarded \`XADD\`); on = the default 25 ms / 1,024 characters (\`DeltaCoalescer\`, first chunk at once). Raw figures: \`bench/pipeline/coalescing-results.json\`.
 
@@ -183,7 +219,8 @@ ${row('POST → `done` median (ms)', (m) => m.medianPostToDoneMs)}
 ${row('Answer text arrived exact, errors', (m) => `${m.textExact ? 'yes' : 'NO'}, ${m.errors}`)}
 
 Top Redis commands per answer, off: ${top(off)}. On: ${top(on)}.
-`);
+`,
+    );
     console.log('wrote bench/pipeline/coalescing-results.json and its section of bench/RESULTS.md');
     if (modes.some((m) => m.errors || !m.textExact)) process.exitCode = 1;
   } finally {

@@ -16,12 +16,15 @@ if (dir) {
   const session = new Session();
   session.connect();
   let running = false;
-  const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (err, out) => (err ? reject(err) : resolve(out))));
+  const post = (method, params) =>
+    new Promise((resolve, reject) => session.post(method, params, (err, out) => (err ? reject(err) : resolve(out))));
   process.on('SIGWINCH', () => {
     if (!running) {
       running = true;
       // 500 µs between samples (V8's default is 1,000 µs).
-      void post('Profiler.enable').then(() => post('Profiler.setSamplingInterval', { interval: 500 })).then(() => post('Profiler.start'));
+      void post('Profiler.enable')
+        .then(() => post('Profiler.setSamplingInterval', { interval: 500 }))
+        .then(() => post('Profiler.start'));
       return;
     }
     running = false;

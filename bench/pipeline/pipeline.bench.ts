@@ -31,7 +31,13 @@ import { AskClient } from '@ask/ask-client';
 import type { AskEvent } from '@ask/ask-contracts';
 import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
-import { ApiKeysRepository, CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
+import {
+  ApiKeysRepository,
+  CredentialsCipher,
+  InsightsRepository,
+  KnowledgeRepository,
+  ProjectsRepository,
+} from '@ask/persistence';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
@@ -67,7 +73,11 @@ function loadSessions(path: string): Session[] {
   return readFileSync(path, 'utf8')
     .split('\n')
     .filter((line) => line.trim())
-    .map((line) => (JSON.parse(line) as { history: Array<{ user: string }> }).history.map((turn) => turn.user).filter((q) => q && q.trim()))
+    .map((line) =>
+      (JSON.parse(line) as { history: Array<{ user: string }> }).history
+        .map((turn) => turn.user)
+        .filter((q) => q && q.trim()),
+    )
     .filter((turns) => turns.length >= 2)
     .map((turns) => turns.slice(0, MAX_TURNS));
 }
@@ -98,7 +108,13 @@ interface AskTiming {
 }
 
 /** One ask: POST → `done` (or `error`), timed on the client; its stage times from the events' ids. */
-async function timedAsk(client: AskClient, projectId: string, question: string, sessionId: string | undefined, turn: number) {
+async function timedAsk(
+  client: AskClient,
+  projectId: string,
+  question: string,
+  sessionId: string | undefined,
+  turn: number,
+) {
   const postAt = Date.now();
   const started = performance.now();
   let doneAt: number | undefined;
@@ -110,11 +126,24 @@ async function timedAsk(client: AskClient, projectId: string, question: string, 
       },
     });
     const ms = (doneAt ?? performance.now()) - started;
-    const counts = { events: outcome.events.length, deltas: outcome.events.filter((e: AskEvent) => e.type === 'delta').length };
-    if (outcome.error) return { timing: { ms, turn, ok: false, error: `${outcome.error.code}: ${outcome.error.error}`, ...counts }, sessionId: outcome.sessionId };
-    return { timing: { ms, turn, ok: true, stages: stageTimes(postAt, outcome.events), ...counts }, sessionId: outcome.sessionId };
+    const counts = {
+      events: outcome.events.length,
+      deltas: outcome.events.filter((e: AskEvent) => e.type === 'delta').length,
+    };
+    if (outcome.error)
+      return {
+        timing: { ms, turn, ok: false, error: `${outcome.error.code}: ${outcome.error.error}`, ...counts },
+        sessionId: outcome.sessionId,
+      };
+    return {
+      timing: { ms, turn, ok: true, stages: stageTimes(postAt, outcome.events), ...counts },
+      sessionId: outcome.sessionId,
+    };
   } catch (err) {
-    return { timing: { ms: performance.now() - started, turn, ok: false, error: (err as Error).message, events: 0, deltas: 0 }, sessionId };
+    return {
+      timing: { ms: performance.now() - started, turn, ok: false, error: (err as Error).message, events: 0, deltas: 0 },
+      sessionId,
+    };
   }
 }
 
@@ -154,29 +183,49 @@ async function standInCpuMs(stack: Stack): Promise<number> {
 }
 
 async function snapshot(stack: Stack, redis: Redis): Promise<Snapshot> {
-  const cpuMs = Object.fromEntries(MEASURED.map((name) => [name, processCpuMs(stack.apps[name].child.pid!)])) as Record<Measured, number>;
-  return { cpuMs, calls: await commandCalls(redis), benchCpu: process.cpuUsage(), load: loadavg(), standInMs: await standInCpuMs(stack) };
+  const cpuMs = Object.fromEntries(MEASURED.map((name) => [name, processCpuMs(stack.apps[name].child.pid!)])) as Record<
+    Measured,
+    number
+  >;
+  return {
+    cpuMs,
+    calls: await commandCalls(redis),
+    benchCpu: process.cpuUsage(),
+    load: loadavg(),
+    standInMs: await standInCpuMs(stack),
+  };
 }
 
 /** The figures of one phase: latency, stage medians, CPU and Redis commands per successful ask. */
 function summarise(timings: AskTiming[], before: Snapshot, after: Snapshot) {
-  const ok = timings.filter((t) => t.ok).map((t) => t.ms).sort((a, b) => a - b);
+  const ok = timings
+    .filter((t) => t.ok)
+    .map((t) => t.ms)
+    .sort((a, b) => a - b);
   const n = ok.length || 1;
   const byTurn: Record<string, number> = {};
   for (let turn = 1; turn <= MAX_TURNS; turn += 1) {
-    const ms = timings.filter((t) => t.ok && t.turn === turn).map((t) => t.ms).sort((a, b) => a - b);
+    const ms = timings
+      .filter((t) => t.ok && t.turn === turn)
+      .map((t) => t.ms)
+      .sort((a, b) => a - b);
     if (ms.length) byTurn[String(turn)] = round1(percentile(ms, 50));
   }
   const staged = timings.flatMap((t) => (t.stages ? [t.stages] : []));
-  const stageMediansMs = Object.fromEntries(STAGES.map(({ key }) => [key, round1(median(staged.map((s) => s[key])))])) as Record<keyof StageTimes, number>;
-  const cpuMsPerAsk = Object.fromEntries(MEASURED.map((name) => [name, round1((after.cpuMs[name] - before.cpuMs[name]) / n)])) as Record<Measured, number>;
+  const stageMediansMs = Object.fromEntries(
+    STAGES.map(({ key }) => [key, round1(median(staged.map((s) => s[key])))]),
+  ) as Record<keyof StageTimes, number>;
+  const cpuMsPerAsk = Object.fromEntries(
+    MEASURED.map((name) => [name, round1((after.cpuMs[name] - before.cpuMs[name]) / n)]),
+  ) as Record<Measured, number>;
   const calls = callsBetween(before.calls, after.calls);
   // The bench's own INFO (one per snapshot) is not the pipeline's.
   delete calls['info'];
   const totalCalls = Object.values(calls).reduce((a, b) => a + b, 0);
   const totalCpuMs = MEASURED.reduce((a, name) => a + (after.cpuMs[name] - before.cpuMs[name]), 0);
   const standInMs = after.standInMs - before.standInMs;
-  const benchCpuMs = (after.benchCpu.user + after.benchCpu.system - before.benchCpu.user - before.benchCpu.system) / 1000;
+  const benchCpuMs =
+    (after.benchCpu.user + after.benchCpu.system - before.benchCpu.user - before.benchCpu.system) / 1000;
   return {
     asks: timings.length,
     errors: timings.length - ok.length,
@@ -240,28 +289,67 @@ function comparisonTable(before: RunFigures | undefined, now: RunFigures): strin
       (r) => r.sequential.stageMediansMs[key],
       key === 'postToBudget' ? '≤ 8' : '',
     ]),
-    ['Sequential: CPU per ask, gateway / retrieval / synthesis (ms)', (r) => MEASURED.map((a) => r.sequential.cpuMsPerAsk[a]).join(' / '), ''],
+    [
+      'Sequential: CPU per ask, gateway / retrieval / synthesis (ms)',
+      (r) => MEASURED.map((a) => r.sequential.cpuMsPerAsk[a]).join(' / '),
+      '',
+    ],
     ['Sequential: CPU per ask, three apps (ms)', (r) => r.sequential.cpuMsPerAsk.total, ''],
-    ['Sequential: of which the local stand-in LLM (sentence selection, its usage counting) (ms)', (r) => r.sequential.standInCpuMsPerAsk, ''],
+    [
+      'Sequential: of which the local stand-in LLM (sentence selection, its usage counting) (ms)',
+      (r) => r.sequential.standInCpuMsPerAsk,
+      '',
+    ],
     ['Sequential: CPU per ask, three apps without the stand-in (ms)', (r) => r.sequential.pipelineCpuMsPerAsk, '≤ 12'],
-    ['Sequential: the same, net of the apps\' idle CPU over the phase (ms)', (r) => r.sequentialNetOfIdleMsPerAsk, ''],
-    ['Sequential: events / `delta` events per ask', (r) => `${r.sequential.eventsPerAsk} / ${r.sequential.deltasPerAsk}`, ''],
+    ["Sequential: the same, net of the apps' idle CPU over the phase (ms)", (r) => r.sequentialNetOfIdleMsPerAsk, ''],
+    [
+      'Sequential: events / `delta` events per ask',
+      (r) => `${r.sequential.eventsPerAsk} / ${r.sequential.deltasPerAsk}`,
+      '',
+    ],
     ['Sequential: Redis commands per ask', (r) => r.sequential.redisCommandsPerAsk, ''],
-    ['Sequential: load average (1 min) at start / end', (r) => `${r.sequential.loadAverage.start[0]} / ${r.sequential.loadAverage.end[0]}`, ''],
+    [
+      'Sequential: load average (1 min) at start / end',
+      (r) => `${r.sequential.loadAverage.start[0]} / ${r.sequential.loadAverage.end[0]}`,
+      '',
+    ],
     [`${SESSIONS} sessions: asks/s`, (r) => r.throughput.asksPerSecond, '≥ 150'],
-    [`${SESSIONS} sessions: POST → \`done\` median / p95 (ms)`, (r) => `${r.throughput.medianMs} / ${r.throughput.p95Ms}`, ''],
+    [
+      `${SESSIONS} sessions: POST → \`done\` median / p95 (ms)`,
+      (r) => `${r.throughput.medianMs} / ${r.throughput.p95Ms}`,
+      '',
+    ],
     [`${SESSIONS} sessions: POST → \`budget\` median (ms)`, (r) => r.throughput.stageMediansMs.postToBudget, ''],
-    [`${SESSIONS} sessions: CPU per ask, gateway / retrieval / synthesis (ms)`, (r) => MEASURED.map((a) => r.throughput.cpuMsPerAsk[a]).join(' / '), ''],
+    [
+      `${SESSIONS} sessions: CPU per ask, gateway / retrieval / synthesis (ms)`,
+      (r) => MEASURED.map((a) => r.throughput.cpuMsPerAsk[a]).join(' / '),
+      '',
+    ],
     [`${SESSIONS} sessions: CPU per ask, three apps (ms)`, (r) => r.throughput.cpuMsPerAsk.total, ''],
     [`${SESSIONS} sessions: of which the local stand-in LLM (ms)`, (r) => r.throughput.standInCpuMsPerAsk, ''],
-    [`${SESSIONS} sessions: CPU per ask, three apps without the stand-in (ms)`, (r) => r.throughput.pipelineCpuMsPerAsk, '≤ 12'],
+    [
+      `${SESSIONS} sessions: CPU per ask, three apps without the stand-in (ms)`,
+      (r) => r.throughput.pipelineCpuMsPerAsk,
+      '≤ 12',
+    ],
     [`${SESSIONS} sessions: Redis commands per ask`, (r) => r.throughput.redisCommandsPerAsk, ''],
-    [`Idle (${IDLE_SECONDS} s, no ask): CPU ms per second, gateway / retrieval / synthesis`, (r) => (r.idle ? MEASURED.map((a) => r.idle?.cpuMsPerSecond[a]).join(' / ') : undefined), ''],
+    [
+      `Idle (${IDLE_SECONDS} s, no ask): CPU ms per second, gateway / retrieval / synthesis`,
+      (r) => (r.idle ? MEASURED.map((a) => r.idle?.cpuMsPerSecond[a]).join(' / ') : undefined),
+      '',
+    ],
     [`Idle: Redis commands per second`, (r) => r.idle?.redisCommandsPerSecond, ''],
-    [`${SESSIONS} sessions: load average (1 min) at start / end`, (r) => `${r.throughput.loadAverage.start[0]} / ${r.throughput.loadAverage.end[0]}`, ''],
+    [
+      `${SESSIONS} sessions: load average (1 min) at start / end`,
+      (r) => `${r.throughput.loadAverage.start[0]} / ${r.throughput.loadAverage.end[0]}`,
+      '',
+    ],
   ];
   const head = `| Figure | Before (${before ? before.commit : 'no baseline'}) | This run (${now.commit}) | Goal |\n|---|---:|---:|---:|`;
-  return [head, ...rows.map(([label, pick, goal]) => `| ${label} | ${cell(before, pick)} | ${cell(now, pick)} | ${goal} |`)].join('\n');
+  return [
+    head,
+    ...rows.map(([label, pick, goal]) => `| ${label} | ${cell(before, pick)} | ${cell(now, pick)} | ${goal} |`),
+  ].join('\n');
 }
 
 /** The top Redis commands per ask of a phase, as `name n` pairs. */
@@ -285,7 +373,9 @@ interface SavedResults extends RunFigures {
 function goals(r: RunFigures): string {
   const verdict = (value: number, goal: number, atMost: boolean, unit: string) => {
     const met = atMost ? value <= goal : value >= goal;
-    return met ? `**met** (${value} ${unit})` : `**missed by ${round1(Math.abs(value - goal))} ${unit}** (${value} ${unit})`;
+    return met
+      ? `**met** (${value} ${unit})`
+      : `**missed by ${round1(Math.abs(value - goal))} ${unit}** (${value} ${unit})`;
   };
   return [
     `Goals (issue 19): CPU per ask of the three apps without the stand-in ≤ 12 ms: ${verdict(r.throughput.pipelineCpuMsPerAsk, 12, true, 'ms')} under load, ${verdict(r.sequential.pipelineCpuMsPerAsk, 12, true, 'ms')} sequential;`,
@@ -299,8 +389,13 @@ function renderSection(results: SavedResults): void {
   const m = results.machine;
   const { baseline, command, sequential, throughput: load } = results;
   const now = results;
-  const turns = (byTurn: Record<string, number>) => Object.entries(byTurn).map(([t, ms]) => `${t}: ${ms}`).join(', ');
-  writeResultsSection(SECTION, `${SECTION}
+  const turns = (byTurn: Record<string, number>) =>
+    Object.entries(byTurn)
+      .map(([t, ms]) => `${t}: ${ms}`)
+      .join(', ');
+  writeResultsSection(
+    SECTION,
+    `${SECTION}
 
 Whole ask pipeline (gateway → retrieval worker → synthesis worker → SSE, three processes on loopback) with the embedded \`local\` embedding and LLM providers, vector retrieval (pinned), \`LOCAL_LLM_CHUNK_DELAY_MS=0\`, worker concurrency 16, the bench's own \`redis-server\` (so \`INFO commandstats\` counts this pipeline only) and a throwaway database on the shared PostgreSQL. Time = client side, POST ask → \`done\` event; stage times from the stream ids of each ask's events; CPU = utime + stime of each app's \`/proc/<pid>/stat\` over the phase ÷ asks. Questions: MT-Bench-101 user turns, one session per dialogue (up to 5 turns, history grows). The machine is shared (2 cores, other engineers' jobs): CPU ms per ask is the robust figure, latencies and asks/s move with the load average beside them. Raw figures: \`bench/pipeline/results.json\` (\`baseline\` is the "before" column).
 
@@ -317,13 +412,16 @@ ${goals(now)}
 Redis commands per ask, this run (sequential): ${topCommands(sequential)}. Under load: ${topCommands(load)}.
 The bench's own client CPU per ask (not in the totals): ${sequential.benchClientCpuMsPerAsk} ms sequential, ${load.benchClientCpuMsPerAsk} ms under load.
 Median latency by turn (sequential, ms): ${turns(sequential.medianMsByTurn)}. Under load: ${turns(load.medianMsByTurn)}.
-`);
+`,
+  );
 }
 
 async function main(): Promise<void> {
   if (process.argv.includes('--render-only')) {
     renderSection(JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as SavedResults);
-    console.log('re-rendered the "Pipeline (local providers)" section of bench/RESULTS.md from bench/pipeline/results.json');
+    console.log(
+      're-rendered the "Pipeline (local providers)" section of bench/RESULTS.md from bench/pipeline/results.json',
+    );
     return;
   }
   const command = `node tools/run-ts.js bench/pipeline/pipeline.bench.ts${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
@@ -348,7 +446,7 @@ async function main(): Promise<void> {
   let redis: Redis | undefined;
   let stack: Stack | undefined;
   try {
-    console.log('creating a throwaway database and the bench\'s own Redis server…');
+    console.log("creating a throwaway database and the bench's own Redis server…");
     db = await createTestDatabase();
     redisServer = await startRedis();
     redis = new Redis(redisServer.url, { maxRetriesPerRequest: 2 });
@@ -366,12 +464,17 @@ async function main(): Promise<void> {
     console.log(`ingesting ${corpus}…`);
     const ingestStarted = performance.now();
     const documents = await loadDocuments(kb);
-    const ingestion = new IngestionService(new KnowledgeRepository(db.dataSource), new InsightsRepository(db.dataSource));
+    const ingestion = new IngestionService(
+      new KnowledgeRepository(db.dataSource),
+      new InsightsRepository(db.dataSource),
+    );
     const ingested = await ingestion.ingest(project.id, documents, new LocalEmbeddingProvider());
     const ingestMs = performance.now() - ingestStarted;
     console.log(`  ${ingested.sources} documents, ${ingested.chunks} chunks in ${(ingestMs / 1000).toFixed(1)} s`);
 
-    console.log(`starting the stack (gateway + retrieval worker + synthesis worker)${PROFILE ? ' with the CPU profiler preloaded' : ''}…`);
+    console.log(
+      `starting the stack (gateway + retrieval worker + synthesis worker)${PROFILE ? ' with the CPU profiler preloaded' : ''}…`,
+    );
     const env = {
       DATABASE_URL: db.url,
       REDIS_URL: redisServer.url,
@@ -417,40 +520,60 @@ async function main(): Promise<void> {
     const idleAfter = await snapshot(stack, redis);
     const idle = {
       seconds: IDLE_SECONDS,
-      cpuMsPerSecond: Object.fromEntries(MEASURED.map((name) => [name, round1((idleAfter.cpuMs[name] - idleBefore.cpuMs[name]) / IDLE_SECONDS)])) as Record<Measured, number>,
-      redisCommandsPerSecond: round1(Object.entries(callsBetween(idleBefore.calls, idleAfter.calls)).reduce((a, [name, n]) => a + (name === 'info' ? 0 : n), 0) / IDLE_SECONDS),
+      cpuMsPerSecond: Object.fromEntries(
+        MEASURED.map((name) => [name, round1((idleAfter.cpuMs[name] - idleBefore.cpuMs[name]) / IDLE_SECONDS)]),
+      ) as Record<Measured, number>,
+      redisCommandsPerSecond: round1(
+        Object.entries(callsBetween(idleBefore.calls, idleAfter.calls)).reduce(
+          (a, [name, n]) => a + (name === 'info' ? 0 : n),
+          0,
+        ) / IDLE_SECONDS,
+      ),
     };
     console.log(`  ${JSON.stringify(idle)}`);
 
-    console.log(`phase 1 (sequential): ${LATENCY_ASKS} asks one at a time, ${latencySessions.length} sessions of up to ${MAX_TURNS} turns…`);
+    console.log(
+      `phase 1 (sequential): ${LATENCY_ASKS} asks one at a time, ${latencySessions.length} sessions of up to ${MAX_TURNS} turns…`,
+    );
     const seqBefore = await snapshot(stack, redis);
     const seqStarted = performance.now();
     const seqTimings = await runSessions(client, project.id, latencySessions);
     const seqSeconds = (performance.now() - seqStarted) / 1000;
     const sequential = summarise(seqTimings, seqBefore, await snapshot(stack, redis));
-    console.log(`  median ${sequential.medianMs} ms, p95 ${sequential.p95Ms} ms, CPU/ask ${JSON.stringify(sequential.cpuMsPerAsk)}, stages ${JSON.stringify(sequential.stageMediansMs)}, errors ${sequential.errors}`);
+    console.log(
+      `  median ${sequential.medianMs} ms, p95 ${sequential.p95Ms} ms, CPU/ask ${JSON.stringify(sequential.cpuMsPerAsk)}, stages ${JSON.stringify(sequential.stageMediansMs)}, errors ${sequential.errors}`,
+    );
 
     const totalThroughputAsks = SESSIONS * ASKS_PER_SESSION;
-    console.log(`phase 2 (throughput): ${SESSIONS} concurrent clients × ${ASKS_PER_SESSION} asks = ${totalThroughputAsks}…`);
+    console.log(
+      `phase 2 (throughput): ${SESSIONS} concurrent clients × ${ASKS_PER_SESSION} asks = ${totalThroughputAsks}…`,
+    );
     const loadBefore = await snapshot(stack, redis);
     const wallStarted = performance.now();
     const perClient = await Promise.all(throughputClients.map((sessions) => runSessions(client, project.id, sessions)));
     const wallMs = performance.now() - wallStarted;
     const load = summarise(perClient.flat(), loadBefore, await snapshot(stack, redis));
     const asksPerSecond = round2((load.asks - load.errors) / (wallMs / 1000));
-    console.log(`  ${asksPerSecond} asks/s over ${(wallMs / 1000).toFixed(1)} s; median ${load.medianMs} ms, p95 ${load.p95Ms} ms, CPU/ask ${JSON.stringify(load.cpuMsPerAsk)}, errors ${load.errors}`);
+    console.log(
+      `  ${asksPerSecond} asks/s over ${(wallMs / 1000).toFixed(1)} s; median ${load.medianMs} ms, p95 ${load.p95Ms} ms, CPU/ask ${JSON.stringify(load.cpuMsPerAsk)}, errors ${load.errors}`,
+    );
 
     if (PROFILE) {
       signalProfilers();
       const deadline = Date.now() + 60_000;
-      while (!MEASURED.every((name) => existsSync(join(PROFILE_DIR, `${name}.cpuprofile.done`))) && Date.now() < deadline) {
+      while (
+        !MEASURED.every((name) => existsSync(join(PROFILE_DIR, `${name}.cpuprofile.done`))) &&
+        Date.now() < deadline
+      ) {
         await new Promise((r) => setTimeout(r, 200));
       }
       writeFileSync(
         join(PROFILE_DIR, 'run.json'),
         `${JSON.stringify({ command, commit: gitCommit(), date: new Date().toISOString(), asks: sequential.asks + load.asks, sequential, throughput: { ...load, asksPerSecond } }, null, 2)}\n`,
       );
-      console.log(`wrote the CPU profiles to ${repoRelative(PROFILE_DIR)}; summarise them with node tools/run-ts.js bench/pipeline/profile-summary.ts`);
+      console.log(
+        `wrote the CPU profiles to ${repoRelative(PROFILE_DIR)}; summarise them with node tools/run-ts.js bench/pipeline/profile-summary.ts`,
+      );
       return;
     }
 
@@ -463,7 +586,9 @@ async function main(): Promise<void> {
       idle,
       // What the three apps would have spent idle over the sequential phase, taken off its CPU per ask (stand-in excluded).
       sequentialNetOfIdleMsPerAsk: round1(
-        sequential.pipelineCpuMsPerAsk - (MEASURED.reduce((a, name) => a + idle.cpuMsPerSecond[name], 0) * seqSeconds) / Math.max(1, sequential.asks - sequential.errors),
+        sequential.pipelineCpuMsPerAsk -
+          (MEASURED.reduce((a, name) => a + idle.cpuMsPerSecond[name], 0) * seqSeconds) /
+            Math.max(1, sequential.asks - sequential.errors),
       ),
     };
     const baseline = BASELINE ? now : keptBaseline();
@@ -472,15 +597,25 @@ async function main(): Promise<void> {
       ...now,
       machine: machine(),
       setup: {
-        processes: 'api-gateway, retrieval-worker, synthesis-worker as separate Node processes (tools/stack), loopback HTTP + SSE; the bench\'s own redis-server; a throwaway database on the local PostgreSQL',
-        env: { ...env, DATABASE_URL: '<throwaway database on the local PostgreSQL>', REDIS_URL: '<the bench\'s own redis-server on a free port>', ASK_KEY_PREFIX: 'bench-<uuid>' },
+        processes:
+          "api-gateway, retrieval-worker, synthesis-worker as separate Node processes (tools/stack), loopback HTTP + SSE; the bench's own redis-server; a throwaway database on the local PostgreSQL",
+        env: {
+          ...env,
+          DATABASE_URL: '<throwaway database on the local PostgreSQL>',
+          REDIS_URL: "<the bench's own redis-server on a free port>",
+          ASK_KEY_PREFIX: 'bench-<uuid>',
+        },
         project: { llm: 'local/local', embedding: 'local/local-lexical-v1 (256 dims)', retrieval: 'vector', topK: 8 },
-        questions: 'MT-Bench-101 user turns (mtbench101.jsonl, dialogues in file order, cut to 5 turns; same sessionId per dialogue)',
+        questions:
+          'MT-Bench-101 user turns (mtbench101.jsonl, dialogues in file order, cut to 5 turns; same sessionId per dialogue)',
         warmupAsks: WARMUP_ASKS,
-        timing: 'client side, from just before POST /api/v1/projects/:id/ask to the arrival of the done event on the SSE stream',
-        stages: 'from the ms part of each event\'s stream id (Redis clock; POST from the client\'s Date.now(), same host)',
+        timing:
+          'client side, from just before POST /api/v1/projects/:id/ask to the arrival of the done event on the SSE stream',
+        stages:
+          "from the ms part of each event's stream id (Redis clock; POST from the client's Date.now(), same host)",
         cpu: 'utime + stime of /proc/<pid>/stat of each app process, after − before the phase, ÷ successful asks (10 ms ticks)',
-        redisCommands: 'INFO commandstats of the bench\'s own Redis, after − before the phase (the bench\'s INFO excluded), ÷ successful asks; idle polling of the workers included',
+        redisCommands:
+          "INFO commandstats of the bench's own Redis, after − before the phase (the bench's INFO excluded), ÷ successful asks; idle polling of the workers included",
       },
       ingestion: { corpus, documents: ingested.sources, chunks: ingested.chunks, seconds: round1(ingestMs / 1000) },
       notes,

@@ -25,7 +25,11 @@ const STAND_INS = [
 
 /** The parts of V8's `.cpuprofile` (Chrome DevTools format) read here. */
 interface CpuProfile {
-  nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }>;
+  nodes: Array<{
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+    children?: number[];
+  }>;
   startTime: number;
   endTime: number;
   samples: number[];
@@ -54,7 +58,8 @@ function sampleDurations(profile: CpuProfile): number[] {
   const out: number[] = [];
   let t = profile.startTime;
   const stamps = profile.timeDeltas.map((d) => (t += d));
-  for (let i = 0; i < stamps.length; i++) out.push((i + 1 < stamps.length ? stamps[i + 1] : profile.endTime) - stamps[i]);
+  for (let i = 0; i < stamps.length; i++)
+    out.push((i + 1 < stamps.length ? stamps[i + 1] : profile.endTime) - stamps[i]);
   return out;
 }
 
@@ -124,17 +129,36 @@ function summarise(app: string, profile: CpuProfile): AppSummary {
 
 function main(): void {
   const runFile = join(PROFILE_DIR, 'run.json');
-  if (!existsSync(runFile)) throw new Error(`${runFile} is missing: record the profiles first (node tools/run-ts.js bench/pipeline/pipeline.bench.ts --profile)`);
-  const run = JSON.parse(readFileSync(runFile, 'utf8')) as { command: string; commit: string; date: string; asks: number; throughput: { asksPerSecond: number } };
-  const summaries = APPS.map((app) => summarise(app, JSON.parse(readFileSync(join(PROFILE_DIR, `${app}.cpuprofile`), 'utf8')) as CpuProfile));
+  if (!existsSync(runFile))
+    throw new Error(
+      `${runFile} is missing: record the profiles first (node tools/run-ts.js bench/pipeline/pipeline.bench.ts --profile)`,
+    );
+  const run = JSON.parse(readFileSync(runFile, 'utf8')) as {
+    command: string;
+    commit: string;
+    date: string;
+    asks: number;
+    throughput: { asksPerSecond: number };
+  };
+  const summaries = APPS.map((app) =>
+    summarise(app, JSON.parse(readFileSync(join(PROFILE_DIR, `${app}.cpuprofile`), 'utf8')) as CpuProfile),
+  );
   const perAsk = (ms: number) => (ms / run.asks).toFixed(2);
   const command = `node tools/run-ts.js bench/pipeline/profile-summary.ts${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
-  writeFileSync(join(__dirname, 'profile-results.json'), `${JSON.stringify({ run, command, machine: machine(), summaries }, null, 2)}\n`);
+  writeFileSync(
+    join(__dirname, 'profile-results.json'),
+    `${JSON.stringify({ run, command, machine: machine(), summaries }, null, 2)}\n`,
+  );
   const m = machine();
   const parts = summaries.map((s) => {
-    const frames = s.topFrames.map((f) => `| ${f.frame.replace(/\|/g, '\\|')} | ${perAsk(f.ms)} | ${((f.ms / s.busyMs) * 100).toFixed(1)} |`).join('\n');
+    const frames = s.topFrames
+      .map((f) => `| ${f.frame.replace(/\|/g, '\\|')} | ${perAsk(f.ms)} | ${((f.ms / s.busyMs) * 100).toFixed(1)} |`)
+      .join('\n');
     const files = s.topFiles.map((f) => `${f.file} ${perAsk(f.ms)}`).join(', ');
-    const standIns = s.standIns.filter((x) => x.ms > 0).map((x) => `${x.label} ${perAsk(x.ms)} ms/ask`).join('; ');
+    const standIns = s.standIns
+      .filter((x) => x.ms > 0)
+      .map((x) => `${x.label} ${perAsk(x.ms)} ms/ask`)
+      .join('; ');
     return `### ${s.app}
 
 Sampled CPU ${perAsk(s.busyMs)} ms per ask (${s.busyMs.toFixed(0)} ms busy of ${s.wallMs.toFixed(0)} ms profiled; garbage collector ${perAsk(s.gcMs)} ms/ask).${standIns ? ` Inclusive time of the stand-ins: ${standIns}.` : ''}
@@ -145,12 +169,15 @@ ${frames}
 
 By file or package (self ms per ask): ${files}.`;
   });
-  writeResultsSection(SECTION, `${SECTION}
+  writeResultsSection(
+    SECTION,
+    `${SECTION}
 
 CPU profiles of each app (V8's sampling profiler, the one behind \`node --cpu-prof\`, 500 µs interval) over the pipeline bench's sequential and concurrent phases (${run.asks} asks), recorded by \`${run.command}\` at commit ${run.commit} (${run.date}; ${run.throughput.asksPerSecond} asks/s under the profiler) and summarised by \`${command}\`. Self time per frame ÷ asks; the profiler's own cost makes these figures a little higher than the bench's \`/proc\` CPU. Machine: ${m.nproc} CPUs, ${m.cpuModel}, Node ${m.node}. Raw figures: \`bench/pipeline/profile-results.json\`.
 
 ${parts.join('\n\n')}
-`);
+`,
+  );
   console.log('wrote bench/pipeline/profile-results.json and its section of bench/RESULTS.md');
 }
 

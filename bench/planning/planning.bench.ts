@@ -11,7 +11,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage, trimMessages } from '@langchain/core/messages';
-import { assembleMessages, planPrompt, renderContextItem, type ContextItemCost, type HistoryTurn } from '@ask/context-budget';
+import {
+  assembleMessages,
+  planPrompt,
+  renderContextItem,
+  type ContextItemCost,
+  type HistoryTurn,
+} from '@ask/context-budget';
 import { DEFAULT_SYSTEM_PROMPT, renderedItemTokens } from '@ask/context-budget';
 import { TiktokenCounter, tiktokenEncoder } from '@ask/token-counting';
 import { sharedDataDir, writeResultsSection } from '../common';
@@ -54,7 +60,9 @@ function readJsonl<T>(path: string): T[] {
  * 201st question is the new question.
  */
 function buildSession(): { history: Pair[]; question: string } {
-  const mt = readJsonl<{ id: number; history: { user: string; bot: string }[] }>(join(DATA, 'mt-bench-101', 'mtbench101.jsonl'));
+  const mt = readJsonl<{ id: number; history: { user: string; bot: string }[] }>(
+    join(DATA, 'mt-bench-101', 'mtbench101.jsonl'),
+  );
   const arena = readJsonl<{ uid: string; messages: { role: string; content: string | { answer: string } }[] }>(
     join(DATA, 'arena-hard-en', 'model_answer_gpt-4-0314_v0.1.jsonl'),
   );
@@ -63,7 +71,8 @@ function buildSession(): { history: Pair[]; question: string } {
   let a = 0;
   while (pairs.length < PAIRS + 1) {
     for (const turn of mt[m++].history) {
-      if (pairs.length < PAIRS + 1) pairs.push({ id: `mt${mt[m - 1].id}-${pairs.length}`, question: turn.user, answer: turn.bot });
+      if (pairs.length < PAIRS + 1)
+        pairs.push({ id: `mt${mt[m - 1].id}-${pairs.length}`, question: turn.user, answer: turn.bot });
     }
     if (pairs.length >= PAIRS + 1) break;
     const row = arena[a++];
@@ -76,7 +85,9 @@ function buildSession(): { history: Pair[]; question: string } {
 
 /** 8 retrieved items: real PostgreSQL 15 manual pages cut to exactly 300 o200k tokens of text, scored 0.9 … 0.2. */
 function buildItems(): { id: string; kind: 'knowledge'; title: string; score: number; text: string }[] {
-  const docs = readJsonl<{ id: string; title: string; text: string }>(join(DATA, 'kb-postgresql-15-docs', 'postgresql-15-docs.jsonl'));
+  const docs = readJsonl<{ id: string; title: string; text: string }>(
+    join(DATA, 'kb-postgresql-15-docs', 'postgresql-15-docs.jsonl'),
+  );
   const enc = tiktokenEncoder('o200k_base');
   return docs
     .filter((d) => d.id !== 'bookindex' && d.text.length > 4000)
@@ -162,7 +173,10 @@ async function main(): Promise<void> {
   lcMessages.push(new HumanMessage(`${renderedOnce}${question}`));
   const tokenCounter = (msgs: BaseMessage[]): number => {
     let total = counter.perRequestTokens;
-    for (const msg of msgs) total += counter.countText(typeof msg.content === 'string' ? msg.content : JSON.stringify(msg.content)) + counter.perMessageTokens;
+    for (const msg of msgs)
+      total +=
+        counter.countText(typeof msg.content === 'string' ? msg.content : JSON.stringify(msg.content)) +
+        counter.perMessageTokens;
     return total;
   };
   let lcCalls = 0;
@@ -191,7 +205,11 @@ async function main(): Promise<void> {
       if (n === undefined && msg.content === finalContent) {
         n = counter.countText(question);
         items.forEach((item, i) => {
-          n! += renderedItemTokens(counter, { ...item, tokenCounts: { [counter.id]: chunkCounts[i] } }, renderedFinal[i]);
+          n! += renderedItemTokens(
+            counter,
+            { ...item, tokenCounts: { [counter.id]: chunkCounts[i] } },
+            renderedFinal[i],
+          );
         });
       } else if (n === undefined && msg.content === SYSTEM_PROMPT) {
         n = counter.countText(SYSTEM_PROMPT);
@@ -208,11 +226,18 @@ async function main(): Promise<void> {
   const historyBudget = check.plan.historyBudget;
   const assembledTokens = counter.countMessages(check.messages);
   const lc = (tc: (m: BaseMessage[]) => number) =>
-    trimMessages(lcMessages, { maxTokens: historyBudget, strategy: 'last', tokenCounter: tc, startOn: 'human', includeSystem: true });
+    trimMessages(lcMessages, {
+      maxTokens: historyBudget,
+      strategy: 'last',
+      tokenCounter: tc,
+      startOn: 'human',
+      includeSystem: true,
+    });
   const lcCheck = await lc(countingCounter);
   const lcCallsPerTrim = lcCalls;
   // Kept earlier pairs: everything between the system message and the final (new question) message, in pairs.
-  const lcHasFinal = lcCheck.length > 0 && lcCheck[lcCheck.length - 1] === lcMessages[lcMessages.length - 1] ||
+  const lcHasFinal =
+    (lcCheck.length > 0 && lcCheck[lcCheck.length - 1] === lcMessages[lcMessages.length - 1]) ||
     (lcCheck.length > 0 && lcCheck[lcCheck.length - 1].content === lcMessages[lcMessages.length - 1].content);
   const lcHistoryMessages = lcCheck.length - (lcCheck[0]?.getType() === 'system' ? 1 : 0) - (lcHasFinal ? 1 : 0);
   const lcKeptTurns = Math.floor(lcHistoryMessages / 2);
@@ -311,7 +336,12 @@ async function main(): Promise<void> {
       assembledMessagesTokens: assembledTokens,
       usedMatchesAssembled: assembledTokens === check.plan.used,
     },
-    ours: { ...round(o), turnsKept: check.plan.turnsKept, turnsDropped: check.plan.turnsDropped, itemsKept: check.plan.contextKept },
+    ours: {
+      ...round(o),
+      turnsKept: check.plan.turnsKept,
+      turnsDropped: check.plan.turnsDropped,
+      itemsKept: check.plan.contextKept,
+    },
     langchain: {
       ...round(l),
       turnsKept: lcKeptTurns,
@@ -327,7 +357,8 @@ async function main(): Promise<void> {
       turnsKept: lcKeptTurns,
       tokenCounterCallsPerTrim: lcCachedCallsPerTrim,
       messagesCountedPerTrim: lcCachedMissesPerTrim,
-      cache: 'counts of the 400 stored messages (the same numbers as ours), looked up by text; per call, as ours: system message, question, item headers over cached chunk counts',
+      cache:
+        'counts of the 400 stored messages (the same numbers as ours), looked up by text; per call, as ours: system message, question, item headers over cached chunk counts',
     },
     oursPlanOnlyCountsGiven: round(po),
     ratio: { median: Number(ratioMedian.toFixed(1)), p95: Number(ratioP95.toFixed(1)) },
@@ -340,7 +371,13 @@ async function main(): Promise<void> {
 }
 
 function round(s: ReturnType<typeof stats>) {
-  return { medianMs: Number(s.median.toFixed(4)), p95Ms: Number(s.p95.toFixed(4)), meanMs: Number(s.mean.toFixed(4)), minMs: Number(s.min.toFixed(4)), iterations: s.n };
+  return {
+    medianMs: Number(s.median.toFixed(4)),
+    p95Ms: Number(s.p95.toFixed(4)),
+    meanMs: Number(s.mean.toFixed(4)),
+    minMs: Number(s.min.toFixed(4)),
+    iterations: s.n,
+  };
 }
 
 // The result object of main(), whose type is only inferred there.

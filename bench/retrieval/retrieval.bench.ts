@@ -33,7 +33,13 @@ import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsS
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
 import { type EmbeddingProvider, LocalEmbeddingProvider, LocalSemanticEmbeddingProvider } from '@ask/llm-providers';
 import { DEFAULT_RETRIEVAL, type RetrievedItem } from '@ask/ask-contracts';
-import { CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository, RetrievalRepository } from '@ask/persistence';
+import {
+  CredentialsCipher,
+  InsightsRepository,
+  KnowledgeRepository,
+  ProjectsRepository,
+  RetrievalRepository,
+} from '@ask/persistence';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase } from '@ask/persistence/testing';
 
@@ -62,7 +68,10 @@ interface MethodResult {
 
 /** The manual page id of a chunk's source uri (`…/html/routine-vacuuming.html` → `routine-vacuuming`). */
 function pageOf(item: RetrievedItem): string {
-  return (item.source ?? '').replace(/^.*\//, '').replace(/\.html$/, '').replace(/^.*#/, '');
+  return (item.source ?? '')
+    .replace(/^.*\//, '')
+    .replace(/\.html$/, '')
+    .replace(/^.*#/, '');
 }
 
 function rankOfAnswer(items: RetrievedItem[], pages: string[]): number | null {
@@ -87,13 +96,16 @@ async function main(): Promise<void> {
   const corpus = [...all.filter((d) => needed.has(idOf(d))), ...others.slice(0, DISTRACTORS)];
   // How much the questions reuse their pages' key words: the share of answerable questions that share
   // no content word (lower-cased, at least 4 letters, crude plural stem) with any answering page's title.
-  const words = (text: string) => new Set((text.toLowerCase().match(/[a-z][a-z_]{3,}/g) ?? []).map((w) => w.replace(/s$/, '')));
+  const words = (text: string) =>
+    new Set((text.toLowerCase().match(/[a-z][a-z_]{3,}/g) ?? []).map((w) => w.replace(/s$/, '')));
   const titleOf = new Map(all.map((d) => [idOf(d), d.title ?? '']));
   const noTitleWord = answerable.filter((q) => {
     const title = new Set(q.pages.flatMap((p) => [...words(titleOf.get(p) ?? '')]));
     return ![...words(q.question)].some((w) => title.has(w));
   }).length;
-  console.log(`corpus: ${corpus.length} pages (${needed.size} answering, ${Math.min(DISTRACTORS, others.length)} others) of ${all.length}`);
+  console.log(
+    `corpus: ${corpus.length} pages (${needed.size} answering, ${Math.min(DISTRACTORS, others.length)} others) of ${all.length}`,
+  );
 
   const throughput = await semanticThroughput(corpus);
   const db = await createTestDatabase();
@@ -107,7 +119,10 @@ async function main(): Promise<void> {
     const ingestion = new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds));
     const retrieval = new RetrievalRepository(ds);
     // The semantic embedder on 2 worker threads, as the ingestion worker runs it (INGESTION_EMBEDDING_THREADS).
-    const embedders: EmbeddingProvider[] = [new LocalEmbeddingProvider(), new LocalSemanticEmbeddingProvider({ threads: 2 })];
+    const embedders: EmbeddingProvider[] = [
+      new LocalEmbeddingProvider(),
+      new LocalSemanticEmbeddingProvider({ threads: 2 }),
+    ];
     for (const embedder of embedders) {
       const project = await projects.create({
         name: `retrieval bench: ${embedder.provider}`,
@@ -116,7 +131,8 @@ async function main(): Promise<void> {
       });
       const started = performance.now();
       const ingested = await ingestion.ingest(project.id, corpus, embedder, {
-        onProgress: (p) => p.done % 50 === 0 && console.log(`  ${embedder.provider}: ${p.done}/${p.total} pages, ${p.chunks} chunks`),
+        onProgress: (p) =>
+          p.done % 50 === 0 && console.log(`  ${embedder.provider}: ${p.done}/${p.total} pages, ${p.chunks} chunks`),
       });
       await new KnowledgeRepository(ds).refreshStatistics();
       const ingestSeconds = (performance.now() - started) / 1000;
@@ -133,16 +149,32 @@ async function main(): Promise<void> {
       embedding[embedder.provider] = {
         ingestSeconds: round(ingestSeconds, 1),
         chunks: ingested.chunks,
-        embedMedianMs: round(percentile(embedTimes.sort((a, b) => a - b), 50), 1),
+        embedMedianMs: round(
+          percentile(
+            embedTimes.sort((a, b) => a - b),
+            50,
+          ),
+          1,
+        ),
       };
 
-      const methods: Array<{ name: string; config?: 'simple' | 'english'; run: (q: Question, v: number[]) => Promise<RetrievedItem[]> }> = [
-        { name: `vector (${embedder.model})`, run: (_q, v) => retrieval.search(project.id, v, TOP_K, model) },
-      ];
+      const methods: Array<{
+        name: string;
+        config?: 'simple' | 'english';
+        run: (q: Question, v: number[]) => Promise<RetrievedItem[]>;
+      }> = [{ name: `vector (${embedder.model})`, run: (_q, v) => retrieval.search(project.id, v, TOP_K, model) }];
       if (embedder.provider === 'local') {
         methods.push(
-          { name: 'full text (simple)', config: 'simple', run: (q, v) => retrieval.searchFullText(project.id, q.question, v, TOP_K, model) },
-          { name: 'full text (english)', config: 'english', run: (q, v) => retrieval.searchFullText(project.id, q.question, v, TOP_K, model) },
+          {
+            name: 'full text (simple)',
+            config: 'simple',
+            run: (q, v) => retrieval.searchFullText(project.id, q.question, v, TOP_K, model),
+          },
+          {
+            name: 'full text (english)',
+            config: 'english',
+            run: (q, v) => retrieval.searchFullText(project.id, q.question, v, TOP_K, model),
+          },
         );
       }
       for (const [vector, fulltext] of [
@@ -159,7 +191,11 @@ async function main(): Promise<void> {
       methods.push({
         name: `hybrid ${embedder.model} + simple, weights ${DEFAULT_RETRIEVAL.vectorWeight} / ${DEFAULT_RETRIEVAL.fulltextWeight} (project default)`,
         config: DEFAULT_RETRIEVAL.textSearchConfig as 'simple',
-        run: (q, v) => retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, { vector: DEFAULT_RETRIEVAL.vectorWeight, fulltext: DEFAULT_RETRIEVAL.fulltextWeight }),
+        run: (q, v) =>
+          retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, {
+            vector: DEFAULT_RETRIEVAL.vectorWeight,
+            fulltext: DEFAULT_RETRIEVAL.fulltextWeight,
+          }),
       });
       methods.push({
         name: `hybrid ${embedder.model} + simple, weights 1 / 1`,
@@ -189,10 +225,16 @@ async function main(): Promise<void> {
           } else best.unanswerable.push(top);
         }
         if (method.name.endsWith('(project default)')) {
-          bestOfDefault[embedder.model] = questions.map((q, i) => ({ answerable: q.pages.length > 0, score: topScores[i] }));
+          bestOfDefault[embedder.model] = questions.map((q, i) => ({
+            answerable: q.pages.length > 0,
+            score: topScores[i],
+          }));
         }
         const within = (k: number) => ranks.filter((r) => r !== null && r <= k).length / answerable.length;
-        const threshold = percentile([...best.answerable].sort((a, b) => a - b), 10);
+        const threshold = percentile(
+          [...best.answerable].sort((a, b) => a - b),
+          10,
+        );
         times.sort((a, b) => a - b);
         results.push({
           method: method.name,
@@ -200,7 +242,9 @@ async function main(): Promise<void> {
           recallAt5: round(within(5)),
           recallAt10: round(within(10)),
           mrr: round(ranks.reduce<number>((sum, r) => sum + (r === null ? 0 : 1 / r), 0) / answerable.length),
-          abstains: unanswerable.length ? round(best.unanswerable.filter((b) => b < threshold).length / unanswerable.length) : null,
+          abstains: unanswerable.length
+            ? round(best.unanswerable.filter((b) => b < threshold).length / unanswerable.length)
+            : null,
           searchMedianMs: round(percentile(times, 50), 2),
           searchP95Ms: round(percentile(times, 95), 2),
         });
@@ -213,7 +257,17 @@ async function main(): Promise<void> {
 
   const thresholds = Object.entries(bestOfDefault).map(([model, rows]) => fitAbstain(model, rows));
   const command = `node tools/run-ts.js bench/retrieval/retrieval.bench.ts --distractors ${DISTRACTORS}`;
-  const run = { date: new Date().toISOString(), commit: gitCommit(), machine: machine(), command, pages: corpus.length, embedding, results, thresholds, throughput };
+  const run = {
+    date: new Date().toISOString(),
+    commit: gitCommit(),
+    machine: machine(),
+    command,
+    pages: corpus.length,
+    embedding,
+    results,
+    thresholds,
+    throughput,
+  };
   writeFileSync(join(__dirname, 'results.json'), `${JSON.stringify(run, null, 2)}\n`);
   const best = [...results].sort((a, b) => b.recallAt5 - a.recallAt5 || b.mrr - a.mrr)[0];
   const rows = results.map(
@@ -230,7 +284,12 @@ async function main(): Promise<void> {
       `${answerable.length} answerable questions and ${unanswerable.length} that the manual does not answer (bench/retrieval/questions.jsonl),`,
       `over ${corpus.length} pages of the manual: every answering page plus ${Math.min(DISTRACTORS, corpus.length)} others chosen by hash.`,
       `${noTitleWord} of ${answerable.length} answerable questions share no word of 4+ letters with their answering page's title (paraphrase; see bench/retrieval/README.md for how the set was made and checked).`,
-      `Chunks: ${Object.entries(embedding).map(([p, e]) => `${p} ${e.chunks} (ingested in ${e.ingestSeconds} s, question embedded in ${e.embedMedianMs} ms median)`).join('; ')}.`,
+      `Chunks: ${Object.entries(embedding)
+        .map(
+          ([p, e]) =>
+            `${p} ${e.chunks} (ingested in ${e.ingestSeconds} s, question embedded in ${e.embedMedianMs} ms median)`,
+        )
+        .join('; ')}.`,
       'Recall@k: share of answerable questions with a chunk of an answering page in the first k (top-K 10); MRR over the first 10.',
       '"Abstains": share of unanswerable questions whose best cosine score is below the score that 90% of answerable questions reach',
       '(fitted on this same set, so a measure of separation, not a held-out figure). Search: database time per question, ms.',
@@ -251,7 +310,8 @@ async function main(): Promise<void> {
       '| embedder | threshold | fit: answerable answered · unanswerable abstained | held out: answerable answered · unanswerable abstained |',
       '| --- | --- | --- | --- |',
       ...thresholds.map(
-        (t) => `| ${t.model} | ${t.threshold} | ${t.fit.answered} · ${t.fit.abstained} | ${t.heldOut.answered} · ${t.heldOut.abstained} |`,
+        (t) =>
+          `| ${t.model} | ${t.threshold} | ${t.fit.answered} · ${t.fit.abstained} | ${t.heldOut.answered} · ${t.heldOut.abstained} |`,
       ),
       '',
     ].join('\n'),
@@ -265,7 +325,7 @@ async function main(): Promise<void> {
       '',
       `The same ${throughput.pieces} pieces of the corpus (${throughput.pieceCharacters} characters each, about one 400-token chunk) embedded by`,
       '`local-semantic` on the calling thread and on a pool of worker threads (`LocalSemanticEmbeddingProvider({ threads })`,',
-      'the ingestion worker\'s `INGESTION_EMBEDDING_THREADS`, default 2), each after a warm-up call that loads the model(s).',
+      "the ingestion worker's `INGESTION_EMBEDDING_THREADS`, default 2), each after a warm-up call that loads the model(s).",
       'The machine is shared: a 1-minute load average above 2 means other work took cores too.',
       '',
       '| threads | seconds | chunks/s | load average (1 min) |',
@@ -290,7 +350,8 @@ const PIECES = 240;
 async function semanticThroughput(corpus: SourceDocument[]) {
   const pieces: string[] = [];
   for (const doc of corpus) {
-    for (let at = 0; at + PIECE_CHARACTERS <= doc.text.length && pieces.length < PIECES; at += PIECE_CHARACTERS) pieces.push(doc.text.slice(at, at + PIECE_CHARACTERS));
+    for (let at = 0; at + PIECE_CHARACTERS <= doc.text.length && pieces.length < PIECES; at += PIECE_CHARACTERS)
+      pieces.push(doc.text.slice(at, at + PIECE_CHARACTERS));
     if (pieces.length === PIECES) break;
   }
   const out: Array<{ threads: number; seconds: number; chunksPerSecond: number; loadAverage1m: number }> = [];
@@ -301,7 +362,12 @@ async function semanticThroughput(corpus: SourceDocument[]) {
     const started = performance.now();
     await embedder.embed(pieces);
     const seconds = (performance.now() - started) / 1000;
-    out.push({ threads, seconds: round(seconds, 1), chunksPerSecond: round(pieces.length / seconds, 2), loadAverage1m: round(load, 1) });
+    out.push({
+      threads,
+      seconds: round(seconds, 1),
+      chunksPerSecond: round(pieces.length / seconds, 2),
+      loadAverage1m: round(load, 1),
+    });
     console.log(JSON.stringify(out[out.length - 1]));
   }
   return { pieces: pieces.length, pieceCharacters: PIECE_CHARACTERS, runs: out };
@@ -320,7 +386,13 @@ function fitAbstain(model: string, rows: Array<{ answerable: boolean; score: num
     const u = set.filter((r) => !r.answerable);
     const answered = a.filter((r) => Math.round(r.score * 100) / 100 >= t).length;
     const abstained = u.filter((r) => Math.round(r.score * 100) / 100 < t).length;
-    return { answered, abstained, a: a.length, u: u.length, balanced: answered / a.length / 2 + abstained / u.length / 2 };
+    return {
+      answered,
+      abstained,
+      a: a.length,
+      u: u.length,
+      balanced: answered / a.length / 2 + abstained / u.length / 2,
+    };
   };
   let threshold = 0;
   let bestRate = -1;
@@ -331,7 +403,10 @@ function fitAbstain(model: string, rows: Array<{ answerable: boolean; score: num
       threshold = Math.round(t * 100) / 100;
     }
   }
-  const show = (r: ReturnType<typeof rates>) => ({ answered: `${r.answered}/${r.a}`, abstained: `${r.abstained}/${r.u}` });
+  const show = (r: ReturnType<typeof rates>) => ({
+    answered: `${r.answered}/${r.a}`,
+    abstained: `${r.abstained}/${r.u}`,
+  });
   return { model, threshold, fit: show(rates(fit, threshold)), heldOut: show(rates(held, threshold)) };
 }
 

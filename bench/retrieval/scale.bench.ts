@@ -25,7 +25,14 @@ import { performance } from 'node:perf_hooks';
 import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsSection } from '../common';
 import { loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
-import { CredentialsCipher, EXACT_SCAN_MAX_ROWS, ProjectsRepository, RetrievalRepository, searchSql, vectorParam } from '@ask/persistence';
+import {
+  CredentialsCipher,
+  EXACT_SCAN_MAX_ROWS,
+  ProjectsRepository,
+  RetrievalRepository,
+  searchSql,
+  vectorParam,
+} from '@ask/persistence';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase } from '@ask/persistence/testing';
 
@@ -64,7 +71,10 @@ const round = (x: number, places = 2) => Math.round(x * 10 ** places) / 10 ** pl
 
 async function main(): Promise<void> {
   const loadStart = loadavg()[0];
-  const pages = (await loadDocuments(join(DATA, 'kb-postgresql-15-docs'), { sourceName: 'postgresql-15' })).slice(0, CHUNKS);
+  const pages = (await loadDocuments(join(DATA, 'kb-postgresql-15-docs'), { sourceName: 'postgresql-15' })).slice(
+    0,
+    CHUNKS,
+  );
   const embedder = new LocalEmbeddingProvider();
   const base = await embedder.embed(pages.map((p) => p.text.slice(0, 2000)));
   const db = await createTestDatabase();
@@ -99,7 +109,9 @@ async function main(): Promise<void> {
     await ds.query('ANALYZE knowledge_sources, knowledge_chunks');
     const [{ size }] = await ds.query(`SELECT pg_relation_size($1::regclass) AS size`, [INDEX]);
     const [{ rows }] = await ds.query('SELECT count(*)::int AS rows FROM knowledge_chunks');
-    console.log(`${rows} chunks loaded in ${loadSeconds.toFixed(1)} s; index built in ${buildSeconds.toFixed(1)} s, ${(Number(size) / 2 ** 20).toFixed(1)} MiB`);
+    console.log(
+      `${rows} chunks loaded in ${loadSeconds.toFixed(1)} s; index built in ${buildSeconds.toFixed(1)} s, ${(Number(size) / 2 ** 20).toFixed(1)} MiB`,
+    );
 
     const exact = async (projectId: string, query: number[]): Promise<string[]> =>
       ds.transaction(async (m) => {
@@ -129,12 +141,18 @@ async function main(): Promise<void> {
           setting.iterative,
           String(setting.efSearch),
         ]);
-        const found: Array<Record<string, string>> = await m.query(`${explain ? 'EXPLAIN (ANALYZE, COSTS OFF) ' : ''}${forcedSql}`, [projectId, vectorParam(query)]);
+        const found: Array<Record<string, string>> = await m.query(
+          `${explain ? 'EXPLAIN (ANALYZE, COSTS OFF) ' : ''}${forcedSql}`,
+          [projectId, vectorParam(query)],
+        );
         return explain ? found.map((r) => r['QUERY PLAN']) : found.map((r) => r['id']);
       });
     /** EXPLAIN ANALYZE of the statement RetrievalRepository.search runs for a project of at most EXACT_SCAN_MAX_ROWS rows. */
     const productionExplain = async (projectId: string, query: number[]) => {
-      const lines: Array<{ 'QUERY PLAN': string }> = await ds.query(`EXPLAIN (ANALYZE, COSTS OFF) ${searchSql(256, 'exact')}`, [projectId, vectorParam(query), TOP_K, MODEL]);
+      const lines: Array<{ 'QUERY PLAN': string }> = await ds.query(
+        `EXPLAIN (ANALYZE, COSTS OFF) ${searchSql(256, 'exact')}`,
+        [projectId, vectorParam(query), TOP_K, MODEL],
+      );
       return lines.map((r) => r['QUERY PLAN']);
     };
     const planSummary = (lines: string[]) =>
@@ -150,7 +168,9 @@ async function main(): Promise<void> {
     const plan = explained.production.filter((l) => /Scan/.test(l));
 
     const label = (h: HnswSetting) => `hnsw ef_search ${h.efSearch} ${h.iterative}`;
-    const modes: Record<string, { times: number[]; server: number[]; recall: number[] }> = { production: { times: [], server: [], recall: [] } };
+    const modes: Record<string, { times: number[]; server: number[]; recall: number[] }> = {
+      production: { times: [], server: [], recall: [] },
+    };
     for (const h of HNSW_SETTINGS) modes[label(h)] = { times: [], server: [], recall: [] };
     /** `Execution Time` of an EXPLAIN ANALYZE, ms: the server's own time, without round trips or waiting for a core between them. */
     const executionMs = (lines: string[]) => Number(/Execution Time: ([\d.]+) ms/.exec(lines.join('\n'))?.[1] ?? NaN);
@@ -176,7 +196,16 @@ async function main(): Promise<void> {
       Object.entries(modes).map(([mode, m]) => {
         const times = [...m.times].sort((a, b) => a - b);
         const server = [...m.server].sort((a, b) => a - b);
-        return [mode, { p50Ms: round(percentile(times, 50)), p95Ms: round(percentile(times, 95)), serverP50Ms: round(percentile(server, 50)), serverP95Ms: round(percentile(server, 95)), recallAt10: round(m.recall.reduce((a, b) => a + b, 0) / m.recall.length, 3) }];
+        return [
+          mode,
+          {
+            p50Ms: round(percentile(times, 50)),
+            p95Ms: round(percentile(times, 95)),
+            serverP50Ms: round(percentile(server, 50)),
+            serverP95Ms: round(percentile(server, 95)),
+            recallAt10: round(m.recall.reduce((a, b) => a + b, 0) / m.recall.length, 3),
+          },
+        ];
       }),
     ) as Record<string, { p50Ms: number; p95Ms: number; serverP50Ms: number; serverP95Ms: number; recallAt10: number }>;
     const loadEnd = loadavg()[0];
@@ -209,13 +238,13 @@ async function main(): Promise<void> {
         `embedder, 256 dimensions, σ = ${NOISE} noise per project). Bulk load ${run.loadSeconds} s; HNSW index`,
         `\`${INDEX}\` (m = 16, ef_construction = 64) built in ${run.indexBuildSeconds} s, ${run.indexMiB} MiB.`,
         `${QUERIES} queries, each a page vector with fresh noise asked of a random project, top-K ${TOP_K};`,
-        'recall@10 against an exact scan of that project\'s rows.',
+        "recall@10 against an exact scan of that project's rows.",
         '',
         `1-minute load average ${run.loadAverage1m.start} at the start, ${run.loadAverage1m.end} at the end (the machine is shared; above 2 the timings`,
         'include waiting for a core).',
         '',
         'Latency: "client" = the whole call from Node (transaction, settings and query round trips); "server" = EXPLAIN ANALYZE',
-        'Execution Time of the same query run again (the database\'s own work).',
+        "Execution Time of the same query run again (the database's own work).",
         '',
         '| path | client p50 ms | client p95 ms | server p50 ms | server p95 ms | recall@10 |',
         '| --- | --- | --- | --- | --- | --- |',
@@ -230,7 +259,9 @@ async function main(): Promise<void> {
         '',
         `Goals (production path, client time): p50 ≤ 10 ms ${goal(summary.production.p50Ms <= 10)}, p95 ≤ 30 ms ${goal(summary.production.p95Ms <= 30)},`,
         `recall@10 ≥ 0.95 ${goal(summary.production.recallAt10 >= 0.95)}; server time p50 ≤ 10 ms ${goal(summary.production.serverP50Ms <= 10)}, p95 ≤ 30 ms ${goal(summary.production.serverP95Ms <= 30)}. Best HNSW setting by recall: ${(() => {
-          const best = HNSW_SETTINGS.map((h) => ({ h, m: summary[label(h)] })).sort((a, b) => b.m.recallAt10 - a.m.recallAt10)[0];
+          const best = HNSW_SETTINGS.map((h) => ({ h, m: summary[label(h)] })).sort(
+            (a, b) => b.m.recallAt10 - a.m.recallAt10,
+          )[0];
           return `${label(best.h)}, recall@10 ${best.m.recallAt10}, p50 ${best.m.p50Ms} ms, p95 ${best.m.p95Ms} ms (client goals ${goal(best.m.p50Ms <= 10 && best.m.p95Ms <= 30 && best.m.recallAt10 >= 0.95)}; server p50 ${best.m.serverP50Ms} ms, p95 ${best.m.serverP95Ms} ms)`;
         })()}.`,
         '',

@@ -22,7 +22,9 @@ for (let i = 3; i < process.argv.length; i++) {
   else if (process.argv[i] === '--entry') entry = process.argv[++i];
 }
 if (!app || !entry || !existsSync(join(ROOT, entry))) {
-  console.error('usage: node tools/build/build-app.js <name> [--entry FILE.ts] [--copy SRC=DEST]... (default entry apps/<name>/src/main.ts)');
+  console.error(
+    'usage: node tools/build/build-app.js <name> [--entry FILE.ts] [--copy SRC=DEST]... (default entry apps/<name>/src/main.ts)',
+  );
   process.exit(2);
 }
 
@@ -94,7 +96,8 @@ while (queue.length) {
   }
 }
 for (const name of packages) {
-  if (!dependencies.has(name)) problems.push(`requires ${name}, which is not in package.json dependencies (production install)`);
+  if (!dependencies.has(name))
+    problems.push(`requires ${name}, which is not in package.json dependencies (production install)`);
 }
 for (const [from, to] of copies) {
   if (!existsSync(join(ROOT, from))) problems.push(`--copy: ${from} is missing (build it first)`);
@@ -104,5 +107,10 @@ if (problems.length) {
   console.error(`build-app ${app}: ${problems.length} problem(s)\n  ${problems.join('\n  ')}`);
   process.exit(1);
 }
-writeFileSync(join(OUT, 'main.js'), `// Built by tools/build/build-app.js: run with \`node dist/${app}/main.js\`.\nrequire('./${relative(ROOT, join(ROOT, entry)).replace(/\.ts$/, '.js')}');\n`);
-console.log(`build-app ${app}: ${seen.size} files → ${relative(ROOT, OUT)}/ (packages: ${[...packages].sort().join(', ')})`);
+writeFileSync(
+  join(OUT, 'main.js'),
+  `// Built by tools/build/build-app.js: run with \`node dist/${app}/main.js\`.\nrequire('./${relative(ROOT, join(ROOT, entry)).replace(/\.ts$/, '.js')}');\n`,
+);
+console.log(
+  `build-app ${app}: ${seen.size} files → ${relative(ROOT, OUT)}/ (packages: ${[...packages].sort().join(', ')})`,
+);

@@ -73,7 +73,8 @@ export async function startStack(
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env, GATEWAY_PORT: String(gatewayPort) };
   // Every gateway of this stack shares one events-token secret (a development stand-in: production
   // sets ASK_EVENTS_SECRET, or derives it from ASK_ENCRYPTION_KEY / ASK_ADMIN_KEY).
-  if (!env.ASK_EVENTS_SECRET && !env.ASK_ENCRYPTION_KEY && !env.ASK_ADMIN_KEY) env.ASK_EVENTS_SECRET = randomBytes(32).toString('base64url');
+  if (!env.ASK_EVENTS_SECRET && !env.ASK_ENCRYPTION_KEY && !env.ASK_ADMIN_KEY)
+    env.ASK_EVENTS_SECRET = randomBytes(32).toString('base64url');
   const children: RunningApp[] = [];
   let counter = 0;
 
@@ -110,7 +111,12 @@ export async function startStack(
     return {
       gatewayUrl: `http://127.0.0.1:${gatewayPort}`,
       env,
-      apps: { 'api-gateway': gateway, 'retrieval-worker': retrieval, 'synthesis-worker': synthesis, 'ingestion-worker': ingestion },
+      apps: {
+        'api-gateway': gateway,
+        'retrieval-worker': retrieval,
+        'synthesis-worker': synthesis,
+        'ingestion-worker': ingestion,
+      },
       start,
       stop,
     };
@@ -136,7 +142,8 @@ export function stopApp(app: RunningApp, graceMs = 10_000): Promise<void> {
 async function waitHealthy(app: RunningApp, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (app.child.exitCode !== null) throw new Error(`${app.name} exited with ${app.child.exitCode}; see ${app.logFile}`);
+    if (app.child.exitCode !== null)
+      throw new Error(`${app.name} exited with ${app.child.exitCode}; see ${app.logFile}`);
     try {
       const response = await fetch(app.healthUrl);
       if (response.ok) return;

@@ -36,14 +36,26 @@ import { ProjectThrottlerGuard, throttlerOptions } from './rate-limit/rate-limit
       useFactory: (config: AppConfig, redis: Redis) => throttlerOptions(config, redis),
     }),
   ],
-  controllers: [ProjectsController, AskController, SessionsController, KnowledgeController, HealthController, KeysController, UsageController],
+  controllers: [
+    ProjectsController,
+    AskController,
+    SessionsController,
+    KnowledgeController,
+    HealthController,
+    KeysController,
+    UsageController,
+  ],
   providers: [
     ProjectsService,
     AskService,
     AskRetrievalProducer,
     KnowledgeService,
     IngestionProducer,
-    { provide: EventsTokenSigner, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new EventsTokenSigner(eventsSecret(config)) },
+    {
+      provide: EventsTokenSigner,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => new EventsTokenSigner(eventsSecret(config)),
+    },
     // Order matters: authenticate first, then count the call against the project's rate limit.
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_GUARD, useClass: ProjectThrottlerGuard },

@@ -18,7 +18,12 @@ function tableAfter(heading: string, header: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(first)) {
     if (!line.startsWith('|')) break;
-    rows.push(line.slice(1, -1).split('|').map((c) => c.trim()));
+    rows.push(
+      line
+        .slice(1, -1)
+        .split('|')
+        .map((c) => c.trim()),
+    );
   }
   return rows.slice(2);
 }
@@ -45,7 +50,9 @@ describe('docs/ARCHITECTURE.md matches the code', () => {
     const actual = Object.fromEntries(
       readdirSync(resolve(ROOT, 'libs')).map((lib) => {
         const tags: string[] = JSON.parse(readFileSync(resolve(ROOT, 'libs', lib, 'project.json'), 'utf8')).tags;
-        const kind = tags.find((t) => t.startsWith('type:'))?.slice('type:'.length) ?? tags.find((t) => t === 'scope:testing')?.slice('scope:'.length);
+        const kind =
+          tags.find((t) => t.startsWith('type:'))?.slice('type:'.length) ??
+          tags.find((t) => t === 'scope:testing')?.slice('scope:'.length);
         return [lib, kind];
       }),
     );

@@ -5,7 +5,13 @@ import type { AskEvent, RetrievedEvent } from '@ask/ask-contracts';
 import { embeddingNotConfigured, llmNotConfigured } from '@ask/ask-errors';
 import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
-import { ApiKeysRepository, CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
+import {
+  ApiKeysRepository,
+  CredentialsCipher,
+  InsightsRepository,
+  KnowledgeRepository,
+  ProjectsRepository,
+} from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
 
@@ -38,10 +44,18 @@ describe('the ask flow, end to end (three processes, real PostgreSQL and Redis)'
       topK: TOP_K,
     });
     projectId = project.id;
-    const ingestion = new IngestionService(new KnowledgeRepository(db.dataSource), new InsightsRepository(db.dataSource));
+    const ingestion = new IngestionService(
+      new KnowledgeRepository(db.dataSource),
+      new InsightsRepository(db.dataSource),
+    );
     await ingestion.ingest(projectId, await loadDocuments(KB), new LocalEmbeddingProvider());
     stack = await startStack({
-      env: { DATABASE_URL: db.url, ASK_KEY_PREFIX: `e2e-${randomUUID()}`, LOCAL_LLM_CHUNK_DELAY_MS: '20', LOG_LEVEL: 'warn' },
+      env: {
+        DATABASE_URL: db.url,
+        ASK_KEY_PREFIX: `e2e-${randomUUID()}`,
+        LOCAL_LLM_CHUNK_DELAY_MS: '20',
+        LOG_LEVEL: 'warn',
+      },
     });
     keys = new ApiKeysRepository(db.dataSource);
     client = await clientFor(projectId);
@@ -134,13 +148,18 @@ describe('the ask flow, end to end (three processes, real PostgreSQL and Redis)'
   describe('reconnecting with Last-Event-ID', () => {
     it('yields the rest of the answer with no gap and no repeat (through the eventsUrl token, no key)', async () => {
       const accepted = await client.ask(projectId, 'What is the difference between IVFFlat and HNSW indexes?');
-      expect(accepted.eventsUrl).toMatch(new RegExp(`^/api/v1/asks/${accepted.askId}/events\\?token=[A-Za-z0-9_-]{43}$`));
+      expect(accepted.eventsUrl).toMatch(
+        new RegExp(`^/api/v1/asks/${accepted.askId}/events\\?token=[A-Za-z0-9_-]{43}$`),
+      );
       // As a browser's EventSource does: no Authorization header, only the capability token of eventsUrl.
       const browser = new AskClient(stack.gatewayUrl);
       const first: AskEvent[] = [];
       const controller = new AbortController();
       try {
-        for await (const event of browser.events(accepted.askId, { signal: controller.signal, eventsUrl: accepted.eventsUrl })) {
+        for await (const event of browser.events(accepted.askId, {
+          signal: controller.signal,
+          eventsUrl: accepted.eventsUrl,
+        })) {
           first.push(event);
           if (first.filter((e) => e.type === 'delta').length === 3) controller.abort();
         }
@@ -148,14 +167,22 @@ describe('the ask flow, end to end (three processes, real PostgreSQL and Redis)'
         if ((err as Error).name !== 'AbortError') throw err;
       }
       const rest: AskEvent[] = [];
-      for await (const event of browser.events(accepted.askId, { lastEventId: first[first.length - 1].id, eventsUrl: accepted.eventsUrl })) {
+      for await (const event of browser.events(accepted.askId, {
+        lastEventId: first[first.length - 1].id,
+        eventsUrl: accepted.eventsUrl,
+      })) {
         rest.push(event);
       }
       const all = [...first, ...rest];
       expect(new Set(all.map((e) => e.id)).size).toBe(all.length);
       expect(shape(all)).toEqual(['accepted', 'retrieved', 'budget', 'delta', 'done']);
-      const text = all.filter((e) => e.type === 'delta').map((e) => (e.data as { text: string }).text).join('');
-      const [row] = await db.dataSource.query('SELECT answer FROM ask_session_messages WHERE ask_id = $1', [accepted.askId]);
+      const text = all
+        .filter((e) => e.type === 'delta')
+        .map((e) => (e.data as { text: string }).text)
+        .join('');
+      const [row] = await db.dataSource.query('SELECT answer FROM ask_session_messages WHERE ask_id = $1', [
+        accepted.askId,
+      ]);
       expect(text).toBe(row.answer);
       expect(first.filter((e) => e.type === 'delta').length).toBe(3);
       expect(rest.filter((e) => e.type === 'delta').length).toBeGreaterThan(0);
@@ -199,7 +226,11 @@ describe('the ask flow, end to end (three processes, real PostgreSQL and Redis)'
       });
       const question = '向量索引如何工作？'.repeat(100);
       const outcome = await (await clientFor(small.id)).askAndWait(small.id, question);
-      expect(outcome.error).toMatchObject({ status: 413, code: 'context_overflow', error: "this conversation has grown past the model's context window" });
+      expect(outcome.error).toMatchObject({
+        status: 413,
+        code: 'context_overflow',
+        error: "this conversation has grown past the model's context window",
+      });
       expect(outcome.error?.details).toMatch(/^model=local window=1024 question=\d+ rag=0 knowledge=\d+$/);
       expect(shape(outcome.events)).toEqual(['accepted', 'retrieved', 'error']);
       expect(await messagesOf(outcome.sessionId)).toEqual([]);
@@ -208,7 +239,9 @@ describe('the ask flow, end to end (three processes, real PostgreSQL and Redis)'
     it('answers 404 for an unknown project and 400 naming the field for a bad body', async () => {
       const missing = (await client.ask(randomUUID(), 'Hello?').catch((e) => e)) as AskApiError;
       expect([missing.status, missing.body.code]).toEqual([404, 'not_found']);
-      const bad = (await client.request('POST', `/api/v1/projects/${projectId}/ask`, { question: 42 }).catch((e) => e)) as AskApiError;
+      const bad = (await client
+        .request('POST', `/api/v1/projects/${projectId}/ask`, { question: 42 })
+        .catch((e) => e)) as AskApiError;
       expect(bad.status).toBe(400);
       expect(bad.body.code).toBe('invalid_request');
       expect(bad.body.details).toMatch(/^question: /);

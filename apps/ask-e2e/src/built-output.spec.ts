@@ -5,7 +5,13 @@ import { AskClient, type AskOutcome } from '@ask/ask-client';
 import type { AskEvent } from '@ask/ask-contracts';
 import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
-import { ApiKeysRepository, CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
+import {
+  ApiKeysRepository,
+  CredentialsCipher,
+  InsightsRepository,
+  KnowledgeRepository,
+  ProjectsRepository,
+} from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { APPS, startStack, type Stack } from '@ask/stack';
 
@@ -39,14 +45,25 @@ describe('the built apps (node dist/<app>/main.js), end to end', () => {
         topK: 6,
       })
     ).id;
-    const ingestion = new IngestionService(new KnowledgeRepository(db.dataSource), new InsightsRepository(db.dataSource));
+    const ingestion = new IngestionService(
+      new KnowledgeRepository(db.dataSource),
+      new InsightsRepository(db.dataSource),
+    );
     await ingestion.ingest(projectId, await loadDocuments(KB), new LocalEmbeddingProvider());
     stack = await startStack({
       code: 'build',
-      env: { DATABASE_URL: db.url, ASK_KEY_PREFIX: `e2e-built-${randomUUID()}`, LOCAL_LLM_CHUNK_DELAY_MS: '0', LOG_LEVEL: 'warn' },
+      env: {
+        DATABASE_URL: db.url,
+        ASK_KEY_PREFIX: `e2e-built-${randomUUID()}`,
+        LOCAL_LLM_CHUNK_DELAY_MS: '0',
+        LOG_LEVEL: 'warn',
+      },
     });
     const key = (await new ApiKeysRepository(db.dataSource).create(projectId, 'e2e-built')).key;
-    outcome = await new AskClient(stack.gatewayUrl, key).askAndWait(projectId, 'How do I create an HNSW index with pgvector?');
+    outcome = await new AskClient(stack.gatewayUrl, key).askAndWait(
+      projectId,
+      'How do I create an HNSW index with pgvector?',
+    );
   });
 
   afterAll(async () => {
@@ -64,7 +81,9 @@ describe('the built apps (node dist/<app>/main.js), end to end', () => {
   it('answers one ask: accepted, retrieved, budget, deltas, done, and stores exactly the streamed answer', async () => {
     expect(shape(outcome.events)).toEqual(['accepted', 'retrieved', 'budget', 'delta', 'done']);
     expect(outcome.answer.length).toBeGreaterThan(0);
-    const rows = await db.dataSource.query('SELECT ask_id, answer FROM ask_session_messages WHERE session_id = $1', [outcome.sessionId]);
+    const rows = await db.dataSource.query('SELECT ask_id, answer FROM ask_session_messages WHERE session_id = $1', [
+      outcome.sessionId,
+    ]);
     expect(rows).toEqual([{ ask_id: outcome.askId, answer: outcome.answer }]);
   });
 

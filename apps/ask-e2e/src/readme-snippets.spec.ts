@@ -20,9 +20,15 @@ const NOT_RUN: ReadonlyArray<[RegExp, string]> = [
   [/^npm ci && npm test/, 'the whole test suite, this spec included'],
   [/^npm run demo -- --keep-running/, 'runs until Ctrl-C; the spec starts the same stack with tools/stack'],
   [/^npm run setup/, 'starts and configures the shared PostgreSQL and Redis; npm test runs it before every suite'],
-  [/^ASK_EVENTS_SECRET=.* node tools\/run-ts\.js apps\/api-gateway\/src\/main\.ts/, 'a server on :3000; the spec starts it on a free port'],
-  [/^node tools\/run-ts\.js apps\/(retrieval|synthesis|ingestion)-worker\/src\/main\.ts/, 'a long-running worker; the spec starts it with tools/stack'],
-  [/^export ASK_GATEWAY=http:\/\/127\.0\.0\.1:3000$/, 'the spec\'s gateway is on a free port; ASK_GATEWAY is set to it'],
+  [
+    /^ASK_EVENTS_SECRET=.* node tools\/run-ts\.js apps\/api-gateway\/src\/main\.ts/,
+    'a server on :3000; the spec starts it on a free port',
+  ],
+  [
+    /^node tools\/run-ts\.js apps\/(retrieval|synthesis|ingestion)-worker\/src\/main\.ts/,
+    'a long-running worker; the spec starts it with tools/stack',
+  ],
+  [/^export ASK_GATEWAY=http:\/\/127\.0\.0\.1:3000$/, "the spec's gateway is on a free port; ASK_GATEWAY is set to it"],
 ];
 
 /** Every command of the README's ```sh blocks (continuation lines joined), in order. */
@@ -39,7 +45,13 @@ describe('README commands, run as pasted (real PostgreSQL, Redis and the four ap
   let db: TestDatabase;
   let stack: Stack;
   const encryptionKey = randomBytes(32).toString('base64');
-  const env = () => ({ DATABASE_URL: db.url, ASK_KEY_PREFIX: `readme-${randomUUID()}`, ASK_ENCRYPTION_KEY: encryptionKey, LOCAL_LLM_CHUNK_DELAY_MS: '0', LOG_LEVEL: 'warn' });
+  const env = () => ({
+    DATABASE_URL: db.url,
+    ASK_KEY_PREFIX: `readme-${randomUUID()}`,
+    ASK_ENCRYPTION_KEY: encryptionKey,
+    LOCAL_LLM_CHUNK_DELAY_MS: '0',
+    LOG_LEVEL: 'warn',
+  });
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -61,7 +73,12 @@ describe('README commands, run as pasted (real PostgreSQL, Redis and the four ap
   });
 
   it('runs every other command with exit code 0, and they do what the README says', () => {
-    const script = ['set -euo pipefail', ...runnable.flatMap((c, i) => [`echo "::: ${i}" >&2`, c]), 'echo "ASK_PROJECT=$ASK_PROJECT"', 'echo "ASK_API_KEY=$ASK_API_KEY"'].join('\n');
+    const script = [
+      'set -euo pipefail',
+      ...runnable.flatMap((c, i) => [`echo "::: ${i}" >&2`, c]),
+      'echo "ASK_PROJECT=$ASK_PROJECT"',
+      'echo "ASK_API_KEY=$ASK_API_KEY"',
+    ].join('\n');
     const run = spawnSync('bash', ['-c', script], {
       cwd: ROOT,
       env: { ...process.env, ...stack.env, ASK_GATEWAY: stack.gatewayUrl },
@@ -86,19 +103,45 @@ describe('README commands, run as pasted (real PostgreSQL, Redis and the four ap
   }, 420_000);
 
   it('left the database as the README describes: two projects named mine, one switched to OpenAI with credentials sealed', async () => {
-    const rows: Array<{ llm: string; embedding: string; sealed: boolean; sources: number; insights: number; recommendations: number; keys: number; turns: number }> =
-      await db.dataSource.query(
-        `SELECT p.llm_settings->>'provider' AS llm, p.embedding_settings->>'model' AS embedding, p.credentials_encrypted IS NOT NULL AS sealed,
+    const rows: Array<{
+      llm: string;
+      embedding: string;
+      sealed: boolean;
+      sources: number;
+      insights: number;
+      recommendations: number;
+      keys: number;
+      turns: number;
+    }> = await db.dataSource.query(
+      `SELECT p.llm_settings->>'provider' AS llm, p.embedding_settings->>'model' AS embedding, p.credentials_encrypted IS NOT NULL AS sealed,
                 (SELECT count(*)::int FROM knowledge_sources s WHERE s.project_id = p.id) AS sources,
                 (SELECT count(*)::int FROM insights i WHERE i.project_id = p.id) AS insights,
                 (SELECT count(*)::int FROM recommendations r WHERE r.project_id = p.id) AS recommendations,
                 (SELECT count(*)::int FROM api_keys k WHERE k.project_id = p.id) AS keys,
                 (SELECT count(*)::int FROM ask_session_messages m JOIN ask_sessions ss ON ss.id = m.session_id WHERE ss.project_id = p.id) AS turns
            FROM projects p WHERE p.name = 'mine' ORDER BY p.created_at`,
-      );
+    );
     expect(rows).toEqual([
-      { llm: 'openai', embedding: 'text-embedding-3-small', sealed: true, sources: 0, insights: 0, recommendations: 0, keys: 1, turns: 0 },
-      { llm: 'local', embedding: 'local-lexical-v1', sealed: false, sources: 4, insights: 1, recommendations: 1, keys: 1, turns: 4 },
+      {
+        llm: 'openai',
+        embedding: 'text-embedding-3-small',
+        sealed: true,
+        sources: 0,
+        insights: 0,
+        recommendations: 0,
+        keys: 1,
+        turns: 0,
+      },
+      {
+        llm: 'local',
+        embedding: 'local-lexical-v1',
+        sealed: false,
+        sources: 4,
+        insights: 1,
+        recommendations: 1,
+        keys: 1,
+        turns: 4,
+      },
     ]);
   });
 
@@ -109,9 +152,16 @@ describe('README commands, run as pasted (real PostgreSQL, Redis and the four ap
       llmSettings: { provider: 'openai', model: 'gpt-4o' },
       embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
     });
-    const client = new AskClient(stack.gatewayUrl, (await new ApiKeysRepository(db.dataSource).create(project.id, 'readme')).key);
+    const client = new AskClient(
+      stack.gatewayUrl,
+      (await new ApiKeysRepository(db.dataSource).create(project.id, 'readme')).key,
+    );
     const outcome = await client.askAndWait(project.id, 'What is pgvector?');
     expect(outcome.events.map((e) => e.type)).toEqual(['accepted', 'retrieved', 'error']);
-    expect(outcome.error).toMatchObject({ status: 412, code: 'llm_not_configured', details: expect.stringContaining('apiKey') });
+    expect(outcome.error).toMatchObject({
+      status: 412,
+      code: 'llm_not_configured',
+      details: expect.stringContaining('apiKey'),
+    });
   });
 });

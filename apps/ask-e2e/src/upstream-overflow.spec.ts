@@ -39,7 +39,13 @@ describe('an upstream context overflow, end to end (fake OpenAI upstream)', () =
     sessionId = (await sessions.create(projectId, 'long')).id;
     const answer = 'history '.repeat(4_000).trim();
     for (let i = 0; i < 40; i += 1) {
-      await sessions.appendMessage({ projectId, sessionId, askId: randomUUID(), question: `Earlier question ${i}?`, answer });
+      await sessions.appendMessage({
+        projectId,
+        sessionId,
+        askId: randomUUID(),
+        question: `Earlier question ${i}?`,
+        answer,
+      });
     }
     const { key } = await new ApiKeysRepository(db.dataSource).create(projectId);
     stack = await startStack({
@@ -77,7 +83,9 @@ describe('an upstream context overflow, end to end (fake OpenAI upstream)', () =
   });
 
   it('streams and stores the answer of the second call', async () => {
-    const rows = await db.dataSource.query('SELECT answer, prompt_tokens FROM ask_session_messages WHERE ask_id = $1', [outcome.askId]);
+    const rows = await db.dataSource.query('SELECT answer, prompt_tokens FROM ask_session_messages WHERE ask_id = $1', [
+      outcome.askId,
+    ]);
     expect(rows).toHaveLength(1);
     expect(rows[0].answer).toBe(outcome.answer);
     expect(outcome.answer.length).toBeGreaterThan(0);

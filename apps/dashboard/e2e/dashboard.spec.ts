@@ -7,7 +7,13 @@ import type { AskEvent, BudgetEvent } from '@ask/ask-contracts';
 import { AskErrorCode, DASHBOARD_COPY } from '@ask/ask-errors';
 import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
-import { ApiKeysRepository, CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
+import {
+  ApiKeysRepository,
+  CredentialsCipher,
+  InsightsRepository,
+  KnowledgeRepository,
+  ProjectsRepository,
+} from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
 import { launchBrowser } from './support/browser';
@@ -44,10 +50,18 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
     db = await createTestDatabase();
     projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
     keys = new ApiKeysRepository(db.dataSource);
-    const project = await projects.create({ name: 'dashboard', llmSettings: LOCAL_LLM, embeddingSettings: LOCAL_EMBEDDING, topK: 6 });
+    const project = await projects.create({
+      name: 'dashboard',
+      llmSettings: LOCAL_LLM,
+      embeddingSettings: LOCAL_EMBEDDING,
+      topK: 6,
+    });
     projectId = project.id;
     projectKey = (await keys.create(projectId, 'dashboard spec')).key;
-    const ingestion = new IngestionService(new KnowledgeRepository(db.dataSource), new InsightsRepository(db.dataSource));
+    const ingestion = new IngestionService(
+      new KnowledgeRepository(db.dataSource),
+      new InsightsRepository(db.dataSource),
+    );
     await ingestion.ingest(projectId, await loadDocuments(KB), new LocalEmbeddingProvider());
     stack = await startStack({
       env: {
@@ -69,7 +83,9 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
       if (/Content Security Policy|csp-violation/.test(message.text())) cspViolations.push(message.text());
     });
     await page.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => console.error(`csp-violation ${e.violatedDirective} ${e.blockedURI}`));
+      document.addEventListener('securitypolicyviolation', (e) =>
+        console.error(`csp-violation ${e.violatedDirective} ${e.blockedURI}`),
+      );
     });
     pageResponse = await page.goto(`${proxy.url}/`);
   });
@@ -91,7 +107,10 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
   /** The ask's events read back from the gateway on their own (not through the page). */
   const eventsOf = async (accepted: Accepted, key: string): Promise<AskEvent[]> => {
     const events: AskEvent[] = [];
-    for await (const event of new AskClient(stack.gatewayUrl, key).events(accepted.askId, { eventsUrl: accepted.eventsUrl })) events.push(event);
+    for await (const event of new AskClient(stack.gatewayUrl, key).events(accepted.askId, {
+      eventsUrl: accepted.eventsUrl,
+    }))
+      events.push(event);
     return events;
   };
 
@@ -117,13 +136,19 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
         const answer = document.querySelector(`#turns > li:nth-child(${index}) [data-role=answer]`);
         if (answer) w.__lengths.push(answer.textContent?.length ?? 0);
       });
-      w.__observer.observe(document.getElementById('turns') as HTMLElement, { childList: true, subtree: true, characterData: true });
+      w.__observer.observe(document.getElementById('turns') as HTMLElement, {
+        childList: true,
+        subtree: true,
+        characterData: true,
+      });
     }, n);
     const response = page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/ask'));
     await page.getByLabel('Your question').fill(question);
     await page.getByRole('button', { name: 'Ask' }).click();
     const accepted = (await (await response).json()) as Accepted;
-    await page.locator(`#turns > li:nth-child(${n})[data-status=done], #turns > li:nth-child(${n})[data-status=error]`).waitFor();
+    await page
+      .locator(`#turns > li:nth-child(${n})[data-status=done], #turns > li:nth-child(${n})[data-status=error]`)
+      .waitFor();
     const lengths = await page.evaluate(() => (window as unknown as { __lengths: number[] }).__lengths);
     return { accepted, lengths };
   };
@@ -148,7 +173,15 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
           badge: `${budget.used.toLocaleString('en-US')} / ${budget.window.toLocaleString('en-US')}`,
           dataset: { used: String(budget.used), window: String(budget.window) },
         });
-        turns.push({ accepted, lengths, budget, answer: (await turn(i + 1).locator('[data-role=answer]').textContent()) ?? '' });
+        turns.push({
+          accepted,
+          lengths,
+          budget,
+          answer:
+            (await turn(i + 1)
+              .locator('[data-role=answer]')
+              .textContent()) ?? '',
+        });
       }
       mkdirSync(resolve(SCREENSHOT, '..'), { recursive: true });
       await page.screenshot({ path: SCREENSHOT, fullPage: true });
@@ -156,7 +189,9 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
 
     it('streams each answer: the text grows over several steps before it is complete', () => {
       for (const { lengths, answer } of turns) {
-        const growing = lengths.filter((length, i) => length > 0 && length < answer.length && length > (lengths[i - 1] ?? 0));
+        const growing = lengths.filter(
+          (length, i) => length > 0 && length < answer.length && length > (lengths[i - 1] ?? 0),
+        );
         expect(growing.length).toBeGreaterThanOrEqual(3);
         expect(lengths[lengths.length - 1]).toBe(answer.length);
       }
@@ -171,10 +206,18 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
 
     it("shows each turn's budget in plain words and its sources under the answer", async () => {
       for (const [i, { budget }] of turns.entries()) {
-        const line = await turn(i + 1).locator('[data-role=budget]').textContent();
-        expect(line).toContain(`Prompt ${budget.used.toLocaleString('en-US')} of ${budget.window.toLocaleString('en-US')} tokens`);
+        const line = await turn(i + 1)
+          .locator('[data-role=budget]')
+          .textContent();
+        expect(line).toContain(
+          `Prompt ${budget.used.toLocaleString('en-US')} of ${budget.window.toLocaleString('en-US')} tokens`,
+        );
         expect(line).toContain(`carried ${budget.turnsKept} earlier turn`);
-        expect(await turn(i + 1).locator('[data-role=sources] li').count()).toBeGreaterThan(0);
+        expect(
+          await turn(i + 1)
+            .locator('[data-role=sources] li')
+            .count(),
+        ).toBeGreaterThan(0);
       }
       expect(turns.map((t) => t.budget.turnsKept)).toEqual([0, 1, 2]);
     });
@@ -194,20 +237,26 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
       // The whole first question on hover, and on screen up to two lines rather than one cut line.
       expect(await row.getAttribute('title')).toBe(questions[0]);
       // Clamped at two lines (not one cut line); how much of the question two lines hold depends on the font.
-      expect(await row.locator('.session-title').evaluate((node: HTMLElement) => getComputedStyle(node).webkitLineClamp)).toBe('2');
+      expect(
+        await row.locator('.session-title').evaluate((node: HTMLElement) => getComputedStyle(node).webkitLineClamp),
+      ).toBe('2');
       await page.getByRole('button', { name: 'New chat' }).click();
       expect(await page.locator('#turns > li').count()).toBe(0);
       expect(await page.locator('#token-badge-value').textContent()).toBe('– / –');
       await row.click();
       await page.locator('#turns > li:nth-child(3)').waitFor();
-      expect(await page.locator('#turns [data-role=question]').allTextContents()).toEqual(questions.map((q) => `You asked: ${q}`));
+      expect(await page.locator('#turns [data-role=question]').allTextContents()).toEqual(
+        questions.map((q) => `You asked: ${q}`),
+      );
       expect(await page.locator('#turns [data-role=answer]').allTextContents()).toEqual(turns.map((t) => t.answer));
       expect(await row.getAttribute('aria-current')).toBe('true');
     });
 
     it('has a label for every field, a polite live region for the answer, and fits 375 px', async () => {
       const unlabelled = await page.evaluate(() =>
-        Array.from(document.querySelectorAll('input, textarea')).filter((node) => (node as HTMLInputElement).labels?.length === 0).map((n) => n.id),
+        Array.from(document.querySelectorAll('input, textarea'))
+          .filter((node) => (node as HTMLInputElement).labels?.length === 0)
+          .map((n) => n.id),
       );
       expect(unlabelled).toEqual([]);
       expect(await page.locator('#turns').getAttribute('aria-live')).toBe('polite');
@@ -222,10 +271,16 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
       const { accepted } = await askOnPage('Does pgvector support halfvec?', 4);
       expect(accepted.sessionId).toBe(turns[0].accepted.sessionId);
       expect(await turn(4).locator('[data-role=answer]').textContent()).toBe(await storedAnswer(accepted.askId));
-      await page.getByRole('button', { name: /^Delete session/ }).first().click();
+      await page
+        .getByRole('button', { name: /^Delete session/ })
+        .first()
+        .click();
       await page.getByRole('button', { name: /^Confirm: delete session/ }).click();
       await page.locator(`button.session-open[data-session-id="${accepted.sessionId}"]`).waitFor({ state: 'detached' });
-      const [{ count }] = await db.dataSource.query('SELECT count(*)::int AS count FROM ask_session_messages WHERE session_id = $1', [accepted.sessionId]);
+      const [{ count }] = await db.dataSource.query(
+        'SELECT count(*)::int AS count FROM ask_session_messages WHERE session_id = $1',
+        [accepted.sessionId],
+      );
       expect(count).toBe(0);
     });
   });
@@ -291,7 +346,11 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
   // Last, after every test above drove the page: the gateway's CSP blocked nothing the dashboard did.
   it("is served under the gateway's security headers, and its Content-Security-Policy blocked nothing", () => {
     const headers = pageResponse?.headers() ?? {};
-    expect([headers['content-security-policy']?.split(';')[0], headers['x-frame-options'], headers['x-content-type-options']]).toEqual(["default-src 'self'", 'DENY', 'nosniff']);
+    expect([
+      headers['content-security-policy']?.split(';')[0],
+      headers['x-frame-options'],
+      headers['x-content-type-options'],
+    ]).toEqual(["default-src 'self'", 'DENY', 'nosniff']);
     expect(cspViolations).toEqual([]);
   });
 });

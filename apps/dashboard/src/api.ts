@@ -62,7 +62,9 @@ export class DashboardApi {
   }
 
   listSessions(projectId: string): Promise<SessionSummary[]> {
-    return this.request<{ sessions: SessionSummary[] }>('GET', `${projectPath(projectId)}/sessions`).then((b) => b.sessions);
+    return this.request<{ sessions: SessionSummary[] }>('GET', `${projectPath(projectId)}/sessions`).then(
+      (b) => b.sessions,
+    );
   }
 
   getSession(projectId: string, sessionId: string): Promise<SessionWithMessages> {
@@ -87,7 +89,12 @@ export class DashboardApi {
     try {
       response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     } catch (err) {
-      throw new ApiError({ status: 0, code: 'internal_error', error: 'the gateway could not be reached', details: String(err) });
+      throw new ApiError({
+        status: 0,
+        code: 'internal_error',
+        error: 'the gateway could not be reached',
+        details: String(err),
+      });
     }
     const text = await response.text();
     if (!response.ok) throw new ApiError(errorBody(response.status, text));
@@ -109,5 +116,10 @@ export function errorBody(status: number, text: string): ErrorEvent {
   } catch {
     // not JSON
   }
-  return { status, code: 'internal_error', error: `unexpected response (HTTP ${status})`, details: text.slice(0, 500) || undefined };
+  return {
+    status,
+    code: 'internal_error',
+    error: `unexpected response (HTTP ${status})`,
+    details: text.slice(0, 500) || undefined,
+  };
 }

@@ -3,14 +3,36 @@ import { AskErrorCode, DASHBOARD_COPY } from '@ask/ask-errors';
 import { badgeText, budgetSummary, errorCopy, memoryLine, STREAM_LOST_CODE, STREAM_LOST_COPY } from './copy';
 
 const budget = (over: Partial<BudgetEvent>) =>
-  ({ model: 'local', window: 8192, used: 1234, available: 5134, turnsKept: 2, turnsDropped: 0, contextKept: 6, contextDropped: 0, ...over }) as BudgetEvent;
+  ({
+    model: 'local',
+    window: 8192,
+    used: 1234,
+    available: 5134,
+    turnsKept: 2,
+    turnsDropped: 0,
+    contextKept: 6,
+    contextDropped: 0,
+    ...over,
+  }) as BudgetEvent;
 
 describe('errorCopy', () => {
   it.each([
-    ['llm_not_configured', 'This project has no LLM provider configured. Add one under project settings → LLM to enable Ask.'],
-    ['embedding_not_configured', 'This project has no embedding provider configured. Add one under project settings → Embedding to enable Ask.'],
-    ['context_overflow', "This conversation has grown past the model's context window. Start a new chat, or switch to a model with a wider context window."],
-    ['llm_upstream', 'The LLM provider rejected the request. Try again; if it keeps happening, check provider credentials and quota.'],
+    [
+      'llm_not_configured',
+      'This project has no LLM provider configured. Add one under project settings → LLM to enable Ask.',
+    ],
+    [
+      'embedding_not_configured',
+      'This project has no embedding provider configured. Add one under project settings → Embedding to enable Ask.',
+    ],
+    [
+      'context_overflow',
+      "This conversation has grown past the model's context window. Start a new chat, or switch to a model with a wider context window.",
+    ],
+    [
+      'llm_upstream',
+      'The LLM provider rejected the request. Try again; if it keeps happening, check provider credentials and quota.',
+    ],
   ])('shows seed 000 copy for %s', (code, copy) => {
     expect(errorCopy({ code })).toBe(copy);
   });
@@ -51,19 +73,48 @@ describe('budgetSummary', () => {
 
 describe(memoryLine.name, () => {
   const memory = (over: Partial<NonNullable<BudgetEvent['memory']>>): NonNullable<BudgetEvent['memory']> => ({
-    mode: 'per-turn', verbatimPairs: 0, summarisedPairs: 0, compactedPairs: 0, droppedPairs: 0,
-    verbatim: [], summarised: [], compacted: [], dropped: [], sessionSummary: false, sessionSummaryTokens: 0, memoryTokens: 0, ...over,
+    mode: 'per-turn',
+    verbatimPairs: 0,
+    summarisedPairs: 0,
+    compactedPairs: 0,
+    droppedPairs: 0,
+    verbatim: [],
+    summarised: [],
+    compacted: [],
+    dropped: [],
+    sessionSummary: false,
+    sessionSummaryTokens: 0,
+    memoryTokens: 0,
+    ...over,
   });
 
   it('says which turns were summarised and which rode verbatim', () => {
-    expect(memoryLine(budget({ memory: memory({ verbatimPairs: 6, summarisedPairs: 12, verbatim: [[13, 18]], summarised: [[1, 12]] }) }))).toBe(
-      'Memory: turns 1–12 summarised, 13–18 verbatim.',
-    );
+    expect(
+      memoryLine(
+        budget({
+          memory: memory({ verbatimPairs: 6, summarisedPairs: 12, verbatim: [[13, 18]], summarised: [[1, 12]] }),
+        }),
+      ),
+    ).toBe('Memory: turns 1–12 summarised, 13–18 verbatim.');
   });
 
   it('marks where compaction happened and what was dropped', () => {
-    const m = memory({ mode: 'compaction', compactedPairs: 10, droppedPairs: 2, summarisedPairs: 3, verbatimPairs: 2, compacted: [[1, 10]], dropped: [[11, 12]], summarised: [[13, 15]], verbatim: [[16, 17]], sessionSummary: true, sessionSummaryTokens: 1234 });
-    expect(memoryLine(budget({ memory: m }))).toBe('Memory: turns 1–10 compacted into the session summary (1,234 tokens), 11–12 dropped, 13–15 summarised, 16–17 verbatim.');
+    const m = memory({
+      mode: 'compaction',
+      compactedPairs: 10,
+      droppedPairs: 2,
+      summarisedPairs: 3,
+      verbatimPairs: 2,
+      compacted: [[1, 10]],
+      dropped: [[11, 12]],
+      summarised: [[13, 15]],
+      verbatim: [[16, 17]],
+      sessionSummary: true,
+      sessionSummaryTokens: 1234,
+    });
+    expect(memoryLine(budget({ memory: m }))).toBe(
+      'Memory: turns 1–10 compacted into the session summary (1,234 tokens), 11–12 dropped, 13–15 summarised, 16–17 verbatim.',
+    );
   });
 
   it('is null for a first turn and for events written before memory', () => {

@@ -69,7 +69,10 @@ export function memoryLine(budget: BudgetEvent): string | null {
   add(m.dropped, 'dropped');
   add(m.summarised, 'summarised');
   add(m.verbatim, 'verbatim');
-  const text = parts.sort((a, b) => a.first - b.first).map((p) => p.text).join(', ');
+  const text = parts
+    .sort((a, b) => a.first - b.first)
+    .map((p) => p.text)
+    .join(', ');
   const word = m.verbatimPairs + m.summarisedPairs + m.compactedPairs + m.droppedPairs === 1 ? 'turn' : 'turns';
   return `Memory${m.mode === 'off' ? ' (off)' : ''}: ${word} ${text}.`;
 }

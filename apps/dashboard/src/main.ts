@@ -58,7 +58,10 @@ function setBadge(turn: Turn | null): void {
   if (budget) {
     ui.badge.dataset['used'] = String(budget.used);
     ui.badge.dataset['window'] = String(budget.window);
-    ui.badge.setAttribute('aria-label', `Tokens: ${tokens(budget.used)} used of a ${tokens(budget.window)}-token context window`);
+    ui.badge.setAttribute(
+      'aria-label',
+      `Tokens: ${tokens(budget.used)} used of a ${tokens(budget.window)}-token context window`,
+    );
   } else {
     delete ui.badge.dataset['used'];
     delete ui.badge.dataset['window'];
@@ -178,7 +181,11 @@ async function ask(question: string): Promise<void> {
         if (type === 'done' || type === 'error') finishTurn();
       },
       onLost() {
-        failTurn(turn, { status: 0, code: STREAM_LOST_CODE, error: 'the events stream closed before the answer ended' });
+        failTurn(turn, {
+          status: 0,
+          code: STREAM_LOST_CODE,
+          error: 'the events stream closed before the answer ended',
+        });
         view.update();
         setStatus(STREAM_LOST_COPY);
         finishTurn();

@@ -1,7 +1,14 @@
 import type { BudgetEvent } from '@ask/ask-contracts';
 import { applyEvent, failTurn, newTurn, storedTurn } from './turn';
 
-const budget = { window: 8192, used: 1200, turnsKept: 1, turnsDropped: 0, contextKept: 6, contextDropped: 0 } as BudgetEvent;
+const budget = {
+  window: 8192,
+  used: 1200,
+  turnsKept: 1,
+  turnsDropped: 0,
+  contextKept: 6,
+  contextDropped: 0,
+} as BudgetEvent;
 
 describe('applyEvent', () => {
   it('concatenates the deltas in order', () => {
@@ -55,11 +62,35 @@ describe('applyEvent', () => {
 
 describe('storedTurn', () => {
   it('is a finished turn with its stored answer', () => {
-    expect(storedTurn('q', 'a', 'ask-1')).toMatchObject({ question: 'q', answer: 'a', askId: 'ask-1', status: 'done', budget: null, sources: [] });
+    expect(storedTurn('q', 'a', 'ask-1')).toMatchObject({
+      question: 'q',
+      answer: 'a',
+      askId: 'ask-1',
+      status: 'done',
+      budget: null,
+      sources: [],
+    });
   });
 
   it('carries the budget and sources stored with the answer', () => {
-    const budget = { provider: 'local', model: 'local', window: 8192, maxTokens: 2048, reserve: 64, margin: 410, counter: 'exact', counterId: 'x', calibration: 1, available: 5670, used: 1234, turnsKept: 1, turnsDropped: 2, contextKept: 1, contextDropped: 0, keptTurnIds: [] as string[] } satisfies BudgetEvent;
+    const budget = {
+      provider: 'local',
+      model: 'local',
+      window: 8192,
+      maxTokens: 2048,
+      reserve: 64,
+      margin: 410,
+      counter: 'exact',
+      counterId: 'x',
+      calibration: 1,
+      available: 5670,
+      used: 1234,
+      turnsKept: 1,
+      turnsDropped: 2,
+      contextKept: 1,
+      contextDropped: 0,
+      keptTurnIds: [] as string[],
+    } satisfies BudgetEvent;
     const sources = [{ kind: 'knowledge', id: 'k1', title: 'HNSW' }];
     expect(storedTurn('q', 'a', 'ask-1', budget, sources)).toMatchObject({ budget, sources });
   });

@@ -16,14 +16,29 @@ export interface Turn {
 }
 
 export function newTurn(question: string): Turn {
-  return { question, askId: null, answer: '', status: 'pending', budget: null, sources: [], error: null, seen: new Set() };
+  return {
+    question,
+    askId: null,
+    answer: '',
+    status: 'pending',
+    budget: null,
+    sources: [],
+    error: null,
+    seen: new Set(),
+  };
 }
 
 /**
  * A finished turn read back from the session, with the budget and sources stored with its answer
  * (null and `[]` for answers stored before they were kept), so it reads as it did live.
  */
-export function storedTurn(question: string, answer: string, askId: string, budget: BudgetEvent | null = null, sources: DoneEvent['sources'] = []): Turn {
+export function storedTurn(
+  question: string,
+  answer: string,
+  askId: string,
+  budget: BudgetEvent | null = null,
+  sources: DoneEvent['sources'] = [],
+): Turn {
   return { ...newTurn(question), askId, answer, status: 'done', budget, sources };
 }
 

@@ -71,7 +71,9 @@ export class TurnView {
       el('li', {}, [
         el('span', { className: 'source-title', text: source.title }),
         el('span', { className: 'source-kind', text: ` · ${source.kind}` }),
-        ...(source.source && source.source !== source.title ? [el('span', { className: 'source-uri', text: ` · ${source.source}` })] : []),
+        ...(source.source && source.source !== source.title
+          ? [el('span', { className: 'source-uri', text: ` · ${source.source}` })]
+          : []),
       ]),
     );
     return [
@@ -92,7 +94,9 @@ export class TurnView {
       el('dd', { text: error.code }),
       el('dt', { text: 'Message' }),
       el('dd', { text: error.error }),
-      ...(error.details ? [el('dt', { text: 'Details' }), el('dd', { className: 'details-text', text: error.details })] : []),
+      ...(error.details
+        ? [el('dt', { text: 'Details' }), el('dd', { className: 'details-text', text: error.details })]
+        : []),
     ]);
     return [
       el('div', { className: 'error', attrs: { role: 'alert', 'data-role': 'error', 'data-code': error.code } }, [
@@ -115,16 +119,24 @@ export function sessionRow(
 ): HTMLLIElement {
   const title = session.title || 'Untitled session';
   const when = new Date(session.updatedAt);
-  const open = el('button', { className: 'session-open', attrs: { type: 'button', 'data-session-id': session.id, title } }, [
-    el('span', { className: 'session-title', text: title }),
-    el('small', {
-      className: 'muted',
-      text: `${session.messageCount} ${session.messageCount === 1 ? 'turn' : 'turns'} · ${when.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short' })}`,
-    }),
-  ]);
+  const open = el(
+    'button',
+    { className: 'session-open', attrs: { type: 'button', 'data-session-id': session.id, title } },
+    [
+      el('span', { className: 'session-title', text: title }),
+      el('small', {
+        className: 'muted',
+        text: `${session.messageCount} ${session.messageCount === 1 ? 'turn' : 'turns'} · ${when.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short' })}`,
+      }),
+    ],
+  );
   if (current) open.setAttribute('aria-current', 'true');
   open.addEventListener('click', actions.open);
-  const remove = el('button', { className: 'session-delete', text: 'Delete', attrs: { type: 'button', 'aria-label': `Delete session “${title}”` } });
+  const remove = el('button', {
+    className: 'session-delete',
+    text: 'Delete',
+    attrs: { type: 'button', 'aria-label': `Delete session “${title}”` },
+  });
   let armed: ReturnType<typeof setTimeout> | null = null;
   remove.addEventListener('click', () => {
     if (armed) {

@@ -11,7 +11,13 @@ import { IngestionProcessor } from './ingestion/ingestion.processor';
  * and re-embeds projects, off the gateway's event loop. No HTTP server.
  */
 @Module({
-  imports: [AppConfigModule, PersistenceModule.forRoot(), EventStreamModule, AskQueuesModule.forQueues(QueueName.AskIngestion), IngestionModule],
+  imports: [
+    AppConfigModule,
+    PersistenceModule.forRoot(),
+    EventStreamModule,
+    AskQueuesModule.forQueues(QueueName.AskIngestion),
+    IngestionModule,
+  ],
   providers: [IngestionProcessor],
 })
 export class IngestionWorkerModule {}

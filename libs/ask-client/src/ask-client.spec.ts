@@ -3,7 +3,7 @@ import { applyEvent, type AskOutcome } from './ask-client';
 
 describe('applyEvent', () => {
   const fresh = (): AskOutcome => ({ askId: 'a', sessionId: 's', answer: '', events: [] });
-  const ev = (type: AskEvent['type'], data: unknown): AskEvent => ({ id: '1-0', type, data } as AskEvent);
+  const ev = (type: AskEvent['type'], data: unknown): AskEvent => ({ id: '1-0', type, data }) as AskEvent;
 
   it('appends deltas in order', () => {
     const o = fresh();

@@ -114,7 +114,11 @@ export class AskClient {
       while (queue.length) {
         const message = queue.shift()!;
         if (message.event === 'error' && !message.id) throw new AskStreamInterrupted(JSON.parse(message.data));
-        yield { id: message.id ?? '', type: (message.event ?? 'message') as AskEventType, data: JSON.parse(message.data) };
+        yield {
+          id: message.id ?? '',
+          type: (message.event ?? 'message') as AskEventType,
+          data: JSON.parse(message.data),
+        };
       }
     }
   }
@@ -148,14 +152,20 @@ export class AskClient {
   }
 
   /** `POST /api/v1/projects/:projectId/knowledge` → 202 (at most 200 documents per call). */
-  ingestKnowledge(projectId: string, documents: ReadonlyArray<{ uri: string; title?: string; text: string }>): Promise<IngestionAccepted> {
+  ingestKnowledge(
+    projectId: string,
+    documents: ReadonlyArray<{ uri: string; title?: string; text: string }>,
+  ): Promise<IngestionAccepted> {
     return this.request<IngestionAccepted>('POST', `/api/v1/projects/${projectId}/knowledge`, { documents });
   }
 
   /** `POST /api/v1/projects/:projectId/insights` → 202. */
   ingestInsights(
     projectId: string,
-    body: { insights?: ReadonlyArray<{ id: string; name: string; description: string }>; recommendations?: ReadonlyArray<{ id: string; title: string; body: string }> },
+    body: {
+      insights?: ReadonlyArray<{ id: string; name: string; description: string }>;
+      recommendations?: ReadonlyArray<{ id: string; title: string; body: string }>;
+    },
   ): Promise<IngestionAccepted> {
     return this.request<IngestionAccepted>('POST', `/api/v1/projects/${projectId}/insights`, body);
   }
@@ -171,10 +181,18 @@ export class AskClient {
   }
 
   /** An ingestion's events as they arrive (SSE), until the server ends the stream. */
-  async *ingestionEvents(projectId: string, ingestionId: string, options: { lastEventId?: string; signal?: AbortSignal } = {}): AsyncGenerator<IngestionEvent> {
+  async *ingestionEvents(
+    projectId: string,
+    ingestionId: string,
+    options: { lastEventId?: string; signal?: AbortSignal } = {},
+  ): AsyncGenerator<IngestionEvent> {
     const path = `/api/v1/projects/${encodeURIComponent(projectId)}/ingestions/${encodeURIComponent(ingestionId)}/events`;
     for await (const message of this.sse(path, options.lastEventId, options.signal)) {
-      yield { id: message.id ?? '', type: (message.event ?? 'message') as IngestionEventType, data: JSON.parse(message.data) };
+      yield {
+        id: message.id ?? '',
+        type: (message.event ?? 'message') as IngestionEventType,
+        data: JSON.parse(message.data),
+      };
     }
   }
 
@@ -207,7 +225,11 @@ export class AskClient {
   }
 
   /** The raw SSE messages of `path`, parsed with eventsource-parser. */
-  private async *sse(path: string, lastEventId: string | undefined, signal: AbortSignal | undefined): AsyncGenerator<EventSourceMessage> {
+  private async *sse(
+    path: string,
+    lastEventId: string | undefined,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<EventSourceMessage> {
     const headers = this.headers({ accept: 'text/event-stream' });
     if (lastEventId) headers['last-event-id'] = lastEventId;
     const response = await fetch(new URL(path, this.baseUrl), { headers, signal });

@@ -41,7 +41,11 @@ export interface MemorySettings {
 }
 
 /** The settings with every default filled in (`summaryModel` null: the project's model). */
-export function effectiveMemory(settings: MemorySettings | null | undefined): { mode: MemoryMode; summaryModel: string | null; summaryMaxTokens: number } {
+export function effectiveMemory(settings: MemorySettings | null | undefined): {
+  mode: MemoryMode;
+  summaryModel: string | null;
+  summaryMaxTokens: number;
+} {
   return {
     mode: settings?.mode ?? DEFAULT_MEMORY_MODE,
     summaryModel: settings?.summaryModel ?? null,

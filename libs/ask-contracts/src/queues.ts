@@ -106,6 +106,7 @@ export interface SummarizeJobData {
 export interface JobPayloads {
   [QueueName.AskRetrieval]: { name: JobName.Retrieve; data: RetrieveJobData };
   [QueueName.AskSynthesis]: { name: JobName.Synthesize; data: SynthesizeJobData };
-  [QueueName.AskIngestion]: { name: JobName.Ingest; data: IngestJobData } | { name: JobName.Reembed; data: IngestJobData };
+  [QueueName.AskIngestion]:
+    { name: JobName.Ingest; data: IngestJobData } | { name: JobName.Reembed; data: IngestJobData };
   [QueueName.AskMemory]: { name: JobName.Summarize; data: SummarizeJobData };
 }

@@ -41,7 +41,9 @@ describe(AskError.name, () => {
 
   describe('fromEvent', () => {
     it('rebuilds the error from its event', () => {
-      const original = new AskError(AskErrorCode.ContextOverflow, { details: 'model=m window=1 question=2 rag=0 knowledge=0' });
+      const original = new AskError(AskErrorCode.ContextOverflow, {
+        details: 'model=m window=1 question=2 rag=0 knowledge=0',
+      });
       const rebuilt = AskError.fromEvent(original.toEvent());
       expect(rebuilt.toEvent()).toEqual(original.toEvent());
       expect(rebuilt.userMessage).toBe(original.userMessage);

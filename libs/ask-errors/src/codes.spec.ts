@@ -1,4 +1,11 @@
-import { ASK_ERROR_CODES, ASK_ERROR_STATUS, AskErrorCode, DASHBOARD_COPY, ERROR_MESSAGES, isAskErrorCode } from './codes';
+import {
+  ASK_ERROR_CODES,
+  ASK_ERROR_STATUS,
+  AskErrorCode,
+  DASHBOARD_COPY,
+  ERROR_MESSAGES,
+  isAskErrorCode,
+} from './codes';
 
 describe('AskErrorCode', () => {
   it.each([
@@ -45,7 +52,10 @@ describe('DASHBOARD_COPY', () => {
       AskErrorCode.LlmUpstream,
       'The LLM provider rejected the request. Try again; if it keeps happening, check provider credentials and quota.',
     ],
-    [AskErrorCode.LlmSynthesisFailed, 'The LLM provider failed to answer this question. Try again, or start a new chat.'],
+    [
+      AskErrorCode.LlmSynthesisFailed,
+      'The LLM provider failed to answer this question. Try again, or start a new chat.',
+    ],
   ])('gives %s the seed copy verbatim', (code, copy) => {
     expect(DASHBOARD_COPY[code]).toBe(copy);
   });

@@ -73,7 +73,8 @@ export const ERROR_MESSAGES: Readonly<Record<AskErrorCode, string>> = {
   [AskErrorCode.InternalError]: 'internal error',
   [AskErrorCode.EmbeddingSpaceChanged]: "this project's knowledge was embedded with another embedding model",
   [AskErrorCode.EmbeddingAuthFailed]: "the embedding provider rejected this project's credentials",
-  [AskErrorCode.EmbeddingDimensionsMismatch]: "the embedding provider returned vectors of another length than the project's settings",
+  [AskErrorCode.EmbeddingDimensionsMismatch]:
+    "the embedding provider returned vectors of another length than the project's settings",
   [AskErrorCode.EmbeddingUpstream]: 'the embedding provider rejected the request',
 };
 
@@ -95,7 +96,8 @@ export const DASHBOARD_COPY: Readonly<Record<AskErrorCode, string>> = {
     'The LLM provider rejected the request. Try again; if it keeps happening, check provider credentials and quota.',
   [AskErrorCode.LlmSynthesisFailed]: 'The LLM provider failed to answer this question. Try again, or start a new chat.',
   [AskErrorCode.InvalidRequest]: 'The request could not be understood. Check the question and try again.',
-  [AskErrorCode.Unauthorized]: 'You are not signed in, or you do not have access to this project. Sign in and try again.',
+  [AskErrorCode.Unauthorized]:
+    'You are not signed in, or you do not have access to this project. Sign in and try again.',
   [AskErrorCode.NotFound]: 'This project or conversation could not be found.',
   [AskErrorCode.Forbidden]:
     "This project's provider settings point at an address the service may not reach. Ask the operator to allow-list the endpoint.",

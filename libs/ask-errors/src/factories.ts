@@ -130,7 +130,10 @@ export function internalError(errorId?: string, cause?: unknown): AskError {
  * than its settings now name, so its knowledge must be re-embedded (`POST …/reembed`) before an ask or
  * another upload. `details` names both: `stored=local/local-lexical-v1:256 current=openai/text-embedding-3-small:1536`.
  */
-export function embeddingSpaceChanged(stored: ReadonlyArray<{ model: string; dimensions: number }>, current: { model: string; dimensions: number }): AskError {
+export function embeddingSpaceChanged(
+  stored: ReadonlyArray<{ model: string; dimensions: number }>,
+  current: { model: string; dimensions: number },
+): AskError {
   const space = (s: { model: string; dimensions: number }) => `${s.model.replace(/\s+/g, '_')}:${s.dimensions}`;
   return new AskError(AskErrorCode.EmbeddingSpaceChanged, {
     details: `stored=${stored.map(space).join(',')} current=${space(current)}; re-embed the project (POST /api/v1/projects/:projectId/reembed)`,

@@ -38,16 +38,34 @@ describe('redactSecrets', () => {
   });
 
   it('runs inside sanitizeProviderMessage before the shape rules', () => {
-    expect(sanitizeProviderMessage(`401 Incorrect API key provided: ${GATEWAY}`)).toBe('401 Incorrect API key provided: ***');
+    expect(sanitizeProviderMessage(`401 Incorrect API key provided: ${GATEWAY}`)).toBe(
+      '401 Incorrect API key provided: ***',
+    );
   });
 });
 
 describe('credentialSecrets', () => {
   it('lists every string credential, and the private key inside a service-account JSON', () => {
     const pem = `-----BEGIN PRIVATE KEY-----\\n${'A'.repeat(64)}\\n-----END PRIVATE KEY-----\\n`;
-    const json = JSON.stringify({ type: 'service_account', private_key_id: 'abcdef0123456789', private_key: pem.replace(/\\\\n/g, '\n') });
-    const secrets = credentialSecrets({ apiKey: HEX32, awsSecretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', gcpServiceAccountJson: json });
-    expect(secrets).toEqual(expect.arrayContaining([HEX32, 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', 'abcdef0123456789', 'A'.repeat(64), json]));
+    const json = JSON.stringify({
+      type: 'service_account',
+      private_key_id: 'abcdef0123456789',
+      private_key: pem.replace(/\\\\n/g, '\n'),
+    });
+    const secrets = credentialSecrets({
+      apiKey: HEX32,
+      awsSecretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+      gcpServiceAccountJson: json,
+    });
+    expect(secrets).toEqual(
+      expect.arrayContaining([
+        HEX32,
+        'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+        'abcdef0123456789',
+        'A'.repeat(64),
+        json,
+      ]),
+    );
   });
 
   it('is empty for no credentials', () => {

@@ -29,7 +29,10 @@ function forms(value: string): string[] {
  * ignored). `pinned` values (the process-wide secrets from the config) are never evicted; others
  * are, oldest first, past {@link MAX_SECRETS}. Never throws.
  */
-export function registerSecrets(secrets: ReadonlyArray<string | null | undefined>, options: { pinned?: boolean } = {}): void {
+export function registerSecrets(
+  secrets: ReadonlyArray<string | null | undefined>,
+  options: { pinned?: boolean } = {},
+): void {
   for (const secret of secrets) {
     if (typeof secret !== 'string' || secret.length < MIN_SECRET_CHARS) continue;
     for (const form of forms(secret)) {
@@ -70,7 +73,7 @@ export function redactSecrets(text: string): string {
   byPrefix ??= index();
   let out = '';
   let last = 0;
-  for (let i = 0; i + MIN_SECRET_CHARS <= text.length; ) {
+  for (let i = 0; i + MIN_SECRET_CHARS <= text.length;) {
     const candidates = byPrefix.get(text.slice(i, i + MIN_SECRET_CHARS));
     let matched = 0;
     if (candidates) for (const c of candidates) if (c.length > matched && text.startsWith(c, i)) matched = c.length;

@@ -24,9 +24,17 @@ describe(sanitizeProviderMessage.name, () => {
   it.each([
     ['an OpenAI project key', `Incorrect API key provided: ${SECRETS.openai}.`, 'Incorrect API key provided: sk-***.'],
     ['a legacy OpenAI key', `invalid key ${SECRETS.openaiLegacy}`, 'invalid key sk-***'],
-    ['an Anthropic key', `authentication_error: ${SECRETS.anthropic} is invalid`, 'authentication_error: sk-ant-*** is invalid'],
+    [
+      'an Anthropic key',
+      `authentication_error: ${SECRETS.anthropic} is invalid`,
+      'authentication_error: sk-ant-*** is invalid',
+    ],
     ['an AWS access key id', `The security token ${SECRETS.awsKeyId} is invalid`, 'The security token *** is invalid'],
-    ['an AWS temporary key id', `Credential=${SECRETS.awsTempKeyId}/20250101/us-east-1`, 'Credential=***/20250101/us-east-1'],
+    [
+      'an AWS temporary key id',
+      `Credential=${SECRETS.awsTempKeyId}/20250101/us-east-1`,
+      'Credential=***/20250101/us-east-1',
+    ],
     ['an AWS secret access key', `secret ${SECRETS.awsSecret} rejected`, 'secret *** rejected'],
     ['a Google OAuth token', `token ${SECRETS.google} expired`, 'token ya29.*** expired'],
     ['a Google API key', `API key not valid: ${SECRETS.googleApiKey}`, 'API key not valid: ***'],
@@ -68,7 +76,10 @@ describe(sanitizeProviderMessage.name, () => {
 
   it.each([
     ['a context overflow', 'prompt is too long: 210000 tokens > 200000 maximum'],
-    ['an OpenAI overflow', "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens."],
+    [
+      'an OpenAI overflow',
+      "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
+    ],
     ['a content filter', 'The response was filtered due to the prompt triggering content management policy.'],
     ['a request id', 'request_id=req_011CSHoEeqs5C35K2UUqR7Fy failed'],
     ['a max_tokens figure', 'max_tokens: 4096 > 4000'],

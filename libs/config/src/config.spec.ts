@@ -18,7 +18,9 @@ describe('loadConfig', () => {
 
   it('names every invalid variable', () => {
     expect(() => loadConfig({ GATEWAY_PORT: '70000', REDIS_URL: 'nope' })).toThrow(ConfigError);
-    expect(() => loadConfig({ GATEWAY_PORT: '70000', REDIS_URL: 'nope' })).toThrow(/GATEWAY_PORT[\s\S]*REDIS_URL|REDIS_URL[\s\S]*GATEWAY_PORT/);
+    expect(() => loadConfig({ GATEWAY_PORT: '70000', REDIS_URL: 'nope' })).toThrow(
+      /GATEWAY_PORT[\s\S]*REDIS_URL|REDIS_URL[\s\S]*GATEWAY_PORT/,
+    );
   });
 
   it('listens on loopback unless GATEWAY_HOST says otherwise', () => {
@@ -27,7 +29,9 @@ describe('loadConfig', () => {
   });
 
   it('parses the provider allow-list into origins and path prefixes', () => {
-    const config = loadConfig({ ASK_PROVIDER_URL_ALLOWLIST: 'http://127.0.0.1:11434, https://LLM.example.com:443/v1/ http://ollama:11434' });
+    const config = loadConfig({
+      ASK_PROVIDER_URL_ALLOWLIST: 'http://127.0.0.1:11434, https://LLM.example.com:443/v1/ http://ollama:11434',
+    });
     expect(config.ASK_PROVIDER_URL_ALLOWLIST).toEqual([
       { origin: 'http://127.0.0.1:11434', pathPrefix: '' },
       { origin: 'https://llm.example.com', pathPrefix: '/v1' },
@@ -47,10 +51,15 @@ describe('loadConfig', () => {
   });
 
   it('parses fixed provider host addresses and refuses a non-IP address', () => {
-    expect(loadConfig({ ASK_PROVIDER_RESOLVE: 'llm.corp.example=10.1.2.3|[2001:db8::5], Other.Example.=1.2.3.4' }).ASK_PROVIDER_RESOLVE).toEqual([
+    expect(
+      loadConfig({ ASK_PROVIDER_RESOLVE: 'llm.corp.example=10.1.2.3|[2001:db8::5], Other.Example.=1.2.3.4' })
+        .ASK_PROVIDER_RESOLVE,
+    ).toEqual([
       { host: 'llm.corp.example', addresses: ['10.1.2.3', '2001:db8::5'] },
       { host: 'other.example', addresses: ['1.2.3.4'] },
     ]);
-    expect(() => loadConfig({ ASK_PROVIDER_RESOLVE: 'llm.corp.example=not-an-ip' })).toThrow(/ASK_PROVIDER_RESOLVE[\s\S]*not an IP address/);
+    expect(() => loadConfig({ ASK_PROVIDER_RESOLVE: 'llm.corp.example=not-an-ip' })).toThrow(
+      /ASK_PROVIDER_RESOLVE[\s\S]*not an IP address/,
+    );
   });
 });

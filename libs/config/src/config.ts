@@ -27,7 +27,10 @@ const schema = z.object({
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/ask'),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379/0'),
   /** Prefix for every BullMQ key and event stream, so test runs never share keys with a running stack. */
-  ASK_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]+$/).default('ask-service'),
+  ASK_KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:_-]+$/)
+    .default('ask-service'),
   GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   /**
    * Address the gateway listens on. Loopback by default, so a bare `node …/main.ts` is not reachable
@@ -148,6 +151,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError(`invalid environment:\n  ${lines.join('\n  ')}`);
   }
   // Exact values of the process-wide secrets are redacted from every text that leaves the process.
-  registerSecrets([parsed.data.ASK_ADMIN_KEY, parsed.data.ASK_ENCRYPTION_KEY, parsed.data.ASK_EVENTS_SECRET], { pinned: true });
+  registerSecrets([parsed.data.ASK_ADMIN_KEY, parsed.data.ASK_ENCRYPTION_KEY, parsed.data.ASK_EVENTS_SECRET], {
+    pinned: true,
+  });
   return Object.freeze(parsed.data);
 }

@@ -30,9 +30,11 @@ export function parseAllowedEndpoint(entry: string): AllowedEndpoint {
   } catch {
     throw new Error(`"${entry}" is not a URL (expected http(s)://host[:port][/path])`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`"${entry}": only http and https are allowed`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error(`"${entry}": only http and https are allowed`);
   if (url.username || url.password) throw new Error(`"${entry}": user-info is not allowed`);
-  if (url.search || url.hash || entry.includes('#') || entry.includes('?')) throw new Error(`"${entry}": a query or fragment is not allowed`);
+  if (url.search || url.hash || entry.includes('#') || entry.includes('?'))
+    throw new Error(`"${entry}": a query or fragment is not allowed`);
   return { origin: url.origin, pathPrefix: url.pathname.replace(/\/+$/, '') };
 }
 
@@ -59,7 +61,8 @@ export function parseStaticHosts(value: string | undefined): StaticHost[] {
       const name = host.trim().toLowerCase().replace(/\.$/, '');
       if (!/^[a-z0-9.-]+$/.test(name) || isIP(name) !== 0) throw new Error(`"${entry}": "${host}" is not a host name`);
       const addresses = list.split('|').map((a) => a.trim().replace(/^\[|\]$/g, ''));
-      for (const address of addresses) if (isIP(address) === 0) throw new Error(`"${entry}": "${address}" is not an IP address`);
+      for (const address of addresses)
+        if (isIP(address) === 0) throw new Error(`"${entry}": "${address}" is not an IP address`);
       return { host: name, addresses };
     });
 }

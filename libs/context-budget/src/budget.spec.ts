@@ -56,12 +56,33 @@ describe(computeBudget.name, () => {
 describe(budgetShortfall.name, () => {
   it.each([
     // [case, window, maxTokens, exact, expected]
-    ['maxTokens equal to the window (local 8,192)', 8192, 8192, true, { window: 8192, maxTokens: 8192, reserve: 600, margin: 410, available: -1010 }],
-    ['maxTokens far above the window', 8192, 128000, true, { window: 8192, maxTokens: 128000, reserve: 600, margin: 410, available: -120818 }],
-    ['a cap of 1,024 under the default maxTokens', 1024, undefined, false, { window: 1024, maxTokens: 2048, reserve: 600, margin: 154, available: -1778 }],
+    [
+      'maxTokens equal to the window (local 8,192)',
+      8192,
+      8192,
+      true,
+      { window: 8192, maxTokens: 8192, reserve: 600, margin: 410, available: -1010 },
+    ],
+    [
+      'maxTokens far above the window',
+      8192,
+      128000,
+      true,
+      { window: 8192, maxTokens: 128000, reserve: 600, margin: 410, available: -120818 },
+    ],
+    [
+      'a cap of 1,024 under the default maxTokens',
+      1024,
+      undefined,
+      false,
+      { window: 1024, maxTokens: 2048, reserve: 600, margin: 154, available: -1778 },
+    ],
     ['exactly one token left', 8192, 7181, true, undefined],
     ['the demo (local, 8,192, default maxTokens)', 8192, undefined, true, undefined],
-  ] as Array<[string, number, number | undefined, boolean, object | undefined]>)('%s', (_label, window, maxTokens, exact, expected) => {
-    expect(budgetShortfall({ window, maxTokens, exact })).toEqual(expected);
-  });
+  ] as Array<[string, number, number | undefined, boolean, object | undefined]>)(
+    '%s',
+    (_label, window, maxTokens, exact, expected) => {
+      expect(budgetShortfall({ window, maxTokens, exact })).toEqual(expected);
+    },
+  );
 });

@@ -12,18 +12,28 @@ describe(splitSentences.name, () => {
 
 describe(sentenceScore.name, () => {
   it('ranks a sentence with a name and a number above small talk', () => {
-    expect(sentenceScore('My manager Ingrid Halvorsen approved 12 replicas in Frankfurt.')).toBeGreaterThan(sentenceScore('That sounds good to me, thanks a lot.'));
+    expect(sentenceScore('My manager Ingrid Halvorsen approved 12 replicas in Frankfurt.')).toBeGreaterThan(
+      sentenceScore('That sounds good to me, thanks a lot.'),
+    );
   });
 });
 
 describe(extractiveSummary.name, () => {
-  const question = 'Hello there. For the record, our deployment codename is Nightjar-417 and the budget is 83,000 euros. What region should we pick?';
+  const question =
+    'Hello there. For the record, our deployment codename is Nightjar-417 and the budget is 83,000 euros. What region should we pick?';
   const answer =
     'Thanks for the details. It depends on many things. I would pick Frankfurt because most of your users are in Germany. ' +
     'You should also enable two replicas. Let me know if you need anything else.';
 
   it('keeps names, numbers and the open question within the budget, in their original order', () => {
-    const summary = extractiveSummary([{ label: 'Q', text: question }, { label: 'A', text: answer }], 60, count);
+    const summary = extractiveSummary(
+      [
+        { label: 'Q', text: question },
+        { label: 'A', text: answer },
+      ],
+      60,
+      count,
+    );
     expect(summary).toBe(
       'Q: For the record, our deployment codename is Nightjar-417 and the budget is 83,000 euros. What region should we pick? ' +
         'A: I would pick Frankfurt because most of your users are in Germany. You should also enable two replicas.',
@@ -33,8 +43,24 @@ describe(extractiveSummary.name, () => {
 
   it('is deterministic and never exceeds the budget', () => {
     for (const budget of [8, 20, 33, 47]) {
-      const a = extractiveSummary([{ label: 'Q', text: question }, { label: 'A', text: answer }], budget, count);
-      expect(extractiveSummary([{ label: 'Q', text: question }, { label: 'A', text: answer }], budget, count)).toBe(a);
+      const a = extractiveSummary(
+        [
+          { label: 'Q', text: question },
+          { label: 'A', text: answer },
+        ],
+        budget,
+        count,
+      );
+      expect(
+        extractiveSummary(
+          [
+            { label: 'Q', text: question },
+            { label: 'A', text: answer },
+          ],
+          budget,
+          count,
+        ),
+      ).toBe(a);
       expect(count(a)).toBeLessThanOrEqual(budget);
       expect(a.length).toBeGreaterThan(0);
     }

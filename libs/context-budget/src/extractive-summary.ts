@@ -7,10 +7,12 @@ export interface ExtractiveSource {
 }
 
 const STOPWORDS = new Set(
-  ('a an and are as at be by can could do does did for from had has have how i if in into is it its of on or our so ' +
+  (
+    'a an and are as at be by can could do does did for from had has have how i if in into is it its of on or our so ' +
     'that the their then there these they this those to was we were what when where which who why will with would you your ' +
-    'me my not no yes also just about than more most some any all one can\'t don\'t it\'s i\'m let\'s please thanks thank ' +
-    'here sure okay ok well very much many such like been being').split(' '),
+    "me my not no yes also just about than more most some any all one can't don't it's i'm let's please thanks thank " +
+    'here sure okay ok well very much many such like been being'
+  ).split(' '),
 );
 
 /** Hard cap on sentences considered per source, so the work is bounded by the input's size. */
@@ -48,7 +50,12 @@ export function sentenceScore(sentence: string): number {
       seen.add(lower);
       score += 1;
     }
-    if (/^(decided|decide|chose|chosen|choose|agreed|agree|will|must|should|selected|picked|prefer|named|called)$/.test(lower)) score += 2;
+    if (
+      /^(decided|decide|chose|chosen|choose|agreed|agree|will|must|should|selected|picked|prefer|named|called)$/.test(
+        lower,
+      )
+    )
+      score += 2;
   });
   if (sentence.includes('?')) score += 2;
   return score / Math.sqrt(words.length);
@@ -65,7 +72,11 @@ export function sentenceScore(sentence: string): number {
  * @param maxTokens length budget in tokens (≥ 1).
  * @returns the summary, or '' when the sources hold no text.
  */
-export function extractiveSummary(sources: readonly ExtractiveSource[], maxTokens: number, countText: (text: string) => number): string {
+export function extractiveSummary(
+  sources: readonly ExtractiveSource[],
+  maxTokens: number,
+  countText: (text: string) => number,
+): string {
   // A sentence said twice is kept once (its first occurrence).
   const seen = new Set<string>();
   const sentences = sources.flatMap((source, s) =>
@@ -91,7 +102,8 @@ export function extractiveSummary(sources: readonly ExtractiveSource[], maxToken
   const chosen: Array<(typeof sentences)[number]> = [];
   for (const sentence of ranked) {
     const label = sources[sentence.source].label;
-    const cost = countText(sentence.text) + 1 + (labels.has(sentence.source) || !label ? 0 : countText(`${label}:`) + 1);
+    const cost =
+      countText(sentence.text) + 1 + (labels.has(sentence.source) || !label ? 0 : countText(`${label}:`) + 1);
     if (used + cost > maxTokens) continue;
     used += cost;
     labels.add(sentence.source);

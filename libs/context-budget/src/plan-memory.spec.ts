@@ -10,65 +10,161 @@ const pairs = (...costs: Array<[number, number, number?]>): MemoryTurn[] =>
   }));
 
 /** n pairs of 50 + 50 tokens, each with a 20-token summary. */
-const uniform = (n: number): MemoryTurn[] => pairs(...Array.from({ length: n }, () => [50, 50, 20] as [number, number, number]));
+const uniform = (n: number): MemoryTurn[] =>
+  pairs(...Array.from({ length: n }, () => [50, 50, 20] as [number, number, number]));
 
 /** n pairs of 50 + 50 tokens, each with a 40-token summary. */
-const long = (n: number): MemoryTurn[] => pairs(...Array.from({ length: n }, () => [50, 50, 40] as [number, number, number]));
+const long = (n: number): MemoryTurn[] =>
+  pairs(...Array.from({ length: n }, () => [50, 50, 40] as [number, number, number]));
 
 /** n pairs of 50 + 50 tokens, each with a 5-token summary. */
-const short = (n: number): MemoryTurn[] => pairs(...Array.from({ length: n }, () => [50, 50, 5] as [number, number, number]));
+const short = (n: number): MemoryTurn[] =>
+  pairs(...Array.from({ length: n }, () => [50, 50, 5] as [number, number, number]));
 
-const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => `t${from + i}`);
+const range = (from: number, to: number) =>
+  Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => `t${from + i}`);
 
 describe(planMemory.name, () => {
   describe('per-turn', () => {
     it.each([
       // [case, history, budget, verbatim, summarised, dropped, tokens]
       ['sends everything verbatim when it fits', uniform(3), 300, range(1, 3), [], [], 300],
-      ['turns 1–12 summarised, 13–18 verbatim (18 pairs of 100, summaries of 5, budget 699)', short(18), 699, range(13, 18), range(1, 12), [], 600 + 5 + 12 * 5],
-      ['holds room for every older summary (18 pairs of 100, summaries of 20, budget 760)', uniform(18), 760, range(15, 18), range(1, 14), [], 400 + 5 + 14 * 20],
-      ['trims as seed 000 when the summaries cannot all fit (18 pairs, summaries of 20, budget 300)', uniform(18), 300, range(16, 18), [], range(1, 15), 300],
-      ['stops summarising at the first pair without a summary', pairs([50, 50, 20], [50, 50], [50, 50, 20], [50, 50, 20]), 250, ['t3', 't4'], [], ['t1', 't2'], 200],
-      ['summarises an oversize pair, then goes on summarising', pairs([50, 50, 20], [900, 900, 30], [50, 50, 20]), 200, ['t3'], ['t1', 't2'], [], 100 + 5 + 30 + 20],
+      [
+        'turns 1–12 summarised, 13–18 verbatim (18 pairs of 100, summaries of 5, budget 699)',
+        short(18),
+        699,
+        range(13, 18),
+        range(1, 12),
+        [],
+        600 + 5 + 12 * 5,
+      ],
+      [
+        'holds room for every older summary (18 pairs of 100, summaries of 20, budget 760)',
+        uniform(18),
+        760,
+        range(15, 18),
+        range(1, 14),
+        [],
+        400 + 5 + 14 * 20,
+      ],
+      [
+        'trims as seed 000 when the summaries cannot all fit (18 pairs, summaries of 20, budget 300)',
+        uniform(18),
+        300,
+        range(16, 18),
+        [],
+        range(1, 15),
+        300,
+      ],
+      [
+        'stops summarising at the first pair without a summary',
+        pairs([50, 50, 20], [50, 50], [50, 50, 20], [50, 50, 20]),
+        250,
+        ['t3', 't4'],
+        [],
+        ['t1', 't2'],
+        200,
+      ],
+      [
+        'summarises an oversize pair, then goes on summarising',
+        pairs([50, 50, 20], [900, 900, 30], [50, 50, 20]),
+        200,
+        ['t3'],
+        ['t1', 't2'],
+        [],
+        100 + 5 + 30 + 20,
+      ],
       ['keeps nothing with a negative budget', uniform(2), -1, [], [], ['t1', 't2'], 0],
-    ] as Array<[string, MemoryTurn[], number, string[], string[], string[], number]>)('%s', (_label, history, budget, verbatim, summarised, dropped, tokens) => {
-      const plan = planMemory({ history, budget, mode: 'per-turn', headerTokens: 5 });
-      expect(plan.verbatimTurnIds).toEqual(verbatim);
-      expect(plan.summarisedTurnIds).toEqual(summarised);
-      expect(plan.droppedTurnIds).toEqual(dropped);
-      expect(plan.compactedTurnIds).toEqual([]);
-      expect(plan.tokens).toBe(tokens);
-      expect(plan.tokens).toBeLessThanOrEqual(Math.max(0, budget));
-    });
+    ] as Array<[string, MemoryTurn[], number, string[], string[], string[], number]>)(
+      '%s',
+      (_label, history, budget, verbatim, summarised, dropped, tokens) => {
+        const plan = planMemory({ history, budget, mode: 'per-turn', headerTokens: 5 });
+        expect(plan.verbatimTurnIds).toEqual(verbatim);
+        expect(plan.summarisedTurnIds).toEqual(summarised);
+        expect(plan.droppedTurnIds).toEqual(dropped);
+        expect(plan.compactedTurnIds).toEqual([]);
+        expect(plan.tokens).toBe(tokens);
+        expect(plan.tokens).toBeLessThanOrEqual(Math.max(0, budget));
+      },
+    );
 
     it('charges the memory message framing once and each verbatim pair two framings', () => {
       // 4 pairs, perMessage 3: verbatim pair 106, memory opening 3 + 5, summary 20: t3 verbatim would
       // leave no room for t1's and t2's summaries (212 + 8 + 40 = 260 > 250).
-      const plan = planMemory({ history: uniform(4), budget: 250, mode: 'per-turn', headerTokens: 5, perMessageTokens: 3 });
-      expect(plan).toMatchObject({ verbatimTurnIds: ['t4'], summarisedTurnIds: ['t1', 't2', 't3'], droppedTurnIds: [], memoryTokens: 68, tokens: 174 });
+      const plan = planMemory({
+        history: uniform(4),
+        budget: 250,
+        mode: 'per-turn',
+        headerTokens: 5,
+        perMessageTokens: 3,
+      });
+      expect(plan).toMatchObject({
+        verbatimTurnIds: ['t4'],
+        summarisedTurnIds: ['t1', 't2', 't3'],
+        droppedTurnIds: [],
+        memoryTokens: 68,
+        tokens: 174,
+      });
     });
 
     it('caps verbatim pairs with maxPairs and summarises the rest', () => {
       const plan = planMemory({ history: uniform(5), budget: 10_000, mode: 'per-turn', headerTokens: 5, maxPairs: 2 });
-      expect(plan).toMatchObject({ verbatimTurnIds: ['t4', 't5'], summarisedTurnIds: ['t1', 't2', 't3'], droppedTurnIds: [], tokens: 200 + 5 + 60 });
+      expect(plan).toMatchObject({
+        verbatimTurnIds: ['t4', 't5'],
+        summarisedTurnIds: ['t1', 't2', 't3'],
+        droppedTurnIds: [],
+        tokens: 200 + 5 + 60,
+      });
     });
   });
 
   describe('off', () => {
     it('is seed 000 trimming: summaries are never used', () => {
-      const plan = planMemory({ history: uniform(18), budget: 1000, mode: 'off', headerTokens: 5, sessionSummary: { tokens: 50, coversUpTo: 't6' } });
-      expect(plan).toMatchObject({ verbatimTurnIds: range(9, 18), summarisedTurnIds: [], compactedTurnIds: [], droppedTurnIds: range(1, 8), memoryTokens: 0, tokens: 1000 });
+      const plan = planMemory({
+        history: uniform(18),
+        budget: 1000,
+        mode: 'off',
+        headerTokens: 5,
+        sessionSummary: { tokens: 50, coversUpTo: 't6' },
+      });
+      expect(plan).toMatchObject({
+        verbatimTurnIds: range(9, 18),
+        summarisedTurnIds: [],
+        compactedTurnIds: [],
+        droppedTurnIds: range(1, 8),
+        memoryTokens: 0,
+        tokens: 1000,
+      });
     });
   });
 
   describe('compaction', () => {
     it('plans as per-turn while nothing would be dropped (the session summary stays home)', () => {
-      const plan = planMemory({ history: short(18), budget: 699, mode: 'compaction', headerTokens: 5, sessionSummary: { tokens: 60, coversUpTo: 't6' } });
-      expect(plan).toMatchObject({ verbatimTurnIds: range(13, 18), summarisedTurnIds: range(1, 12), compactedTurnIds: [], droppedTurnIds: [], sessionSummaryTokens: 0, tokens: 665 });
+      const plan = planMemory({
+        history: short(18),
+        budget: 699,
+        mode: 'compaction',
+        headerTokens: 5,
+        sessionSummary: { tokens: 60, coversUpTo: 't6' },
+      });
+      expect(plan).toMatchObject({
+        verbatimTurnIds: range(13, 18),
+        summarisedTurnIds: range(1, 12),
+        compactedTurnIds: [],
+        droppedTurnIds: [],
+        sessionSummaryTokens: 0,
+        tokens: 665,
+      });
     });
 
     it('sends the session summary for t1…t20 when pairs would be dropped (30 pairs, summaries of 40, budget 1,000)', () => {
-      const plan = planMemory({ history: long(30), budget: 1000, mode: 'compaction', headerTokens: 5, sessionSummary: { tokens: 150, coversUpTo: 't20' } });
+      const plan = planMemory({
+        history: long(30),
+        budget: 1000,
+        mode: 'compaction',
+        headerTokens: 5,
+        sessionSummary: { tokens: 150, coversUpTo: 't20' },
+      });
       // 5 + 150 = 155; t24…t30 verbatim (700) with room for t21…t23's summaries (120): 975.
       expect(plan).toMatchObject({
         verbatimTurnIds: range(24, 30),
@@ -83,8 +179,20 @@ describe(planMemory.name, () => {
 
     it('drops the pairs between the summary and the tail that fit in neither form', () => {
       // Holding room for t11…t29's summaries would leave no pair verbatim: greedy walk, 155 + 800 + 40.
-      const plan = planMemory({ history: long(30), budget: 1000, mode: 'compaction', headerTokens: 5, sessionSummary: { tokens: 150, coversUpTo: 't10' } });
-      expect(plan).toMatchObject({ verbatimTurnIds: range(23, 30), summarisedTurnIds: ['t22'], compactedTurnIds: range(1, 10), droppedTurnIds: range(11, 21), tokens: 995 });
+      const plan = planMemory({
+        history: long(30),
+        budget: 1000,
+        mode: 'compaction',
+        headerTokens: 5,
+        sessionSummary: { tokens: 150, coversUpTo: 't10' },
+      });
+      expect(plan).toMatchObject({
+        verbatimTurnIds: range(23, 30),
+        summarisedTurnIds: ['t22'],
+        compactedTurnIds: range(1, 10),
+        droppedTurnIds: range(11, 21),
+        tokens: 995,
+      });
     });
 
     it.each([
@@ -93,13 +201,32 @@ describe(planMemory.name, () => {
       ['it would leave no pair verbatim (5 + 900 + 100 > 1,000)', { tokens: 900, coversUpTo: 't20' }],
     ])('falls back to the per-turn plan when %s', (_label, sessionSummary) => {
       const plan = planMemory({ history: long(30), budget: 1000, mode: 'compaction', headerTokens: 5, sessionSummary });
-      expect(plan).toMatchObject({ verbatimTurnIds: range(21, 30), summarisedTurnIds: [], compactedTurnIds: [], droppedTurnIds: range(1, 20), sessionSummaryTokens: 0, tokens: 1000 });
+      expect(plan).toMatchObject({
+        verbatimTurnIds: range(21, 30),
+        summarisedTurnIds: [],
+        compactedTurnIds: [],
+        droppedTurnIds: range(1, 20),
+        sessionSummaryTokens: 0,
+        tokens: 1000,
+      });
     });
 
     it.each(['off', 'per-turn', 'compaction'] as MemoryMode[])('partitions the history (%s)', (mode) => {
       const history = uniform(40);
-      const plan = planMemory({ history, budget: 1234, mode, headerTokens: 7, perMessageTokens: 4, sessionSummary: { tokens: 99, coversUpTo: 't15' } });
-      const all = [...plan.compactedTurnIds, ...plan.droppedTurnIds, ...plan.summarisedTurnIds, ...plan.verbatimTurnIds].sort();
+      const plan = planMemory({
+        history,
+        budget: 1234,
+        mode,
+        headerTokens: 7,
+        perMessageTokens: 4,
+        sessionSummary: { tokens: 99, coversUpTo: 't15' },
+      });
+      const all = [
+        ...plan.compactedTurnIds,
+        ...plan.droppedTurnIds,
+        ...plan.summarisedTurnIds,
+        ...plan.verbatimTurnIds,
+      ].sort();
       expect(all).toEqual(history.map((t) => t.id).sort());
       expect(plan.tokens).toBeLessThanOrEqual(1234);
     });

@@ -112,7 +112,15 @@ function walk(
  * when it represents every pair and still sends one pair verbatim (or the greedy walk sends none).
  * Otherwise the greedy walk (verbatim while it fits, then summaries).
  */
-function planTail(turns: readonly MemoryTurn[], budget: number, perMessage: number, maxPairs: number, summaries: boolean, opening: number, fixed: number): Walk {
+function planTail(
+  turns: readonly MemoryTurn[],
+  budget: number,
+  perMessage: number,
+  maxPairs: number,
+  summaries: boolean,
+  opening: number,
+  fixed: number,
+): Walk {
   const greedy = walk(turns, budget, perMessage, maxPairs, summaries, opening, fixed, false);
   if (!summaries || greedy.verbatim + greedy.summarised === turns.length) return greedy;
   const held = walk(turns, budget, perMessage, maxPairs, summaries, opening, fixed, true);
@@ -192,7 +200,8 @@ function fromWalk(mode: MemoryMode, ids: readonly string[], plain: Walk): Memory
 }
 
 /** The first line of the memory message (its tokens are the planner's `headerTokens`). */
-export const MEMORY_HEADER = 'Memory of this conversation: short summaries of earlier turns that are no longer sent in full.\n\n';
+export const MEMORY_HEADER =
+  'Memory of this conversation: short summaries of earlier turns that are no longer sent in full.\n\n';
 
 /** The session summary's section of the memory message. `turns` is how many pairs it covers (1-based count). */
 export function renderSessionSummary(turns: number, text: string): { head: string; text: string; tail: string } {

@@ -80,7 +80,15 @@ describe(planPrompt.name, () => {
     ['an unknown Ollama model', 128000, false, 106152],
     ['mistral:7b', 32768, false, 25204],
   ])('budgets %s (window %i, exact %p) at %i available tokens', (model, window, exact, available) => {
-    const plan = planPrompt({ model, window, exact, systemPromptTokens: 300, questionTokens: 10, history: [], items: [] });
+    const plan = planPrompt({
+      model,
+      window,
+      exact,
+      systemPromptTokens: 300,
+      questionTokens: 10,
+      history: [],
+      items: [],
+    });
     expect(plan.available).toBe(available);
     expect(plan.historyBudget).toBe(available - 10);
   });
@@ -104,7 +112,13 @@ describe(planPrompt.name, () => {
       history: [{ id: 'A', questionTokens: 3000, answerTokens: 200 }],
       items: [],
     });
-    expect(plan).toMatchObject({ available: 1100, historyBudget: 1000, keptTurnIds: [], turnsKept: 0, turnsDropped: 1 });
+    expect(plan).toMatchObject({
+      available: 1100,
+      historyBudget: 1000,
+      keptTurnIds: [],
+      turnsKept: 0,
+      turnsDropped: 1,
+    });
     const messages = assembleMessages({ systemPrompt: 'sys', contextItems: [], history: [], question: 'B?' });
     expect(messages.map((m) => m.role)).toEqual(['system', 'user']);
   });
@@ -125,7 +139,12 @@ describe(planPrompt.name, () => {
 
   it('drops 8 items scored 0.9 … 0.2 lowest first until they fit, then packs history into what is left', () => {
     const scores = [0.4, 0.9, 0.2, 0.7, 0.5, 0.8, 0.3, 0.6];
-    const items: ContextItemCost[] = scores.map((score) => ({ id: `s${score * 10}`, kind: 'insight', score, tokens: 1000 }));
+    const items: ContextItemCost[] = scores.map((score) => ({
+      id: `s${score * 10}`,
+      kind: 'insight',
+      score,
+      tokens: 1000,
+    }));
     // 5339 − 400 = 4939 for items: 4 of 1000 fit, leaving 939 for history: one pair of 800.
     const plan = planPrompt(small({ items, history: session(5, 300, 500) }));
     expect(plan).toMatchObject({

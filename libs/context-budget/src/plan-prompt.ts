@@ -91,8 +91,14 @@ function checkInput(input: PlanInput): void {
     if (!Number.isFinite(item.score)) throw new RangeError(`items[${item.id}].score must be finite`);
   }
   // The plan names what it keeps by id, so an id seen twice would make the plan ambiguous.
-  checkUnique('history', input.history.map((turn) => turn.id));
-  checkUnique('items', input.items.map((item) => item.id));
+  checkUnique(
+    'history',
+    input.history.map((turn) => turn.id),
+  );
+  checkUnique(
+    'items',
+    input.items.map((item) => item.id),
+  );
 }
 
 function checkUnique(name: string, ids: readonly string[]): void {

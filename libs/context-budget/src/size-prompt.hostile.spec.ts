@@ -14,7 +14,9 @@ import { sizePrompt } from './size-prompt';
 describe(`${sizePrompt.name} on hostile texts`, () => {
   const o200k = tiktokenCounter('o200k_base');
   const model = resolveModel({ provider: 'local', model: 'local' });
-  const items: RetrievedItem[] = [{ id: 'k1', kind: 'knowledge', title: 'Doc', text: 'Vectors are indexed with HNSW.', score: 0.9 }];
+  const items: RetrievedItem[] = [
+    { id: 'k1', kind: 'knowledge', title: 'Doc', text: 'Vectors are indexed with HNSW.', score: 0.9 },
+  ];
   const base = { model, exact: true, maxTokens: 2048, history: [], items };
 
   const sizeTwice = (systemPrompt: string, question: string) => {
@@ -41,10 +43,30 @@ describe(`${sizePrompt.name} on hostile texts`, () => {
   };
 
   it.each([
-    { name: 'system prompt 8,000 × 规 (8,000 tokens in an 8,192 window): 413', systemPrompt: '规'.repeat(8_000), question: 'What is HNSW?', expected: { code: 'context_overflow', status: 413 } },
-    { name: 'system prompt 4,000 × 🧪 (8,000 UTF-16 units, 12,000 tokens): 413', systemPrompt: '🧪'.repeat(4_000), question: 'What is HNSW?', expected: { code: 'context_overflow', status: 413 } },
-    { name: 'system prompt "a" × 8,000 (1,000 tokens): a plan of 1,038 tokens', systemPrompt: 'a'.repeat(8_000), question: 'What is HNSW?', expected: { used: 1_038 } },
-    { name: 'question "a" × 8,000: a plan of 1,036 tokens', systemPrompt: 'Answer from context.', question: 'a'.repeat(8_000), expected: { used: 1_036 } },
+    {
+      name: 'system prompt 8,000 × 规 (8,000 tokens in an 8,192 window): 413',
+      systemPrompt: '规'.repeat(8_000),
+      question: 'What is HNSW?',
+      expected: { code: 'context_overflow', status: 413 },
+    },
+    {
+      name: 'system prompt 4,000 × 🧪 (8,000 UTF-16 units, 12,000 tokens): 413',
+      systemPrompt: '🧪'.repeat(4_000),
+      question: 'What is HNSW?',
+      expected: { code: 'context_overflow', status: 413 },
+    },
+    {
+      name: 'system prompt "a" × 8,000 (1,000 tokens): a plan of 1,038 tokens',
+      systemPrompt: 'a'.repeat(8_000),
+      question: 'What is HNSW?',
+      expected: { used: 1_038 },
+    },
+    {
+      name: 'question "a" × 8,000: a plan of 1,036 tokens',
+      systemPrompt: 'Answer from context.',
+      question: 'a'.repeat(8_000),
+      expected: { used: 1_036 },
+    },
   ])('$name; each text counted once, work bounded by its bytes', ({ systemPrompt, question, expected }) => {
     const done = sizeTwice(systemPrompt, question);
     expect(done.outcome).toEqual(expected);

@@ -15,7 +15,11 @@ function turn(i: number, answerWords: number): { message: SizableTurn; questionT
 }
 
 const item = (id: string, score: number, words: number): RetrievedItem => ({
-  id, kind: 'knowledge', title: `Doc ${id}`, text: 'text '.repeat(words).trim(), score,
+  id,
+  kind: 'knowledge',
+  title: `Doc ${id}`,
+  text: 'text '.repeat(words).trim(),
+  score,
 });
 
 describe(renderedItemTokens.name, () => {
@@ -26,7 +30,11 @@ describe(renderedItemTokens.name, () => {
       '向量索引如何工作？ PostgreSQL 提供多种索引类型。',
     ];
     for (const [i, text] of texts.entries()) {
-      const cachedItem: RetrievedItem = { ...item(`c${i}`, 0.5, 1), text, tokenCounts: { [counter.id]: counter.countText(text) } };
+      const cachedItem: RetrievedItem = {
+        ...item(`c${i}`, 0.5, 1),
+        text,
+        tokenCounts: { [counter.id]: counter.countText(text) },
+      };
       const rendered = renderContextItem({ ...cachedItem }, i);
       const whole = counter.countText(rendered);
       expect(renderedItemTokens(counter, cachedItem, rendered) - whole).toBeGreaterThanOrEqual(0);
@@ -42,7 +50,14 @@ describe(renderedItemTokens.name, () => {
 });
 
 describe(sizePrompt.name, () => {
-  const base = { model, counter, exact: true, maxTokens: 2048, systemPrompt: 'Answer from context.', question: 'What now?' };
+  const base = {
+    model,
+    counter,
+    exact: true,
+    maxTokens: 2048,
+    systemPrompt: 'Answer from context.',
+    question: 'What now?',
+  };
 
   it('keeps the newest whole turns that fit the 5,134-token budget of the local window', () => {
     const history = Array.from({ length: 10 }, (_, i) => turn(i, 999));
@@ -77,7 +92,14 @@ describe(sizePrompt.name, () => {
 });
 
 describe(`${sizePrompt.name} with conversation memory`, () => {
-  const base = { model, counter, exact: true, maxTokens: 2048, systemPrompt: 'Answer from context.', question: 'What now?' };
+  const base = {
+    model,
+    counter,
+    exact: true,
+    maxTokens: 2048,
+    systemPrompt: 'Answer from context.',
+    question: 'What now?',
+  };
   const summaryOf = (i: number) => `Turn ${i} decided on plan ${i} for Ingrid.`;
   const withSummary = (i: number, words: number) => {
     const t = turn(i, words);
@@ -107,7 +129,10 @@ describe(`${sizePrompt.name} with conversation memory`, () => {
       ...base,
       history,
       items: [item('a', 0.9, 300)],
-      memory: { mode: 'compaction', sessionSummary: { text: sessionText, tokens: counter.countText(sessionText), coversUpTo: 'm2' } },
+      memory: {
+        mode: 'compaction',
+        sessionSummary: { text: sessionText, tokens: counter.countText(sessionText), coversUpTo: 'm2' },
+      },
     });
     expect(sized.plan.memory).toMatchObject({
       compactedTurnIds: ['m0', 'm1', 'm2'],
@@ -115,7 +140,9 @@ describe(`${sizePrompt.name} with conversation memory`, () => {
       summarisedTurnIds: ['m4', 'm5', 'm6', 'm7'],
       verbatimTurnIds: ['m8', 'm9', 'm10', 'm11'],
     });
-    expect(sized.plan.memory.sessionSummaryTokens).toBe(counter.countText('Summary of turns 1–3:\n') + counter.countText(sessionText) + counter.countText('\n\n'));
+    expect(sized.plan.memory.sessionSummaryTokens).toBe(
+      counter.countText('Summary of turns 1–3:\n') + counter.countText(sessionText) + counter.countText('\n\n'),
+    );
     expect(sized.memoryText).toContain(`Summary of turns 1–3:\n${sessionText}\n\nTurn 5 (summary):`);
     expect(counter.countMessages(sized.messages)).toBeLessThanOrEqual(sized.plan.used);
   });

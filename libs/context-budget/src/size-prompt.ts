@@ -40,7 +40,12 @@ export interface SizingInput<T extends SizableTurn = SizableTurn> {
    * Earlier turns, oldest first, each with its planning counts under `counter` (from the cached
    * counts) and, when one is stored, its summary with the summary text's tokens under `counter`.
    */
-  history: Array<{ message: T; questionTokens: number; answerTokens: number; summary?: { text: string; tokens: number } }>;
+  history: Array<{
+    message: T;
+    questionTokens: number;
+    answerTokens: number;
+    summary?: { text: string; tokens: number };
+  }>;
   /**
    * Conversation memory (issue 16): the mode and, for `compaction`, the stored session summary with
    * its text's tokens under `counter` and the id of the newest pair it covers. Absent: mode `off`.
@@ -97,7 +102,11 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
       id: h.message.id,
       questionTokens: scale(h.questionTokens),
       answerTokens: scale(h.answerTokens),
-      ...(h.summary && memoryOn ? { summaryTokens: scale(partTokens(input.counter, renderSummaryLine(i + 1, h.summary.text), h.summary.tokens)) } : {}),
+      ...(h.summary && memoryOn
+        ? {
+            summaryTokens: scale(partTokens(input.counter, renderSummaryLine(i + 1, h.summary.text), h.summary.tokens)),
+          }
+        : {}),
     })),
     items: input.items.map((item, i) => ({
       id: item.id,
@@ -113,7 +122,14 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
           memory: {
             mode: input.memory.mode,
             headerTokens: scale(input.counter.countText(MEMORY_HEADER)),
-            ...(session && sessionPart ? { sessionSummary: { tokens: scale(partTokens(input.counter, sessionPart, session.tokens)), coversUpTo: session.coversUpTo } } : {}),
+            ...(session && sessionPart
+              ? {
+                  sessionSummary: {
+                    tokens: scale(partTokens(input.counter, sessionPart, session.tokens)),
+                    coversUpTo: session.coversUpTo,
+                  },
+                }
+              : {}),
           },
         }
       : {}),
@@ -121,7 +137,9 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
   const summarised = new Set(plan.memory.summarisedTurnIds);
   const memoryParts = [
     ...(plan.memory.sessionSummaryTokens > 0 && sessionPart ? [sessionPart] : []),
-    ...input.history.flatMap((h, i) => (h.summary && summarised.has(h.message.id) ? [renderSummaryLine(i + 1, h.summary.text)] : [])),
+    ...input.history.flatMap((h, i) =>
+      h.summary && summarised.has(h.message.id) ? [renderSummaryLine(i + 1, h.summary.text)] : [],
+    ),
   ];
   const memoryText = memoryParts.length > 0 ? joinMemory(memoryParts) : undefined;
   const keptItemIds = new Set(plan.keptItemIds);
@@ -130,16 +148,33 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
   const keptTurns = input.history.map((h) => h.message).filter((m) => keptTurnIds.has(m.id));
   const messages = assembleMessages({
     systemPrompt: input.systemPrompt,
-    contextItems: input.items.map((item, i) => ({ item, text: rendered[i] })).filter(({ item }) => keptItemIds.has(item.id)).map(({ text }) => text),
+    contextItems: input.items
+      .map((item, i) => ({ item, text: rendered[i] }))
+      .filter(({ item }) => keptItemIds.has(item.id))
+      .map(({ text }) => text),
     history: keptTurns.map((m) => ({ question: m.question, answer: m.answer })),
     question: input.question,
     memory: memoryText,
   });
   const keptTokens = (knowledge: boolean) =>
-    input.items.reduce((sum, item, i) => (keptItemIds.has(item.id) && (item.kind === 'knowledge') === knowledge ? sum + itemTokens[i] : sum), 0);
+    input.items.reduce(
+      (sum, item, i) =>
+        keptItemIds.has(item.id) && (item.kind === 'knowledge') === knowledge ? sum + itemTokens[i] : sum,
+      0,
+    );
   const figures = { question: questionTokens, rag: keptTokens(false), knowledge: keptTokens(true) };
   const keptItemTexts = rendered.filter((_, i) => keptItemIds.has(input.items[i].id));
-  return { plan, messages, keptItems, keptTurns, window, figures, keptItemTexts, scale: factor, ...(memoryText !== undefined ? { memoryText } : {}) };
+  return {
+    plan,
+    messages,
+    keptItems,
+    keptTurns,
+    window,
+    figures,
+    keptItemTexts,
+    scale: factor,
+    ...(memoryText !== undefined ? { memoryText } : {}),
+  };
 }
 
 /**

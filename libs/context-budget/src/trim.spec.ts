@@ -33,7 +33,12 @@ describe(trimHistory.name, () => {
   );
 });
 
-const item = (id: string, score: number, tokens: number, kind: ContextItemCost['kind'] = 'insight'): ContextItemCost => ({
+const item = (
+  id: string,
+  score: number,
+  tokens: number,
+  kind: ContextItemCost['kind'] = 'insight',
+): ContextItemCost => ({
   id,
   kind,
   score,

@@ -28,10 +28,18 @@ describe(AskEventRelay.name, () => {
   const collect = async (askId: string, lastEventId?: string, deadlineAt?: number) => {
     const seen: AskEvent[] = [];
     const start = await relay.resumePoint(askId, lastEventId);
-    const end = await relay.relay(askId, start, { signal: new AbortController().signal, deadlineAt, write: (batch) => void seen.push(...batch) });
+    const end = await relay.relay(askId, start, {
+      signal: new AbortController().signal,
+      deadlineAt,
+      write: (batch) => void seen.push(...batch),
+    });
     return { seen, end };
   };
-  const rejection = (promise: Promise<unknown>) => promise.then(() => undefined, (err: AskError) => `${err.status} ${err.code} ${err.details}`);
+  const rejection = (promise: Promise<unknown>) =>
+    promise.then(
+      () => undefined,
+      (err: AskError) => `${err.status} ${err.code} ${err.details}`,
+    );
 
   describe('resumePoint', () => {
     it('rejects ids Redis would refuse, ids past the last event and ids of no event, with a typed 400', async () => {
@@ -41,12 +49,22 @@ describe(AskEventRelay.name, () => {
       expect(await rejection(relay.resumePoint(askId, '99999999999999999999-0'))).toBe(
         '400 invalid_request Last-Event-ID: must be an event id of this stream (like 1718000000000-0) or absent',
       );
-      expect(await rejection(relay.resumePoint(askId, `${BigInt(ms) + 1n}-0`))).toBe('400 invalid_request Last-Event-ID: later than the last event of this stream');
-      expect(await rejection(relay.resumePoint(askId, `${ms}-${Number(seq) + 1}`))).toBe('400 invalid_request Last-Event-ID: later than the last event of this stream');
-      expect(await rejection(relay.resumePoint(askId, '5-0'))).toBe('400 invalid_request Last-Event-ID: not the id of an event of this stream');
+      expect(await rejection(relay.resumePoint(askId, `${BigInt(ms) + 1n}-0`))).toBe(
+        '400 invalid_request Last-Event-ID: later than the last event of this stream',
+      );
+      expect(await rejection(relay.resumePoint(askId, `${ms}-${Number(seq) + 1}`))).toBe(
+        '400 invalid_request Last-Event-ID: later than the last event of this stream',
+      );
+      expect(await rejection(relay.resumePoint(askId, '5-0'))).toBe(
+        '400 invalid_request Last-Event-ID: not the id of an event of this stream',
+      );
       expect(await relay.resumePoint(askId, accepted)).toEqual({ after: accepted, ended: false, backlog: [] });
       const delta = await events.publish(askId, 'delta', { text: 'x' });
-      expect(await relay.resumePoint(askId, accepted)).toEqual({ after: accepted, ended: false, backlog: [[delta, ['type', 'delta', 'data', '{"text":"x"}']]] });
+      expect(await relay.resumePoint(askId, accepted)).toEqual({
+        after: accepted,
+        ended: false,
+        backlog: [[delta, ['type', 'delta', 'data', '{"text":"x"}']]],
+      });
       expect((await relay.resumePoint(askId, undefined)).backlog?.map(([id]) => id)).toEqual([accepted, delta]);
     });
 
@@ -54,13 +72,22 @@ describe(AskEventRelay.name, () => {
       const askId = randomUUID();
       const lostId = '1700000000000-3';
       expect(await relay.resumePoint(askId, lostId)).toEqual({ after: '0', ended: false, backlog: [] });
-      const reset = await events.publish(askId, 'reset', { attempt: 0, reason: 'the ask was lost from Redis and runs again' });
+      const reset = await events.publish(askId, 'reset', {
+        attempt: 0,
+        reason: 'the ask was lost from Redis and runs again',
+      });
       const retrieved = await events.publish(askId, 'delta', { text: 'y' });
       expect((await relay.resumePoint(askId, lostId)).backlog?.map(([id]) => id)).toEqual([reset, retrieved]);
       expect((await relay.resumePoint(askId, lostId)).after).toBe('0');
       const [ms] = retrieved.split('-');
-      expect(await rejection(relay.resumePoint(askId, `${BigInt(ms) + 1n}-0`))).toBe('400 invalid_request Last-Event-ID: later than the last event of this stream');
-      expect(await relay.resumePoint(askId, reset)).toEqual({ after: reset, ended: false, backlog: [[retrieved, ['type', 'delta', 'data', '{"text":"y"}']]] });
+      expect(await rejection(relay.resumePoint(askId, `${BigInt(ms) + 1n}-0`))).toBe(
+        '400 invalid_request Last-Event-ID: later than the last event of this stream',
+      );
+      expect(await relay.resumePoint(askId, reset)).toEqual({
+        after: reset,
+        ended: false,
+        backlog: [[retrieved, ['type', 'delta', 'data', '{"text":"y"}']]],
+      });
     });
   });
 
@@ -96,7 +123,12 @@ describe(AskEventRelay.name, () => {
       const stored = await events.readAll(askId);
       expect(stored.map((e) => e.type)).toEqual(['accepted', 'error']);
       expect(first.seen).toEqual(stored);
-      expect(stored[1].data).toEqual({ status: 504, code: 'llm_upstream', error: 'the llm provider did not answer in time', details: 'the ask passed its deadline without an answer' });
+      expect(stored[1].data).toEqual({
+        status: 504,
+        code: 'llm_upstream',
+        error: 'the llm provider did not answer in time',
+        details: 'the ask passed its deadline without an answer',
+      });
       const again = await collect(askId, a, Date.now() - 1);
       expect(again.seen).toEqual([stored[1]]);
       expect((await events.readAll(askId)).length).toBe(2);
@@ -105,19 +137,24 @@ describe(AskEventRelay.name, () => {
     it('holds the catch-up read while the writer has not drained, and pages through long streams in order', async () => {
       const askId = randomUUID();
       const pipeline = redis.pipeline();
-      for (let i = 0; i < 1_203; i++) pipeline.xadd(events.streamKey(askId), '*', 'type', 'delta', 'data', JSON.stringify({ text: String(i) }));
+      for (let i = 0; i < 1_203; i++)
+        pipeline.xadd(events.streamKey(askId), '*', 'type', 'delta', 'data', JSON.stringify({ text: String(i) }));
       await pipeline.exec();
       await events.publish(askId, 'done', { messageId: 'm', usage, sources: [] });
       const batches: number[] = [];
       const texts: string[] = [];
-      const end = await relay.relay(askId, { after: '0', ended: false }, {
-        signal: new AbortController().signal,
-        write: async (batch) => {
-          batches.push(batch.length);
-          for (const e of batch) texts.push(e.type === 'delta' ? (e.data as { text: string }).text : e.type);
-          await new Promise((r) => setTimeout(r, 5));
+      const end = await relay.relay(
+        askId,
+        { after: '0', ended: false },
+        {
+          signal: new AbortController().signal,
+          write: async (batch) => {
+            batches.push(batch.length);
+            for (const e of batch) texts.push(e.type === 'delta' ? (e.data as { text: string }).text : e.type);
+            await new Promise((r) => setTimeout(r, 5));
+          },
         },
-      });
+      );
       expect(end).toEqual({ reason: 'terminal' });
       expect(batches).toEqual([500, 500, 204]);
       expect(texts).toEqual([...Array.from({ length: 1_203 }, (_, i) => String(i)), 'done']);
@@ -128,7 +165,11 @@ describe(AskEventRelay.name, () => {
       await events.publish(askId, 'accepted', { askId, sessionId: 's' });
       const controller = new AbortController();
       const seen: string[] = [];
-      const ending = relay.relay(askId, { after: '0', ended: false }, { signal: controller.signal, write: (b) => void seen.push(...b.map((e) => e.type)) });
+      const ending = relay.relay(
+        askId,
+        { after: '0', ended: false },
+        { signal: controller.signal, write: (b) => void seen.push(...b.map((e) => e.type)) },
+      );
       await new Promise((r) => setTimeout(r, 50));
       controller.abort();
       expect(await ending).toEqual({ reason: 'aborted' });
@@ -144,11 +185,19 @@ describe(AskEventRelay.name, () => {
       const key = events.streamKey(askId);
       const first = await publishErrorUnlessEnded(redis, key, error, 120);
       expect(first.outcome).toBe('appended');
-      expect(await publishErrorUnlessEnded(redis, key, error, 120)).toEqual({ outcome: 'already-ended', id: (first as { id: string }).id });
+      expect(await publishErrorUnlessEnded(redis, key, error, 120)).toEqual({
+        outcome: 'already-ended',
+        id: (first as { id: string }).id,
+      });
       const other = randomUUID();
       const done = await events.publish(other, 'done', { messageId: 'm', usage, sources: [] });
-      expect(await publishErrorUnlessEnded(redis, events.streamKey(other), error, 120)).toEqual({ outcome: 'already-ended', id: done });
-      expect(await publishErrorUnlessEnded(redis, events.streamKey(randomUUID()), error, 120)).toEqual({ outcome: 'missing' });
+      expect(await publishErrorUnlessEnded(redis, events.streamKey(other), error, 120)).toEqual({
+        outcome: 'already-ended',
+        id: done,
+      });
+      expect(await publishErrorUnlessEnded(redis, events.streamKey(randomUUID()), error, 120)).toEqual({
+        outcome: 'missing',
+      });
       expect(await redis.exists(events.streamKey(randomUUID()))).toBe(0);
     });
   });

@@ -82,7 +82,11 @@ export class AskEventRelay {
       if (!first || (fieldOf(first[1], 'type') === 'reset' && compareStreamIds(lastEventId, first[0]) < 0)) {
         return { after: '0', ended: false, backlog: await this.redis.xrange(key, '-', '+', 'COUNT', PAGE) };
       }
-      throw invalidRequest(entry ? 'Last-Event-ID: not the id of an event of this stream' : 'Last-Event-ID: later than the last event of this stream');
+      throw invalidRequest(
+        entry
+          ? 'Last-Event-ID: not the id of an event of this stream'
+          : 'Last-Event-ID: later than the last event of this stream',
+      );
     }
     return { after: lastEventId, ended: isTerminal(entry), backlog };
   }

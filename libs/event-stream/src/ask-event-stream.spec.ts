@@ -30,7 +30,11 @@ describe(AskEventStream.name, () => {
     it('sets the expiry of the ask keys on the terminal event', async () => {
       const askId = randomUUID();
       await stream.open(askId, { projectId: 'p', sessionId: 's', acceptedAt: 'now' });
-      await stream.publish(askId, 'done', { messageId: 'm', usage: { promptTokens: 1, completionTokens: 2 }, sources: [] });
+      await stream.publish(askId, 'done', {
+        messageId: 'm',
+        usage: { promptTokens: 1, completionTokens: 2 },
+        sources: [],
+      });
       const ttl = await redis.ttl(`${prefix}:ask:${askId}:events`);
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(120);
@@ -40,7 +44,11 @@ describe(AskEventStream.name, () => {
   describe('open', () => {
     it('writes the meta and, given accepted, the first event in one transaction, returning its id', async () => {
       const askId = randomUUID();
-      const id = await stream.open(askId, { projectId: 'p', sessionId: 's', acceptedAt: 'now' }, { askId, sessionId: 's' });
+      const id = await stream.open(
+        askId,
+        { projectId: 'p', sessionId: 's', acceptedAt: 'now' },
+        { askId, sessionId: 's' },
+      );
       expect(await stream.meta(askId)).toEqual({ projectId: 'p', sessionId: 's', acceptedAt: 'now' });
       expect(await stream.readAll(askId)).toEqual([{ id, type: 'accepted', data: { askId, sessionId: 's' } }]);
       expect(await redis.ttl(`${prefix}:ask:${askId}:events`)).toBeGreaterThan(120);
@@ -49,7 +57,9 @@ describe(AskEventStream.name, () => {
     it('refuses the accepted event of a stream that already ended, as publish does', async () => {
       const askId = randomUUID();
       await stream.publish(askId, 'error', { status: 504, code: 'llm_upstream_error', error: 'late' });
-      await expect(stream.open(askId, { projectId: 'p', sessionId: 's', acceptedAt: 'now' }, { askId, sessionId: 's' })).rejects.toMatchObject({ name: 'FencedPublishError', reason: 'ended' });
+      await expect(
+        stream.open(askId, { projectId: 'p', sessionId: 's', acceptedAt: 'now' }, { askId, sessionId: 's' }),
+      ).rejects.toMatchObject({ name: 'FencedPublishError', reason: 'ended' });
       expect((await stream.readAll(askId)).map((e) => e.type)).toEqual(['error']);
     });
 
@@ -58,7 +68,11 @@ describe(AskEventStream.name, () => {
       const fresh = new AskEventStream(own, prefix, 120);
       try {
         for (const askId of [randomUUID(), randomUUID()]) {
-          const id = await fresh.open(askId, { projectId: 'p', sessionId: 's', acceptedAt: 'now' }, { askId, sessionId: 's' });
+          const id = await fresh.open(
+            askId,
+            { projectId: 'p', sessionId: 's', acceptedAt: 'now' },
+            { askId, sessionId: 's' },
+          );
           expect((await stream.readAll(askId)).map((e) => `${e.type} ${e.id}`)).toEqual([`accepted ${id}`]);
         }
       } finally {
@@ -87,7 +101,12 @@ describe(AskEventStream.name, () => {
       const claim = (await tagged.claim(askId))!;
       expect(claim.run).toBe(1);
       const a = await tagged.publish(askId, 'accepted', { askId, sessionId: 's' }, claim);
-      const b = await tagged.publish(askId, 'done', { messageId: 'm', usage: { promptTokens: 1, completionTokens: 2 }, sources: [] }, claim);
+      const b = await tagged.publish(
+        askId,
+        'done',
+        { messageId: 'm', usage: { promptTokens: 1, completionTokens: 2 }, sources: [] },
+        claim,
+      );
       expect((await tagged.readAll(askId)).map((e) => `${e.type} ${e.id}`)).toEqual([`accepted ${a}`, `done ${b}`]);
       expect(await redis.exists(`${prefix}:ask:${askId}:events`)).toBe(0);
       expect(await tagged.meta(askId)).toEqual({ projectId: 'p', sessionId: 's', acceptedAt: 'now' });

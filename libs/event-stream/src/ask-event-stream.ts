@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
-import {
-  askStreamKey,
-  type AskEvent,
-  type AskEventMap,
-  type AskEventType,
-  TERMINAL_EVENTS,
-} from '@ask/ask-contracts';
+import { askStreamKey, type AskEvent, type AskEventMap, type AskEventType, TERMINAL_EVENTS } from '@ask/ask-contracts';
 import { redactSecrets } from '@ask/ask-errors';
 import { streamHashTag } from './stream-hub';
 
@@ -43,7 +37,11 @@ export class FencedPublishError extends Error {
     readonly askId: string,
     readonly reason: FenceReason,
   ) {
-    super(reason === 'ended' ? `ask ${askId}: the stream already ended` : `ask ${askId}: this run is no longer the ask's current run`);
+    super(
+      reason === 'ended'
+        ? `ask ${askId}: the stream already ended`
+        : `ask ${askId}: this run is no longer the ask's current run`,
+    );
     this.name = 'FencedPublishError';
   }
 }
@@ -85,13 +83,29 @@ return run
 
 /** The Lua commands this class defines on its connection. */
 interface FencedRedis {
-  askPublish(stream: string, meta: string, type: string, data: string, token: string, ttl: number, terminal: string): Promise<[string, string]>;
+  askPublish(
+    stream: string,
+    meta: string,
+    type: string,
+    data: string,
+    token: string,
+    ttl: number,
+    terminal: string,
+  ): Promise<[string, string]>;
   askClaim(meta: string, token: string): Promise<number | null>;
 }
 
 /** The publish script queued on a MULTI (its reply is in the EXEC results). */
 interface FencedPipeline {
-  askPublish(stream: string, meta: string, type: string, data: string, token: string, ttl: number, terminal: string): unknown;
+  askPublish(
+    stream: string,
+    meta: string,
+    type: string,
+    data: string,
+    token: string,
+    ttl: number,
+    terminal: string,
+  ): unknown;
 }
 
 const TERMINAL_LIST = [...TERMINAL_EVENTS].join(',');
@@ -198,7 +212,12 @@ export class AskEventStream {
    * text reaches SSE clients.
    * @throws FencedPublishError `ended` or `superseded`; nothing was written.
    */
-  async publish<T extends AskEventType>(askId: string, type: T, data: AskEventMap[T], claim?: RunClaim): Promise<string> {
+  async publish<T extends AskEventType>(
+    askId: string,
+    type: T,
+    data: AskEventMap[T],
+    claim?: RunClaim,
+  ): Promise<string> {
     const [status, id] = await this.fenced.askPublish(
       this.streamKey(askId),
       this.metaKey(askId),

@@ -28,9 +28,7 @@ return {1, id}
 
 /** The outcome of {@link publishErrorUnlessEnded}. */
 export type GuardedPublish =
-  | { outcome: 'appended'; id: string }
-  | { outcome: 'already-ended'; id: string }
-  | { outcome: 'missing' };
+  { outcome: 'appended'; id: string } | { outcome: 'already-ended'; id: string } | { outcome: 'missing' };
 
 /**
  * Ends a stream with `error` unless it has ended already (the relay's deadline 504): atomic, so a
@@ -38,8 +36,20 @@ export type GuardedPublish =
  * @param key the full stream key (`{prefix}:ask:{askId}:events`).
  * @param ttlSeconds expiry set on the stream when the error is appended.
  */
-export async function publishErrorUnlessEnded(redis: Redis, key: string, error: ErrorEvent, ttlSeconds: number): Promise<GuardedPublish> {
-  const reply = (await redis.eval(APPEND_UNLESS_ENDED, 1, key, JSON.stringify(error), ttlSeconds, [...TERMINAL_EVENTS].join(','))) as [number, string?];
+export async function publishErrorUnlessEnded(
+  redis: Redis,
+  key: string,
+  error: ErrorEvent,
+  ttlSeconds: number,
+): Promise<GuardedPublish> {
+  const reply = (await redis.eval(
+    APPEND_UNLESS_ENDED,
+    1,
+    key,
+    JSON.stringify(error),
+    ttlSeconds,
+    [...TERMINAL_EVENTS].join(','),
+  )) as [number, string?];
   if (reply[0] === 1) return { outcome: 'appended', id: reply[1]! };
   if (reply[0] === 0) return { outcome: 'already-ended', id: reply[1]! };
   return { outcome: 'missing' };

@@ -34,7 +34,11 @@ class EventsRedisCloser implements OnApplicationShutdown {
       provide: EVENTS_REDIS,
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) =>
-        new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3, enableOfflineQueue: true, connectionName: `${config.ASK_KEY_PREFIX}:events` }),
+        new Redis(config.REDIS_URL, {
+          maxRetriesPerRequest: 3,
+          enableOfflineQueue: true,
+          connectionName: `${config.ASK_KEY_PREFIX}:events`,
+        }),
     },
     {
       provide: StreamHub,
@@ -63,12 +67,14 @@ class EventsRedisCloser implements OnApplicationShutdown {
     {
       provide: AskEventStream,
       inject: [EVENTS_REDIS, APP_CONFIG],
-      useFactory: (redis: Redis, config: AppConfig) => new AskEventStream(redis, config.ASK_KEY_PREFIX, config.ASK_EVENTS_TTL_S, config.ASK_STREAM_HASH_TAGS),
+      useFactory: (redis: Redis, config: AppConfig) =>
+        new AskEventStream(redis, config.ASK_KEY_PREFIX, config.ASK_EVENTS_TTL_S, config.ASK_STREAM_HASH_TAGS),
     },
     {
       provide: IngestionEventStream,
       inject: [EVENTS_REDIS, APP_CONFIG],
-      useFactory: (redis: Redis, config: AppConfig) => new IngestionEventStream(redis, config.ASK_KEY_PREFIX, config.ASK_EVENTS_TTL_S),
+      useFactory: (redis: Redis, config: AppConfig) =>
+        new IngestionEventStream(redis, config.ASK_KEY_PREFIX, config.ASK_EVENTS_TTL_S),
     },
     EventsRedisCloser,
   ],

@@ -50,7 +50,11 @@ export class IngestionEventStream {
   }
 
   /** Appends one event; returns its stream id. A terminal event sets the stream's expiry to `ttlSeconds`. */
-  async publish<T extends IngestionEventType>(ingestionId: string, type: T, data: IngestionEventMap[T]): Promise<string> {
+  async publish<T extends IngestionEventType>(
+    ingestionId: string,
+    type: T,
+    data: IngestionEventMap[T],
+  ): Promise<string> {
     const key = this.key(ingestionId);
     const terminal = INGESTION_TERMINAL_EVENTS.has(type);
     const results = await this.redis

@@ -5,7 +5,10 @@ import type { JobPayloads, QueueName } from '@ask/ask-contracts';
 export type JobNameOf<Q extends QueueName> = JobPayloads[Q]['name'];
 
 /** The payload job `N` of queue `Q` carries: a queue, job name and payload that do not belong together do not compile. */
-export type JobDataOf<Q extends QueueName, N extends JobNameOf<Q> = JobNameOf<Q>> = Extract<JobPayloads[Q], { name: N }>['data'];
+export type JobDataOf<Q extends QueueName, N extends JobNameOf<Q> = JobNameOf<Q>> = Extract<
+  JobPayloads[Q],
+  { name: N }
+>['data'];
 
 /** A BullMQ queue typed by the contract: `add` accepts only queue `Q`'s job names with their payloads. */
 export type ContractQueue<Q extends QueueName> = Queue<JobDataOf<Q>, unknown, JobNameOf<Q>>;

@@ -4,7 +4,13 @@
  * `tsc` (CI's type-check) reports the directive as unused. The correct pairings below must compile.
  * Never run: only type-checked.
  */
-import { JobName, QueueName, type IngestJobData, type RetrieveJobData, type SynthesizeJobData } from '@ask/ask-contracts';
+import {
+  JobName,
+  QueueName,
+  type IngestJobData,
+  type RetrieveJobData,
+  type SynthesizeJobData,
+} from '@ask/ask-contracts';
 import { type ContractJob, type ContractQueue, enqueueJob } from './job-contract';
 
 declare const retrieval: ContractQueue<QueueName.AskRetrieval>;

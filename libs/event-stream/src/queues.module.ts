@@ -41,7 +41,13 @@ export class AskQueuesModule {
         }),
         BullModule.registerQueue(...queues.map((name) => ({ name }))),
       ],
-      providers: [{ provide: QueueMetrics, inject: queues.map((name) => getQueueToken(name)), useFactory: (...qs: Queue[]) => new QueueMetrics(qs) }],
+      providers: [
+        {
+          provide: QueueMetrics,
+          inject: queues.map((name) => getQueueToken(name)),
+          useFactory: (...qs: Queue[]) => new QueueMetrics(qs),
+        },
+      ],
       exports: [BullModule],
     };
   }

@@ -43,7 +43,9 @@ describe(StreamHub.name, () => {
       const { hub, name } = newHub(1);
       const keys = Array.from({ length: 300 }, (_, i) => `${prefix}:many:${i}`);
       const seen = keys.map(() => [] as string[]);
-      const subs = keys.map((key, i) => hub.subscribe(key, '0', { onEntries: (e) => seen[i].push(...texts(e)), onError: () => undefined }));
+      const subs = keys.map((key, i) =>
+        hub.subscribe(key, '0', { onEntries: (e) => seen[i].push(...texts(e)), onError: () => undefined }),
+      );
       await until(() => hub.stats().keys === 300);
       // Every stream gets two entries after all subscribed; the blocked read is woken for the new keys.
       for (const [i, key] of keys.entries()) await redis.xadd(key, '*', 'v', `${i}-a`);
@@ -73,7 +75,7 @@ describe(StreamHub.name, () => {
       const { hub } = newHub(1);
       const key = `${prefix}:cursors`;
       const ids: string[] = [];
-      for (const v of ['1', '2', '3']) ids.push(await redis.xadd(key, '*', 'v', v) as string);
+      for (const v of ['1', '2', '3']) ids.push((await redis.xadd(key, '*', 'v', v)) as string);
       const late: string[] = [];
       const early: string[] = [];
       hub.subscribe(key, ids[2], { onEntries: (e) => late.push(...texts(e)), onError: () => undefined });
@@ -115,7 +117,9 @@ describe(StreamHub.name, () => {
       const keys = askIds.map(keyOf);
       const slots = [...new Set(keys.map((k) => calculateSlot(k)))].sort((a, b) => a - b);
       const seen = keys.map(() => [] as string[]);
-      keys.forEach((key, i) => hub.subscribe(key, '0', { onEntries: (e) => seen[i].push(...texts(e)), onError: () => undefined }));
+      keys.forEach((key, i) =>
+        hub.subscribe(key, '0', { onEntries: (e) => seen[i].push(...texts(e)), onError: () => undefined }),
+      );
       for (const [i, key] of keys.entries()) await redis.xadd(key, '*', 'v', `${i}`);
       await until(() => seen.every((s) => s.length === 1));
 
@@ -126,7 +130,8 @@ describe(StreamHub.name, () => {
       expect(await connectionsNamed(`${name}:`)).toBe(slots.length);
       // Each read names the keys of its reader's slot only, and every key was read by its slot's reader.
       expect(reads.filter((r) => r.keys.some((k) => calculateSlot(k) !== r.slot))).toEqual([]);
-      for (const key of keys) expect(reads.some((r) => r.slot === calculateSlot(key) && r.keys.includes(key))).toBe(true);
+      for (const key of keys)
+        expect(reads.some((r) => r.slot === calculateSlot(key) && r.keys.includes(key))).toBe(true);
     });
 
     it("with grouping 'shared', reads keys of many slots over the configured readers (one Redis server)", async () => {
@@ -134,7 +139,9 @@ describe(StreamHub.name, () => {
       const keys = Array.from({ length: 40 }, (_, i) => `${prefix}:shared:${i}`);
       expect(new Set(keys.map((k) => calculateSlot(k))).size).toBeGreaterThan(2);
       const seen = keys.map(() => [] as string[]);
-      keys.forEach((key, i) => hub.subscribe(key, '0', { onEntries: (e) => seen[i].push(...texts(e)), onError: () => undefined }));
+      keys.forEach((key, i) =>
+        hub.subscribe(key, '0', { onEntries: (e) => seen[i].push(...texts(e)), onError: () => undefined }),
+      );
       for (const [i, key] of keys.entries()) await redis.xadd(key, '*', 'v', `${i}`);
       await until(() => seen.every((s) => s.length === 1));
       expect(hub.stats()).toEqual({ readers: 2, keys: 40, subscribers: 40 });
@@ -145,11 +152,18 @@ describe(StreamHub.name, () => {
     it('tells every subscriber of a reader when its connection is lost, and ends their subscriptions', async () => {
       const { hub, name } = newHub(1);
       const errors: string[] = [];
-      for (let i = 0; i < 3; i++) hub.subscribe(`${prefix}:lost:${i}`, '0', { onEntries: () => undefined, onError: () => errors.push(`sub ${i}`) });
+      for (let i = 0; i < 3; i++)
+        hub.subscribe(`${prefix}:lost:${i}`, '0', {
+          onEntries: () => undefined,
+          onError: () => errors.push(`sub ${i}`),
+        });
       await until(() => hub.stats().keys === 3);
       await new Promise((r) => setTimeout(r, 100));
       // Only this hub's reader, found by its connection name (never any other client of the shared Redis).
-      const line = String(await redis.client('LIST')).toString().split('\n').find((l) => l.includes(` name=${name}:0 `))!;
+      const line = String(await redis.client('LIST'))
+        .toString()
+        .split('\n')
+        .find((l) => l.includes(` name=${name}:0 `))!;
       await redis.client('KILL', 'ID', /\bid=(\d+)/.exec(line)![1]);
       await until(() => errors.length === 3);
       expect(errors.sort()).toEqual(['sub 0', 'sub 1', 'sub 2']);

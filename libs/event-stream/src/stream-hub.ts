@@ -249,7 +249,15 @@ class HubReader {
           this.reading = false;
           continue;
         }
-        reply = (await connection.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', ...names, ...names.map((k) => from.get(k)!))) as typeof reply;
+        reply = (await connection.xread(
+          'COUNT',
+          count,
+          'BLOCK',
+          blockMs,
+          'STREAMS',
+          ...names,
+          ...names.map((k) => from.get(k)!),
+        )) as typeof reply;
       } catch (err) {
         this.reading = false;
         if (this.closed) return;
@@ -293,7 +301,8 @@ class HubReader {
         // CLIENT UNBLOCK answers 0 while the read is not yet blocked on the server: try again shortly.
         for (let attempt = 0; this.reading && this.stale && !this.closed && attempt < 1_000; attempt++) {
           if (this.clientId !== undefined) {
-            const control = typeof this.options.control === 'function' ? this.options.control(this.slot ?? 0) : this.options.control;
+            const control =
+              typeof this.options.control === 'function' ? this.options.control(this.slot ?? 0) : this.options.control;
             const unblocked = await control.client('UNBLOCK', this.clientId, 'TIMEOUT').catch(() => 0);
             if (Number(unblocked) === 1) return;
           }

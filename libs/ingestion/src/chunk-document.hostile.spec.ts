@@ -12,10 +12,30 @@ describe(`${chunkDocument.name} on hostile documents`, () => {
   const base64 = Buffer.from(Array.from({ length: 75_000 }, (_, i) => (i * 7919) % 251)).toString('base64');
 
   it.each([
-    { name: '"a" × 6,000 + " " + "b" × 6,000 (12 KB; froze the gateway 13 s): 36 chunks, 2,634 tokens', text: `${'a'.repeat(6_000)} ${'b'.repeat(6_000)}`, chunks: 36, tokens: 2_634 },
-    { name: '"a" × 200,000 (one run, 4 sections): 589 chunks, 29,388 tokens', text: 'a'.repeat(200_000), chunks: 589, tokens: 29_388 },
-    { name: '100,000 characters of base64 (2 sections): 295 chunks, 80,293 tokens', text: base64, chunks: 295, tokens: 80_293 },
-    { name: '100,000 × 规 (2 sections): 295 chunks, 117,580 tokens', text: '规'.repeat(100_000), chunks: 295, tokens: 117_580 },
+    {
+      name: '"a" × 6,000 + " " + "b" × 6,000 (12 KB; froze the gateway 13 s): 36 chunks, 2,634 tokens',
+      text: `${'a'.repeat(6_000)} ${'b'.repeat(6_000)}`,
+      chunks: 36,
+      tokens: 2_634,
+    },
+    {
+      name: '"a" × 200,000 (one run, 4 sections): 589 chunks, 29,388 tokens',
+      text: 'a'.repeat(200_000),
+      chunks: 589,
+      tokens: 29_388,
+    },
+    {
+      name: '100,000 characters of base64 (2 sections): 295 chunks, 80,293 tokens',
+      text: base64,
+      chunks: 295,
+      tokens: 80_293,
+    },
+    {
+      name: '100,000 × 规 (2 sections): 295 chunks, 117,580 tokens',
+      text: '规'.repeat(100_000),
+      chunks: 295,
+      tokens: 117_580,
+    },
   ])('$name; counting work linear in the document', async ({ text, chunks, tokens }) => {
     const before: BpeWork = o200k.work();
     const result = await chunkDocument(text);
@@ -35,7 +55,10 @@ describe(`${chunkDocument.name} on hostile documents`, () => {
   it('cuts a 1 MB single run and a 2 MB two-word document into sections of at most 65,536 characters that join back to the text', () => {
     const run = 'a'.repeat(1_000_000);
     const two = `${'a'.repeat(999_999)} ${'b'.repeat(1_000_000)}`;
-    for (const [text, sections] of [[run, 16], [two, 31]] as const) {
+    for (const [text, sections] of [
+      [run, 16],
+      [two, 31],
+    ] as const) {
       const cut = documentSections(text);
       expect(cut).toHaveLength(sections);
       expect(cut.join('')).toBe(text);

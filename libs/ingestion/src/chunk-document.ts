@@ -90,7 +90,8 @@ export function documentSections(text: string): string[] {
 export async function chunkDocument(text: string, options: ChunkOptions = {}): Promise<DocumentChunk[]> {
   const chunkTokens = options.chunkTokens ?? 400;
   const overlapTokens = options.overlapTokens ?? 60;
-  if (!Number.isInteger(chunkTokens) || chunkTokens < 1) throw new RangeError(`chunkTokens must be a positive integer, got ${chunkTokens}`);
+  if (!Number.isInteger(chunkTokens) || chunkTokens < 1)
+    throw new RangeError(`chunkTokens must be a positive integer, got ${chunkTokens}`);
   if (!Number.isInteger(overlapTokens) || overlapTokens < 0 || overlapTokens >= chunkTokens) {
     throw new RangeError(`overlapTokens must be an integer in 0..${chunkTokens - 1}, got ${overlapTokens}`);
   }

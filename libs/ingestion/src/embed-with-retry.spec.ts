@@ -40,7 +40,14 @@ describe(embedWithRetry.name, () => {
         };
         if (answer !== 'vectors') return send(answer.status, answer.body, answer.headers);
         if (body.input.some((t) => t.includes(POISON))) {
-          return send(400, { error: { message: 'Invalid input: the text could not be embedded.', type: 'invalid_request_error', param: 'input', code: null } });
+          return send(400, {
+            error: {
+              message: 'Invalid input: the text could not be embedded.',
+              type: 'invalid_request_error',
+              param: 'input',
+              code: null,
+            },
+          });
         }
         const dims = answerDimensions ?? body.dimensions ?? 1536;
         send(200, {
@@ -49,7 +56,10 @@ describe(embedWithRetry.name, () => {
           data: body.input.map((t, index) => {
             const vector = Array.from({ length: dims }, (_, i) => (i === t.length % dims ? 1 : 0));
             // The openai SDK asks for base64 (little-endian float32) unless told otherwise.
-            const embedding = body.encoding_format === 'base64' ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector;
+            const embedding =
+              body.encoding_format === 'base64'
+                ? Buffer.from(new Float32Array(vector).buffer).toString('base64')
+                : vector;
             return { object: 'embedding', index, embedding };
           }),
           usage: { prompt_tokens: 1, total_tokens: 1 },
@@ -67,15 +77,33 @@ describe(embedWithRetry.name, () => {
   });
 
   const provider = (model = 'text-embedding-3-small', dimensions = 8): EmbeddingProvider =>
-    createEmbeddingProvider({ provider: 'openai', model, dimensions, baseUrl: url }, { apiKey: 'sk-test-not-a-real-key' }, allowing(url));
+    createEmbeddingProvider(
+      { provider: 'openai', model, dimensions, baseUrl: url },
+      { apiKey: 'sk-test-not-a-real-key' },
+      allowing(url),
+    );
   const failureOf = async (call: Promise<unknown>) => {
-    const err = await call.then(() => undefined, (e: unknown) => e);
+    const err = await call.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     if (!(err instanceof EmbeddingCallError)) throw new Error(`expected EmbeddingCallError, got ${String(err)}`);
     return { event: err.failure.error.toEvent(), scope: err.failure.scope };
   };
 
   it('maps an upstream 401 to 502 embedding_auth_failed, once (no retry), without the key', async () => {
-    answers = [{ status: 401, body: { error: { message: 'Incorrect API key provided: sk-test-not-a-real-key.', type: 'invalid_request_error', code: 'invalid_api_key' } } }];
+    answers = [
+      {
+        status: 401,
+        body: {
+          error: {
+            message: 'Incorrect API key provided: sk-test-not-a-real-key.',
+            type: 'invalid_request_error',
+            code: 'invalid_api_key',
+          },
+        },
+      },
+    ];
     const { event, scope } = await failureOf(embedWithRetry(provider(), ['a'], { providerRetries: 3 }));
     expect(event).toEqual({
       status: 502,
@@ -88,14 +116,26 @@ describe(embedWithRetry.name, () => {
   });
 
   it('maps a 429 whose retries are spent to 429 rate_limited with the Retry-After it sent', async () => {
-    answers = [{ status: 429, body: { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } }, headers: { 'retry-after': '7' } }];
+    answers = [
+      {
+        status: 429,
+        body: { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } },
+        headers: { 'retry-after': '7' },
+      },
+    ];
     const { event, scope } = await failureOf(embedWithRetry(provider(), ['a'], { providerRetries: 0 }));
     expect(event).toEqual({ status: 429, code: 'rate_limited', error: 'too many requests', details: 'retry_after=7' });
     expect([scope, requests.length]).toEqual(['run', 1]);
   });
 
   it('retries a 429 after its Retry-After (capped by maxRetryWaitMs) and returns the vectors', async () => {
-    answers = [{ status: 429, body: { error: { message: 'Rate limit reached', code: 'rate_limit_exceeded' } }, headers: { 'retry-after': '7' } }];
+    answers = [
+      {
+        status: 429,
+        body: { error: { message: 'Rate limit reached', code: 'rate_limit_exceeded' } },
+        headers: { 'retry-after': '7' },
+      },
+    ];
     const vectors = await embedWithRetry(provider(), ['a', 'bb'], { providerRetries: 1, maxRetryWaitMs: 10 });
     expect([vectors.length, vectors[0].length, requests.length]).toEqual([2, 8, 2]);
   });
@@ -128,7 +168,10 @@ describe(embedWithRetry.name, () => {
       { uri: 'c.md', title: 'C', text: 'Gamma document about streams.' },
     ];
     const stored = async (projectId: string) =>
-      db.dataSource.query('SELECT s.uri, s.chunk_count FROM knowledge_sources s WHERE s.project_id = $1 ORDER BY s.uri', [projectId]);
+      db.dataSource.query(
+        'SELECT s.uri, s.chunk_count FROM knowledge_sources s WHERE s.project_id = $1 ORDER BY s.uri',
+        [projectId],
+      );
 
     beforeAll(async () => {
       db = await createTestDatabase();
@@ -140,7 +183,9 @@ describe(embedWithRetry.name, () => {
     it('fails only the refused document (the shared batch is retried per document) and stores the others', async () => {
       const projectId = (await projects.create({ name: 'poison' })).id;
       const failed: Array<[string, string]> = [];
-      const result = await service.ingest(projectId, docs, provider(), { onDocumentFailed: (uri, error) => void failed.push([uri, error.code]) });
+      const result = await service.ingest(projectId, docs, provider(), {
+        onDocumentFailed: (uri, error) => void failed.push([uri, error.code]),
+      });
       expect(result).toEqual({ sources: 3, created: 2, replaced: 0, skippedUnchanged: 0, chunks: 2, failed: 1 });
       expect(failed).toEqual([['b.md', 'embedding_upstream']]);
       // One call for the batch of three chunks, then one per document.
@@ -154,7 +199,16 @@ describe(embedWithRetry.name, () => {
     it('stops the run with the typed error on a 401, storing nothing', async () => {
       const projectId = (await projects.create({ name: 'auth' })).id;
       answers = [{ status: 401, body: { error: { message: 'Incorrect API key provided.', code: 'invalid_api_key' } } }];
-      const err = await service.ingest(projectId, docs.filter((d) => d.uri !== 'b.md'), provider()).then(() => undefined, (e: unknown) => e);
+      const err = await service
+        .ingest(
+          projectId,
+          docs.filter((d) => d.uri !== 'b.md'),
+          provider(),
+        )
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(isAskError(err) ? [err.status, err.code] : err).toEqual([502, 'embedding_auth_failed']);
       expect(await stored(projectId)).toEqual([]);
     });

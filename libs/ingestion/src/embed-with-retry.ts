@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { checkEmbeddings, classifyEmbeddingFailure, type EmbeddingFailure, type EmbeddingProvider } from '@ask/llm-providers';
+import {
+  checkEmbeddings,
+  classifyEmbeddingFailure,
+  type EmbeddingFailure,
+  type EmbeddingProvider,
+} from '@ask/llm-providers';
 
 /** Retry policy of embedding calls during ingestion. */
 export interface EmbedRetryOptions {
@@ -31,7 +36,11 @@ const FIRST_BACKOFF_MS = 500;
  * @throws EmbeddingCallError with the classified failure once retries are spent or for any other
  *   failure (a vector of the wrong length included); the signal's reason when aborted.
  */
-export async function embedWithRetry(provider: EmbeddingProvider, texts: string[], options: EmbedRetryOptions = {}): Promise<number[][]> {
+export async function embedWithRetry(
+  provider: EmbeddingProvider,
+  texts: string[],
+  options: EmbedRetryOptions = {},
+): Promise<number[][]> {
   const retries = options.providerRetries ?? 3;
   const maxWait = options.maxRetryWaitMs ?? 30_000;
   for (let attempt = 0; ; attempt++) {

@@ -2,7 +2,13 @@ export { chunkDocument, MARKDOWN_SEPARATORS } from './chunk-document';
 export type { ChunkOptions, DocumentChunk } from './chunk-document';
 export { IngestionModule } from './ingestion.module';
 export { embeddingSpace, IngestionService } from './ingestion.service';
-export type { DocumentFailedHandler, IngestionProgress, IngestionResult, IngestOptions, InsightsIngestionResult } from './ingestion.service';
+export type {
+  DocumentFailedHandler,
+  IngestionProgress,
+  IngestionResult,
+  IngestOptions,
+  InsightsIngestionResult,
+} from './ingestion.service';
 export { loadInsightsFile, MAX_INSIGHTS_FILE_BYTES, parseInsights } from './insights-file';
 export type { InsightsFile } from './insights-file';
 export { DocumentLoadError, loadDocuments } from './load-documents';

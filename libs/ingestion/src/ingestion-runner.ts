@@ -1,7 +1,27 @@
-import type { ErrorEvent, IngestionCounts, IngestionEventMap, IngestionEventType, IngestionFailure, IngestionView } from '@ask/ask-contracts';
-import { type AskError, embeddingNotConfigured, embeddingSpaceChanged, isAskError, notFound, toErrorEvent } from '@ask/ask-errors';
+import type {
+  ErrorEvent,
+  IngestionCounts,
+  IngestionEventMap,
+  IngestionEventType,
+  IngestionFailure,
+  IngestionView,
+} from '@ask/ask-contracts';
+import {
+  type AskError,
+  embeddingNotConfigured,
+  embeddingSpaceChanged,
+  isAskError,
+  notFound,
+  toErrorEvent,
+} from '@ask/ask-errors';
 import { createEmbeddingProvider, type EmbeddingProvider } from '@ask/llm-providers';
-import { EmbeddingSpaceMismatchError, emptyCounts, IngestionsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
+import {
+  EmbeddingSpaceMismatchError,
+  emptyCounts,
+  IngestionsRepository,
+  KnowledgeRepository,
+  ProjectsRepository,
+} from '@ask/persistence';
 import { Injectable } from '@nestjs/common';
 import type { EmbedRetryOptions } from './embed-with-retry';
 import { embeddingSpace, IngestionService, type IngestionProgress } from './ingestion.service';
@@ -44,11 +64,24 @@ export class IngestionRunner {
   ) {}
 
   /** Runs the ingestion (see the class). @throws non-typed errors (infrastructure) for a retry. */
-  async run(projectId: string, ingestionId: string, sink: IngestionEventSink, options: RunOptions = {}): Promise<RunOutcome> {
+  async run(
+    projectId: string,
+    ingestionId: string,
+    sink: IngestionEventSink,
+    options: RunOptions = {},
+  ): Promise<RunOutcome> {
     const view = await this.ingestions.find(projectId, ingestionId);
     if (!view || view.status === 'completed' || view.status === 'failed') return 'skipped';
     const failures: IngestionFailure[] = [];
-    let counts: IngestionCounts = { ...view.counts, done: 0, created: 0, replaced: 0, unchanged: 0, failed: 0, chunks: 0 };
+    let counts: IngestionCounts = {
+      ...view.counts,
+      done: 0,
+      created: 0,
+      replaced: 0,
+      unchanged: 0,
+      failed: 0,
+      chunks: 0,
+    };
     try {
       const embedder = await this.embedder(projectId, options.embeddingThreads);
       const space = embeddingSpace(embedder);
@@ -86,7 +119,8 @@ export class IngestionRunner {
       return 'completed';
     } catch (thrown) {
       // A model switch that raced the checks above is refused by the store itself: the same 409.
-      const err = thrown instanceof EmbeddingSpaceMismatchError ? embeddingSpaceChanged(thrown.stored, thrown.incoming) : thrown;
+      const err =
+        thrown instanceof EmbeddingSpaceMismatchError ? embeddingSpaceChanged(thrown.stored, thrown.incoming) : thrown;
       if (!isAskError(err)) throw err;
       await this.fail(ingestionId, err, counts, failures, sink);
       return 'failed';
@@ -97,15 +131,32 @@ export class IngestionRunner {
    * Ends the run `failed` with `error` (typed; anything else becomes 500 internal_error) and sends
    * `error`. With `counts` null, the counts and failures recorded so far are kept.
    */
-  async fail(ingestionId: string, error: unknown, counts: IngestionCounts | null, failures: readonly IngestionFailure[], sink: IngestionEventSink): Promise<void> {
+  async fail(
+    ingestionId: string,
+    error: unknown,
+    counts: IngestionCounts | null,
+    failures: readonly IngestionFailure[],
+    sink: IngestionEventSink,
+  ): Promise<void> {
     const event: ErrorEvent = toErrorEvent(error);
     const stored = counts === null ? await this.ingestions.findById(ingestionId) : null;
     const current = counts ?? stored?.counts ?? emptyCounts(0);
-    await this.ingestions.finish(ingestionId, 'failed', current, counts === null ? (stored?.failures ?? []) : failures, event);
+    await this.ingestions.finish(
+      ingestionId,
+      'failed',
+      current,
+      counts === null ? (stored?.failures ?? []) : failures,
+      event,
+    );
     await sink('error', event);
   }
 
-  private async load(view: IngestionView, projectId: string, embedder: EmbeddingProvider, options: Parameters<IngestionService['ingest']>[3]): Promise<void> {
+  private async load(
+    view: IngestionView,
+    projectId: string,
+    embedder: EmbeddingProvider,
+    options: Parameters<IngestionService['ingest']>[3],
+  ): Promise<void> {
     if (view.kind === 'reembed') {
       await this.reembedder.reembed(projectId, embedder, options);
       return;
@@ -123,8 +174,12 @@ export class IngestionRunner {
     await this.service.ingestInsights(
       projectId,
       {
-        insights: items.filter((i) => i.kind === 'insight').map((i) => ({ id: i.uri, name: i.title, description: i.text })),
-        recommendations: items.filter((i) => i.kind === 'recommendation').map((i) => ({ id: i.uri, title: i.title, body: i.text })),
+        insights: items
+          .filter((i) => i.kind === 'insight')
+          .map((i) => ({ id: i.uri, name: i.title, description: i.text })),
+        recommendations: items
+          .filter((i) => i.kind === 'recommendation')
+          .map((i) => ({ id: i.uri, title: i.title, body: i.text })),
       },
       embedder,
       options,
@@ -136,6 +191,8 @@ export class IngestionRunner {
     const project = await this.projects.findById(projectId);
     if (!project) throw notFound('project not found');
     if (!project.embeddingSettings) throw embeddingNotConfigured();
-    return createEmbeddingProvider(project.embeddingSettings, (await this.projects.getCredentials(projectId)) ?? {}, { embeddingThreads });
+    return createEmbeddingProvider(project.embeddingSettings, (await this.projects.getCredentials(projectId)) ?? {}, {
+      embeddingThreads,
+    });
   }
 }

@@ -8,5 +8,8 @@ import { ReembedService } from './reembed.service';
  * repositories of `PersistenceModule.forRoot()`, which registers them globally; import that once in
  * the app.
  */
-@Module({ providers: [IngestionService, ReembedService, IngestionRunner], exports: [IngestionService, ReembedService, IngestionRunner] })
+@Module({
+  providers: [IngestionService, ReembedService, IngestionRunner],
+  exports: [IngestionService, ReembedService, IngestionRunner],
+})
 export class IngestionModule {}

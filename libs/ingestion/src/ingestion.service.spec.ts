@@ -1,6 +1,13 @@
 import { resolve } from 'node:path';
 import type { EmbeddingProvider } from '@ask/llm-providers';
-import { CredentialsCipher, EmbeddingSpaceMismatchError, InsightsRepository, KnowledgeRepository, ProjectsRepository, RetrievalRepository } from '@ask/persistence';
+import {
+  CredentialsCipher,
+  EmbeddingSpaceMismatchError,
+  InsightsRepository,
+  KnowledgeRepository,
+  ProjectsRepository,
+  RetrievalRepository,
+} from '@ask/persistence';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
 // The test-database helper is deliberately not in @ask/persistence's public index, and no alias points
 // at it yet, so it is imported by path.
@@ -13,7 +20,10 @@ import { loadDocuments, type SourceDocument } from './load-documents';
 class RecordingEmbedder implements EmbeddingProvider {
   readonly batches: number[] = [];
   private readonly inner: LocalEmbeddingProvider;
-  constructor(dimensions = 256, readonly maxBatchSize = 64) {
+  constructor(
+    dimensions = 256,
+    readonly maxBatchSize = 64,
+  ) {
     this.inner = new LocalEmbeddingProvider({ dimensions });
   }
   get provider() {
@@ -38,7 +48,8 @@ describe(IngestionService.name, () => {
   let retrieval: RetrievalRepository;
   let kb: SourceDocument[];
   const chunkCount = async (projectId: string) =>
-    (await db.dataSource.query('SELECT count(*)::int AS n FROM knowledge_chunks WHERE project_id = $1', [projectId]))[0].n;
+    (await db.dataSource.query('SELECT count(*)::int AS n FROM knowledge_chunks WHERE project_id = $1', [projectId]))[0]
+      .n;
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -71,7 +82,14 @@ describe(IngestionService.name, () => {
       const project = (await projects.create({ name: 'kb' })).id;
       await service.ingest(project, kb, new LocalEmbeddingProvider());
       const embedder = new RecordingEmbedder();
-      expect(await service.ingest(project, kb, embedder)).toEqual({ sources: 4, created: 0, replaced: 0, skippedUnchanged: 4, chunks: 0, failed: 0 });
+      expect(await service.ingest(project, kb, embedder)).toEqual({
+        sources: 4,
+        created: 0,
+        replaced: 0,
+        skippedUnchanged: 4,
+        chunks: 0,
+        failed: 0,
+      });
       expect(embedder.batches).toEqual([]);
       expect(await chunkCount(project)).toBe(55);
     });
@@ -80,14 +98,24 @@ describe(IngestionService.name, () => {
       const project = (await projects.create({ name: 'kb' })).id;
       await service.ingest(project, kb, new LocalEmbeddingProvider());
       const changed = kb.map((d) => (d.uri.endsWith('SOURCE.txt') ? { ...d, text: `${d.text}\nEdited.` } : d));
-      expect(await service.ingest(project, changed, new LocalEmbeddingProvider())).toEqual({ sources: 4, created: 0, replaced: 1, skippedUnchanged: 3, chunks: 1, failed: 0 });
+      expect(await service.ingest(project, changed, new LocalEmbeddingProvider())).toEqual({
+        sources: 4,
+        created: 0,
+        replaced: 1,
+        skippedUnchanged: 3,
+        chunks: 1,
+        failed: 0,
+      });
       expect(await chunkCount(project)).toBe(55);
     });
 
     it('re-chunks everything when the chunk size changes', async () => {
       const project = (await projects.create({ name: 'kb' })).id;
       await service.ingest(project, kb, new LocalEmbeddingProvider());
-      const result = await service.ingest(project, kb, new LocalEmbeddingProvider(), { chunkTokens: 800, overlapTokens: 80 });
+      const result = await service.ingest(project, kb, new LocalEmbeddingProvider(), {
+        chunkTokens: 800,
+        overlapTokens: 80,
+      });
       expect(result.replaced).toBe(4);
       expect(await chunkCount(project)).toBe(result.chunks);
     });
@@ -96,7 +124,8 @@ describe(IngestionService.name, () => {
       const project = (await projects.create({ name: 'kb' })).id;
       const embedder = new LocalEmbeddingProvider();
       await service.ingest(project, kb, embedder);
-      const phrase = 'Starting with 0.8.0, you can enable iterative index scans, which will automatically scan more of the index until enough results are found';
+      const phrase =
+        'Starting with 0.8.0, you can enable iterative index scans, which will automatically scan more of the index until enough results are found';
       const [query] = await embedder.embed([phrase]);
       const items = await retrieval.search(project, query, 5, 'local/local-lexical-v1');
       expect(items[0].source).toBe('kb-pgvector/README.md');
@@ -113,14 +142,20 @@ describe(IngestionService.name, () => {
         'already stores embeddings from local/local-lexical-v1 (256 dimensions); refusing to add vectors from local/local-lexical-v1 (384 dimensions)',
       );
       expect(other.batches).toEqual([]);
-      expect((await db.dataSource.query('SELECT count(*)::int AS n FROM knowledge_sources WHERE project_id = $1', [project]))[0].n).toBe(1);
+      expect(
+        (
+          await db.dataSource.query('SELECT count(*)::int AS n FROM knowledge_sources WHERE project_id = $1', [project])
+        )[0].n,
+      ).toBe(1);
     });
 
     it('stops with the abort reason when the signal is aborted', async () => {
       const project = (await projects.create({ name: 'kb' })).id;
       const controller = new AbortController();
       controller.abort(new Error('cancelled by user'));
-      await expect(service.ingest(project, kb, new LocalEmbeddingProvider(), { signal: controller.signal })).rejects.toThrow('cancelled by user');
+      await expect(
+        service.ingest(project, kb, new LocalEmbeddingProvider(), { signal: controller.signal }),
+      ).rejects.toThrow('cancelled by user');
       expect(await chunkCount(project)).toBe(0);
     });
   });
@@ -128,10 +163,20 @@ describe(IngestionService.name, () => {
   describe('ingestInsights', () => {
     const file = {
       insights: [
-        { id: 'i1', name: 'Slow vector search', description: 'p95 latency of similarity queries doubled after the last import.' },
+        {
+          id: 'i1',
+          name: 'Slow vector search',
+          description: 'p95 latency of similarity queries doubled after the last import.',
+        },
         { id: 'i2', name: 'Index bloat', description: 'The HNSW index grew 3x without new rows.' },
       ],
-      recommendations: [{ id: 'r1', title: 'Enable iterative scans', body: 'Set hnsw.iterative_scan so filtered queries return enough rows.' }],
+      recommendations: [
+        {
+          id: 'r1',
+          title: 'Enable iterative scans',
+          body: 'Set hnsw.iterative_scan so filtered queries return enough rows.',
+        },
+      ],
     };
 
     it('upserts insights and recommendations, skips unchanged ones, and makes them retrievable', async () => {
@@ -141,7 +186,10 @@ describe(IngestionService.name, () => {
         insights: { written: 2, skippedUnchanged: 0, failed: 0 },
         recommendations: { written: 1, skippedUnchanged: 0, failed: 0 },
       });
-      const edited = { ...file, insights: [file.insights[0], { ...file.insights[1], description: 'The HNSW index grew 4x.' }] };
+      const edited = {
+        ...file,
+        insights: [file.insights[0], { ...file.insights[1], description: 'The HNSW index grew 4x.' }],
+      };
       expect(await service.ingestInsights(project, edited, embedder)).toEqual({
         insights: { written: 1, skippedUnchanged: 1, failed: 0 },
         recommendations: { written: 0, skippedUnchanged: 1, failed: 0 },

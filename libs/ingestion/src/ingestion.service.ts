@@ -1,9 +1,20 @@
 import type { AskError } from '@ask/ask-errors';
 import { checkEmbeddingLanguage, type EmbeddingProvider } from '@ask/llm-providers';
-import { EmbeddingSpaceMismatchError, InsightsRepository, KnowledgeRepository, type EmbeddingSpace } from '@ask/persistence';
+import {
+  EmbeddingSpaceMismatchError,
+  InsightsRepository,
+  KnowledgeRepository,
+  type EmbeddingSpace,
+} from '@ask/persistence';
 import { Injectable } from '@nestjs/common';
 import { chunkDocument, type ChunkOptions, type DocumentChunk } from './chunk-document';
-import { contentHash, EmbeddingCallError, embedWithRetry, type EmbedRetryOptions, INGESTION_VERSION } from './embed-with-retry';
+import {
+  contentHash,
+  EmbeddingCallError,
+  embedWithRetry,
+  type EmbedRetryOptions,
+  INGESTION_VERSION,
+} from './embed-with-retry';
 import type { InsightsFile } from './insights-file';
 import type { SourceDocument } from './load-documents';
 
@@ -109,12 +120,27 @@ export class IngestionService {
    *   `rate_limited` (with retry_after) for a provider failure that stops the run; RangeError for bad
    *   chunk options; the signal's reason when aborted.
    */
-  async ingest(projectId: string, documents: readonly SourceDocument[], provider: EmbeddingProvider, options: IngestOptions = {}): Promise<IngestionResult> {
+  async ingest(
+    projectId: string,
+    documents: readonly SourceDocument[],
+    provider: EmbeddingProvider,
+    options: IngestOptions = {},
+  ): Promise<IngestionResult> {
     const space = embeddingSpace(provider);
     await this.assertSpace(projectId, space);
-    checkEmbeddingLanguage(provider, documents.map((doc) => doc.text));
+    checkEmbeddingLanguage(
+      provider,
+      documents.map((doc) => doc.text),
+    );
     const chunkOptions = { chunkTokens: options.chunkTokens ?? 400, overlapTokens: options.overlapTokens ?? 60 };
-    const result: IngestionResult = { sources: documents.length, created: 0, replaced: 0, skippedUnchanged: 0, chunks: 0, failed: 0 };
+    const result: IngestionResult = {
+      sources: documents.length,
+      created: 0,
+      replaced: 0,
+      skippedUnchanged: 0,
+      chunks: 0,
+      failed: 0,
+    };
     let done = 0;
     const report = async (uri: string) =>
       options.onProgress?.({
@@ -204,7 +230,14 @@ export class IngestionService {
 
     for (const doc of documents) {
       options.signal?.throwIfAborted();
-      const hash = contentHash({ v: INGESTION_VERSION, ...chunkOptions, model: space.model, dims: space.dimensions, title: doc.title, text: doc.text });
+      const hash = contentHash({
+        v: INGESTION_VERSION,
+        ...chunkOptions,
+        model: space.model,
+        dims: space.dimensions,
+        title: doc.title,
+        text: doc.text,
+      });
       const skip = (await this.knowledge.findSource(projectId, doc.uri))?.contentHash === hash;
       const chunks = skip ? [] : await chunkDocument(doc.text, chunkOptions);
       const entry: Pending = { doc, skip, hash, chunks, embeddings: new Array(chunks.length), missing: chunks.length };
@@ -246,11 +279,27 @@ export class IngestionService {
     const batchSize = Math.max(1, provider.maxBatchSize);
     // Totals across both kinds, for progress.
     const all = { written: 0, failed: 0, unchanged: 0 };
-    const progress = () => options.onProgress?.({ done, total, chunks: all.written, created: all.written, unchanged: all.unchanged, failed: all.failed });
-    const run = async <T extends { id: string }>(kind: 'insight' | 'recommendation', items: readonly T[], textOf: (item: T) => string, write: (batch: Array<{ item: T; hash: string; embedding: number[] }>) => Promise<number>) => {
+    const progress = () =>
+      options.onProgress?.({
+        done,
+        total,
+        chunks: all.written,
+        created: all.written,
+        unchanged: all.unchanged,
+        failed: all.failed,
+      });
+    const run = async <T extends { id: string }>(
+      kind: 'insight' | 'recommendation',
+      items: readonly T[],
+      textOf: (item: T) => string,
+      write: (batch: Array<{ item: T; hash: string; embedding: number[] }>) => Promise<number>,
+    ) => {
       const stored = await this.insights.contentHashes(projectId, kind);
       const changed = items
-        .map((item) => ({ item, hash: contentHash({ v: INGESTION_VERSION, model: space.model, dims: space.dimensions, text: textOf(item) }) }))
+        .map((item) => ({
+          item,
+          hash: contentHash({ v: INGESTION_VERSION, model: space.model, dims: space.dimensions, text: textOf(item) }),
+        }))
         .filter(({ item, hash }) => stored.get(item.id) !== hash);
       let written = 0;
       let failed = 0;
@@ -259,7 +308,11 @@ export class IngestionService {
         const batch = changed.slice(start, start + batchSize);
         let vectors: number[][];
         try {
-          vectors = await embedWithRetry(provider, batch.map(({ item }) => textOf(item)), options);
+          vectors = await embedWithRetry(
+            provider,
+            batch.map(({ item }) => textOf(item)),
+            options,
+          );
         } catch (err) {
           if (!(err instanceof EmbeddingCallError)) throw err;
           if (err.failure.scope === 'run') throw err.failure.error;
@@ -281,19 +334,39 @@ export class IngestionService {
       await progress();
       return { written, skippedUnchanged: items.length - changed.length, failed };
     };
-    const insights = await run('insight', file.insights, (i) => `${i.name}\n${i.description}`, (batch) =>
-      this.insights.upsertInsights(
-        projectId,
-        batch.map(({ item, hash, embedding }) => ({ externalId: item.id, name: item.name, description: item.description, contentHash: hash, embedding })),
-        space.model,
-      ),
+    const insights = await run(
+      'insight',
+      file.insights,
+      (i) => `${i.name}\n${i.description}`,
+      (batch) =>
+        this.insights.upsertInsights(
+          projectId,
+          batch.map(({ item, hash, embedding }) => ({
+            externalId: item.id,
+            name: item.name,
+            description: item.description,
+            contentHash: hash,
+            embedding,
+          })),
+          space.model,
+        ),
     );
-    const recommendations = await run('recommendation', file.recommendations, (r) => `${r.title}\n${r.body}`, (batch) =>
-      this.insights.upsertRecommendations(
-        projectId,
-        batch.map(({ item, hash, embedding }) => ({ externalId: item.id, title: item.title, body: item.body, contentHash: hash, embedding })),
-        space.model,
-      ),
+    const recommendations = await run(
+      'recommendation',
+      file.recommendations,
+      (r) => `${r.title}\n${r.body}`,
+      (batch) =>
+        this.insights.upsertRecommendations(
+          projectId,
+          batch.map(({ item, hash, embedding }) => ({
+            externalId: item.id,
+            title: item.title,
+            body: item.body,
+            contentHash: hash,
+            embedding,
+          })),
+          space.model,
+        ),
     );
     return { insights, recommendations };
   }

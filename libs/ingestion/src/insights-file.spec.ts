@@ -15,8 +15,17 @@ describe('insights-file', () => {
   describe(loadInsightsFile.name, () => {
     it('reads insights and recommendations', async () => {
       const path = join(dir, 'ok.json');
-      await writeFile(path, JSON.stringify({ insights: [{ id: 1, name: 'N', description: 'D' }], recommendations: [{ id: 'r', title: 'T', body: 'B' }] }));
-      expect(await loadInsightsFile(path)).toEqual({ insights: [{ id: '1', name: 'N', description: 'D' }], recommendations: [{ id: 'r', title: 'T', body: 'B' }] });
+      await writeFile(
+        path,
+        JSON.stringify({
+          insights: [{ id: 1, name: 'N', description: 'D' }],
+          recommendations: [{ id: 'r', title: 'T', body: 'B' }],
+        }),
+      );
+      expect(await loadInsightsFile(path)).toEqual({
+        insights: [{ id: '1', name: 'N', description: 'D' }],
+        recommendations: [{ id: 'r', title: 'T', body: 'B' }],
+      });
     });
 
     it('throws unreadable for a missing file and invalid_jsonl for bad JSON', async () => {
@@ -38,9 +47,14 @@ describe('insights-file', () => {
     });
 
     it('rejects duplicate ids within a list', () => {
-      expect(() => parseInsights({ recommendations: [{ id: 'x', title: 't', body: 'b' }, { id: 'x', title: 't', body: 'b' }] })).toThrow(
-        'recommendations: duplicate id "x"',
-      );
+      expect(() =>
+        parseInsights({
+          recommendations: [
+            { id: 'x', title: 't', body: 'b' },
+            { id: 'x', title: 't', body: 'b' },
+          ],
+        }),
+      ).toThrow('recommendations: duplicate id "x"');
     });
   });
 });

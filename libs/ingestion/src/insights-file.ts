@@ -4,10 +4,22 @@ import { DocumentLoadError } from './load-documents';
 
 const insightsFileSchema = z.object({
   insights: z
-    .array(z.object({ id: z.union([z.string().min(1), z.number()]).transform(String), name: z.string().min(1), description: z.string() }))
+    .array(
+      z.object({
+        id: z.union([z.string().min(1), z.number()]).transform(String),
+        name: z.string().min(1),
+        description: z.string(),
+      }),
+    )
     .default([]),
   recommendations: z
-    .array(z.object({ id: z.union([z.string().min(1), z.number()]).transform(String), title: z.string().min(1), body: z.string() }))
+    .array(
+      z.object({
+        id: z.union([z.string().min(1), z.number()]).transform(String),
+        title: z.string().min(1),
+        body: z.string(),
+      }),
+    )
     .default([]),
 });
 

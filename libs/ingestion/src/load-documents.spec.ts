@@ -42,14 +42,19 @@ describe('load-documents', () => {
       const docs = await loadDocuments(`${DATA}/kb-postgresql-15-docs`);
       expect(docs).toHaveLength(73);
       expect(docs.find((d) => d.uri.includes('bookindex'))).toBeUndefined();
-      expect(docs.find((d) => d.uri === '/usr/share/doc/postgresql-doc-15/html/acronyms.html')?.title).toBe('Appendix L. Acronyms');
+      expect(docs.find((d) => d.uri === '/usr/share/doc/postgresql-doc-15/html/acronyms.html')?.title).toBe(
+        'Appendix L. Acronyms',
+      );
       expect(new Set(docs.map((d) => d.uri)).size).toBe(73);
     });
 
     it('reads JSONL fields, recurses into folders, ignores other files and dot-entries', async () => {
       await mkdir(join(dir, 'sub'));
       await mkdir(join(dir, '.hidden'));
-      await writeFile(join(dir, 'sub', 'notes.jsonl'), '{"id":"a","title":"Alpha","text":"first"}\n\n{"text":"no id"}\n{"id":7,"source_path":"https://x/y","text":"z"}\n');
+      await writeFile(
+        join(dir, 'sub', 'notes.jsonl'),
+        '{"id":"a","title":"Alpha","text":"first"}\n\n{"text":"no id"}\n{"id":7,"source_path":"https://x/y","text":"z"}\n',
+      );
       await writeFile(join(dir, 'image.png'), 'not text');
       await writeFile(join(dir, '.hidden', 'secret.md'), '# no');
       await writeFile(join(dir, 'empty.txt'), '   \n');
@@ -63,7 +68,10 @@ describe('load-documents', () => {
     });
 
     it('normalises CRLF and a BOM, and keeps duplicate uris apart', async () => {
-      await writeFile(join(dir, 'd.jsonl'), '{"source_path":"same","text":"one"}\n{"source_path":"same","text":"two"}\n');
+      await writeFile(
+        join(dir, 'd.jsonl'),
+        '{"source_path":"same","text":"one"}\n{"source_path":"same","text":"two"}\n',
+      );
       await writeFile(join(dir, 'w.md'), '\uFEFF# Title\r\nline\r\n');
       const docs = await loadDocuments(dir);
       expect(docs.map((d) => [d.uri.replace(/^[^/]+\//, ''), d.title, d.text])).toEqual([
@@ -82,7 +90,11 @@ describe('load-documents', () => {
     it('throws too_large for a file over maxFileBytes and a document over maxDocumentChars', async () => {
       await writeFile(join(dir, 'big.txt'), 'x'.repeat(2000));
       await expectError(loadDocuments(dir, { maxFileBytes: 1000 }), 'too_large', /file of 2000 bytes exceeds 1000/);
-      await expectError(loadDocuments(dir, { maxDocumentChars: 1500 }), 'too_large', /document of 2000 characters exceeds 1500/);
+      await expectError(
+        loadDocuments(dir, { maxDocumentChars: 1500 }),
+        'too_large',
+        /document of 2000 characters exceeds 1500/,
+      );
     });
 
     it('throws invalid_jsonl naming the line', async () => {
@@ -116,7 +128,10 @@ describe('load-documents', () => {
       await writeFile(join(dir, 'README.md'), '# Own');
       await writeFile(join(dir, 'LICENSE.md'), 'MIT');
       await writeFile(join(dir, 'docs', 'guide.md'), '# Guide');
-      const docs = await loadDocuments(dir, { sourceName: '@nestjs/bullmq', skipFile: (path) => path.startsWith('LICENSE') });
+      const docs = await loadDocuments(dir, {
+        sourceName: '@nestjs/bullmq',
+        skipFile: (path) => path.startsWith('LICENSE'),
+      });
       expect(docs.map((d) => [d.uri, d.title])).toEqual([
         ['@nestjs/bullmq/README.md', 'Own'],
         ['@nestjs/bullmq/docs/guide.md', 'Guide'],

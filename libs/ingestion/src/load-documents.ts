@@ -78,7 +78,12 @@ export async function loadDocuments(dir: string, options: LoadDocumentsOptions =
   const push = (doc: SourceDocument, path: string, line?: number) => {
     if (doc.text.trim() === '') return;
     if (doc.text.length > maxDocumentChars) {
-      throw new DocumentLoadError('too_large', path, `document of ${doc.text.length} characters exceeds ${maxDocumentChars}`, line);
+      throw new DocumentLoadError(
+        'too_large',
+        path,
+        `document of ${doc.text.length} characters exceeds ${maxDocumentChars}`,
+        line,
+      );
     }
     const times = (seen.get(doc.uri) ?? 0) + 1;
     seen.set(doc.uri, times);
@@ -90,7 +95,8 @@ export async function loadDocuments(dir: string, options: LoadDocumentsOptions =
     if (options.skipFile?.(inside.join('/'))) continue;
     const rel = [options.sourceName ?? basename(resolve(dir)), ...inside].join('/');
     const size = (await stat(path)).size;
-    if (size > maxFileBytes) throw new DocumentLoadError('too_large', path, `file of ${size} bytes exceeds ${maxFileBytes}`);
+    if (size > maxFileBytes)
+      throw new DocumentLoadError('too_large', path, `file of ${size} bytes exceeds ${maxFileBytes}`);
     const text = await readUtf8(path);
     if (extname(path).toLowerCase() !== '.jsonl') {
       const isMarkdown = ['.md', '.markdown'].includes(extname(path).toLowerCase());
@@ -128,7 +134,10 @@ async function readUtf8(path: string): Promise<string> {
     throw new DocumentLoadError('unreadable', path, error.message);
   });
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes).replace(/^\uFEFF/, '').replace(/\r\n/g, '\n');
+    return new TextDecoder('utf-8', { fatal: true })
+      .decode(bytes)
+      .replace(/^\uFEFF/, '')
+      .replace(/\r\n/g, '\n');
   } catch {
     throw new DocumentLoadError('unreadable', path, 'not valid UTF-8');
   }
@@ -152,7 +161,8 @@ function parseJsonlLine(line: string, path: string, lineNo: number): JsonlDocume
     throw new DocumentLoadError('invalid_jsonl', path, 'a line must be a JSON object', lineNo);
   }
   const record = value as Record<string, unknown>;
-  if (typeof record['text'] !== 'string') throw new DocumentLoadError('invalid_jsonl', path, 'field "text" must be a string', lineNo);
+  if (typeof record['text'] !== 'string')
+    throw new DocumentLoadError('invalid_jsonl', path, 'field "text" must be a string', lineNo);
   for (const field of ['id', 'title', 'source_path'] as const) {
     const v = record[field];
     if (v !== undefined && v !== null && typeof v !== 'string' && !(field === 'id' && typeof v === 'number')) {
@@ -160,5 +170,10 @@ function parseJsonlLine(line: string, path: string, lineNo: number): JsonlDocume
     }
   }
   const str = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : String(v));
-  return { id: str(record['id']), title: str(record['title']), source_path: str(record['source_path']), text: record['text'] as string };
+  return {
+    id: str(record['id']),
+    title: str(record['title']),
+    source_path: str(record['source_path']),
+    text: record['text'] as string,
+  };
 }

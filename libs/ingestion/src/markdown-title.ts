@@ -61,7 +61,10 @@ export function markdownTitle(text: string): string | null {
       const title = cleanHeading(candidate);
       if (title) return title;
     }
-    previous = visible.trim() && !atx && !/^ {0,3}(?:[-*+]|\d+[.)])[ \t]/.test(visible) && !visible.startsWith('    ') ? visible.trim() : '';
+    previous =
+      visible.trim() && !atx && !/^ {0,3}(?:[-*+]|\d+[.)])[ \t]/.test(visible) && !visible.startsWith('    ')
+        ? visible.trim()
+        : '';
   }
   return null;
 }

@@ -55,13 +55,25 @@ export class ReembedService {
    * @throws AskError for a provider failure that stops the run (as `IngestionService.ingest`); the
    *   signal's reason when aborted.
    */
-  async reembed(projectId: string, provider: EmbeddingProvider, options: Omit<IngestOptions, 'chunkTokens' | 'overlapTokens'> = {}): Promise<ReembedResult> {
+  async reembed(
+    projectId: string,
+    provider: EmbeddingProvider,
+    options: Omit<IngestOptions, 'chunkTokens' | 'overlapTokens'> = {},
+  ): Promise<ReembedResult> {
     const space = embeddingSpace(provider);
     const total = await this.pending(projectId, provider);
     const result: ReembedResult = { total, reembedded: 0, superseded: 0, failed: 0, vectors: 0 };
     let done = 0;
     const report = (uri?: string) =>
-      options.onProgress?.({ done, total, chunks: result.vectors, created: result.reembedded, unchanged: result.superseded, failed: result.failed, ...(uri ? { uri } : {}) });
+      options.onProgress?.({
+        done,
+        total,
+        chunks: result.vectors,
+        created: result.reembedded,
+        unchanged: result.superseded,
+        failed: result.failed,
+        ...(uri ? { uri } : {}),
+      });
     const batchSize = Math.max(1, provider.maxBatchSize);
     const embed = async (texts: string[]): Promise<number[][]> => {
       const vectors: number[][] = [];
@@ -114,23 +126,35 @@ export class ReembedService {
         for (let start = 0; start < items.length; start += batchSize) {
           options.signal?.throwIfAborted();
           const batch = items.slice(start, start + batchSize);
-          await guarded(batch.map((i) => i.id), async () => {
-            const vectors = await embedWithRetry(provider, batch.map((i) => i.text), options);
-            const written = await this.insights.reembedItems(
-              projectId,
-              kind,
-              batch.map((item, i) => ({
-                id: item.id,
-                contentHash: contentHash({ v: INGESTION_VERSION, model: space.model, dims: space.dimensions, text: item.text }),
-                embedding: vectors[i],
-              })),
-              space,
-            );
-            result.reembedded += written;
-            result.vectors += written;
-            done += batch.length;
-            await report();
-          });
+          await guarded(
+            batch.map((i) => i.id),
+            async () => {
+              const vectors = await embedWithRetry(
+                provider,
+                batch.map((i) => i.text),
+                options,
+              );
+              const written = await this.insights.reembedItems(
+                projectId,
+                kind,
+                batch.map((item, i) => ({
+                  id: item.id,
+                  contentHash: contentHash({
+                    v: INGESTION_VERSION,
+                    model: space.model,
+                    dims: space.dimensions,
+                    text: item.text,
+                  }),
+                  embedding: vectors[i],
+                })),
+                space,
+              );
+              result.reembedded += written;
+              result.vectors += written;
+              done += batch.length;
+              await report();
+            },
+          );
         }
         // Failed items stay outside the space: stop rather than list them again forever.
         if (result.failed > before || items.length < ITEM_PAGE) break;

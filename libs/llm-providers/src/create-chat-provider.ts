@@ -77,7 +77,11 @@ const withOverrides = new WeakMap<EgressPolicy, Map<string, EgressPolicy>>();
  * policy's checked fetch for `field`. The endpoint (`target`, when set) is checked first, without DNS.
  * @throws AskError 403 `forbidden` naming `field` when the endpoint is refused.
  */
-export function providerTransport(options: ProviderFactoryOptions, field: EndpointField, target: string | undefined): ProviderTransport {
+export function providerTransport(
+  options: ProviderFactoryOptions,
+  field: EndpointField,
+  target: string | undefined,
+): ProviderTransport {
   const base = options.egress ?? defaultEgressPolicy();
   const overrides = Object.values(options.baseUrlOverrides ?? {}).filter((u): u is string => typeof u === 'string');
   let policy = base;
@@ -108,7 +112,12 @@ const SDK_COMMON = { maxRetries: 0, logLevel: 'off' as const };
  * (`/openai/deployments/{model}/chat/completions?api-version=…`) when `apiVersion` is set, else the v1
  * API (`/openai/v1/…`, https://learn.microsoft.com/azure/ai-foundry/openai/api-version-lifecycle).
  */
-export function azureOpenAiClient(endpoint: string, apiKey: string, apiVersion: string | undefined, baseFetch?: FetchLike): OpenAI {
+export function azureOpenAiClient(
+  endpoint: string,
+  apiKey: string,
+  apiVersion: string | undefined,
+  baseFetch?: FetchLike,
+): OpenAI {
   const fetchImpl = sseEndOfStreamFetch(baseFetch);
   if (apiVersion) {
     return new AzureOpenAI({ endpoint: trimSlash(endpoint), apiKey, apiVersion, fetch: fetchImpl, ...SDK_COMMON });
@@ -155,14 +164,23 @@ export function bedrockClient(
   // The SDK's HTTP/2 handler, with every host name it connects to resolved through the egress check.
   const checked = transport && !(endpoint && transport.policy.isAllowListed(endpoint));
   const requestHandler = transport
-    ? new NodeHttp2Handler({ disableConcurrentStreams: true, nodeHttp2ConnectOptions: { lookup: transport.policy.lookup(transport.field, checked) as never } })
+    ? new NodeHttp2Handler({
+        disableConcurrentStreams: true,
+        nodeHttp2ConnectOptions: { lookup: transport.policy.lookup(transport.field, checked) as never },
+      })
     : undefined;
   return new BedrockRuntimeClient({
     region,
     ...(requestHandler ? { requestHandler } : {}),
     ...(endpoint ? { endpoint: trimSlash(endpoint) } : {}),
     ...(awsAccessKeyId && awsSecretAccessKey
-      ? { credentials: { accessKeyId: awsAccessKeyId, secretAccessKey: awsSecretAccessKey, ...(awsSessionToken ? { sessionToken: awsSessionToken } : {}) } }
+      ? {
+          credentials: {
+            accessKeyId: awsAccessKeyId,
+            secretAccessKey: awsSecretAccessKey,
+            ...(awsSessionToken ? { sessionToken: awsSessionToken } : {}),
+          },
+        }
       : {}),
     maxAttempts: 1,
   });
@@ -216,8 +234,19 @@ export function createChatProvider(
       const apiKey = custom ? (credentials.apiKey ?? 'no-key') : requireField(credentials.apiKey, 'openai', 'apiKey');
       // The SDK drops a final event that ends at EOF without its blank line (see sseEndOfStreamFetch).
       const fetchImpl = sseEndOfStreamFetch(custom ? openAiCompatibleFetch(transport.fetch) : transport.fetch);
-      const client = new OpenAI({ baseURL, apiKey, organization: null, project: null, fetch: fetchImpl, ...SDK_COMMON });
-      return new OpenAiChatProvider({ client, provider: 'openai', maxTokensField: custom ? 'max_tokens' : 'max_completion_tokens' });
+      const client = new OpenAI({
+        baseURL,
+        apiKey,
+        organization: null,
+        project: null,
+        fetch: fetchImpl,
+        ...SDK_COMMON,
+      });
+      return new OpenAiChatProvider({
+        client,
+        provider: 'openai',
+        maxTokensField: custom ? 'max_tokens' : 'max_completion_tokens',
+      });
     }
     case 'anthropic': {
       const apiKey = requireField(credentials.apiKey, 'anthropic', 'apiKey');
@@ -273,7 +302,11 @@ export function createChatProvider(
     }
     case 'local': {
       const counter =
-        options.counter ?? selectTokenCounter({ provider: 'local', model: settings.model }, resolveModel({ provider: 'local', model: settings.model }).tokenizer).counter;
+        options.counter ??
+        selectTokenCounter(
+          { provider: 'local', model: settings.model },
+          resolveModel({ provider: 'local', model: settings.model }).tokenizer,
+        ).counter;
       return new LocalChatProvider({ counter });
     }
   }

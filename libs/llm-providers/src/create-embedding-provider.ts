@@ -67,20 +67,41 @@ export function createEmbeddingProvider(
         maxRetries: 0,
         logLevel: 'off',
       });
-      return refusalsTyped(new OpenAiEmbeddingProvider({ client, provider: 'openai', model: settings.model, dimensions: settings.dimensions }));
+      return refusalsTyped(
+        new OpenAiEmbeddingProvider({
+          client,
+          provider: 'openai',
+          model: settings.model,
+          dimensions: settings.dimensions,
+        }),
+      );
     }
     case 'azure-foundry': {
       const endpoint = requireField(override ?? settings.baseUrl, 'azure-foundry', 'baseUrl (the resource endpoint)');
       const apiKey = requireField(credentials.apiKey, 'azure-foundry', 'apiKey');
-      const client = azureOpenAiClient(endpoint, apiKey, settings.apiVersion, providerTransport(options, field, endpoint).fetch);
-      return refusalsTyped(new OpenAiEmbeddingProvider({ client, provider: 'azure-foundry', model: settings.model, dimensions: settings.dimensions }));
+      const client = azureOpenAiClient(
+        endpoint,
+        apiKey,
+        settings.apiVersion,
+        providerTransport(options, field, endpoint).fetch,
+      );
+      return refusalsTyped(
+        new OpenAiEmbeddingProvider({
+          client,
+          provider: 'azure-foundry',
+          model: settings.model,
+          dimensions: settings.dimensions,
+        }),
+      );
     }
     case 'bedrock': {
       const region = requireField(settings.region, 'bedrock', 'region');
       const endpoint = override ?? settings.baseUrl;
       const { policy } = providerTransport(options, field, endpoint);
       const client = bedrockClient(region, endpoint, credentials, { policy, field });
-      return refusalsTyped(new BedrockEmbeddingProvider({ client, model: settings.model, dimensions: settings.dimensions }));
+      return refusalsTyped(
+        new BedrockEmbeddingProvider({ client, model: settings.model, dimensions: settings.dimensions }),
+      );
     }
     case 'vertex': {
       const project = requireField(settings.gcpProject, 'vertex', 'gcpProject');

@@ -23,7 +23,13 @@ export { OpenAiEmbeddingProvider } from './embedding/openai-embedding.provider';
 export { OllamaEmbeddingProvider } from './embedding/ollama-embedding.provider';
 export { checkEmbeddings } from './embedding/check-embeddings';
 export { checkEmbeddingLanguage, detectLanguages, type LanguageShare } from './embedding/check-embedding-language';
-export { composeAnswer, LOCAL_ABSTAIN_THRESHOLDS, LocalChatProvider, localAbstainThreshold, localChatCpuMicros } from './local/local-chat.provider';
+export {
+  composeAnswer,
+  LOCAL_ABSTAIN_THRESHOLDS,
+  LocalChatProvider,
+  localAbstainThreshold,
+  localChatCpuMicros,
+} from './local/local-chat.provider';
 export type { LocalChatOptions } from './local/local-chat.provider';
 export { LocalEmbeddingProvider } from './local/local-embedding.provider';
 export {

@@ -1,4 +1,9 @@
-import { detectSilentTruncation, SILENT_TRUNCATION_MIN_GAP, SILENT_TRUNCATION_RATIO, silentTruncationVerdict } from './silent-truncation';
+import {
+  detectSilentTruncation,
+  SILENT_TRUNCATION_MIN_GAP,
+  SILENT_TRUNCATION_RATIO,
+  silentTruncationVerdict,
+} from './silent-truncation';
 
 describe('detectSilentTruncation', () => {
   it('flags a prompt count far below what was sent (Ollama keeping half of num_ctx)', () => {

@@ -26,13 +26,17 @@ export const SILENT_TRUNCATION_MIN_GAP = 32;
  * @param sentTokens our count of the prompt we sent (the planner's count, tokens).
  * @param reportedPromptTokens the provider's prompt count (`usage.promptTokens`); null → not flagged.
  */
-export function silentTruncationVerdict(sentTokens: number, reportedPromptTokens: number | null): SilentTruncationVerdict {
+export function silentTruncationVerdict(
+  sentTokens: number,
+  reportedPromptTokens: number | null,
+): SilentTruncationVerdict {
   if (reportedPromptTokens === null || sentTokens <= 0) {
     return { truncated: false, ratio: 1, missingTokens: 0 };
   }
   const missingTokens = Math.max(0, sentTokens - reportedPromptTokens);
   const ratio = Math.round((reportedPromptTokens / sentTokens) * 1000) / 1000;
-  const truncated = reportedPromptTokens < SILENT_TRUNCATION_RATIO * sentTokens && missingTokens >= SILENT_TRUNCATION_MIN_GAP;
+  const truncated =
+    reportedPromptTokens < SILENT_TRUNCATION_RATIO * sentTokens && missingTokens >= SILENT_TRUNCATION_MIN_GAP;
   return { truncated, ratio, missingTokens };
 }
 

@@ -123,7 +123,11 @@ export async function* streamWithRetry(
  * @throws UpstreamFailureError with the classified failure (`overflow` → the caller's 413 path,
  *   `retryable` after the last attempt → 502, `timeout` → 504; map with `toAskError`).
  */
-export async function countWithRetry(provider: ChatProvider, request: ChatRequest, options: StreamRetryOptions = {}): Promise<number> {
+export async function countWithRetry(
+  provider: ChatProvider,
+  request: ChatRequest,
+  options: StreamRetryOptions = {},
+): Promise<number> {
   const count = provider.countRequestTokens?.bind(provider);
   if (!count) throw new Error(`${provider.provider}: no count endpoint`);
   const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
@@ -135,7 +139,9 @@ export async function countWithRetry(provider: ChatProvider, request: ChatReques
     } catch (err) {
       const failure = signal?.aborted ? ({ kind: 'timeout' } as const) : classifyUpstreamError(err, provider.provider);
       const retry =
-        failure.kind === 'retryable' && attempt < maxAttempts && (failure.retryAfterMs === undefined || failure.retryAfterMs <= maxRetryAfterMs);
+        failure.kind === 'retryable' &&
+        attempt < maxAttempts &&
+        (failure.retryAfterMs === undefined || failure.retryAfterMs <= maxRetryAfterMs);
       if (!retry) throw new UpstreamFailureError(failure, provider.provider, attempt, false);
       const delayMs = retryDelayMs(attempt, failure, options);
       options.onRetry?.({ attempt, delayMs, failure });

@@ -6,7 +6,8 @@ import type { UsageConvention } from '@ask/usage-accounting';
  * Embedding providers; `local` is the embedded lexical embedder (no model, no network),
  * `local-semantic` the embedded Universal Sentence Encoder lite (English, offline).
  */
-export type EmbeddingProviderId = 'local' | 'local-semantic' | 'openai' | 'azure-foundry' | 'bedrock' | 'vertex' | 'ollama';
+export type EmbeddingProviderId =
+  'local' | 'local-semantic' | 'openai' | 'azure-foundry' | 'bedrock' | 'vertex' | 'ollama';
 
 /** A project's embedding settings (stored as JSON on the project; no secrets here). */
 export interface EmbeddingSettings {

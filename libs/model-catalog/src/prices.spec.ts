@@ -34,9 +34,17 @@ describe(findPrice.name, () => {
   });
 
   it("lets the operator's override win over the table", () => {
-    const overrides = parsePriceOverrides('[{"model":"^gpt-4o-mini","input":0.1,"cacheRead":0.05,"cacheWrite":0,"output":0.4,"source":"contract 2025-12"}]');
+    const overrides = parsePriceOverrides(
+      '[{"model":"^gpt-4o-mini","input":0.1,"cacheRead":0.05,"cacheWrite":0,"output":0.4,"source":"contract 2025-12"}]',
+    );
     expect(findPrice({ provider: 'openai', model: 'gpt-4o-mini' }, overrides)).toEqual({
-      family: 'override:^gpt-4o-mini', source: 'contract 2025-12', asOf: null, input: 0.1, cacheRead: 0.05, cacheWrite: 0, output: 0.4,
+      family: 'override:^gpt-4o-mini',
+      source: 'contract 2025-12',
+      asOf: null,
+      input: 0.1,
+      cacheRead: 0.05,
+      cacheWrite: 0,
+      output: 0.4,
     });
   });
 });
@@ -44,9 +52,13 @@ describe(findPrice.name, () => {
 describe(parsePriceOverrides.name, () => {
   it('reads nothing from an unset value', () => expect(parsePriceOverrides(undefined)).toEqual([]));
   it('refuses a negative price', () => {
-    expect(() => parsePriceOverrides('[{"model":"x","input":-1,"cacheRead":0,"cacheWrite":0,"output":0}]')).toThrow('price override 0: input must be a number ≥ 0');
+    expect(() => parsePriceOverrides('[{"model":"x","input":-1,"cacheRead":0,"cacheWrite":0,"output":0}]')).toThrow(
+      'price override 0: input must be a number ≥ 0',
+    );
   });
   it('refuses a bad pattern', () => {
-    expect(() => parsePriceOverrides('[{"model":"(","input":1,"cacheRead":0,"cacheWrite":0,"output":0}]')).toThrow(SyntaxError);
+    expect(() => parsePriceOverrides('[{"model":"(","input":1,"cacheRead":0,"cacheWrite":0,"output":0}]')).toThrow(
+      SyntaxError,
+    );
   });
 });

@@ -40,21 +40,186 @@ const AS_OF = '2025-11-20';
  * `local` and Ollama are self-hosted: priced 0 so their calls are costed rather than unknown.
  */
 export const PRICE_TABLE: readonly PriceEntry[] = [
-  { family: 'claude-opus-4.5', displayName: 'Claude Opus 4.5 and later 4.x', providers: ['anthropic', 'bedrock', 'vertex', 'azure-foundry'], input: 5, cacheRead: 0.5, cacheWrite: 6.25, output: 25, source: ANTHROPIC_PRICES, asOf: AS_OF, patterns: [/^(anthropic\.)?claude-opus-4-([5-9]|\d\d)/] },
-  { family: 'claude-opus-4', displayName: 'Claude Opus 4 / 4.1', providers: ['anthropic', 'bedrock', 'vertex', 'azure-foundry'], input: 15, cacheRead: 1.5, cacheWrite: 18.75, output: 75, source: ANTHROPIC_PRICES, asOf: AS_OF, patterns: [/^(anthropic\.)?claude-opus-4(?!\d)/] },
-  { family: 'claude-sonnet-4', displayName: 'Claude Sonnet 4.x', providers: ['anthropic', 'bedrock', 'vertex', 'azure-foundry'], input: 3, cacheRead: 0.3, cacheWrite: 3.75, output: 15, source: ANTHROPIC_PRICES, asOf: AS_OF, patterns: [/^(anthropic\.)?claude-sonnet-4(?!\d)/] },
-  { family: 'claude-haiku-4.5', displayName: 'Claude Haiku 4.5', providers: ['anthropic', 'bedrock', 'vertex', 'azure-foundry'], input: 1, cacheRead: 0.1, cacheWrite: 1.25, output: 5, source: ANTHROPIC_PRICES, asOf: AS_OF, patterns: [/^(anthropic\.)?claude-haiku-4-5/] },
-  { family: 'gpt-5-nano', displayName: 'GPT-5 nano', providers: ['openai', 'azure-foundry'], input: 0.05, cacheRead: 0.005, cacheWrite: 0, output: 0.4, source: OPENAI_PRICES, asOf: AS_OF, patterns: [/^gpt-5-nano/] },
-  { family: 'gpt-5-mini', displayName: 'GPT-5 mini', providers: ['openai', 'azure-foundry'], input: 0.25, cacheRead: 0.025, cacheWrite: 0, output: 2, source: OPENAI_PRICES, asOf: AS_OF, patterns: [/^gpt-5-mini/] },
-  { family: 'gpt-5', displayName: 'GPT-5', providers: ['openai', 'azure-foundry'], input: 1.25, cacheRead: 0.125, cacheWrite: 0, output: 10, source: OPENAI_PRICES, asOf: AS_OF, patterns: [/^gpt-5(?![\d.])(?!-(mini|nano))/] },
-  { family: 'gpt-4.1-nano', displayName: 'GPT-4.1 nano', providers: ['openai', 'azure-foundry'], input: 0.1, cacheRead: 0.025, cacheWrite: 0, output: 0.4, source: OPENAI_PRICES, asOf: AS_OF, patterns: [/^gpt-4\.1-nano/] },
-  { family: 'gpt-4.1-mini', displayName: 'GPT-4.1 mini', providers: ['openai', 'azure-foundry'], input: 0.4, cacheRead: 0.1, cacheWrite: 0, output: 1.6, source: OPENAI_PRICES, asOf: AS_OF, patterns: [/^gpt-4\.1-mini/] },
-  { family: 'gpt-4.1', displayName: 'GPT-4.1', providers: ['openai', 'azure-foundry'], input: 2, cacheRead: 0.5, cacheWrite: 0, output: 8, source: OPENAI_PRICES, asOf: AS_OF, patterns: [/^gpt-4\.1(?!\d)/] },
-  { family: 'gpt-4o-mini', displayName: 'GPT-4o mini', providers: ['openai', 'azure-foundry'], input: 0.15, cacheRead: 0.075, cacheWrite: 0, output: 0.6, source: OPENAI_PRICES, asOf: AS_OF, patterns: [/^gpt-4o-mini/] },
-  { family: 'gpt-4o', displayName: 'GPT-4o', providers: ['openai', 'azure-foundry'], input: 2.5, cacheRead: 1.25, cacheWrite: 0, output: 10, source: OPENAI_PRICES, asOf: AS_OF, patterns: [/^gpt-4o(?!-mini)/] },
-  { family: 'gemini-2.5-pro', displayName: 'Gemini 2.5 Pro (prompts ≤ 200K tokens)', providers: ['vertex'], input: 1.25, cacheRead: 0.125, cacheWrite: 0, output: 10, source: VERTEX_PRICES, asOf: AS_OF, patterns: [/^gemini-2\.5-pro/] },
-  { family: 'gemini-2.5-flash', displayName: 'Gemini 2.5 Flash', providers: ['vertex'], input: 0.3, cacheRead: 0.03, cacheWrite: 0, output: 2.5, source: VERTEX_PRICES, asOf: AS_OF, patterns: [/^gemini-2\.5-flash(?!-lite)/] },
-  { family: 'self-hosted', displayName: 'Self-hosted (Ollama, embedded local stand-in)', providers: ['ollama', 'local'], input: 0, cacheRead: 0, cacheWrite: 0, output: 0, source: 'self-hosted: no per-token price', asOf: AS_OF, patterns: [/.*/] },
+  {
+    family: 'claude-opus-4.5',
+    displayName: 'Claude Opus 4.5 and later 4.x',
+    providers: ['anthropic', 'bedrock', 'vertex', 'azure-foundry'],
+    input: 5,
+    cacheRead: 0.5,
+    cacheWrite: 6.25,
+    output: 25,
+    source: ANTHROPIC_PRICES,
+    asOf: AS_OF,
+    patterns: [/^(anthropic\.)?claude-opus-4-([5-9]|\d\d)/],
+  },
+  {
+    family: 'claude-opus-4',
+    displayName: 'Claude Opus 4 / 4.1',
+    providers: ['anthropic', 'bedrock', 'vertex', 'azure-foundry'],
+    input: 15,
+    cacheRead: 1.5,
+    cacheWrite: 18.75,
+    output: 75,
+    source: ANTHROPIC_PRICES,
+    asOf: AS_OF,
+    patterns: [/^(anthropic\.)?claude-opus-4(?!\d)/],
+  },
+  {
+    family: 'claude-sonnet-4',
+    displayName: 'Claude Sonnet 4.x',
+    providers: ['anthropic', 'bedrock', 'vertex', 'azure-foundry'],
+    input: 3,
+    cacheRead: 0.3,
+    cacheWrite: 3.75,
+    output: 15,
+    source: ANTHROPIC_PRICES,
+    asOf: AS_OF,
+    patterns: [/^(anthropic\.)?claude-sonnet-4(?!\d)/],
+  },
+  {
+    family: 'claude-haiku-4.5',
+    displayName: 'Claude Haiku 4.5',
+    providers: ['anthropic', 'bedrock', 'vertex', 'azure-foundry'],
+    input: 1,
+    cacheRead: 0.1,
+    cacheWrite: 1.25,
+    output: 5,
+    source: ANTHROPIC_PRICES,
+    asOf: AS_OF,
+    patterns: [/^(anthropic\.)?claude-haiku-4-5/],
+  },
+  {
+    family: 'gpt-5-nano',
+    displayName: 'GPT-5 nano',
+    providers: ['openai', 'azure-foundry'],
+    input: 0.05,
+    cacheRead: 0.005,
+    cacheWrite: 0,
+    output: 0.4,
+    source: OPENAI_PRICES,
+    asOf: AS_OF,
+    patterns: [/^gpt-5-nano/],
+  },
+  {
+    family: 'gpt-5-mini',
+    displayName: 'GPT-5 mini',
+    providers: ['openai', 'azure-foundry'],
+    input: 0.25,
+    cacheRead: 0.025,
+    cacheWrite: 0,
+    output: 2,
+    source: OPENAI_PRICES,
+    asOf: AS_OF,
+    patterns: [/^gpt-5-mini/],
+  },
+  {
+    family: 'gpt-5',
+    displayName: 'GPT-5',
+    providers: ['openai', 'azure-foundry'],
+    input: 1.25,
+    cacheRead: 0.125,
+    cacheWrite: 0,
+    output: 10,
+    source: OPENAI_PRICES,
+    asOf: AS_OF,
+    patterns: [/^gpt-5(?![\d.])(?!-(mini|nano))/],
+  },
+  {
+    family: 'gpt-4.1-nano',
+    displayName: 'GPT-4.1 nano',
+    providers: ['openai', 'azure-foundry'],
+    input: 0.1,
+    cacheRead: 0.025,
+    cacheWrite: 0,
+    output: 0.4,
+    source: OPENAI_PRICES,
+    asOf: AS_OF,
+    patterns: [/^gpt-4\.1-nano/],
+  },
+  {
+    family: 'gpt-4.1-mini',
+    displayName: 'GPT-4.1 mini',
+    providers: ['openai', 'azure-foundry'],
+    input: 0.4,
+    cacheRead: 0.1,
+    cacheWrite: 0,
+    output: 1.6,
+    source: OPENAI_PRICES,
+    asOf: AS_OF,
+    patterns: [/^gpt-4\.1-mini/],
+  },
+  {
+    family: 'gpt-4.1',
+    displayName: 'GPT-4.1',
+    providers: ['openai', 'azure-foundry'],
+    input: 2,
+    cacheRead: 0.5,
+    cacheWrite: 0,
+    output: 8,
+    source: OPENAI_PRICES,
+    asOf: AS_OF,
+    patterns: [/^gpt-4\.1(?!\d)/],
+  },
+  {
+    family: 'gpt-4o-mini',
+    displayName: 'GPT-4o mini',
+    providers: ['openai', 'azure-foundry'],
+    input: 0.15,
+    cacheRead: 0.075,
+    cacheWrite: 0,
+    output: 0.6,
+    source: OPENAI_PRICES,
+    asOf: AS_OF,
+    patterns: [/^gpt-4o-mini/],
+  },
+  {
+    family: 'gpt-4o',
+    displayName: 'GPT-4o',
+    providers: ['openai', 'azure-foundry'],
+    input: 2.5,
+    cacheRead: 1.25,
+    cacheWrite: 0,
+    output: 10,
+    source: OPENAI_PRICES,
+    asOf: AS_OF,
+    patterns: [/^gpt-4o(?!-mini)/],
+  },
+  {
+    family: 'gemini-2.5-pro',
+    displayName: 'Gemini 2.5 Pro (prompts ≤ 200K tokens)',
+    providers: ['vertex'],
+    input: 1.25,
+    cacheRead: 0.125,
+    cacheWrite: 0,
+    output: 10,
+    source: VERTEX_PRICES,
+    asOf: AS_OF,
+    patterns: [/^gemini-2\.5-pro/],
+  },
+  {
+    family: 'gemini-2.5-flash',
+    displayName: 'Gemini 2.5 Flash',
+    providers: ['vertex'],
+    input: 0.3,
+    cacheRead: 0.03,
+    cacheWrite: 0,
+    output: 2.5,
+    source: VERTEX_PRICES,
+    asOf: AS_OF,
+    patterns: [/^gemini-2\.5-flash(?!-lite)/],
+  },
+  {
+    family: 'self-hosted',
+    displayName: 'Self-hosted (Ollama, embedded local stand-in)',
+    providers: ['ollama', 'local'],
+    input: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    output: 0,
+    source: 'self-hosted: no per-token price',
+    asOf: AS_OF,
+    patterns: [/.*/],
+  },
 ];
 
 /** The four prices of one row, USD per MTok. */
@@ -81,13 +246,23 @@ export function parsePriceOverrides(json: string | undefined): PriceOverride[] {
   if (!Array.isArray(parsed)) throw new Error('price overrides must be a JSON array');
   return parsed.map((entry: unknown, i) => {
     const e = entry as Partial<PriceOverride>;
-    if (typeof e !== 'object' || e === null || typeof e.model !== 'string' || e.model === '') throw new Error(`price override ${i}: model (a pattern) is required`);
+    if (typeof e !== 'object' || e === null || typeof e.model !== 'string' || e.model === '')
+      throw new Error(`price override ${i}: model (a pattern) is required`);
     new RegExp(e.model);
     for (const field of ['input', 'cacheRead', 'cacheWrite', 'output'] as const) {
       const v = e[field];
-      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new Error(`price override ${i}: ${field} must be a number ≥ 0 (USD per million tokens)`);
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+        throw new Error(`price override ${i}: ${field} must be a number ≥ 0 (USD per million tokens)`);
     }
-    return { model: e.model, provider: e.provider, source: e.source, input: e.input!, cacheRead: e.cacheRead!, cacheWrite: e.cacheWrite!, output: e.output! };
+    return {
+      model: e.model,
+      provider: e.provider,
+      source: e.source,
+      input: e.input!,
+      cacheRead: e.cacheRead!,
+      cacheWrite: e.cacheWrite!,
+      output: e.output!,
+    };
   });
 }
 
@@ -103,14 +278,33 @@ export interface ResolvedPrice extends Prices {
  * The prices in force for a model: the first matching operator override, else the first table row
  * for the provider whose pattern matches the normalised id; undefined when neither (cost unknown).
  */
-export function findPrice(ref: Pick<ModelRef, 'provider' | 'model'>, overrides: readonly PriceOverride[] = []): ResolvedPrice | undefined {
+export function findPrice(
+  ref: Pick<ModelRef, 'provider' | 'model'>,
+  overrides: readonly PriceOverride[] = [],
+): ResolvedPrice | undefined {
   const id = normalizeModelId(ref.model);
   for (const o of overrides) {
     if ((o.provider === undefined || o.provider === ref.provider) && new RegExp(o.model).test(id)) {
-      return { family: `override:${o.model}`, source: o.source ?? 'operator override', asOf: null, input: o.input, cacheRead: o.cacheRead, cacheWrite: o.cacheWrite, output: o.output };
+      return {
+        family: `override:${o.model}`,
+        source: o.source ?? 'operator override',
+        asOf: null,
+        input: o.input,
+        cacheRead: o.cacheRead,
+        cacheWrite: o.cacheWrite,
+        output: o.output,
+      };
     }
   }
   const row = PRICE_TABLE.find((p) => p.providers.includes(ref.provider) && p.patterns.some((re) => re.test(id)));
   if (!row) return undefined;
-  return { family: row.family, source: row.source, asOf: row.asOf, input: row.input, cacheRead: row.cacheRead, cacheWrite: row.cacheWrite, output: row.output };
+  return {
+    family: row.family,
+    source: row.source,
+    asOf: row.asOf,
+    input: row.input,
+    cacheRead: row.cacheRead,
+    cacheWrite: row.cacheWrite,
+    output: row.output,
+  };
 }

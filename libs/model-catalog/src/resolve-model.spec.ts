@@ -121,7 +121,15 @@ const UNKNOWN: Array<[provider: ProviderId, model: string, window: number]> = [
 describe(resolveModel.name, () => {
   it.each(KNOWN)('resolves %s %s to %s with %i tokens (%s)', (provider, model, family, window, tokenizer) => {
     const resolved = resolveModel({ provider, model });
-    expect(resolved).toMatchObject({ provider, model, family, tokenizer, catalogWindow: window, window, matched: true });
+    expect(resolved).toMatchObject({
+      provider,
+      model,
+      family,
+      tokenizer,
+      catalogWindow: window,
+      window,
+      matched: true,
+    });
     expect(resolved.source.length).toBeGreaterThan(0);
   });
 
@@ -149,7 +157,9 @@ describe(resolveModel.name, () => {
   });
 
   it('gives an unknown model on a custom base_url 32000 tokens', () => {
-    expect(resolveModel({ provider: 'openai', model: 'llama-70b', baseUrl: 'https://gw.example/v1' }).window).toBe(32000);
+    expect(resolveModel({ provider: 'openai', model: 'llama-70b', baseUrl: 'https://gw.example/v1' }).window).toBe(
+      32000,
+    );
   });
 
   it.each([
@@ -178,7 +188,9 @@ describe(resolveModel.name, () => {
   });
 
   it.each([0, -100, 0.5])('rejects a maxContextTokens of %p with a RangeError', (value) => {
-    expect(() => resolveModel({ provider: 'openai', model: 'gpt-4o' }, { maxContextTokens: value })).toThrow(RangeError);
+    expect(() => resolveModel({ provider: 'openai', model: 'gpt-4o' }, { maxContextTokens: value })).toThrow(
+      RangeError,
+    );
   });
 });
 

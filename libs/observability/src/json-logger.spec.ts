@@ -10,14 +10,22 @@ const ROOT = path.join(__dirname, '..', '..', '..');
 
 /** Runs the probe (a Nest app context with the apps' JSON logger) at `level`; its stdout lines, parsed. */
 async function probe(level: LogLevelSetting, secret: string): Promise<Array<Record<string, unknown>>> {
-  const { stdout } = await run(process.execPath, ['tools/run-ts.js', 'libs/observability/src/testing/log-level-probe.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: level, PROBE_SECRET: secret },
-  });
-  return stdout.trim().split('\n').map((line) => JSON.parse(line));
+  const { stdout } = await run(
+    process.execPath,
+    ['tools/run-ts.js', 'libs/observability/src/testing/log-level-probe.ts'],
+    {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: level, PROBE_SECRET: secret },
+    },
+  );
+  return stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
 }
 
-const probeLines = (lines: Array<Record<string, unknown>>) => lines.filter((l) => l['context'] === 'Probe').map((l) => [l['level'], l['msg']]);
+const probeLines = (lines: Array<Record<string, unknown>>) =>
+  lines.filter((l) => l['context'] === 'Probe').map((l) => [l['level'], l['msg']]);
 
 describe('JSON logs at LOG_LEVEL (a Nest app context through nestjs-pino)', () => {
   jest.setTimeout(60_000);
@@ -41,7 +49,12 @@ describe('JSON logs at LOG_LEVEL (a Nest app context through nestjs-pino)', () =
       ['error', 'error line'],
     ]);
     const debug = lines.find((l) => l['msg'] === 'debug line')!;
-    expect(debug).toMatchObject({ app: 'probe', askId: '11111111-1111-4111-8111-111111111111', sessionId: '22222222-2222-4222-8222-222222222222', projectId: '33333333-3333-4333-8333-333333333333' });
+    expect(debug).toMatchObject({
+      app: 'probe',
+      askId: '11111111-1111-4111-8111-111111111111',
+      sessionId: '22222222-2222-4222-8222-222222222222',
+      projectId: '33333333-3333-4333-8333-333333333333',
+    });
     expect(JSON.stringify(lines)).not.toContain(secret);
   });
 

@@ -30,7 +30,10 @@ const context = new AsyncLocalStorage<LogIds>();
  * merged over the ids already in force. Returns what `fn` returns.
  */
 export function withLogIds<T>(ids: LogIds, fn: () => T): T {
-  const merged = { ...context.getStore(), ...Object.fromEntries(Object.entries(ids).filter(([, v]) => v !== undefined)) };
+  const merged = {
+    ...context.getStore(),
+    ...Object.fromEntries(Object.entries(ids).filter(([, v]) => v !== undefined)),
+  };
   return context.run(merged, fn);
 }
 
@@ -74,7 +77,10 @@ export function createJsonLogger(options: JsonLoggerOptions): Pino {
       formatters: { level: (label) => ({ level: label }) },
       hooks: {
         logMethod(args, method) {
-          method.apply(this, args.map((a) => (typeof a === 'string' ? redactSecrets(a) : a)) as Parameters<typeof method>);
+          method.apply(
+            this,
+            args.map((a) => (typeof a === 'string' ? redactSecrets(a) : a)) as Parameters<typeof method>,
+          );
         },
         streamWrite: (line) => redactSecrets(line),
       },

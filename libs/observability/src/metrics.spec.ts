@@ -13,7 +13,19 @@ import {
 } from './metrics';
 
 /** The label names every metric of ours may use: bounded sets (settings, fixed lists), never an id. */
-const ALLOWED_LABELS = new Set(['outcome', 'model', 'script', 'queue', 'state', 'gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model', 'gen_ai_token_type', 'error_type', 'le']);
+const ALLOWED_LABELS = new Set([
+  'outcome',
+  'model',
+  'script',
+  'queue',
+  'state',
+  'gen_ai_operation_name',
+  'gen_ai_provider_name',
+  'gen_ai_request_model',
+  'gen_ai_token_type',
+  'error_type',
+  'le',
+]);
 
 describe('metrics on /metrics', () => {
   const prefix = `metrics-test-${randomUUID()}`;
@@ -29,8 +41,18 @@ describe('metrics on /metrics', () => {
   });
 
   it('names the GenAI histograms with the convention attributes as labels', async () => {
-    const labels = { gen_ai_operation_name: 'chat', gen_ai_provider_name: 'anthropic', gen_ai_request_model: 'claude-sonnet-4-6' };
-    for (const [type, tokens] of [['input', 3015], ['output', 51], ['cache_read', 3000], ['cache_creation', 0], ['reasoning', 0]] as const) {
+    const labels = {
+      gen_ai_operation_name: 'chat',
+      gen_ai_provider_name: 'anthropic',
+      gen_ai_request_model: 'claude-sonnet-4-6',
+    };
+    for (const [type, tokens] of [
+      ['input', 3015],
+      ['output', 51],
+      ['cache_read', 3000],
+      ['cache_creation', 0],
+      ['reasoning', 0],
+    ] as const) {
       genAiTokenUsage.observe({ ...labels, gen_ai_token_type: type }, tokens);
     }
     genAiOperationDuration.observe({ ...labels, error_type: '' }, 1.5);

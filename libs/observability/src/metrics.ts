@@ -130,7 +130,12 @@ export const countingErrorRatio = new Histogram({
 export interface WatchedQueue {
   readonly name: string;
   getJobCounts(...types: Array<(typeof QUEUE_STATES)[number]>): Promise<Record<string, number>>;
-  getJobs(types: Array<'wait'>, start?: number, end?: number, asc?: boolean): Promise<Array<{ timestamp: number } | undefined>>;
+  getJobs(
+    types: Array<'wait'>,
+    start?: number,
+    end?: number,
+    asc?: boolean,
+  ): Promise<Array<{ timestamp: number } | undefined>>;
 }
 
 const watched = new Set<WatchedQueue>();

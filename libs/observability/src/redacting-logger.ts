@@ -16,7 +16,9 @@ export class RedactingLogger extends ConsoleLogger {
     contextMessage: string,
     timestampDiff: string,
   ): string {
-    return redactSecrets(super.formatMessage(logLevel, message, pidMessage, formattedLogLevel, contextMessage, timestampDiff));
+    return redactSecrets(
+      super.formatMessage(logLevel, message, pidMessage, formattedLogLevel, contextMessage, timestampDiff),
+    );
   }
 
   protected override printStackTrace(stack: string): void {

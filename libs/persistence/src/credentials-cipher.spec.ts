@@ -20,7 +20,9 @@ describe(CredentialsCipher.name, () => {
 
     it('rejects a key that is not 32 bytes', () => {
       expect(() => new CredentialsCipher(randomBytes(16).toString('base64'))).toThrow(EncryptionKeyInvalidError);
-      expect(() => new CredentialsCipher('not a key!')).toThrow('ASK_ENCRYPTION_KEY must be 32 bytes, base64 or hex: neither 64 hex characters nor base64');
+      expect(() => new CredentialsCipher('not a key!')).toThrow(
+        'ASK_ENCRYPTION_KEY must be 32 bytes, base64 or hex: neither 64 hex characters nor base64',
+      );
     });
   });
 
@@ -39,7 +41,9 @@ describe(CredentialsCipher.name, () => {
 
     it('throws a clear error without a key', () => {
       expect(() => new CredentialsCipher(undefined).seal(PROJECT, { apiKey: 'k' })).toThrow(EncryptionKeyMissingError);
-      expect(() => new CredentialsCipher(undefined).seal(PROJECT, { apiKey: 'k' })).toThrow(/ASK_ENCRYPTION_KEY is not set/);
+      expect(() => new CredentialsCipher(undefined).seal(PROJECT, { apiKey: 'k' })).toThrow(
+        /ASK_ENCRYPTION_KEY is not set/,
+      );
     });
   });
 
@@ -52,7 +56,9 @@ describe(CredentialsCipher.name, () => {
     });
 
     it('refuses a value moved to another project', () => {
-      expect(() => cipher.open(OTHER_PROJECT, cipher.seal(PROJECT, credentials))).toThrow(CredentialsUndecryptableError);
+      expect(() => cipher.open(OTHER_PROJECT, cipher.seal(PROJECT, credentials))).toThrow(
+        CredentialsUndecryptableError,
+      );
     });
 
     it('refuses another key and altered bytes', () => {

@@ -24,7 +24,9 @@ describe('database-admin', () => {
     });
 
     it('throws when the URL names no database, without the password', () => {
-      expect(() => splitDatabaseUrl('postgres://u:hunter2@h:5432/')).toThrow('DATABASE_URL names no database: postgres://u:***@h:5432/');
+      expect(() => splitDatabaseUrl('postgres://u:hunter2@h:5432/')).toThrow(
+        'DATABASE_URL names no database: postgres://u:***@h:5432/',
+      );
     });
   });
 

@@ -39,7 +39,10 @@ export class EncryptionKeyInvalidError extends PersistenceError {
 /** Stored credentials fail authentication (wrong key, or the bytes were altered or moved). */
 export class CredentialsUndecryptableError extends PersistenceError {
   constructor(projectId: string) {
-    super('credentials_undecryptable', `stored credentials of project ${projectId} cannot be decrypted with ASK_ENCRYPTION_KEY`);
+    super(
+      'credentials_undecryptable',
+      `stored credentials of project ${projectId} cannot be decrypted with ASK_ENCRYPTION_KEY`,
+    );
   }
 }
 

@@ -15,7 +15,12 @@ describe(PersistenceModule.name, () => {
   describe('forRoot', () => {
     it('provides every repository on a working DataSource', async () => {
       const moduleRef = await Test.createTestingModule({
-        imports: [PersistenceModule.forRoot({ config: { DATABASE_URL: db.url, ASK_ENCRYPTION_KEY: 'e'.repeat(64) }, poolSize: 2 })],
+        imports: [
+          PersistenceModule.forRoot({
+            config: { DATABASE_URL: db.url, ASK_ENCRYPTION_KEY: 'e'.repeat(64) },
+            poolSize: 2,
+          }),
+        ],
       }).compile();
       try {
         for (const repository of REPOSITORIES) expect(moduleRef.get(repository)).toBeInstanceOf(repository);

@@ -59,7 +59,10 @@ export class PersistenceModule {
           useFactory: () => dataSourceOptions(config, options),
         }),
       ],
-      providers: [{ provide: CredentialsCipher, useFactory: () => new CredentialsCipher(config.ASK_ENCRYPTION_KEY) }, ...REPOSITORIES],
+      providers: [
+        { provide: CredentialsCipher, useFactory: () => new CredentialsCipher(config.ASK_ENCRYPTION_KEY) },
+        ...REPOSITORIES,
+      ],
       exports: [CredentialsCipher, ...REPOSITORIES],
     };
   }

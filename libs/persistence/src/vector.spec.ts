@@ -1,4 +1,12 @@
-import { assertDimensions, embeddingExpression, INDEXED_EMBEDDING_DIMENSIONS, isIndexedDimension, parseVector, vectorParam, vectorTransformer } from './vector';
+import {
+  assertDimensions,
+  embeddingExpression,
+  INDEXED_EMBEDDING_DIMENSIONS,
+  isIndexedDimension,
+  parseVector,
+  vectorParam,
+  vectorTransformer,
+} from './vector';
 
 describe('vector', () => {
   describe(vectorParam.name, () => {

@@ -33,7 +33,11 @@ describe(boundedPieces.name, () => {
   it('cuts a run of nothing but combining marks after maxRun + GRAPHEME_SLACK code points', () => {
     const { pieces, longestRun } = boundedPieces(`a${'\u0301'.repeat(100)}`, 8);
     expect(longestRun).toBe(8 + GRAPHEME_SLACK);
-    expect(pieces.map((p) => Array.from(p).length)).toEqual([8 + GRAPHEME_SLACK, 8 + GRAPHEME_SLACK, 101 - 2 * (8 + GRAPHEME_SLACK)]);
+    expect(pieces.map((p) => Array.from(p).length)).toEqual([
+      8 + GRAPHEME_SLACK,
+      8 + GRAPHEME_SLACK,
+      101 - 2 * (8 + GRAPHEME_SLACK),
+    ]);
   });
 
   it('throws a RangeError for a bound that is not a positive integer', () => {
@@ -48,12 +52,23 @@ describe(boundedPieces.name, () => {
  * whole text, over hostile runs in every script (2 cuts each), and corpus messages are never cut at all.
  */
 describe('bounded local tokenizer counts', () => {
-  const keys: LocalTokenizerKey[] = ['llama3', 'qwen3', 'gemma3', 'deepseek_v3', 'gptoss', 'claude', 'gemini', 'mistral-spm'];
+  const keys: LocalTokenizerKey[] = [
+    'llama3',
+    'qwen3',
+    'gemma3',
+    'deepseek_v3',
+    'gptoss',
+    'claude',
+    'gemini',
+    'mistral-spm',
+  ];
   const runs = hostileRuns(2 * LOCAL_MAX_RUN + 17, undefined, 1);
   const belowWhole = new Map<LocalTokenizerKey, number>();
 
   it('cuts no corpus message (English, code, JSON, Chinese, 26 UDHR languages, emoji): their counts are the tokenizer’s own', () => {
-    const cut = corpusMessages({ pgChars: 300_000 }).filter((m) => boundedPieces(m.text, LOCAL_MAX_RUN).pieces.length > 1);
+    const cut = corpusMessages({ pgChars: 300_000 }).filter(
+      (m) => boundedPieces(m.text, LOCAL_MAX_RUN).pieces.length > 1,
+    );
     expect(cut.map((m) => m.id)).toEqual([]);
   });
 

@@ -78,7 +78,6 @@ function astralClass(cp: number): Cls {
   return astralLetter.test(ch) ? Cls.Letter : astralDigit.test(ch) ? Cls.Digit : Cls.Other;
 }
 
-
 function isRegionalIndicator(cp: number): boolean {
   return cp >= 0x1f1e6 && cp <= 0x1f1ff;
 }

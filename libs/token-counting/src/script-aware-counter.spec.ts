@@ -129,12 +129,34 @@ describe('approx:script-v1 against every reference tokenizer', () => {
   it(`holds out whole sources (${heldOutDescription()}) and samples real messages of every kind in both splits`, () => {
     expect(heldOut.length).toBeGreaterThan(400);
     expect(fit.length).toBeGreaterThan(1000);
-    expect(new Set(heldOut.map((m) => m.kind))).toEqual(new Set(['english', 'code', 'json', 'chinese', 'russian', 'arabic', 'script:deu_1996', 'script:tur', 'script:tam', 'script:mya', 'script:kat']));
+    expect(new Set(heldOut.map((m) => m.kind))).toEqual(
+      new Set([
+        'english',
+        'code',
+        'json',
+        'chinese',
+        'russian',
+        'arabic',
+        'script:deu_1996',
+        'script:tur',
+        'script:tam',
+        'script:mya',
+        'script:kat',
+      ]),
+    );
     expect(new Set(heldOut.map((m) => m.dataSet))).toEqual(new Set(['arena-hard-en', 'text-udhr']));
     for (const kind of MAIN_KINDS) expect(fit.some((m) => m.kind === kind)).toBe(true);
-    expect(heldOutSessions.map((s) => s.id.replace(/:\d+$/, '')).sort()).toEqual(
-      ['arena', 'udhr-cmn_hant', 'udhr-deu_1996', 'udhr-kat', 'udhr-mya', 'udhr-tam', 'udhr-tur', 'udhr-ukr', 'udhr-urd'],
-    );
+    expect(heldOutSessions.map((s) => s.id.replace(/:\d+$/, '')).sort()).toEqual([
+      'arena',
+      'udhr-cmn_hant',
+      'udhr-deu_1996',
+      'udhr-kat',
+      'udhr-mya',
+      'udhr-tam',
+      'udhr-tur',
+      'udhr-ukr',
+      'udhr-urd',
+    ]);
   });
 
   // The 15% approximate margin covers an estimate down to ~0.85 × the truth on a request that fills
@@ -163,12 +185,18 @@ describe('approx:script-v1 against every reference tokenizer', () => {
     const kinds = new Set(ours.map((r) => r.kind));
     for (const kind of MAIN_KINDS.filter((k) => k !== 'json')) expect(kinds).toContain(kind);
     // Packing is tight: the median request uses most of what the budget allows.
-    const fill = ours.map((r) => r.estimated / (r.budget.window - r.budget.maxTokens - r.budget.reserve - Math.ceil(r.budget.margin * r.budget.window)));
+    const fill = ours.map(
+      (r) =>
+        r.estimated /
+        (r.budget.window - r.budget.maxTokens - r.budget.reserve - Math.ceil(r.budget.margin * r.budget.window)),
+    );
     expect(fill.sort((a, b) => a - b)[Math.floor(fill.length / 2)]).toBeGreaterThan(0.75);
   });
 
   it('fits the 600-token reserve with the system prompt under every tokenizer', () => {
-    references.forEach((ref, r) => expect(trueCount(r, PACKING_SYSTEM_PROMPT) + ref.counter.perRequestTokens).toBeLessThan(600));
+    references.forEach((ref, r) =>
+      expect(trueCount(r, PACKING_SYSTEM_PROMPT) + ref.counter.perRequestTokens).toBeLessThan(600),
+    );
   });
 
   it.each(references.map((r, i) => [r.name, i] as const))(
@@ -212,7 +240,7 @@ describe('English prose over-count against o200k_base (issue 4 acceptance)', () 
     expect(overCount(new ScriptAwareCounter())).toBeLessThanOrEqual(0.35);
   });
 
-  it('is at most 10% (and not under) after calibration from 50 reported usages (the worker\'s path)', () => {
+  it("is at most 10% (and not under) after calibration from 50 reported usages (the worker's path)", () => {
     const english = corpusSessions().filter((s) => s.kind === 'english');
     const requests = sample(
       packRequests(english, new ScriptAwareCounter(), { window: 8192, maxTokens: 1024, reserve: 600, margin: 0.15 }),
@@ -223,7 +251,14 @@ describe('English prose over-count against o200k_base (issue 4 acceptance)', () 
     const measurer = new ScriptCalibratedCounter({});
     const records = requests.map((r) => {
       const sent = [{ role: 'system' as const, content: PACKING_SYSTEM_PROMPT }, ...r.messages];
-      return { ...usageRecordOf(sent.map((m) => measurer.measure(m.content)), sent.length), reported: o200k.countMessages(sent), source: 'usage' as const };
+      return {
+        ...usageRecordOf(
+          sent.map((m) => measurer.measure(m.content)),
+          sent.length,
+        ),
+        reported: o200k.countMessages(sent),
+        source: 'usage' as const,
+      };
     });
     const learned = learnScriptCalibration(records);
     expect(Object.keys(learned)).toEqual(['latin']);

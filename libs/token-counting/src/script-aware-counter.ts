@@ -73,7 +73,6 @@ export class ScriptAwareCounter implements TokenCounter {
   }
 }
 
-
 let floor: ScriptAwareCounter | undefined;
 
 /**

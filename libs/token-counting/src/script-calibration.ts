@@ -167,14 +167,19 @@ export const SCRIPT_CALIBRATION_DEFAULTS: Required<ScriptCalibrationOptions> = {
  * A mixed record's ratio is an average over its classes, so it raises each listed class's factor but
  * never enables a class by itself. Never throws.
  */
-export function learnScriptCalibration(records: readonly ScriptUsageRecord[], options: ScriptCalibrationOptions = {}): ScriptCalibration {
+export function learnScriptCalibration(
+  records: readonly ScriptUsageRecord[],
+  options: ScriptCalibrationOptions = {},
+): ScriptCalibration {
   const { minSamples, recent } = { ...SCRIPT_CALIBRATION_DEFAULTS, ...options };
   const ratios = new Map<ScriptClass, number[]>();
   const single = new Map<ScriptClass, number>();
   const overflowed = new Set<ScriptClass>();
   for (const r of records) {
     if (!(r.estimated > 0 && r.reported > 0 && Number.isFinite(r.estimated + r.reported))) continue;
-    const classes = (r.script ?? '').split('+').filter((c): c is ScriptClass => (SCRIPT_CLASSES as readonly string[]).includes(c));
+    const classes = (r.script ?? '')
+      .split('+')
+      .filter((c): c is ScriptClass => (SCRIPT_CLASSES as readonly string[]).includes(c));
     for (const cls of classes) {
       const list = ratios.get(cls) ?? [];
       if (list.length >= recent) continue;
@@ -200,7 +205,10 @@ export function learnScriptCalibration(records: readonly ScriptUsageRecord[], op
  * among its classes; `script` lists the classes with ≥ 10% of the total, joined by `+` in
  * `SCRIPT_CLASSES` order (`latin`, `cjk+devanagari`), or null when there is none.
  */
-export function usageRecordOf(parts: readonly TextMeasure[], messages: number): { estimated: number; script: string | null } {
+export function usageRecordOf(
+  parts: readonly TextMeasure[],
+  messages: number,
+): { estimated: number; script: string | null } {
   let total = 0;
   const byClass = new Float64Array(SCRIPT_CLASSES.length);
   for (const p of parts) {

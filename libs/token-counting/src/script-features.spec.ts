@@ -100,7 +100,11 @@ describe(scriptFeatures.name, () => {
     ['a/ × 4,000', 'a/'.repeat(4_000), { asciiLetter: 4_000, latinWord: 4_000, asciiPunct: 4_000 }],
     ['a case-switching run after slashes', 'Ab/cD/eF/gH/'.repeat(3), { base64Char: 36 }],
     ['a rejected run whose later suffix qualifies', 'a/a/a/a/a/a/a/a/aB1cD2', { base64Char: 22 }],
-    ['a rejected run whose suffixes are too short', `${'x='.repeat(10)}Ab1`, { asciiLetter: 12, latinWord: 11, digit: 1, digitRun: 1, asciiPunct: 10 }],
+    [
+      'a rejected run whose suffixes are too short',
+      `${'x='.repeat(10)}Ab1`,
+      { asciiLetter: 12, latinWord: 11, digit: 1, digitRun: 1, asciiPunct: 10 },
+    ],
   ])('answers every word start inside one base64-alphabet run as a fresh scan would: %s', (_name, text, expected) => {
     expect(named(text)).toEqual(expected);
   });

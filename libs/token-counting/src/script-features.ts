@@ -543,7 +543,12 @@ export function addScriptFeatures(text: string, out: Float64Array): void {
   let wordHash = FNV_OFFSET;
   const flushWord = (end: number) => {
     const length = end - wordStart;
-    if (wordAsciiOnly && length >= 2 && length <= COMMON_WORD_MAX_LENGTH && isCommonWord(text, wordStart, length, wordHash)) {
+    if (
+      wordAsciiOnly &&
+      length >= 2 &&
+      length <= COMMON_WORD_MAX_LENGTH &&
+      isCommonWord(text, wordStart, length, wordHash)
+    ) {
       out[Feature.CommonWord] += 1;
     } else {
       out[Feature.AsciiLetter] += wordAscii;

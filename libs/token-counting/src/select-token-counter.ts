@@ -60,7 +60,11 @@ function openFamilyOr(ref: ModelRef, tokenizer: TokenizerFamily, ruleReason: str
   const match = identifyOpenFamily(ref.model, tokenizer, ref.provider);
   if (match.kind === 'bundled') {
     const counter = localTokenizerCounter(match.key);
-    return { counter, exactPlan: counter.exact, reason: `${match.why}: counted with the bundled ${counter.id} tokenizer` };
+    return {
+      counter,
+      exactPlan: counter.exact,
+      reason: `${match.why}: counted with the bundled ${counter.id} tokenizer`,
+    };
   }
   if (match.kind === 'none') return approx(ruleReason);
   return approx(`${ruleReason}; ${match.why}`);
@@ -132,7 +136,11 @@ export function selectTokenCounter(ref: ModelRef, tokenizer: TokenizerFamily): C
     case 'ollama':
       return openFamilyOr(ref, tokenizer, 'Ollama model whose tag does not identify a bundled tokenizer');
     case 'local':
-      return { counter: tiktokenCounter('o200k_base'), exactPlan: true, reason: 'local stand-in model counts with o200k_base' };
+      return {
+        counter: tiktokenCounter('o200k_base'),
+        exactPlan: true,
+        reason: 'local stand-in model counts with o200k_base',
+      };
     default:
       return approx('unknown provider');
   }

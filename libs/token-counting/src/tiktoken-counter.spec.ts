@@ -28,7 +28,8 @@ describe(TiktokenCounter.name, () => {
     });
 
     it('equals js-tiktoken full build (getEncoding) on mixed text', () => {
-      const text = 'Die Würde des Menschen ist unantastbar. 人人生而自由。 مرحبا 🙂 https://example.com/?q=1 0xDEADBEEF';
+      const text =
+        'Die Würde des Menschen ist unantastbar. 人人生而自由。 مرحبا 🙂 https://example.com/?q=1 0xDEADBEEF';
       expect(o200k.countText(text)).toBe(getEncoding('o200k_base').encode(text).length);
       expect(cl100k.countText(text)).toBe(getEncoding('cl100k_base').encode(text).length);
     });

@@ -7,7 +7,8 @@ export const COST_SCALE = 12;
 /** A price in USD per MTok as an integer count of micro-dollars per MTok. @throws RangeError past 6 decimals. */
 function microPerMTok(price: number): bigint {
   const micro = Math.round(price * 1e6);
-  if (!Number.isFinite(price) || price < 0 || Math.abs(micro - price * 1e6) > 1e-6) throw new RangeError(`price ${price} USD/MTok has more than 6 decimals or is negative`);
+  if (!Number.isFinite(price) || price < 0 || Math.abs(micro - price * 1e6) > 1e-6)
+    throw new RangeError(`price ${price} USD/MTok has more than 6 decimals or is negative`);
   return BigInt(micro);
 }
 

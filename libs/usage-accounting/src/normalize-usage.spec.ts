@@ -10,14 +10,25 @@ const CASES: Array<{ name: string; convention: UsageConvention; raw: unknown; ex
       completion_tokens: 120,
       total_tokens: 3135,
       prompt_tokens_details: { cached_tokens: 3000, audio_tokens: 0 },
-      completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+      completion_tokens_details: {
+        reasoning_tokens: 0,
+        audio_tokens: 0,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0,
+      },
     },
     expected: { input: 3015, cacheRead: 3000, cacheWrite: 0, output: 120, reasoning: 0 },
   },
   {
     name: 'OpenAI o-series: completion_tokens includes reasoning_tokens',
     convention: 'openai',
-    raw: { prompt_tokens: 75, completion_tokens: 1186, total_tokens: 1261, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 1024 } },
+    raw: {
+      prompt_tokens: 75,
+      completion_tokens: 1186,
+      total_tokens: 1261,
+      prompt_tokens_details: { cached_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 1024 },
+    },
     expected: { input: 75, cacheRead: 0, cacheWrite: 0, output: 1186, reasoning: 1024 },
   },
   {
@@ -59,7 +70,14 @@ const CASES: Array<{ name: string; convention: UsageConvention; raw: unknown; ex
   {
     name: 'Vertex Gemini: promptTokenCount includes the cache; thoughts are output outside candidates',
     convention: 'gemini',
-    raw: { promptTokenCount: 3015, candidatesTokenCount: 200, thoughtsTokenCount: 300, totalTokenCount: 3515, cachedContentTokenCount: 3000, trafficType: 'ON_DEMAND' },
+    raw: {
+      promptTokenCount: 3015,
+      candidatesTokenCount: 200,
+      thoughtsTokenCount: 300,
+      totalTokenCount: 3515,
+      cachedContentTokenCount: 3000,
+      trafficType: 'ON_DEMAND',
+    },
     expected: { input: 3015, cacheRead: 3000, cacheWrite: 0, output: 500, reasoning: 300 },
   },
   {
@@ -71,7 +89,16 @@ const CASES: Array<{ name: string; convention: UsageConvention; raw: unknown; ex
   {
     name: "Ollama's final line",
     convention: 'ollama',
-    raw: { model: 'llama3.1:8b', done: true, done_reason: 'stop', total_duration: 5191566416, prompt_eval_count: 26, prompt_eval_duration: 383809000, eval_count: 298, eval_duration: 4799921000 },
+    raw: {
+      model: 'llama3.1:8b',
+      done: true,
+      done_reason: 'stop',
+      total_duration: 5191566416,
+      prompt_eval_count: 26,
+      prompt_eval_duration: 383809000,
+      eval_count: 298,
+      eval_duration: 4799921000,
+    },
     expected: { input: 26, cacheRead: 0, cacheWrite: 0, output: 298, reasoning: 0 },
   },
   {
@@ -81,19 +108,64 @@ const CASES: Array<{ name: string; convention: UsageConvention; raw: unknown; ex
     expected: { input: 812, cacheRead: 0, cacheWrite: 0, output: 64, reasoning: 0 },
   },
   { name: 'no usage reported (null)', convention: 'openai', raw: null, expected: null },
-  { name: 'an OpenAI-compatible server that sent an empty usage object', convention: 'openai', raw: {}, expected: null },
+  {
+    name: 'an OpenAI-compatible server that sent an empty usage object',
+    convention: 'openai',
+    raw: {},
+    expected: null,
+  },
   { name: 'an Ollama line without counts', convention: 'ollama', raw: { done: true }, expected: null },
 ];
 
 const BAD: Array<{ name: string; convention: UsageConvention; raw: unknown; reason: RegExp }> = [
-  { name: 'a negative Anthropic bucket', convention: 'anthropic', raw: { input_tokens: -3, output_tokens: 4 }, reason: /input_tokens is negative \(-3\)/ },
-  { name: 'OpenAI cached more than the prompt', convention: 'openai', raw: { prompt_tokens: 100, completion_tokens: 1, prompt_tokens_details: { cached_tokens: 3000 } }, reason: /cached input \(3000 read \+ 0 written\) exceeds input \(100\)/ },
-  { name: 'OpenAI total not the sum', convention: 'openai', raw: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 14 }, reason: /total_tokens 14/ },
-  { name: 'OpenAI reasoning above completion', convention: 'openai', raw: { prompt_tokens: 10, completion_tokens: 5, completion_tokens_details: { reasoning_tokens: 6 } }, reason: /reasoning \(6\) exceeds output \(5\)/ },
-  { name: 'Gemini total not the sum', convention: 'gemini', raw: { promptTokenCount: 10, candidatesTokenCount: 5, thoughtsTokenCount: 2, totalTokenCount: 15 }, reason: /totalTokenCount 15/ },
-  { name: 'Bedrock total matching neither form', convention: 'bedrock', raw: { inputTokens: 10, outputTokens: 5, totalTokens: 99 }, reason: /totalTokens 99/ },
-  { name: 'a fractional Ollama count', convention: 'ollama', raw: { prompt_eval_count: 2.5, eval_count: 1 }, reason: /prompt_eval_count is not an integer/ },
-  { name: 'a count sent as a string', convention: 'local', raw: { promptTokens: '12', completionTokens: 1 }, reason: /promptTokens is not an integer/ },
+  {
+    name: 'a negative Anthropic bucket',
+    convention: 'anthropic',
+    raw: { input_tokens: -3, output_tokens: 4 },
+    reason: /input_tokens is negative \(-3\)/,
+  },
+  {
+    name: 'OpenAI cached more than the prompt',
+    convention: 'openai',
+    raw: { prompt_tokens: 100, completion_tokens: 1, prompt_tokens_details: { cached_tokens: 3000 } },
+    reason: /cached input \(3000 read \+ 0 written\) exceeds input \(100\)/,
+  },
+  {
+    name: 'OpenAI total not the sum',
+    convention: 'openai',
+    raw: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 14 },
+    reason: /total_tokens 14/,
+  },
+  {
+    name: 'OpenAI reasoning above completion',
+    convention: 'openai',
+    raw: { prompt_tokens: 10, completion_tokens: 5, completion_tokens_details: { reasoning_tokens: 6 } },
+    reason: /reasoning \(6\) exceeds output \(5\)/,
+  },
+  {
+    name: 'Gemini total not the sum',
+    convention: 'gemini',
+    raw: { promptTokenCount: 10, candidatesTokenCount: 5, thoughtsTokenCount: 2, totalTokenCount: 15 },
+    reason: /totalTokenCount 15/,
+  },
+  {
+    name: 'Bedrock total matching neither form',
+    convention: 'bedrock',
+    raw: { inputTokens: 10, outputTokens: 5, totalTokens: 99 },
+    reason: /totalTokens 99/,
+  },
+  {
+    name: 'a fractional Ollama count',
+    convention: 'ollama',
+    raw: { prompt_eval_count: 2.5, eval_count: 1 },
+    reason: /prompt_eval_count is not an integer/,
+  },
+  {
+    name: 'a count sent as a string',
+    convention: 'local',
+    raw: { promptTokens: '12', completionTokens: 1 },
+    reason: /promptTokens is not an integer/,
+  },
   { name: 'usage that is not an object', convention: 'openai', raw: 42, reason: /not an object/ },
 ];
 

@@ -19,7 +19,14 @@
 export type UsageConvention = 'openai' | 'anthropic' | 'bedrock' | 'gemini' | 'ollama' | 'local';
 
 /** The usage conventions, for validation and docs. */
-export const USAGE_CONVENTIONS: readonly UsageConvention[] = ['openai', 'anthropic', 'bedrock', 'gemini', 'ollama', 'local'];
+export const USAGE_CONVENTIONS: readonly UsageConvention[] = [
+  'openai',
+  'anthropic',
+  'bedrock',
+  'gemini',
+  'ollama',
+  'local',
+];
 
 /**
  * One call's usage in the OpenTelemetry GenAI convention, in tokens:
@@ -61,7 +68,8 @@ function isObject(value: unknown): value is Fields {
 function count(convention: UsageConvention, raw: unknown, obj: Fields | undefined, field: string): number | undefined {
   const value = obj?.[field];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw new InconsistentUsageError(convention, `${field} is not an integer (${JSON.stringify(value)})`, raw);
+  if (typeof value !== 'number' || !Number.isInteger(value))
+    throw new InconsistentUsageError(convention, `${field} is not an integer (${JSON.stringify(value)})`, raw);
   if (value < 0) throw new InconsistentUsageError(convention, `${field} is negative (${value})`, raw);
   return value;
 }
@@ -77,8 +85,18 @@ function check(convention: UsageConvention, raw: unknown, ok: boolean, reason: s
 
 /** Subsets never exceed their totals (input ⊇ cacheRead + cacheWrite, output ⊇ reasoning). */
 function finish(convention: UsageConvention, raw: unknown, usage: NormalizedUsage): NormalizedUsage {
-  check(convention, raw, usage.cacheRead + usage.cacheWrite <= usage.input, `cached input (${usage.cacheRead} read + ${usage.cacheWrite} written) exceeds input (${usage.input})`);
-  check(convention, raw, usage.reasoning <= usage.output, `reasoning (${usage.reasoning}) exceeds output (${usage.output})`);
+  check(
+    convention,
+    raw,
+    usage.cacheRead + usage.cacheWrite <= usage.input,
+    `cached input (${usage.cacheRead} read + ${usage.cacheWrite} written) exceeds input (${usage.input})`,
+  );
+  check(
+    convention,
+    raw,
+    usage.reasoning <= usage.output,
+    `reasoning (${usage.reasoning}) exceeds output (${usage.output})`,
+  );
   return usage;
 }
 
@@ -110,7 +128,13 @@ export function normalizeUsage(convention: UsageConvention, raw: unknown): Norma
       const output = completion ?? 0;
       const promptDetails = nested(raw, 'prompt_tokens_details');
       const total = c(raw, 'total_tokens');
-      if (total !== undefined) check(convention, raw, total === input + output, `total_tokens ${total} is not prompt_tokens + completion_tokens (${input + output})`);
+      if (total !== undefined)
+        check(
+          convention,
+          raw,
+          total === input + output,
+          `total_tokens ${total} is not prompt_tokens + completion_tokens (${input + output})`,
+        );
       return finish(convention, raw, {
         input,
         cacheRead: c(promptDetails, 'cached_tokens') ?? 0,
@@ -126,7 +150,13 @@ export function normalizeUsage(convention: UsageConvention, raw: unknown): Norma
       const cacheRead = c(raw, 'cache_read_input_tokens') ?? 0;
       const cacheWrite = c(raw, 'cache_creation_input_tokens') ?? 0;
       if (fresh === undefined && output === undefined) return null;
-      return finish(convention, raw, { input: (fresh ?? 0) + cacheRead + cacheWrite, cacheRead, cacheWrite, output: output ?? 0, reasoning: 0 });
+      return finish(convention, raw, {
+        input: (fresh ?? 0) + cacheRead + cacheWrite,
+        cacheRead,
+        cacheWrite,
+        output: output ?? 0,
+        reasoning: 0,
+      });
     }
     case 'bedrock': {
       const fresh = c(raw, 'inputTokens');
@@ -139,7 +169,12 @@ export function normalizeUsage(convention: UsageConvention, raw: unknown): Norma
       if (total !== undefined) {
         // AWS documents totalTokens as input + output; with caching it is reported with the cached parts.
         const sums = [input + (output ?? 0), (fresh ?? 0) + (output ?? 0)];
-        check(convention, raw, sums.includes(total), `totalTokens ${total} is neither inputTokens + outputTokens (${sums[1]}) nor that with the cache (${sums[0]})`);
+        check(
+          convention,
+          raw,
+          sums.includes(total),
+          `totalTokens ${total} is neither inputTokens + outputTokens (${sums[1]}) nor that with the cache (${sums[0]})`,
+        );
       }
       return finish(convention, raw, { input, cacheRead, cacheWrite, output: output ?? 0, reasoning: 0 });
     }
@@ -152,20 +187,44 @@ export function normalizeUsage(convention: UsageConvention, raw: unknown): Norma
       const input = (prompt ?? 0) + toolPrompt;
       const output = (candidates ?? 0) + thoughts;
       const total = c(raw, 'totalTokenCount');
-      if (total !== undefined) check(convention, raw, total === input + output, `totalTokenCount ${total} is not prompt + tool prompt + candidates + thoughts (${input + output})`);
-      return finish(convention, raw, { input, cacheRead: c(raw, 'cachedContentTokenCount') ?? 0, cacheWrite: 0, output, reasoning: thoughts });
+      if (total !== undefined)
+        check(
+          convention,
+          raw,
+          total === input + output,
+          `totalTokenCount ${total} is not prompt + tool prompt + candidates + thoughts (${input + output})`,
+        );
+      return finish(convention, raw, {
+        input,
+        cacheRead: c(raw, 'cachedContentTokenCount') ?? 0,
+        cacheWrite: 0,
+        output,
+        reasoning: thoughts,
+      });
     }
     case 'ollama': {
       const prompt = c(raw, 'prompt_eval_count');
       const output = c(raw, 'eval_count');
       if (prompt === undefined && output === undefined) return null;
-      return finish(convention, raw, { input: prompt ?? 0, cacheRead: 0, cacheWrite: 0, output: output ?? 0, reasoning: 0 });
+      return finish(convention, raw, {
+        input: prompt ?? 0,
+        cacheRead: 0,
+        cacheWrite: 0,
+        output: output ?? 0,
+        reasoning: 0,
+      });
     }
     case 'local': {
       const prompt = c(raw, 'promptTokens');
       const output = c(raw, 'completionTokens');
       if (prompt === undefined && output === undefined) return null;
-      return finish(convention, raw, { input: prompt ?? 0, cacheRead: 0, cacheWrite: 0, output: output ?? 0, reasoning: 0 });
+      return finish(convention, raw, {
+        input: prompt ?? 0,
+        cacheRead: 0,
+        cacheWrite: 0,
+        output: output ?? 0,
+        reasoning: 0,
+      });
     }
   }
 }

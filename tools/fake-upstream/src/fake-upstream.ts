@@ -6,7 +6,17 @@ import { bedrockRoutes } from './routes/bedrock.routes';
 import { ollamaRoutes } from './routes/ollama.routes';
 import { openaiRoutes } from './routes/openai.routes';
 import { vertexRoutes } from './routes/vertex.routes';
-import type { EnforceOptions, FakeFault, FakeRequest, FakeResponse, FaultKind, RecordedRequest, Route, RouteContext, StreamPart } from './route';
+import type {
+  EnforceOptions,
+  FakeFault,
+  FakeRequest,
+  FakeResponse,
+  FaultKind,
+  RecordedRequest,
+  Route,
+  RouteContext,
+  StreamPart,
+} from './route';
 
 export type { EnforceOptions, FakeFault, FaultKind, RecordedRequest } from './route';
 
@@ -43,9 +53,25 @@ export interface FakeUpstream {
   close(): Promise<void>;
 }
 
-const ROUTES: readonly Route[] = [...openaiRoutes, ...anthropicRoutes, ...bedrockRoutes, ...vertexRoutes, ...ollamaRoutes];
+const ROUTES: readonly Route[] = [
+  ...openaiRoutes,
+  ...anthropicRoutes,
+  ...bedrockRoutes,
+  ...vertexRoutes,
+  ...ollamaRoutes,
+];
 
-const FAULT_KINDS: readonly FaultKind[] = ['429', '500', 'stall', 'disconnect', 'truncate', 'unterminated-final', 'silent-truncation', 'content-filter', 'overflow'];
+const FAULT_KINDS: readonly FaultKind[] = [
+  '429',
+  '500',
+  'stall',
+  'disconnect',
+  'truncate',
+  'unterminated-final',
+  'silent-truncation',
+  'content-filter',
+  'overflow',
+];
 
 /** The first pending fault meant for this kind of route (count endpoints take only `endpoint: 'count'`), removed. */
 function takeFault(pending: FakeFault[], route: Route): FakeFault | undefined {
@@ -167,7 +193,11 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         res.end(JSON.stringify(payload));
       },
       async stream(contentType, parts: StreamPart[], afterChunks = 2) {
-        res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-cache', 'x-request-id': `req_fake_${requests.length}` });
+        res.writeHead(200, {
+          'content-type': contentType,
+          'cache-control': 'no-cache',
+          'x-request-id': `req_fake_${requests.length}`,
+        });
         let written = 0;
         for (const part of parts) {
           if (fault?.kind === 'truncate' && part.final) break;
@@ -176,7 +206,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
             return;
           }
           if (gone(res)) return;
-          const unterminated = fault?.kind === 'unterminated-final' && (part.completes || part === parts[parts.length - 1]);
+          const unterminated =
+            fault?.kind === 'unterminated-final' && (part.completes || part === parts[parts.length - 1]);
           const data = unterminated && typeof part.data === 'string' ? part.data.replace(/[\r\n]+$/, '') : part.data;
           (res as { write(data: string | Uint8Array): boolean }).write(data);
           written++;
@@ -199,7 +230,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       res.end('{}');
       return;
     }
-    if (fault?.kind === 'overflow' && route.errors.overflow) return route.errors.overflow(ctx, fault.promptTokens ?? 210_000, fault.window ?? 200_000);
+    if (fault?.kind === 'overflow' && route.errors.overflow)
+      return route.errors.overflow(ctx, fault.promptTokens ?? 210_000, fault.window ?? 200_000);
     await route.handle(ctx);
   };
 

@@ -36,7 +36,12 @@ export function countTextTokens(provider: ProviderId, model: string, text: strin
 }
 
 /** Prompt tokens of a request with the model's counter: Σ (text + per-message framing) + per-request framing. */
-export function countPromptTokens(provider: ProviderId, model: string, messages: readonly FakeMessage[], baseUrl?: string): number {
+export function countPromptTokens(
+  provider: ProviderId,
+  model: string,
+  messages: readonly FakeMessage[],
+  baseUrl?: string,
+): number {
   const normalised: ChatMessage[] = messages.map((m) => ({
     role: m.role === 'system' ? 'system' : m.role === 'assistant' || m.role === 'model' ? 'assistant' : 'user',
     content: m.content,

@@ -28,7 +28,17 @@ export type FakeResponse = ServerResponse | Http2ServerResponse;
  * A fault with `endpoint: 'count'` is taken by the next request to a count endpoint (Anthropic
  * `count_tokens`, Vertex `:countTokens`) instead of the next generation or embedding request.
  */
-export type FaultKind = '429' | '500' | 'stall' | 'disconnect' | 'truncate' | 'unterminated-final' | 'silent-truncation' | 'content-filter' | 'overflow' | 'redirect';
+export type FaultKind =
+  | '429'
+  | '500'
+  | 'stall'
+  | 'disconnect'
+  | 'truncate'
+  | 'unterminated-final'
+  | 'silent-truncation'
+  | 'content-filter'
+  | 'overflow'
+  | 'redirect';
 
 /** One injected fault and its parameters. */
 export interface FakeFault {

@@ -95,7 +95,10 @@ export class AskController implements BeforeApplicationShutdown {
     response.on('close', () => controller.abort());
     const meta = await this.events.meta(askId);
     const principal = principalOf(request);
-    const allowed = principal.kind === 'ask-token' ? principal.askId === askId : meta !== null && canSeeProject(principal, meta.projectId);
+    const allowed =
+      principal.kind === 'ask-token'
+        ? principal.askId === askId
+        : meta !== null && canSeeProject(principal, meta.projectId);
     if (!meta) await this.refuseLost(askId, request);
     if (!meta || !allowed) throw notFound('ask not found');
     const start = await this.relay.resumePoint(askId, lastEventId);
@@ -122,7 +125,8 @@ export class AskController implements BeforeApplicationShutdown {
           return sse.drained();
         },
       });
-      if (end.reason === 'failed' && !sse.closed) sse.send({ type: 'error', data: askErrorOf(end.cause, this.logger).toEvent() });
+      if (end.reason === 'failed' && !sse.closed)
+        sse.send({ type: 'error', data: askErrorOf(end.cause, this.logger).toEvent() });
     } catch (err) {
       if (!sse.closed) sse.send({ type: 'error', data: askErrorOf(err, this.logger).toEvent() });
     } finally {
@@ -143,12 +147,13 @@ export class AskController implements BeforeApplicationShutdown {
     const record = await this.records.find(askId);
     if (!record || record.state !== 'accepted') return;
     const principal = principalOf(request);
-    const allowed = principal.kind === 'ask-token' ? principal.askId === askId : canSeeProject(principal, record.projectId);
+    const allowed =
+      principal.kind === 'ask-token' ? principal.askId === askId : canSeeProject(principal, record.projectId);
     if (!allowed) return;
     throw new AskError(AskErrorCode.InternalError, {
       status: 503,
       error: 'service unavailable',
-      details: 'the ask\'s events are being restored after Redis lost them; reconnect with Last-Event-ID shortly',
+      details: "the ask's events are being restored after Redis lost them; reconnect with Last-Event-ID shortly",
     });
   }
 }

@@ -1,4 +1,12 @@
-import { IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength, ValidateBy, type ValidationOptions } from 'class-validator';
+import {
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  IsUUID,
+  MaxLength,
+  ValidateBy,
+  type ValidationOptions,
+} from 'class-validator';
 import { tiktokenCounter } from '@ask/token-counting';
 
 /** Longest question accepted, in characters. */
@@ -40,7 +48,8 @@ function MaxTokens(max: number, options?: ValidationOptions): PropertyDecorator 
       validator: {
         validate: (value: unknown, args) =>
           typeof value !== 'string' || value.length > MAX_QUESTION_CHARS || countOnce(args?.object ?? {}, value) <= max,
-        defaultMessage: (args) => `${args?.property} must be at most ${max} tokens (o200k_base), got ${countOnce(args?.object ?? {}, String(args?.value))}`,
+        defaultMessage: (args) =>
+          `${args?.property} must be at most ${max} tokens (o200k_base), got ${countOnce(args?.object ?? {}, String(args?.value))}`,
       },
     },
     options,
@@ -59,7 +68,8 @@ function NotBlank(options?: ValidationOptions): PropertyDecorator {
     {
       name: 'notBlank',
       validator: {
-        validate: (value: unknown) => typeof value !== 'string' || value.length > MAX_QUESTION_CHARS || !INVISIBLE.test(value),
+        validate: (value: unknown) =>
+          typeof value !== 'string' || value.length > MAX_QUESTION_CHARS || !INVISIBLE.test(value),
         defaultMessage: (args) => `${args?.property} must contain a visible character (it is only whitespace)`,
       },
     },

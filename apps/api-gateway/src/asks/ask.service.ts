@@ -47,14 +47,28 @@ export class AskService {
     // One round trip with the session: its check (404 for a session of another project) or its creation.
     let sessionId = body.sessionId;
     if (sessionId) {
-      if (!(await this.asks.recordInSession({ id: askId, projectId, sessionId, question: body.question, acceptedAt }))) throw notFound('session not found');
+      if (!(await this.asks.recordInSession({ id: askId, projectId, sessionId, question: body.question, acceptedAt })))
+        throw notFound('session not found');
     } else {
-      sessionId = await this.asks.recordInNewSession({ id: askId, projectId, question: body.question, acceptedAt }, titleFrom(body.question));
+      sessionId = await this.asks.recordInNewSession(
+        { id: askId, projectId, question: body.question, acceptedAt },
+        titleFrom(body.question),
+      );
     }
     try {
       // The meta and the `accepted` event in one Redis round trip.
-      await this.events.open(askId, { projectId, sessionId, acceptedAt: acceptedAt.toISOString() }, { askId, sessionId });
-      await this.producer.enqueue({ askId, projectId, sessionId, question: body.question, acceptedAt: acceptedAt.toISOString() });
+      await this.events.open(
+        askId,
+        { projectId, sessionId, acceptedAt: acceptedAt.toISOString() },
+        { askId, sessionId },
+      );
+      await this.producer.enqueue({
+        askId,
+        projectId,
+        sessionId,
+        question: body.question,
+        acceptedAt: acceptedAt.toISOString(),
+      });
     } catch (err) {
       // Not accepted after all (the caller gets the error): the reconciler must not run it.
       await this.asks.finish(askId, 'error', 'not_accepted').catch(() => undefined);

@@ -38,7 +38,9 @@ export class AuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return true;
-    const access = this.reflector.getAllAndOverride<Access>(ACCESS_METADATA, [context.getHandler(), context.getClass()]) ?? 'project';
+    const access =
+      this.reflector.getAllAndOverride<Access>(ACCESS_METADATA, [context.getHandler(), context.getClass()]) ??
+      'project';
     if (access === 'public') return true;
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
 
@@ -77,7 +79,8 @@ export class AuthGuard implements CanActivate {
   private fromEventsToken(request: AuthenticatedRequest): Principal {
     const token = request.query['token'];
     const askId = param(request, 'askId');
-    if (typeof token !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(token)) throw invalidRequest('token (query): must be the 43-character token of eventsUrl, given once');
+    if (typeof token !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(token))
+      throw invalidRequest('token (query): must be the 43-character token of eventsUrl, given once');
     if (!askId || !isUuid(askId)) throw invalidRequest('askId: must be a UUID');
     if (!this.tokens.verify(askId, token)) throw unauthorized('invalid events token');
     return { kind: 'ask-token', askId };

@@ -20,10 +20,20 @@ export class KeysController {
   /** `POST …/keys` → 201 `{ id, projectId, prefix, name, key, createdAt }`. @throws AskError 404 for an unknown project. */
   @Post()
   @HttpCode(HttpStatus.CREATED)
-  async create(@Param('projectId', uuidParam('projectId')) projectId: string, @Body() body: CreateApiKeyDto): Promise<CreatedApiKeyBody> {
+  async create(
+    @Param('projectId', uuidParam('projectId')) projectId: string,
+    @Body() body: CreateApiKeyDto,
+  ): Promise<CreatedApiKeyBody> {
     await this.requireProject(projectId);
     const created = await this.keys.create(projectId, body.name ?? null);
-    return { id: created.id, projectId, prefix: created.prefix, name: body.name ?? null, key: created.key, createdAt: created.createdAt };
+    return {
+      id: created.id,
+      projectId,
+      prefix: created.prefix,
+      name: body.name ?? null,
+      key: created.key,
+      createdAt: created.createdAt,
+    };
   }
 
   /** `GET …/keys` → 200 `{ keys: [{ id, projectId, prefix, name, createdAt, revokedAt }] }`, newest first. @throws AskError 404. */

@@ -4,7 +4,8 @@ import type { Request } from 'express';
  * Who the auth guard let in: the admin, a project (by one of its API keys), or the holder of one
  * ask's events capability token.
  */
-export type Principal = { kind: 'admin' } | { kind: 'project'; projectId: string } | { kind: 'ask-token'; askId: string };
+export type Principal =
+  { kind: 'admin' } | { kind: 'project'; projectId: string } | { kind: 'ask-token'; askId: string };
 
 /** The request with the principal the guard attached. */
 export type AuthenticatedRequest = Request & { principal?: Principal };

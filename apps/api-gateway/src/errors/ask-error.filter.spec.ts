@@ -7,7 +7,13 @@ const logger = { error: jest.fn() } as unknown as Logger;
 
 describe('askErrorOf', () => {
   it('keeps an AskError as it is', () => {
-    const error = contextOverflow({ model: 'claude-sonnet-4-6', window: 200000, question: 12, rag: 1200, knowledge: 0 });
+    const error = contextOverflow({
+      model: 'claude-sonnet-4-6',
+      window: 200000,
+      question: 12,
+      rag: 1200,
+      knowledge: 0,
+    });
     expect(askErrorOf(error, logger).toBody()).toEqual({
       error: "this conversation has grown past the model's context window",
       code: 'context_overflow',
@@ -21,15 +27,22 @@ describe('askErrorOf', () => {
   });
 
   it('maps a health failure to 503', () => {
-    const error = askErrorOf(new HttpException({ message: 'unavailable: redis' }, HttpStatus.SERVICE_UNAVAILABLE), logger);
+    const error = askErrorOf(
+      new HttpException({ message: 'unavailable: redis' }, HttpStatus.SERVICE_UNAVAILABLE),
+      logger,
+    );
     expect([error.status, error.details]).toEqual([503, 'unavailable: redis']);
   });
 
   it('maps PostgreSQL or Redis being unreachable (a restart) to a typed 503, not a 500', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
-    const shutdown = Object.assign(new Error('terminating connection due to administrator command'), { driverError: { code: '57P01' } });
+    const shutdown = Object.assign(new Error('terminating connection due to administrator command'), {
+      driverError: { code: '57P01' },
+    });
     const terminated = Object.assign(new Error('Connection terminated unexpectedly'), { name: 'QueryFailedError' });
-    const ioredis = Object.assign(new Error('Reached the max retries per request limit'), { name: 'MaxRetriesPerRequestError' });
+    const ioredis = Object.assign(new Error('Reached the max retries per request limit'), {
+      name: 'MaxRetriesPerRequestError',
+    });
     const warn = jest.fn();
     for (const cause of [refused, shutdown, terminated, ioredis]) {
       const error = askErrorOf(cause, { error: jest.fn(), warn } as unknown as Logger);
@@ -40,8 +53,15 @@ describe('askErrorOf', () => {
   });
 
   it('maps a malformed JSON body (body-parser) to 400 without echoing it', () => {
-    const parserError = Object.assign(new SyntaxError('Unexpected token } in JSON'), { status: 400, type: 'entity.parse.failed' });
-    expect(askErrorOf(parserError, logger).toBody()).toEqual({ error: 'malformed request body', code: 'invalid_request', details: 'body: not valid JSON (an object is expected)' });
+    const parserError = Object.assign(new SyntaxError('Unexpected token } in JSON'), {
+      status: 400,
+      type: 'entity.parse.failed',
+    });
+    expect(askErrorOf(parserError, logger).toBody()).toEqual({
+      error: 'malformed request body',
+      code: 'invalid_request',
+      details: 'body: not valid JSON (an object is expected)',
+    });
   });
 
   it('hides an unknown error behind an error id and logs it', () => {
@@ -56,7 +76,10 @@ describe('askErrorOf', () => {
 describe('describeValidationErrors', () => {
   it('names nested fields with dots', () => {
     const errors = [
-      { property: 'llm', children: [{ property: 'model', constraints: { isString: 'model must be a string' }, children: [] }] },
+      {
+        property: 'llm',
+        children: [{ property: 'model', constraints: { isString: 'model must be a string' }, children: [] }],
+      },
     ] as unknown as ValidationError[];
     expect(describeValidationErrors(errors)).toEqual(['llm.model: model must be a string']);
   });

@@ -33,7 +33,8 @@ export class AskErrorFilter implements ExceptionFilter {
       response.end();
       return;
     }
-    const retryAfter = error.code === AskErrorCode.RateLimited ? /retry_after=(\d+)/.exec(error.details ?? '')?.[1] : undefined;
+    const retryAfter =
+      error.code === AskErrorCode.RateLimited ? /retry_after=(\d+)/.exec(error.details ?? '')?.[1] : undefined;
     if (retryAfter) response.setHeader('Retry-After', retryAfter);
     response.status(error.status).json(redactedBody(error));
   }
@@ -76,13 +77,18 @@ export function askErrorOf(exception: unknown, logger: Logger): AskError {
       case HttpStatus.NOT_FOUND:
         return notFound(message);
       case HttpStatus.PAYLOAD_TOO_LARGE:
-        return new AskError(AskErrorCode.InvalidRequest, { status: 413, error: 'request body too large', details: message });
+        return new AskError(AskErrorCode.InvalidRequest, {
+          status: 413,
+          error: 'request body too large',
+          details: message,
+        });
       case HttpStatus.TOO_MANY_REQUESTS:
         return rateLimited();
       case HttpStatus.SERVICE_UNAVAILABLE:
         return new AskError(AskErrorCode.InternalError, { status, error: 'service unavailable', details: message });
       default:
-        if (status >= 400 && status < 500) return new AskError(AskErrorCode.InvalidRequest, { status, details: message });
+        if (status >= 400 && status < 500)
+          return new AskError(AskErrorCode.InvalidRequest, { status, details: message });
     }
   }
   // body-parser errors (malformed JSON, bad encoding, too large) carry a status of their own.
@@ -122,10 +128,17 @@ const UNAVAILABLE_SQLSTATE = /^(57P0[123]|08\d{3})$/;
  * reconnects (MaxRetriesPerRequestError, "Connection is closed.").
  */
 export function isStoreUnavailable(exception: unknown): boolean {
-  for (let error = exception as { name?: string; code?: string; message?: string; driverError?: unknown } | undefined, depth = 0; error && depth < 3; depth++) {
+  for (
+    let error = exception as { name?: string; code?: string; message?: string; driverError?: unknown } | undefined,
+      depth = 0;
+    error && depth < 3;
+    depth++
+  ) {
     if (error.name === 'MaxRetriesPerRequestError') return true;
-    if (typeof error.code === 'string' && (UNREACHABLE_CODES.has(error.code) || UNAVAILABLE_SQLSTATE.test(error.code))) return true;
-    if (typeof error.message === 'string' && /^(Connection terminated|Connection is closed\.)/.test(error.message)) return true;
+    if (typeof error.code === 'string' && (UNREACHABLE_CODES.has(error.code) || UNAVAILABLE_SQLSTATE.test(error.code)))
+      return true;
+    if (typeof error.message === 'string' && /^(Connection terminated|Connection is closed\.)/.test(error.message))
+      return true;
     error = error.driverError as typeof error;
   }
   return false;

@@ -42,12 +42,14 @@ export class TextSafetyPipe implements PipeTransform {
         const problem = textProblem(item.value);
         if (problem) throw invalidRequest(`${name}: ${problem}`);
       } else if (item.value !== null && typeof item.value === 'object') {
-        if (item.depth >= MAX_BODY_DEPTH) throw invalidRequest(`${name}: nested too deeply (at most ${MAX_BODY_DEPTH} levels)`);
+        if (item.depth >= MAX_BODY_DEPTH)
+          throw invalidRequest(`${name}: nested too deeply (at most ${MAX_BODY_DEPTH} levels)`);
         const isArray = Array.isArray(item.value);
         for (const [key, child] of Object.entries(item.value)) {
           if (!isArray && textProblem(key)) throw invalidRequest(`${name}: a field name ${textProblem(key)}`);
           // JSON.parse keeps `__proto__` as an own key that class-transformer then skips unseen.
-          if (!isArray && FORBIDDEN_KEYS.has(key)) throw invalidRequest(`${item.path ? `${item.path}.` : ''}${key}: property ${key} should not exist`);
+          if (!isArray && FORBIDDEN_KEYS.has(key))
+            throw invalidRequest(`${item.path ? `${item.path}.` : ''}${key}: property ${key} should not exist`);
           const path = isArray ? `${item.path}[${key}]` : item.path ? `${item.path}.${key}` : key;
           stack.push({ value: child, path, depth: item.depth + 1 });
         }
@@ -66,7 +68,10 @@ export function unsupportedCharset(charset: string): AskError {
   return new AskError(AskErrorCode.InvalidRequest, {
     status: 415,
     error: 'unsupported media type',
-    details: `content-type: charset=${charset.toLowerCase().replace(/[^a-z0-9_-]/g, '').slice(0, 20)} is not supported (UTF-8 only)`,
+    details: `content-type: charset=${charset
+      .toLowerCase()
+      .replace(/[^a-z0-9_-]/g, '')
+      .slice(0, 20)} is not supported (UTF-8 only)`,
   });
 }
 
@@ -81,6 +86,9 @@ export function rejectInvalidUtf8(_req: IncomingMessage, _res: ServerResponse, b
   if (encoding && encoding.toLowerCase() !== 'utf-8') throw unsupportedCharset(encoding);
 
   if (!isUtf8(body)) {
-    throw new AskError(AskErrorCode.InvalidRequest, { error: 'malformed request body', details: 'body: must be valid UTF-8' });
+    throw new AskError(AskErrorCode.InvalidRequest, {
+      error: 'malformed request body',
+      details: 'body: must be valid UTF-8',
+    });
   }
 }

@@ -1,4 +1,16 @@
-import { type BeforeApplicationShutdown, Body, Controller, Get, Headers, HttpCode, HttpStatus, Param, Post, Req, Sse } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Body,
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  HttpStatus,
+  Param,
+  Post,
+  Req,
+  Sse,
+} from '@nestjs/common';
 import type { Request } from 'express';
 import { Observable } from 'rxjs';
 import type { IngestionAccepted, IngestionView } from '@ask/ask-contracts';
@@ -44,7 +56,10 @@ export class KnowledgeController implements BeforeApplicationShutdown {
   @Post('knowledge')
   @HttpCode(HttpStatus.ACCEPTED)
   @RateLimit('ingest')
-  ingestKnowledge(@Param('projectId', uuidParam('projectId')) projectId: string, @Body() body: IngestKnowledgeDto): Promise<IngestionAccepted> {
+  ingestKnowledge(
+    @Param('projectId', uuidParam('projectId')) projectId: string,
+    @Body() body: IngestKnowledgeDto,
+  ): Promise<IngestionAccepted> {
     return this.knowledge.accept(
       projectId,
       'knowledge',
@@ -56,10 +71,23 @@ export class KnowledgeController implements BeforeApplicationShutdown {
   @Post('insights')
   @HttpCode(HttpStatus.ACCEPTED)
   @RateLimit('ingest')
-  ingestInsights(@Param('projectId', uuidParam('projectId')) projectId: string, @Body() body: IngestInsightsDto): Promise<IngestionAccepted> {
+  ingestInsights(
+    @Param('projectId', uuidParam('projectId')) projectId: string,
+    @Body() body: IngestInsightsDto,
+  ): Promise<IngestionAccepted> {
     return this.knowledge.accept(projectId, 'insights', [
-      ...(body.insights ?? []).map((i) => ({ kind: 'insight' as const, uri: i.id, title: i.name, text: i.description })),
-      ...(body.recommendations ?? []).map((r) => ({ kind: 'recommendation' as const, uri: r.id, title: r.title, text: r.body })),
+      ...(body.insights ?? []).map((i) => ({
+        kind: 'insight' as const,
+        uri: i.id,
+        title: i.name,
+        text: i.description,
+      })),
+      ...(body.recommendations ?? []).map((r) => ({
+        kind: 'recommendation' as const,
+        uri: r.id,
+        title: r.title,
+        text: r.body,
+      })),
     ]);
   }
 
@@ -110,15 +138,22 @@ export class KnowledgeController implements BeforeApplicationShutdown {
       request.on('close', () => controller.abort());
       (async () => {
         // A finished run whose stream has expired (or was lost with Redis): its row says how it ended.
-        if ((view.status === 'completed' || view.status === 'failed') && (await this.events.length(ingestionId)) === 0) {
+        if (
+          (view.status === 'completed' || view.status === 'failed') &&
+          (await this.events.length(ingestionId)) === 0
+        ) {
           if (!lastEventId) {
-            if (view.status === 'completed') subscriber.next({ id: '0-1', type: 'done', data: { status: 'completed', counts: view.counts } });
+            if (view.status === 'completed')
+              subscriber.next({ id: '0-1', type: 'done', data: { status: 'completed', counts: view.counts } });
             else if (view.error) subscriber.next({ id: '0-1', type: 'error', data: view.error });
           }
           subscriber.complete();
           return;
         }
-        for await (const event of this.events.read(ingestionId, { after: lastEventId || undefined, signal: controller.signal })) {
+        for await (const event of this.events.read(ingestionId, {
+          after: lastEventId || undefined,
+          signal: controller.signal,
+        })) {
           subscriber.next({ id: event.id, type: event.type, data: event.data });
         }
         subscriber.complete();

@@ -1,5 +1,14 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsNotEmpty, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
 
 /** Limits on ingestion through the API (characters). */
 export const INGEST_LIMITS = { documentsPerRequest: 200, documentChars: 2_000_000, uriChars: 1_000 } as const;
@@ -35,9 +44,17 @@ export class RecommendationDto {
 
 /** Body of `POST /api/v1/projects/:projectId/insights`. */
 export class IngestInsightsDto {
-  @IsOptional() @IsArray() @ArrayMaxSize(5_000) @ValidateNested({ each: true }) @Type(() => InsightDto)
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(5_000)
+  @ValidateNested({ each: true })
+  @Type(() => InsightDto)
   insights?: InsightDto[];
 
-  @IsOptional() @IsArray() @ArrayMaxSize(5_000) @ValidateNested({ each: true }) @Type(() => RecommendationDto)
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(5_000)
+  @ValidateNested({ each: true })
+  @Type(() => RecommendationDto)
   recommendations?: RecommendationDto[];
 }

@@ -30,13 +30,19 @@ export class KnowledgeService {
     const project = await this.projects.findById(projectId);
     if (!project) throw notFound('project not found');
     if (!project.embeddingSettings) throw embeddingNotConfigured();
-    const embedder = createEmbeddingProvider(project.embeddingSettings, (await this.projects.getCredentials(projectId)) ?? {});
+    const embedder = createEmbeddingProvider(
+      project.embeddingSettings,
+      (await this.projects.getCredentials(projectId)) ?? {},
+    );
     if (kind !== 'reembed') {
       const space = { model: `${embedder.provider}/${embedder.model}`, dimensions: embedder.dimensions };
       const others = await this.knowledge.spacesOtherThan(projectId, space);
       if (others.length > 0) throw embeddingSpaceChanged(others, space);
       // A bounded sample (the worker checks again): knowledge the model cannot embed is a 400 now.
-      checkEmbeddingLanguage(embedder, items.map((i) => (i.kind === 'document' ? i.text : `${i.title}\n${i.text}`)));
+      checkEmbeddingLanguage(
+        embedder,
+        items.map((i) => (i.kind === 'document' ? i.text : `${i.title}\n${i.text}`)),
+      );
     }
     const ingestionId = await this.ingestions.create(projectId, kind, items);
     await this.producer.enqueue(kind === 'reembed' ? JobName.Reembed : JobName.Ingest, { ingestionId, projectId });

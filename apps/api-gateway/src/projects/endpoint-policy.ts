@@ -33,7 +33,12 @@ function changes(body: ProjectSettingsDto, stored: Project | null): EndpointChan
  *
  * @throws AskError 400 / 403 as above.
  */
-export async function assertEndpointsAllowed(body: ProjectSettingsDto, stored: Project | null, principal: Principal, policy: EgressPolicy): Promise<void> {
+export async function assertEndpointsAllowed(
+  body: ProjectSettingsDto,
+  stored: Project | null,
+  principal: Principal,
+  policy: EgressPolicy,
+): Promise<void> {
   for (const { field, next, stored: before } of changes(body, stored)) {
     const url = next?.baseUrl;
     if (url === undefined || url === '') continue;
@@ -41,7 +46,9 @@ export async function assertEndpointsAllowed(body: ProjectSettingsDto, stored: P
     try {
       policy.checkUrl(url, field);
       if (principal.kind !== 'admin' && !policy.isAllowListed(url)) {
-        throw forbidden(`${field}: only the admin key may set a provider endpoint outside the operator's allow-list (ASK_PROVIDER_URL_ALLOWLIST)`);
+        throw forbidden(
+          `${field}: only the admin key may set a provider endpoint outside the operator's allow-list (ASK_PROVIDER_URL_ALLOWLIST)`,
+        );
       }
       await policy.checkResolved(url, field);
     } catch (err) {
@@ -71,5 +78,8 @@ function endpointOf(settings: Settings | null | undefined): string | null {
  */
 export function dropsCredentials(body: ProjectSettingsDto, stored: Project): boolean {
   if (!stored.hasCredentials || body.credentials) return false;
-  return changes(body, stored).some(({ next, stored: before }) => next !== undefined && next !== null && before && endpointOf(next) !== endpointOf(before));
+  return changes(body, stored).some(
+    ({ next, stored: before }) =>
+      next !== undefined && next !== null && before && endpointOf(next) !== endpointOf(before),
+  );
 }

@@ -19,16 +19,35 @@ describe('PATCH /api/v1/projects/:projectId memory settings', () => {
     expect(patched.body?.['memorySettings']).toEqual(memory);
     const [row] = await h.db.dataSource.query('SELECT memory_settings FROM projects WHERE id = $1', [project.id]);
     expect(row.memory_settings).toEqual(memory);
-    const cleared = await h.call('PATCH', `/api/v1/projects/${project.id}`, { key: h.adminKey, json: { memory: null } });
+    const cleared = await h.call('PATCH', `/api/v1/projects/${project.id}`, {
+      key: h.adminKey,
+      json: { memory: null },
+    });
     expect(cleared.body?.['memorySettings']).toBeNull();
   });
 
   it.each([
-    ['an unknown mode', { mode: 'always' }, 'memory.mode: mode must be one of the following values: off, per-turn, compaction'],
-    ['a length budget below 16 tokens', { summaryMaxTokens: 8 }, 'memory.summaryMaxTokens: summaryMaxTokens must not be less than 16'],
-    ['a fractional length budget', { summaryMaxTokens: 40.5 }, 'memory.summaryMaxTokens: summaryMaxTokens must be an integer number'],
+    [
+      'an unknown mode',
+      { mode: 'always' },
+      'memory.mode: mode must be one of the following values: off, per-turn, compaction',
+    ],
+    [
+      'a length budget below 16 tokens',
+      { summaryMaxTokens: 8 },
+      'memory.summaryMaxTokens: summaryMaxTokens must not be less than 16',
+    ],
+    [
+      'a fractional length budget',
+      { summaryMaxTokens: 40.5 },
+      'memory.summaryMaxTokens: summaryMaxTokens must be an integer number',
+    ],
     ['an empty summary model', { summaryModel: '' }, 'memory.summaryModel: summaryModel should not be empty'],
-    ['an unknown field', { summarizeEverything: true }, 'memory.summarizeEverything: property summarizeEverything should not exist'],
+    [
+      'an unknown field',
+      { summarizeEverything: true },
+      'memory.summarizeEverything: property summarizeEverything should not exist',
+    ],
   ])('refuses %s with a typed 400 and stores nothing', async (_label, memory, details) => {
     const project = await h.projects.create({ name: 'memory-bad', llmSettings: { provider: 'local', model: 'local' } });
     const res = await h.call('PATCH', `/api/v1/projects/${project.id}`, { key: h.adminKey, json: { memory } });

@@ -13,21 +13,45 @@ describe('GET /api/v1/projects/:projectId (what planning learned)', () => {
 
   it('shows the disclosed window and the per-script calibration of an approximate model, and a PATCH of llm forgets the window', async () => {
     const model = `gw-read-${Date.now()}`;
-    const project = await h.projects.create({ name: 'learned', llmSettings: { provider: 'openai', model, baseUrl: 'http://127.0.0.1:9/v1', contextWindow: 64_000 } });
+    const project = await h.projects.create({
+      name: 'learned',
+      llmSettings: { provider: 'openai', model, baseUrl: 'http://127.0.0.1:9/v1', contextWindow: 64_000 },
+    });
     const windows = new LearnedWindowsRepository(h.db.dataSource);
     const usage = new UsageRepository(h.db.dataSource);
     await windows.remember(project.id, 'openai', model, 16_000);
-    for (let i = 0; i < 10; i += 1) await usage.record({ model, counterId: 'approx:script-v1-floor', estimated: 1000, reported: 1250, script: 'latin' });
-    await usage.record({ model, counterId: 'approx:script-v1-floor', estimated: 1000, reported: 2600, script: 'devanagari', source: 'overflow' });
+    for (let i = 0; i < 10; i += 1)
+      await usage.record({
+        model,
+        counterId: 'approx:script-v1-floor',
+        estimated: 1000,
+        reported: 1250,
+        script: 'latin',
+      });
+    await usage.record({
+      model,
+      counterId: 'approx:script-v1-floor',
+      estimated: 1000,
+      reported: 2600,
+      script: 'devanagari',
+      source: 'overflow',
+    });
 
     const read = await h.call('GET', `/api/v1/projects/${project.id}`, { key: h.adminKey });
     expect(read.status).toBe(200);
     expect(read.body?.['learned']).toEqual({
       windows: [{ provider: 'openai', model, window: 16_000, disclosedAt: expect.any(String) }],
-      calibration: { model, base: 'approx:script-v1-floor', byScript: { latin: { factor: 1.25, samples: 10 }, devanagari: { factor: 2.6, samples: 1 } } },
+      calibration: {
+        model,
+        base: 'approx:script-v1-floor',
+        byScript: { latin: { factor: 1.25, samples: 10 }, devanagari: { factor: 2.6, samples: 1 } },
+      },
     });
 
-    const patched = await h.call('PATCH', `/api/v1/projects/${project.id}`, { key: h.adminKey, json: { llm: { provider: 'openai', model, baseUrl: 'http://127.0.0.1:9/v1' } } });
+    const patched = await h.call('PATCH', `/api/v1/projects/${project.id}`, {
+      key: h.adminKey,
+      json: { llm: { provider: 'openai', model, baseUrl: 'http://127.0.0.1:9/v1' } },
+    });
     expect(patched.status).toBe(200);
     expect((patched.body?.['learned'] as { windows: unknown[] }).windows).toEqual([]);
   });

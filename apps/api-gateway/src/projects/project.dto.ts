@@ -1,5 +1,12 @@
 import { Type } from 'class-transformer';
-import { MEMORY_MODES, type MemoryMode, RETRIEVAL_METHODS, TEXT_SEARCH_CONFIGS, type RetrievalMethod, type TextSearchConfig } from '@ask/ask-contracts';
+import {
+  MEMORY_MODES,
+  type MemoryMode,
+  RETRIEVAL_METHODS,
+  TEXT_SEARCH_CONFIGS,
+  type RetrievalMethod,
+  type TextSearchConfig,
+} from '@ask/ask-contracts';
 import {
   IsBoolean,
   IsIn,
@@ -17,7 +24,15 @@ import {
 } from 'class-validator';
 
 const LLM_PROVIDERS = ['local', 'openai', 'azure-foundry', 'anthropic', 'bedrock', 'vertex', 'ollama'] as const;
-const EMBEDDING_PROVIDERS = ['local', 'local-semantic', 'openai', 'azure-foundry', 'bedrock', 'vertex', 'ollama'] as const;
+const EMBEDDING_PROVIDERS = [
+  'local',
+  'local-semantic',
+  'openai',
+  'azure-foundry',
+  'bedrock',
+  'vertex',
+  'ollama',
+] as const;
 
 /** Limits on project settings (tokens unless named). */
 export const LIMITS = {

@@ -1,9 +1,20 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { invalidRequest, notFound } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { LearnedWindowsRepository, type Project, type ProjectSettingsInput, ProjectsRepository, UsageRepository } from '@ask/persistence';
+import {
+  LearnedWindowsRepository,
+  type Project,
+  type ProjectSettingsInput,
+  ProjectsRepository,
+  UsageRepository,
+} from '@ask/persistence';
 import { resolveModel } from '@ask/model-catalog';
-import { calibrationBaseCounter, learnScriptCalibration, SCRIPT_CALIBRATION_DEFAULTS, selectTokenCounter } from '@ask/token-counting';
+import {
+  calibrationBaseCounter,
+  learnScriptCalibration,
+  SCRIPT_CALIBRATION_DEFAULTS,
+  selectTokenCounter,
+} from '@ask/token-counting';
 import { egressPolicyFor } from '@ask/llm-providers';
 import type { Principal } from '../auth/principal';
 import { assertEndpointsAllowed, dropsCredentials } from './endpoint-policy';
@@ -58,14 +69,21 @@ export class ProjectsService {
    * usage and disclosed overflow sizes; token-counting `learnScriptCalibration`).
    */
   private async learned(project: Project): Promise<LearnedPlanning> {
-    const windows = (await this.windows.list(project.id)).map(({ provider, model, window, disclosedAt }) => ({ provider, model, window, disclosedAt }));
+    const windows = (await this.windows.list(project.id)).map(({ provider, model, window, disclosedAt }) => ({
+      provider,
+      model,
+      window,
+      disclosedAt,
+    }));
     const llm = project.llmSettings;
     if (!llm) return { windows, calibration: null };
     const ref = { provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl };
     const choice = selectTokenCounter(ref, resolveModel(ref).tokenizer);
     if (choice.exactPlan) return { windows, calibration: null };
     const floor = calibrationBaseCounter().id;
-    const byScript = learnScriptCalibration(await this.usage.recentPerScript(llm.model, floor, SCRIPT_CALIBRATION_DEFAULTS.recent));
+    const byScript = learnScriptCalibration(
+      await this.usage.recentPerScript(llm.model, floor, SCRIPT_CALIBRATION_DEFAULTS.recent),
+    );
     return { windows, calibration: { model: llm.model, base: floor, byScript } };
   }
 
@@ -78,7 +96,10 @@ export class ProjectsService {
     this.assertCanStore(body);
     const stored = await this.get(projectId);
     if (body.llm !== undefined || body.maxTokens !== undefined) {
-      assertSettingsFit({ llm: body.llm === undefined ? stored.llmSettings : body.llm, maxTokens: body.maxTokens ?? stored.maxTokens });
+      assertSettingsFit({
+        llm: body.llm === undefined ? stored.llmSettings : body.llm,
+        maxTokens: body.maxTokens ?? stored.maxTokens,
+      });
     }
     await assertEndpointsAllowed(body, stored, principal, egressPolicyFor(this.config));
     const updated = await this.projects.updateSettings(projectId, { ...toSettings(body), name: body.name });
@@ -100,7 +121,11 @@ export interface LearnedPlanning {
   /** Windows (tokens) the provider disclosed in overflow answers, smaller than the configured window. */
   windows: Array<{ provider: string; model: string; window: number; disclosedAt: Date }>;
   /** Per-script calibration of the approximate estimate for the project's model; null with an exact counter. */
-  calibration: { model: string; base: string; byScript: Record<string, { factor: number; samples: number } | undefined> } | null;
+  calibration: {
+    model: string;
+    base: string;
+    byScript: Record<string, { factor: number; samples: number } | undefined>;
+  } | null;
 }
 
 /** A project as `GET /api/v1/projects/:projectId` returns it. */

@@ -28,11 +28,24 @@ export function assertSettingsFit({ llm, maxTokens }: FitSettings): void {
   const model = resolveModel(ref, { contextWindow: llm.contextWindow, maxContextTokens: llm.maxContextTokens });
   const exact = selectTokenCounter(ref, model.tokenizer).exactPlan;
   const effectiveMaxTokens = llm.maxTokens ?? maxTokens ?? DEFAULT_MAX_TOKENS;
-  const shortfall = budgetShortfall({ window: model.window, maxTokens: effectiveMaxTokens, reserve: DEFAULT_RESERVE, exact });
+  const shortfall = budgetShortfall({
+    window: model.window,
+    maxTokens: effectiveMaxTokens,
+    reserve: DEFAULT_RESERVE,
+    exact,
+  });
   if (!shortfall) return;
-  const maxTokensField = llm.maxTokens !== undefined ? 'llm.maxTokens' : maxTokens !== undefined ? 'maxTokens' : 'maxTokens (default 2048)';
-  const capped = llm.maxContextTokens !== undefined && llm.maxContextTokens === model.window && model.window < (llm.contextWindow ?? model.catalogWindow);
-  const windowField = capped ? 'llm.maxContextTokens' : llm.contextWindow !== undefined ? 'llm.contextWindow' : 'llm.model (catalog window)';
+  const maxTokensField =
+    llm.maxTokens !== undefined ? 'llm.maxTokens' : maxTokens !== undefined ? 'maxTokens' : 'maxTokens (default 2048)';
+  const capped =
+    llm.maxContextTokens !== undefined &&
+    llm.maxContextTokens === model.window &&
+    model.window < (llm.contextWindow ?? model.catalogWindow);
+  const windowField = capped
+    ? 'llm.maxContextTokens'
+    : llm.contextWindow !== undefined
+      ? 'llm.contextWindow'
+      : 'llm.model (catalog window)';
   const { window, reserve, margin, available } = shortfall;
   throw invalidRequest(
     `${maxTokensField}, ${windowField}: maxTokens=${effectiveMaxTokens} + reserve=${reserve} + margin=${margin} leave ` +

@@ -48,7 +48,10 @@ export class ProjectThrottlerGuard extends ThrottlerGuard {
     return `project:${(params['projectId'] ?? 'none').toLowerCase()}`;
   }
 
-  protected override async throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+  protected override async throwThrottlingException(
+    _context: ExecutionContext,
+    detail: ThrottlerLimitDetail,
+  ): Promise<void> {
     throw rateLimited(Math.max(1, detail.timeToBlockExpire));
   }
 }

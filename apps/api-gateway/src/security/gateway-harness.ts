@@ -65,7 +65,8 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ha
   // The JSON logger (pino's synchronous destination) writes to fd 1 with fs.writeSync, past process.stdout.
   const writeSync = fs.writeSync;
   fs.writeSync = ((fd: number, data: unknown, ...rest: unknown[]) => {
-    if (fd === 1 || fd === 2) captured.push(typeof data === 'string' ? data : Buffer.from(data as Uint8Array).toString('utf8'));
+    if (fd === 1 || fd === 2)
+      captured.push(typeof data === 'string' ? data : Buffer.from(data as Uint8Array).toString('utf8'));
     return (writeSync as (...args: unknown[]) => number)(fd, data, ...rest);
   }) as typeof fs.writeSync;
 
@@ -95,7 +96,8 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ha
     let body: string | Buffer | undefined;
     if (options.json !== undefined) body = JSON.stringify(options.json);
     if (options.raw !== undefined) body = options.raw;
-    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+      headers['content-type'] = 'application/json';
     const controller = new AbortController();
     const payload = typeof body === 'string' || body === undefined ? body : new Uint8Array(body);
     const response = await fetch(`${baseUrl}${path}`, { method, headers, body: payload, signal: controller.signal });
@@ -149,7 +151,10 @@ async function readFor(response: Response, ms: number): Promise<string> {
   let text = '';
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
-    const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), Math.max(1, deadline - Date.now())))]);
+    const next = await Promise.race([
+      reader.read(),
+      new Promise<null>((r) => setTimeout(() => r(null), Math.max(1, deadline - Date.now()))),
+    ]);
     if (next === null || next.done) break;
     text += decoder.decode(next.value, { stream: true });
   }
@@ -158,7 +163,10 @@ async function readFor(response: Response, ms: number): Promise<string> {
 }
 
 /** A project with the embedded local providers (asks and ingestion work without network). */
-export async function localProject(harness: Harness, name: string): Promise<{ id: string; key: string; keyId: string }> {
+export async function localProject(
+  harness: Harness,
+  name: string,
+): Promise<{ id: string; key: string; keyId: string }> {
   const project = await harness.projects.create({
     name,
     llmSettings: { provider: 'local', model: 'local' },

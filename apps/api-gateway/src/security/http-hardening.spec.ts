@@ -27,7 +27,13 @@ describe('HTTP hardening (real gateway, PostgreSQL and Redis)', () => {
     'referrer-policy': reply.headers.get('referrer-policy'),
     'x-powered-by': reply.headers.get('x-powered-by'),
   });
-  const SECURE = { 'content-security-policy': CSP, 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer', 'x-powered-by': null };
+  const SECURE = {
+    'content-security-policy': CSP,
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+    'x-powered-by': null,
+  };
 
   describe('security headers (helmet)', () => {
     it.each([
@@ -35,7 +41,11 @@ describe('HTTP hardening (real gateway, PostgreSQL and Redis)', () => {
       ['GET a project (200)', () => h.call('GET', `/api/v1/projects/${project.id}`, { key: project.key }), 200],
       ['no key (401)', () => h.call('GET', `/api/v1/projects/${project.id}`), 401],
       ['an unknown API path (404)', () => h.call('GET', '/api/v1/nope', { key: project.key }), 404],
-      ['a malformed body (400)', () => h.call('POST', `/api/v1/projects/${project.id}/ask`, { key: project.key, raw: '{"question":' }), 400],
+      [
+        'a malformed body (400)',
+        () => h.call('POST', `/api/v1/projects/${project.id}/ask`, { key: project.key, raw: '{"question":' }),
+        400,
+      ],
       ['the dashboard path (/)', () => h.call('GET', '/'), undefined],
     ] as const)('%s carries CSP, nosniff, DENY, no-referrer and no x-powered-by', async (_name, send, status) => {
       const reply = await send();
@@ -44,7 +54,10 @@ describe('HTTP hardening (real gateway, PostgreSQL and Redis)', () => {
     });
 
     it('an event stream carries them too', async () => {
-      const accepted = await h.call('POST', `/api/v1/projects/${project.id}/ask`, { key: project.key, json: { question: 'Which headers?' } });
+      const accepted = await h.call('POST', `/api/v1/projects/${project.id}/ask`, {
+        key: project.key,
+        json: { question: 'Which headers?' },
+      });
       const stream = await h.call('GET', (accepted.body as { eventsUrl: string }).eventsUrl);
       expect(stream.headers.get('content-type')).toContain('text/event-stream');
       expect(headersOf(stream)).toEqual(SECURE);
@@ -53,15 +66,28 @@ describe('HTTP hardening (real gateway, PostgreSQL and Redis)', () => {
 
   describe('Cache-Control: no-store on every answer carrying a key or a token', () => {
     it('project create (admin), key create, key list, ask (events token), project read, and errors', async () => {
-      const created = await h.call('POST', '/api/v1/projects', { key: h.adminKey, json: { name: 'no-store', llm: { provider: 'local', model: 'local' } } });
+      const created = await h.call('POST', '/api/v1/projects', {
+        key: h.adminKey,
+        json: { name: 'no-store', llm: { provider: 'local', model: 'local' } },
+      });
       const id = (created.body as { id: string }).id;
       const key = await h.call('POST', `/api/v1/projects/${id}/keys`, { key: h.adminKey, json: { name: 'ci' } });
       const list = await h.call('GET', `/api/v1/projects/${id}/keys`, { key: h.adminKey });
-      const ask = await h.call('POST', `/api/v1/projects/${project.id}/ask`, { key: project.key, json: { question: 'Cached?' } });
+      const ask = await h.call('POST', `/api/v1/projects/${project.id}/ask`, {
+        key: project.key,
+        json: { question: 'Cached?' },
+      });
       const read = await h.call('GET', `/api/v1/projects/${project.id}`, { key: project.key });
       const refused = await h.call('GET', `/api/v1/projects/${project.id}`, { key: 'ask_wrongwrongwr_wrong' });
       const got = [created, key, list, ask, read, refused].map((r) => `${r.status} ${r.headers.get('cache-control')}`);
-      expect(got).toEqual(['201 no-store', '201 no-store', '200 no-store', '202 no-store', '200 no-store', '401 no-store']);
+      expect(got).toEqual([
+        '201 no-store',
+        '201 no-store',
+        '200 no-store',
+        '202 no-store',
+        '200 no-store',
+        '401 no-store',
+      ]);
       expect(typeof (key.body as { key?: string }).key).toBe('string');
     });
   });
@@ -77,13 +103,25 @@ describe('HTTP hardening (real gateway, PostgreSQL and Redis)', () => {
       ['windows-1252', Buffer.from(question, 'latin1')],
       ['utf8', Buffer.from(question, 'utf8')],
     ])('charset=%s → 415 typed, naming content-type', async (charset, raw) => {
-      const reply = await h.call('POST', `/api/v1/projects/${project.id}/ask`, { key: project.key, raw, headers: { 'content-type': `application/json; charset=${charset}` } });
+      const reply = await h.call('POST', `/api/v1/projects/${project.id}/ask`, {
+        key: project.key,
+        raw,
+        headers: { 'content-type': `application/json; charset=${charset}` },
+      });
       expect(reply.status).toBe(415);
-      expect(reply.body).toEqual({ error: 'unsupported media type', code: 'invalid_request', details: `content-type: charset=${charset} is not supported (UTF-8 only)` });
+      expect(reply.body).toEqual({
+        error: 'unsupported media type',
+        code: 'invalid_request',
+        details: `content-type: charset=${charset} is not supported (UTF-8 only)`,
+      });
     });
 
     it.each(['utf-8', 'UTF-8'])('charset=%s is accepted (202)', async (charset) => {
-      const reply = await h.call('POST', `/api/v1/projects/${project.id}/ask`, { key: project.key, raw: question, headers: { 'content-type': `application/json; charset=${charset}` } });
+      const reply = await h.call('POST', `/api/v1/projects/${project.id}/ask`, {
+        key: project.key,
+        raw: question,
+        headers: { 'content-type': `application/json; charset=${charset}` },
+      });
       expect(reply.status).toBe(202);
     });
   });

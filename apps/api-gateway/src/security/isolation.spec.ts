@@ -22,11 +22,19 @@ describe('tenant isolation (real gateway, PostgreSQL and Redis)', () => {
     const revoked = await h.keys.create(a.id, 'revoked');
     await h.keys.revoke(a.id, revoked.id);
     revokedKey = revoked.key;
-    bAsk = (await h.call('POST', `/api/v1/projects/${b.id}/ask`, { key: b.key, json: { question: 'What does B know?' } })).body as typeof bAsk;
+    bAsk = (
+      await h.call('POST', `/api/v1/projects/${b.id}/ask`, { key: b.key, json: { question: 'What does B know?' } })
+    ).body as typeof bAsk;
     // Stored and queued (no ingestion worker runs in this suite): enough for its routes to exist.
-    bIngestion = (await h.call('POST', `/api/v1/projects/${b.id}/knowledge`, { key: b.key, json: { documents: [{ uri: 'b.md', text: 'B only' }] } }))
-      .body as typeof bIngestion;
-    aAsk = (await h.call('POST', `/api/v1/projects/${a.id}/ask`, { key: a.key, json: { question: 'What does A know?' } })).body as typeof aAsk;
+    bIngestion = (
+      await h.call('POST', `/api/v1/projects/${b.id}/knowledge`, {
+        key: b.key,
+        json: { documents: [{ uri: 'b.md', text: 'B only' }] },
+      })
+    ).body as typeof bIngestion;
+    aAsk = (
+      await h.call('POST', `/api/v1/projects/${a.id}/ask`, { key: a.key, json: { question: 'What does A know?' } })
+    ).body as typeof aAsk;
   }, 60_000);
   afterAll(() => h?.close());
 
@@ -70,15 +78,23 @@ describe('tenant isolation (real gateway, PostgreSQL and Redis)', () => {
     it("left B's session and its project untouched", async () => {
       expect(await h.sessions.findForProject(b.id, bAsk.sessionId)).not.toBeNull();
       expect((await h.projects.findById(b.id))?.name).toBe('B');
-      const [{ n }] = await h.db.dataSource.query('SELECT count(*)::int AS n FROM knowledge_chunks WHERE project_id = $1', [b.id]);
+      const [{ n }] = await h.db.dataSource.query(
+        'SELECT count(*)::int AS n FROM knowledge_chunks WHERE project_id = $1',
+        [b.id],
+      );
       expect(n).toBe(0);
-      const ingestions = await h.db.dataSource.query('SELECT kind, status FROM ingestions WHERE project_id = $1', [b.id]);
+      const ingestions = await h.db.dataSource.query('SELECT kind, status FROM ingestions WHERE project_id = $1', [
+        b.id,
+      ]);
       expect(ingestions).toEqual([{ kind: 'knowledge', status: 'queued' }]);
     });
 
     it("answers 404 for an unknown project, the same as for B's", async () => {
       const reply = await h.call('GET', `/api/v1/projects/${randomUUID()}/sessions`, { key: a.key });
-      expect([reply.status, reply.body]).toEqual([404, { error: 'not found', code: 'not_found', details: 'project not found' }]);
+      expect([reply.status, reply.body]).toEqual([
+        404,
+        { error: 'not found', code: 'not_found', details: 'project not found' },
+      ]);
       const ofB = await h.call('GET', `/api/v1/projects/${b.id}/sessions`, { key: a.key });
       expect(ofB.body).toEqual(reply.body);
     });
@@ -93,11 +109,14 @@ describe('tenant isolation (real gateway, PostgreSQL and Redis)', () => {
       expect([method, path, reply.status, reply.body?.code]).toEqual([method, path, 401, 'unauthorized']);
     });
 
-    it.each(Array.from({ length: 22 }, (_, i) => i))('route %i answers 401 unauthorized with a revoked key', async (i) => {
-      const [method, path, json] = everyRoute()[i];
-      const reply = await h.call(method, path, { key: revokedKey, json });
-      expect([method, path, reply.status, reply.body?.code]).toEqual([method, path, 401, 'unauthorized']);
-    });
+    it.each(Array.from({ length: 22 }, (_, i) => i))(
+      'route %i answers 401 unauthorized with a revoked key',
+      async (i) => {
+        const [method, path, json] = everyRoute()[i];
+        const reply = await h.call(method, path, { key: revokedKey, json });
+        expect([method, path, reply.status, reply.body?.code]).toEqual([method, path, 401, 'unauthorized']);
+      },
+    );
 
     it.each([
       ['Basic dXNlcjpwYXNz'],
@@ -115,16 +134,19 @@ describe('tenant isolation (real gateway, PostgreSQL and Redis)', () => {
   });
 
   describe('admin routes with a project key', () => {
-    it.each([0, 1, 2, 3, 4])('admin route %i answers 401 unauthorized (admin key required), even on its own project', async (i) => {
-      const [method, path, json] = adminRoutes()[i];
-      const reply = await h.call(method, path, { key: a.key, json });
-      expect([method, path, reply.status, reply.body]).toEqual([
-        method,
-        path,
-        401,
-        { error: 'authentication is required', code: 'unauthorized', details: 'admin key required' },
-      ]);
-    });
+    it.each([0, 1, 2, 3, 4])(
+      'admin route %i answers 401 unauthorized (admin key required), even on its own project',
+      async (i) => {
+        const [method, path, json] = adminRoutes()[i];
+        const reply = await h.call(method, path, { key: a.key, json });
+        expect([method, path, reply.status, reply.body]).toEqual([
+          method,
+          path,
+          401,
+          { error: 'authentication is required', code: 'unauthorized', details: 'admin key required' },
+        ]);
+      },
+    );
   });
 
   describe('the events route', () => {
@@ -176,7 +198,10 @@ describe('tenant isolation (real gateway, PostgreSQL and Redis)', () => {
 
     it('answers 404 for an unknown ingestion of its own project', async () => {
       const reply = await h.call('GET', `/api/v1/projects/${a.id}/ingestions/${randomUUID()}`, { key: a.key });
-      expect([reply.status, reply.body]).toEqual([404, { error: 'not found', code: 'not_found', details: 'ingestion not found' }]);
+      expect([reply.status, reply.body]).toEqual([
+        404,
+        { error: 'not found', code: 'not_found', details: 'ingestion not found' },
+      ]);
     });
   });
 
@@ -186,7 +211,9 @@ describe('tenant isolation (real gateway, PostgreSQL and Redis)', () => {
       expect(created.status).toBe(201);
       const c = created.body as { id: string };
       const list = await h.call('GET', '/api/v1/projects', { key: h.adminKey });
-      expect((list.body as unknown as { projects: Array<{ id: string }> }).projects.map((p) => p.id)).toEqual(expect.arrayContaining([a.id, b.id, c.id]));
+      expect((list.body as unknown as { projects: Array<{ id: string }> }).projects.map((p) => p.id)).toEqual(
+        expect.arrayContaining([a.id, b.id, c.id]),
+      );
 
       const key = await h.call('POST', `/api/v1/projects/${c.id}/keys`, { key: h.adminKey, json: { name: 'ci' } });
       expect(key.status).toBe(201);
@@ -205,8 +232,12 @@ describe('tenant isolation (real gateway, PostgreSQL and Redis)', () => {
 
       expect((await h.call('DELETE', `/api/v1/projects/${c.id}/keys/${k.id}`, { key: h.adminKey })).status).toBe(204);
       expect((await h.call('GET', `/api/v1/projects/${c.id}`, { key: k.key })).status).toBe(401);
-      expect((await h.call('DELETE', `/api/v1/projects/${c.id}/keys/${randomUUID()}`, { key: h.adminKey })).status).toBe(404);
-      expect((await h.call('POST', `/api/v1/projects/${randomUUID()}/keys`, { key: h.adminKey, json: {} })).status).toBe(404);
+      expect(
+        (await h.call('DELETE', `/api/v1/projects/${c.id}/keys/${randomUUID()}`, { key: h.adminKey })).status,
+      ).toBe(404);
+      expect(
+        (await h.call('POST', `/api/v1/projects/${randomUUID()}/keys`, { key: h.adminKey, json: {} })).status,
+      ).toBe(404);
     });
   });
 

@@ -17,13 +17,18 @@ describe('rate limits (real gateway and Redis)', () => {
   }, 60_000);
   afterAll(() => h?.close());
 
-  const ask = (p: { id: string; key: string }) => h.call('POST', `/api/v1/projects/${p.id}/ask`, { key: p.key, json: { question: 'How fast?' } });
+  const ask = (p: { id: string; key: string }) =>
+    h.call('POST', `/api/v1/projects/${p.id}/ask`, { key: p.key, json: { question: 'How fast?' } });
 
   it('answers the 4th ask of a minute with 429 rate_limited and Retry-After', async () => {
     expect([(await ask(a)).status, (await ask(a)).status, (await ask(a)).status]).toEqual([202, 202, 202]);
     const limited = await ask(a);
     expect(limited.status).toBe(429);
-    expect(limited.body).toEqual({ error: 'too many requests', code: 'rate_limited', details: expect.stringMatching(/^retry_after=\d+$/) });
+    expect(limited.body).toEqual({
+      error: 'too many requests',
+      code: 'rate_limited',
+      details: expect.stringMatching(/^retry_after=\d+$/),
+    });
     const retryAfter = Number(limited.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
@@ -37,18 +42,26 @@ describe('rate limits (real gateway and Redis)', () => {
 
   it('keeps the counter in Redis under ASK_KEY_PREFIX (shared by every gateway replica)', async () => {
     const keys = await h.redis.keys(`{${h.prefix}:rate:ask:project:${a.id}:ask}:*`);
-    expect(keys.sort()).toEqual([`{${h.prefix}:rate:ask:project:${a.id}:ask}:blocked`, `{${h.prefix}:rate:ask:project:${a.id}:ask}:hits`]);
+    expect(keys.sort()).toEqual([
+      `{${h.prefix}:rate:ask:project:${a.id}:ask}:blocked`,
+      `{${h.prefix}:rate:ask:project:${a.id}:ask}:hits`,
+    ]);
   });
 
   it('limits ingestion separately: the 3rd call of a minute is a 429', async () => {
-    const ingest = () => h.call('POST', `/api/v1/projects/${b.id}/insights`, { key: b.key, json: { insights: [{ id: 'i1', name: 'n', description: 'd' }] } });
+    const ingest = () =>
+      h.call('POST', `/api/v1/projects/${b.id}/insights`, {
+        key: b.key,
+        json: { insights: [{ id: 'i1', name: 'n', description: 'd' }] },
+      });
     expect([(await ingest()).status, (await ingest()).status, (await ingest()).status]).toEqual([202, 202, 429]);
   });
 
   it('counts an upper-cased or mixed-case project id as the same project (admin key): the 4th ask is a 429', async () => {
     const c = await localProject(h, 'C');
     const mixed = c.id.replace(/[a-f]/g, (x, i: number) => (i % 2 ? x.toUpperCase() : x));
-    const asAdmin = (id: string) => h.call('POST', `/api/v1/projects/${id}/ask`, { key: h.adminKey, json: { question: 'How fast?' } });
+    const asAdmin = (id: string) =>
+      h.call('POST', `/api/v1/projects/${id}/ask`, { key: h.adminKey, json: { question: 'How fast?' } });
     const statuses = [];
     for (const id of [c.id, c.id.toUpperCase(), mixed, c.id.toUpperCase()]) statuses.push((await asAdmin(id)).status);
     expect(statuses).toEqual([202, 202, 202, 429]);
@@ -57,6 +70,7 @@ describe('rate limits (real gateway and Redis)', () => {
   }, 30_000);
 
   it('does not limit reads', async () => {
-    for (let i = 0; i < 5; i += 1) expect((await h.call('GET', `/api/v1/projects/${a.id}/sessions`, { key: a.key })).status).toBe(200);
+    for (let i = 0; i < 5; i += 1)
+      expect((await h.call('GET', `/api/v1/projects/${a.id}/sessions`, { key: a.key })).status).toBe(200);
   });
 });

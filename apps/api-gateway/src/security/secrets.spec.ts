@@ -15,7 +15,8 @@ describe('secrets never leave (real gateway, PostgreSQL and Redis)', () => {
   beforeAll(async () => {
     h = await startGateway();
     project = await localProject(h, 'secrets');
-    const as = (method: string, path: string, json?: unknown) => h.call(method, path, { key: project.key, json }).then((r) => (replies.push(r), r));
+    const as = (method: string, path: string, json?: unknown) =>
+      h.call(method, path, { key: project.key, json }).then((r) => (replies.push(r), r));
     const base = `/api/v1/projects/${project.id}`;
     await as('PATCH', base, { credentials: { apiKey: PROVIDER_KEY } });
     await as('GET', base);
@@ -76,12 +77,17 @@ describe('secrets never leave (real gateway, PostgreSQL and Redis)', () => {
   });
 
   it('the provider key is stored only encrypted, and the API key only as a hash', async () => {
-    const [row] = await h.db.dataSource.query('SELECT row_to_json(p)::text AS whole, credentials_encrypted FROM projects p WHERE id = $1', [project.id]);
+    const [row] = await h.db.dataSource.query(
+      'SELECT row_to_json(p)::text AS whole, credentials_encrypted FROM projects p WHERE id = $1',
+      [project.id],
+    );
     expect(row.credentials_encrypted).not.toBeNull();
     expect(row.whole).not.toContain(PROVIDER_KEY);
     expect(Buffer.from(row.credentials_encrypted).includes(Buffer.from(PROVIDER_KEY))).toBe(false);
     expect(await h.projects.getCredentials(project.id)).toEqual({ apiKey: PROVIDER_KEY });
-    const keys: Array<{ whole: string }> = await h.db.dataSource.query('SELECT row_to_json(k)::text AS whole FROM api_keys k');
+    const keys: Array<{ whole: string }> = await h.db.dataSource.query(
+      'SELECT row_to_json(k)::text AS whole FROM api_keys k',
+    );
     for (const k of keys) for (const secret of secrets().slice(1)) expect(k.whole).not.toContain(secret);
   });
 });

@@ -15,12 +15,41 @@ describe('GET /api/v1/projects/:projectId/sessions/:sessionId (a reopened sessio
     const project = await h.projects.create({ name: 'reopen', llmSettings: { provider: 'local', model: 'local' } });
     const session = await h.sessions.create(project.id, 's');
     const budget: BudgetEvent = {
-      provider: 'local', model: 'local', window: 8192, maxTokens: 2048, reserve: 64, margin: 410, counter: 'exact', counterId: 'o200k_base',
-      calibration: 1, calibrationByScript: {}, available: 5670, used: 1234, turnsKept: 1, turnsDropped: 2, contextKept: 1, contextDropped: 0, keptTurnIds: ['m1'],
+      provider: 'local',
+      model: 'local',
+      window: 8192,
+      maxTokens: 2048,
+      reserve: 64,
+      margin: 410,
+      counter: 'exact',
+      counterId: 'o200k_base',
+      calibration: 1,
+      calibrationByScript: {},
+      available: 5670,
+      used: 1234,
+      turnsKept: 1,
+      turnsDropped: 2,
+      contextKept: 1,
+      contextDropped: 0,
+      keptTurnIds: ['m1'],
     };
     const sources = [{ kind: 'knowledge', id: 'k1', title: 'HNSW', source: 'docs/hnsw.md' }];
-    await h.sessions.appendMessage({ projectId: project.id, sessionId: session.id, askId: randomUUID(), question: 'old?', answer: 'old.' });
-    await h.sessions.appendMessage({ projectId: project.id, sessionId: session.id, askId: randomUUID(), question: 'q?', answer: 'a.', budget, sources });
+    await h.sessions.appendMessage({
+      projectId: project.id,
+      sessionId: session.id,
+      askId: randomUUID(),
+      question: 'old?',
+      answer: 'old.',
+    });
+    await h.sessions.appendMessage({
+      projectId: project.id,
+      sessionId: session.id,
+      askId: randomUUID(),
+      question: 'q?',
+      answer: 'a.',
+      budget,
+      sources,
+    });
     const reply = await h.call('GET', `/api/v1/projects/${project.id}/sessions/${session.id}`, { key: h.adminKey });
     expect(reply.status).toBe(200);
     const messages = reply.body?.['messages'] as Array<{ question: string; budget: unknown; sources: unknown }>;

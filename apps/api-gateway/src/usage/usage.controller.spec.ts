@@ -26,7 +26,14 @@ describe('GET /api/v1/projects/:projectId/usage', () => {
     h = await startGateway();
     projectId = (await h.projects.create({ name: 'usage', llmSettings: { provider: 'local', model: 'local' } })).id;
     const calls = new ProviderCallsRepository(h.db.dataSource);
-    const base = { projectId, operation: 'chat', purpose: 'answer', provider: 'anthropic', requestedModel: 'claude-sonnet-4-6', durationMs: 5 } as const;
+    const base = {
+      projectId,
+      operation: 'chat',
+      purpose: 'answer',
+      provider: 'anthropic',
+      requestedModel: 'claude-sonnet-4-6',
+      durationMs: 5,
+    } as const;
     // 40 calls over three days and two models, costs with 12 decimals (the kind of figures the ledger writes).
     for (let i = 0; i < 40; i += 1) {
       const record: ProviderCallRecord = {
@@ -48,7 +55,10 @@ describe('GET /api/v1/projects/:projectId/usage', () => {
   }, 60_000);
   afterAll(() => h?.close());
 
-  const stored = async (from: string, to: string): Promise<Array<{ input_tokens: number; cost_usd: string | null; day: string; model: string }>> =>
+  const stored = async (
+    from: string,
+    to: string,
+  ): Promise<Array<{ input_tokens: number; cost_usd: string | null; day: string; model: string }>> =>
     h.db.dataSource.query(
       `SELECT input_tokens, cost_usd::text, to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, provider || '/' || requested_model AS model
          FROM provider_calls WHERE project_id = $1 AND started_at >= $2 AND started_at < $3`,
@@ -56,31 +66,56 @@ describe('GET /api/v1/projects/:projectId/usage', () => {
     );
 
   it('groups by day with totals exactly equal to the stored rows', async () => {
-    const reply = await h.call('GET', `/api/v1/projects/${projectId}/usage?from=2026-06-01&to=2026-06-03&groupBy=day`, { key: h.adminKey });
+    const reply = await h.call('GET', `/api/v1/projects/${projectId}/usage?from=2026-06-01&to=2026-06-03&groupBy=day`, {
+      key: h.adminKey,
+    });
     expect(reply.status).toBe(200);
     const rows = await stored('2026-06-01T00:00:00Z', '2026-06-03T00:00:00Z');
-    const body = reply.body as unknown as { groups: Array<{ key: string; calls: number; inputTokens: number; costUsd: string }>; totals: { calls: number; inputTokens: number; costUsd: string; unpricedCalls: number } };
+    const body = reply.body as unknown as {
+      groups: Array<{ key: string; calls: number; inputTokens: number; costUsd: string }>;
+      totals: { calls: number; inputTokens: number; costUsd: string; unpricedCalls: number };
+    };
     expect(body.groups.map((g) => g.key)).toEqual(['2026-06-01', '2026-06-02']);
     for (const g of body.groups) {
       const mine = rows.filter((r) => r.day === g.key);
-      expect([g.calls, g.inputTokens, g.costUsd]).toEqual([mine.length, mine.reduce((s, r) => s + r.input_tokens, 0), sumUsd(mine.map((r) => r.cost_usd))]);
+      expect([g.calls, g.inputTokens, g.costUsd]).toEqual([
+        mine.length,
+        mine.reduce((s, r) => s + r.input_tokens, 0),
+        sumUsd(mine.map((r) => r.cost_usd)),
+      ]);
     }
-    expect(body.totals).toMatchObject({ calls: rows.length, inputTokens: rows.reduce((s, r) => s + r.input_tokens, 0), costUsd: sumUsd(rows.map((r) => r.cost_usd)), unpricedCalls: rows.filter((r) => r.cost_usd === null).length });
+    expect(body.totals).toMatchObject({
+      calls: rows.length,
+      inputTokens: rows.reduce((s, r) => s + r.input_tokens, 0),
+      costUsd: sumUsd(rows.map((r) => r.cost_usd)),
+      unpricedCalls: rows.filter((r) => r.cost_usd === null).length,
+    });
     expect(rows.length).toBe(27);
   });
 
   it('groups by model and by session', async () => {
-    const byModel = await h.call('GET', `/api/v1/projects/${projectId}/usage?from=2026-06-01&to=2026-07-01&groupBy=model`, { key: h.adminKey });
+    const byModel = await h.call(
+      'GET',
+      `/api/v1/projects/${projectId}/usage?from=2026-06-01&to=2026-07-01&groupBy=model`,
+      { key: h.adminKey },
+    );
     const rows = await stored('2026-06-01T00:00:00Z', '2026-07-01T00:00:00Z');
-    const groups = (byModel.body as unknown as { groups: Array<{ key: string; calls: number; costUsd: string }> }).groups;
+    const groups = (byModel.body as unknown as { groups: Array<{ key: string; calls: number; costUsd: string }> })
+      .groups;
     expect(groups.map((g) => [g.key, g.calls, g.costUsd])).toEqual(
       ['anthropic/claude-sonnet-4-6', 'openai/gpt-4o-mini'].map((m) => {
         const mine = rows.filter((r) => r.model === m);
         return [m, mine.length, sumUsd(mine.map((r) => r.cost_usd))];
       }),
     );
-    const bySession = await h.call('GET', `/api/v1/projects/${projectId}/usage?from=2026-06-01&to=2026-07-01&groupBy=session`, { key: h.adminKey });
-    expect(new Set((bySession.body as unknown as { groups: Array<{ key: string }> }).groups.map((g) => g.key))).toEqual(new Set(sessions));
+    const bySession = await h.call(
+      'GET',
+      `/api/v1/projects/${projectId}/usage?from=2026-06-01&to=2026-07-01&groupBy=session`,
+      { key: h.adminKey },
+    );
+    expect(new Set((bySession.body as unknown as { groups: Array<{ key: string }> }).groups.map((g) => g.key))).toEqual(
+      new Set(sessions),
+    );
   });
 
   it.each([
@@ -118,8 +153,31 @@ describe('GET /api/v1/projects/:projectId/usage', () => {
   });
 
   it('the CLI (ask usage --json) prints the route body', async () => {
-    const { stdout } = await run(process.execPath, ['tools/run-ts.js', 'apps/ask-cli/src/main.ts', 'usage', '--project', projectId, '--from', '2026-06-01', '--to', '2026-07-01', '--group-by', 'model', '--json', '--gateway', h.baseUrl, '--api-key', h.adminKey], { cwd: ROOT });
-    const api = await h.call('GET', `/api/v1/projects/${projectId}/usage?from=2026-06-01&to=2026-07-01&groupBy=model`, { key: h.adminKey });
+    const { stdout } = await run(
+      process.execPath,
+      [
+        'tools/run-ts.js',
+        'apps/ask-cli/src/main.ts',
+        'usage',
+        '--project',
+        projectId,
+        '--from',
+        '2026-06-01',
+        '--to',
+        '2026-07-01',
+        '--group-by',
+        'model',
+        '--json',
+        '--gateway',
+        h.baseUrl,
+        '--api-key',
+        h.adminKey,
+      ],
+      { cwd: ROOT },
+    );
+    const api = await h.call('GET', `/api/v1/projects/${projectId}/usage?from=2026-06-01&to=2026-07-01&groupBy=model`, {
+      key: h.adminKey,
+    });
     expect(JSON.parse(stdout)).toEqual(api.body);
   });
 });

@@ -13,7 +13,8 @@ const DAY_MS = 86_400_000;
 /** An ISO 8601 date or date-time (a date alone is midnight UTC). @throws AskError 400 naming the field. */
 function parseInstant(name: string, value: string | undefined): Date | undefined {
   if (value === undefined || value === '') return undefined;
-  if (!/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value)) throw invalidRequest(`${name}: must be an ISO 8601 date or date-time`);
+  if (!/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value))
+    throw invalidRequest(`${name}: must be an ISO 8601 date or date-time`);
   const date = new Date(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value);
   if (Number.isNaN(date.getTime())) throw invalidRequest(`${name}: must be an ISO 8601 date or date-time`);
   return date;
@@ -51,7 +52,8 @@ export class UsageController {
     const to = parseInstant('to', toText) ?? new Date();
     const from = parseInstant('from', fromText) ?? new Date(to.getTime() - DEFAULT_DAYS * DAY_MS);
     if (from.getTime() >= to.getTime()) throw invalidRequest('from: must be before to');
-    if (to.getTime() - from.getTime() > MAX_DAYS * DAY_MS) throw invalidRequest(`from, to: at most ${MAX_DAYS} days apart`);
+    if (to.getTime() - from.getTime() > MAX_DAYS * DAY_MS)
+      throw invalidRequest(`from, to: at most ${MAX_DAYS} days apart`);
     if (!(await this.projects.findById(projectId))) throw notFound('project not found');
     const { groups, totals } = await this.calls.summarize(projectId, { from, to }, groupBy);
     return { from: from.toISOString(), to: to.toISOString(), groupBy, groups, totals };

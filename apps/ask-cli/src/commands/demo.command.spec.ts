@@ -1,7 +1,15 @@
 import { CredentialsCipher, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { loadDocuments } from '@ask/ingestion';
-import { chooseCorpus, demoProject, FALLBACK_PACKAGES, NOT_DOCUMENTATION, prepareDocument, readableReadme, SEMANTIC_SUBSET } from './demo.command';
+import {
+  chooseCorpus,
+  demoProject,
+  FALLBACK_PACKAGES,
+  NOT_DOCUMENTATION,
+  prepareDocument,
+  readableReadme,
+  SEMANTIC_SUBSET,
+} from './demo.command';
 
 describe('the fallback corpus', () => {
   it.each([
@@ -24,7 +32,10 @@ describe('the fallback corpus', () => {
     expect(folders.map((f) => f.sourceName)).toEqual(FALLBACK_PACKAGES);
     const uris: string[] = [];
     for (const folder of folders) {
-      for (const doc of await loadDocuments(folder.dir, { sourceName: folder.sourceName, skipFile: (p) => NOT_DOCUMENTATION.test(p) })) {
+      for (const doc of await loadDocuments(folder.dir, {
+        sourceName: folder.sourceName,
+        skipFile: (p) => NOT_DOCUMENTATION.test(p),
+      })) {
         uris.push(prepareDocument(folder, doc).uri);
       }
     }
@@ -45,15 +56,31 @@ describe('the fallback corpus', () => {
       '[1]: https://example.com/ref',
     ].join('\n');
     expect(readableReadme(text)).toBe(
-      ['The fastest queue.', ' Read the documentation.', '', '# The gist', '```ts', 'const ok: Promise<boolean> = check(); // <b>kept</b>', '```'].join('\n'),
+      [
+        'The fastest queue.',
+        ' Read the documentation.',
+        '',
+        '# The gist',
+        '```ts',
+        'const ok: Promise<boolean> = check(); // <b>kept</b>',
+        '```',
+      ].join('\n'),
     );
     const folder = { dir: '/x', sourceName: '@nestjs/bullmq', title: '@nestjs/bullmq README' };
-    expect(prepareDocument(folder, { uri: '@nestjs/bullmq/README.md', title: 'Description', text: '## Description\n<p>Hi</p>' })).toEqual({
+    expect(
+      prepareDocument(folder, {
+        uri: '@nestjs/bullmq/README.md',
+        title: 'Description',
+        text: '## Description\n<p>Hi</p>',
+      }),
+    ).toEqual({
       uri: '@nestjs/bullmq/README.md',
       title: '@nestjs/bullmq README',
       text: '## Description\nHi',
     });
-    expect(prepareDocument(folder, { uri: '@nestjs/bullmq/docs/a.md', title: 'A', text: '<p>x</p>' }).text).toBe('<p>x</p>');
+    expect(prepareDocument(folder, { uri: '@nestjs/bullmq/docs/a.md', title: 'A', text: '<p>x</p>' }).text).toBe(
+      '<p>x</p>',
+    );
   });
 });
 
@@ -92,13 +119,29 @@ describe(demoProject.name, () => {
 
   it('creates the --semantic project on local-semantic (use-lite-512, 512 dimensions)', async () => {
     const id = await demoProject(db.dataSource, projects, 'demo: semantic test', () => undefined, 'local-semantic');
-    expect((await projects.findById(id))?.embeddingSettings).toEqual({ provider: 'local-semantic', model: 'use-lite-512', dimensions: 512 });
+    expect((await projects.findById(id))?.embeddingSettings).toEqual({
+      provider: 'local-semantic',
+      model: 'use-lite-512',
+      dimensions: 512,
+    });
   });
 });
 
 describe('SEMANTIC_SUBSET', () => {
   it("selects the pages of the session's chapters and no others", () => {
-    const ids = ['indexes-partial', 'routine-vacuuming', 'mvcc-intro', 'transaction-iso', 'using-explain', 'warm-standby', 'wal-intro', 'continuous-archiving', 'sql-copy', 'pgcrypto', 'datatype-numeric'];
+    const ids = [
+      'indexes-partial',
+      'routine-vacuuming',
+      'mvcc-intro',
+      'transaction-iso',
+      'using-explain',
+      'warm-standby',
+      'wal-intro',
+      'continuous-archiving',
+      'sql-copy',
+      'pgcrypto',
+      'datatype-numeric',
+    ];
     expect(ids.filter((id) => SEMANTIC_SUBSET.test(id))).toEqual(ids.slice(0, 8));
   });
 });

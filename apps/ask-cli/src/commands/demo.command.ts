@@ -6,7 +6,13 @@ import { AskClient } from '@ask/ask-client';
 import { effectiveRetrieval } from '@ask/ask-contracts';
 import { loadConfig } from '@ask/config';
 import type { SourceDocument } from '@ask/ingestion';
-import { ApiKeysRepository, ensureDatabase, KnowledgeRepository, type ProjectsRepository, runMigrations } from '@ask/persistence';
+import {
+  ApiKeysRepository,
+  ensureDatabase,
+  KnowledgeRepository,
+  type ProjectsRepository,
+  runMigrations,
+} from '@ask/persistence';
 import { startStack } from '@ask/stack';
 import { withDatabase } from './db';
 import { ingestFolder } from './ingest.command';
@@ -43,7 +49,8 @@ export const FALLBACK_PACKAGES = [
  * and codes of conduct (matched on the file name, any case, any extension). Nested `node_modules`
  * (another package's copy, such as a second tslib) are skipped by `loadDocuments` itself.
  */
-export const NOT_DOCUMENTATION = /(?:^|\/)(?:licen[cs]e|security|change(?:log|s)|history|code_of_conduct|contributing|authors)(?:[-_.][^/]*)?$/i;
+export const NOT_DOCUMENTATION =
+  /(?:^|\/)(?:licen[cs]e|security|change(?:log|s)|history|code_of_conduct|contributing|authors)(?:[-_.][^/]*)?$/i;
 
 /**
  * A package README as readable Markdown: HTML tags (logo tables, badges, `<picture>`) removed with
@@ -83,7 +90,8 @@ export function prepareDocument(folder: CorpusFolder, doc: SourceDocument): Sour
 }
 
 /** The HTML elements READMEs use for layout, logos and badges (not `<T>` or `<string>` in prose). */
-const HTML_TAG = /<\/?(?:a|b|br|center|details|div|em|h[1-6]|hr|i|img|kbd|p|picture|source|span|strong|sub|summary|sup|table|tbody|td|th|thead|tr)\b[^<>]*>/gi;
+const HTML_TAG =
+  /<\/?(?:a|b|br|center|details|div|em|h[1-6]|hr|i|img|kbd|p|picture|source|span|strong|sub|summary|sup|table|tbody|td|th|thead|tr)\b[^<>]*>/gi;
 
 /**
  * Items retrieved per ask in the demo: with the local stand-in's 8,192-token window, twelve chunks of
@@ -112,22 +120,44 @@ export const SEMANTIC_SUBSET =
   /^(indexes|mvcc|transaction-iso|routine-vacuuming|maintenance|using-explain|planner-|performance-tips|warm-standby|high-availability|wal-|backup|continuous-archiving|sql-createindex|sql-vacuum|sql-explain|runtime-config-autovacuum|runtime-config-wal|runtime-config-replication|explicit-locking|applevel-consistency)/;
 
 /** The manual page id of a loaded document (`…/html/routine-vacuuming.html` → `routine-vacuuming`). */
-const pageId = (doc: SourceDocument) => doc.uri.replace(/^.*\//, '').replace(/\.html$/, '').replace(/^.*#/, '');
+const pageId = (doc: SourceDocument) =>
+  doc.uri
+    .replace(/^.*\//, '')
+    .replace(/\.html$/, '')
+    .replace(/^.*#/, '');
 
 /**
  * Where the demo's documents come from: `--docs`, else the PostgreSQL manual (unless `fallback`), else
  * the fallback corpus.
  */
-export function chooseCorpus(docs?: string, options: { fallback?: boolean } = {}): { name: string; folders: CorpusFolder[]; questions: string } {
+export function chooseCorpus(
+  docs?: string,
+  options: { fallback?: boolean } = {},
+): { name: string; folders: CorpusFolder[]; questions: string } {
   const questionsDir = join(ROOT, 'apps', 'ask-cli', 'questions');
-  if (docs) return { name: `documents in ${docs}`, folders: [{ dir: resolve(docs) }], questions: join(questionsDir, 'postgresql-session.txt') };
+  if (docs)
+    return {
+      name: `documents in ${docs}`,
+      folders: [{ dir: resolve(docs) }],
+      questions: join(questionsDir, 'postgresql-session.txt'),
+    };
   if (!options.fallback && existsSync(POSTGRES_MANUAL)) {
-    return { name: 'PostgreSQL 15 manual', folders: [{ dir: POSTGRES_MANUAL }], questions: join(questionsDir, 'postgresql-session.txt') };
+    return {
+      name: 'PostgreSQL 15 manual',
+      folders: [{ dir: POSTGRES_MANUAL }],
+      questions: join(questionsDir, 'postgresql-session.txt'),
+    };
   }
-  const folders = FALLBACK_PACKAGES.map((p) => ({ dir: join(ROOT, 'node_modules', p), sourceName: p, title: `${p} README` })).filter(
-    ({ dir }) => existsSync(dir) && readdirSync(dir).some((f) => f.toLowerCase().endsWith('.md')),
-  );
-  return { name: 'package documentation (fallback corpus)', folders, questions: join(questionsDir, 'fallback-session.txt') };
+  const folders = FALLBACK_PACKAGES.map((p) => ({
+    dir: join(ROOT, 'node_modules', p),
+    sourceName: p,
+    title: `${p} README`,
+  })).filter(({ dir }) => existsSync(dir) && readdirSync(dir).some((f) => f.toLowerCase().endsWith('.md')));
+  return {
+    name: 'package documentation (fallback corpus)',
+    folders,
+    questions: join(questionsDir, 'fallback-session.txt'),
+  };
 }
 
 /**
@@ -140,9 +170,15 @@ export function registerDemoCommand(program: Command): void {
     .command('demo')
     .description('run the main job end to end on real documents with the embedded local providers')
     .option('--docs <dir>', 'your own folder of Markdown, text or JSONL documents')
-    .option('--questions <file>', 'one question per line (default: the corpus\'s session file)')
-    .option('--fallback', 'use the fallback corpus (installed packages\' READMEs) even when the PostgreSQL manual is present')
-    .option('--semantic', 'embed with the embedded semantic embedder (local-semantic, use-lite-512) instead of the lexical one; on the PostgreSQL manual, a stated 50-page subset')
+    .option('--questions <file>', "one question per line (default: the corpus's session file)")
+    .option(
+      '--fallback',
+      "use the fallback corpus (installed packages' READMEs) even when the PostgreSQL manual is present",
+    )
+    .option(
+      '--semantic',
+      'embed with the embedded semantic embedder (local-semantic, use-lite-512) instead of the lexical one; on the PostgreSQL manual, a stated 50-page subset',
+    )
     .option('--keep-running', 'leave the stack running after the session (Ctrl-C to stop)')
     .action(async (flags: DemoFlags) => {
       const config = loadConfig();
@@ -150,7 +186,8 @@ export function registerDemoCommand(program: Command): void {
       await runMigrations(config.DATABASE_URL);
       const corpus = chooseCorpus(flags.docs, { fallback: flags.fallback });
       const subset = flags.semantic && corpus.folders.length === 1 && corpus.folders[0].dir === POSTGRES_MANUAL;
-      if (subset) corpus.name = `${corpus.name}, semantic subset (the 50 pages of the session's chapters, SEMANTIC_SUBSET)`;
+      if (subset)
+        corpus.name = `${corpus.name}, semantic subset (the 50 pages of the session's chapters, SEMANTIC_SUBSET)`;
       console.log(`corpus: ${corpus.name}`);
       const embedding = flags.semantic ? 'local-semantic' : 'local';
       // One project per corpus and embedder: two embedding spaces never share a project.
@@ -162,7 +199,11 @@ export function registerDemoCommand(program: Command): void {
         const r = effectiveRetrieval(project?.retrievalSettings);
         console.log(
           `embedder: ${e?.provider}/${e?.model} (${e?.dimensions} dimensions); retrieval: ${r.method}` +
-            (r.method === 'hybrid' ? ` (vector weight ${r.vectorWeight}, full text ${r.fulltextWeight}, text search ${r.textSearchConfig})` : r.method === 'fulltext' ? ` (text search ${r.textSearchConfig})` : ''),
+            (r.method === 'hybrid'
+              ? ` (vector weight ${r.vectorWeight}, full text ${r.fulltextWeight}, text search ${r.textSearchConfig})`
+              : r.method === 'fulltext'
+                ? ` (text search ${r.textSearchConfig})`
+                : ''),
         );
       });
       const apiKey = await withDatabase((ds) => demoApiKey(new ApiKeysRepository(ds), projectId));
@@ -177,7 +218,10 @@ export function registerDemoCommand(program: Command): void {
         for (const uri of result.uris) uris.add(uri);
       }
       const removed = await withDatabase((ds) => removeStaleSources(new KnowledgeRepository(ds), projectId, uris));
-      if (removed.length) console.log(`removed ${removed.length} documents no longer in the corpus (${removed.slice(0, 3).join(', ')}${removed.length > 3 ? ', …' : ''})`);
+      if (removed.length)
+        console.log(
+          `removed ${removed.length} documents no longer in the corpus (${removed.slice(0, 3).join(', ')}${removed.length > 3 ? ', …' : ''})`,
+        );
 
       console.log('starting api-gateway, retrieval-worker and synthesis-worker…');
       const stack = await startStack({ env: { LOG_LEVEL: 'warn' } });
@@ -185,7 +229,11 @@ export function registerDemoCommand(program: Command): void {
       console.log(`api key: ${apiKey} (shown once, stored hashed; earlier demo keys of this project are revoked)`);
       console.log(`gateway: ${stack.gatewayUrl}`);
       try {
-        const outcomes = await runSession(new AskClient(stack.gatewayUrl, apiKey), projectId, readQuestions(flags.questions ?? corpus.questions));
+        const outcomes = await runSession(
+          new AskClient(stack.gatewayUrl, apiKey),
+          projectId,
+          readQuestions(flags.questions ?? corpus.questions),
+        );
         const failed = outcomes.filter((o) => o.error).length;
         console.log(`\n━━ ${outcomes.length} turns, ${outcomes.length - failed} answered, ${failed} failed`);
         console.log(`   turns dropped per turn: ${outcomes.map((o) => o.budget?.turnsDropped ?? '-').join(' ')}`);
@@ -226,7 +274,10 @@ export async function demoProject(
   embedding: 'local' | 'local-semantic' = 'local',
 ): Promise<string> {
   const local = toSettings({ embeddingProvider: embedding }, true);
-  const rows: Array<{ id: string }> = await ds.query('SELECT id FROM projects WHERE name = $1 ORDER BY created_at LIMIT 1', [name]);
+  const rows: Array<{ id: string }> = await ds.query(
+    'SELECT id FROM projects WHERE name = $1 ORDER BY created_at LIMIT 1',
+    [name],
+  );
   const found = rows[0] ? await projects.findById(rows[0].id) : null;
   if (!found) {
     const created = await projects.create({ ...local, name, topK: DEMO_TOP_K });
@@ -237,7 +288,8 @@ export async function demoProject(
   const llmLocal = found.llmSettings?.provider === 'local';
   const emb = found.embeddingSettings;
   const want = local.embeddingSettings;
-  const embeddingLocal = !!emb && !!want && emb.provider === want.provider && emb.model === want.model && emb.dimensions === want.dimensions;
+  const embeddingLocal =
+    !!emb && !!want && emb.provider === want.provider && emb.model === want.model && emb.dimensions === want.dimensions;
   if (!llmLocal || !embeddingLocal) {
     log(
       `project "${name}" had LLM ${was(found.llmSettings)} and embeddings ${was(emb)}; reset to the embedded local providers ` +
@@ -254,7 +306,11 @@ export async function demoProject(
 }
 
 /** Deletes the project's knowledge sources whose uri is not in `keep`; returns the deleted uris. */
-async function removeStaleSources(knowledge: KnowledgeRepository, projectId: string, keep: ReadonlySet<string>): Promise<string[]> {
+async function removeStaleSources(
+  knowledge: KnowledgeRepository,
+  projectId: string,
+  keep: ReadonlySet<string>,
+): Promise<string[]> {
   const stale = (await knowledge.listSources(projectId)).map((s) => s.uri).filter((uri) => !keep.has(uri));
   for (const uri of stale) await knowledge.deleteSource(projectId, uri);
   return stale;

@@ -3,7 +3,15 @@ import type { Command } from 'commander';
 import type { Writable } from 'node:stream';
 import { AskApiError, AskClient } from '@ask/ask-client';
 import type { ErrorEvent, IngestionCounts, IngestionEvent, IngestionFailure } from '@ask/ask-contracts';
-import { IngestionService, type IngestionResult, loadDocuments, loadInsightsFile, type LoadDocumentsOptions, ReembedService, type SourceDocument } from '@ask/ingestion';
+import {
+  IngestionService,
+  type IngestionResult,
+  loadDocuments,
+  loadInsightsFile,
+  type LoadDocumentsOptions,
+  ReembedService,
+  type SourceDocument,
+} from '@ask/ingestion';
 import { loadConfig } from '@ask/config';
 import { createEmbeddingProvider, egressPolicyFor } from '@ask/llm-providers';
 import { InsightsRepository, KnowledgeRepository } from '@ask/persistence';
@@ -46,7 +54,11 @@ export function progressBar(options: ProgressOptions): SingleBar | undefined {
 export async function ingestFolder(
   projectId: string,
   dir: string,
-  options: ProgressOptions & { load?: LoadDocumentsOptions; prepare?: (doc: SourceDocument) => SourceDocument; keep?: (doc: SourceDocument) => boolean } = {},
+  options: ProgressOptions & {
+    load?: LoadDocumentsOptions;
+    prepare?: (doc: SourceDocument) => SourceDocument;
+    keep?: (doc: SourceDocument) => boolean;
+  } = {},
 ): Promise<IngestionResult & { uris: string[] }> {
   const loaded = (await loadDocuments(dir, options.load)).filter((doc) => options.keep?.(doc) ?? true);
   const documents = options.prepare ? loaded.map(options.prepare) : loaded;
@@ -55,10 +67,14 @@ export async function ingestFolder(
     if (!project) throw new Error(`project ${projectId} not found`);
     if (!project.embeddingSettings) throw new Error(`project ${projectId} has no embedding provider`);
     const config = loadConfig();
-    const embedder = createEmbeddingProvider(project.embeddingSettings, (await projects.getCredentials(projectId)) ?? {}, {
-      egress: egressPolicyFor(config),
-      embeddingThreads: config.INGESTION_EMBEDDING_THREADS,
-    });
+    const embedder = createEmbeddingProvider(
+      project.embeddingSettings,
+      (await projects.getCredentials(projectId)) ?? {},
+      {
+        egress: egressPolicyFor(config),
+        embeddingThreads: config.INGESTION_EMBEDDING_THREADS,
+      },
+    );
     const service = new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds));
     const bar = progressBar(options);
     bar?.start(documents.length, 0, { chunks: 0, failed: 0 });
@@ -117,14 +133,30 @@ export function splitIntoCalls(documents: readonly SourceDocument[]): SourceDocu
  * @throws AskApiError for a refused call (404, 409 `embedding_space_changed`, 412, 429…); Error with
  *   the typed code when an ingestion ends with `error`.
  */
-export async function ingestViaGateway(client: AskClient, projectId: string, documents: readonly SourceDocument[], options: ProgressOptions = {}): Promise<GatewayIngestion> {
+export async function ingestViaGateway(
+  client: AskClient,
+  projectId: string,
+  documents: readonly SourceDocument[],
+  options: ProgressOptions = {},
+): Promise<GatewayIngestion> {
   const bar = progressBar(options);
-  const total: IngestionCounts = { total: documents.length, done: 0, created: 0, replaced: 0, unchanged: 0, failed: 0, chunks: 0 };
+  const total: IngestionCounts = {
+    total: documents.length,
+    done: 0,
+    created: 0,
+    replaced: 0,
+    unchanged: 0,
+    failed: 0,
+    chunks: 0,
+  };
   const out: GatewayIngestion = { ingestionIds: [], counts: total, failures: [], events: [] };
   bar?.start(documents.length, 0, { chunks: 0, failed: 0 });
   try {
     for (const call of splitIntoCalls(documents)) {
-      const accepted = await client.ingestKnowledge(projectId, call.map((d) => ({ uri: d.uri, title: d.title, text: d.text })));
+      const accepted = await client.ingestKnowledge(
+        projectId,
+        call.map((d) => ({ uri: d.uri, title: d.title, text: d.text })),
+      );
       out.ingestionIds.push(accepted.ingestionId);
       const base = { ...total };
       const followed = await client.followIngestion(projectId, accepted.ingestionId, {
@@ -136,10 +168,13 @@ export async function ingestViaGateway(client: AskClient, projectId: string, doc
         },
       });
       out.events.push(followed.events);
-      out.failures.push(...followed.events.filter((e) => e.type === 'document_failed').map((e) => e.data as IngestionFailure));
+      out.failures.push(
+        ...followed.events.filter((e) => e.type === 'document_failed').map((e) => e.data as IngestionFailure),
+      );
       if (followed.error) throw new IngestionFailedError(accepted.ingestionId, followed.error);
       const c = followed.done!.counts;
-      for (const key of ['done', 'created', 'replaced', 'unchanged', 'failed', 'chunks'] as const) total[key] = base[key] + c[key];
+      for (const key of ['done', 'created', 'replaced', 'unchanged', 'failed', 'chunks'] as const)
+        total[key] = base[key] + c[key];
     }
     return out;
   } finally {
@@ -153,7 +188,9 @@ export class IngestionFailedError extends Error {
     readonly ingestionId: string,
     readonly error: ErrorEvent,
   ) {
-    super(`ingestion ${ingestionId} failed: ${error.status} ${error.code}: ${error.error}${error.details ? ` (${error.details})` : ''}`);
+    super(
+      `ingestion ${ingestionId} failed: ${error.status} ${error.code}: ${error.error}${error.details ? ` (${error.details})` : ''}`,
+    );
     this.name = 'IngestionFailedError';
   }
 }
@@ -163,7 +200,11 @@ export class IngestionFailedError extends Error {
  * text with the current one): through the gateway (`POST …/reembed` + its progress stream) when a
  * client is given, else in-process on the database.
  */
-export async function reembedProject(projectId: string, client: AskClient | undefined, options: ProgressOptions = {}): Promise<IngestionCounts> {
+export async function reembedProject(
+  projectId: string,
+  client: AskClient | undefined,
+  options: ProgressOptions = {},
+): Promise<IngestionCounts> {
   const bar = progressBar(options);
   try {
     if (client) {
@@ -186,12 +227,26 @@ export async function reembedProject(projectId: string, client: AskClient | unde
     }
     return await withDatabase(async (ds, projects) => {
       const project = await projects.findById(projectId);
-      if (!project?.embeddingSettings) throw new Error(`project ${projectId} not found or without an embedding provider`);
-      const embedder = createEmbeddingProvider(project.embeddingSettings, (await projects.getCredentials(projectId)) ?? {});
+      if (!project?.embeddingSettings)
+        throw new Error(`project ${projectId} not found or without an embedding provider`);
+      const embedder = createEmbeddingProvider(
+        project.embeddingSettings,
+        (await projects.getCredentials(projectId)) ?? {},
+      );
       const service = new ReembedService(new KnowledgeRepository(ds), new InsightsRepository(ds));
       bar?.start(await service.pending(projectId, embedder), 0, { chunks: 0, failed: 0 });
-      const result = await service.reembed(projectId, embedder, { onProgress: (p) => bar?.update(p.done, { chunks: p.chunks, failed: p.failed ?? 0 }) });
-      return { total: result.total, done: result.reembedded + result.superseded + result.failed, created: result.reembedded, replaced: 0, unchanged: result.superseded, failed: result.failed, chunks: result.vectors };
+      const result = await service.reembed(projectId, embedder, {
+        onProgress: (p) => bar?.update(p.done, { chunks: p.chunks, failed: p.failed ?? 0 }),
+      });
+      return {
+        total: result.total,
+        done: result.reembedded + result.superseded + result.failed,
+        created: result.reembedded,
+        replaced: 0,
+        unchanged: result.superseded,
+        failed: result.failed,
+        chunks: result.vectors,
+      };
     });
   } finally {
     bar?.stop();
@@ -205,17 +260,27 @@ export function registerIngestCommands(program: Command): void {
     .description("load a folder of Markdown, text or JSONL documents into a project's knowledge base")
     .requiredOption('--project <id>', 'project id')
     .requiredOption('--docs <dir>', 'folder of .md, .txt or .jsonl documents')
-    .option('--gateway <url>', 'load through the gateway (queued ingestion, progress from its event stream) instead of writing the database directly')
+    .option(
+      '--gateway <url>',
+      'load through the gateway (queued ingestion, progress from its event stream) instead of writing the database directly',
+    )
     .option('--api-key <key>', 'project API key for --gateway (Authorization: Bearer)')
     .option('--progress', 'draw the progress bar on stderr even when it is not a terminal (one line per update)')
     .action(async (flags: { project: string; docs: string; gateway?: string; apiKey?: string; progress?: boolean }) => {
-      const progress: ProgressOptions = flags.progress ? { progress: true, stream: process.stderr } : { progress: process.stdout.isTTY };
+      const progress: ProgressOptions = flags.progress
+        ? { progress: true, stream: process.stderr }
+        : { progress: process.stdout.isTTY };
       if (!flags.gateway) {
         await ingestFolder(flags.project, flags.docs, progress);
         return;
       }
       const started = Date.now();
-      const result = await ingestViaGateway(new AskClient(flags.gateway, flags.apiKey), flags.project, await loadDocuments(flags.docs), progress).catch((err: unknown) => {
+      const result = await ingestViaGateway(
+        new AskClient(flags.gateway, flags.apiKey),
+        flags.project,
+        await loadDocuments(flags.docs),
+        progress,
+      ).catch((err: unknown) => {
         throw err instanceof AskApiError ? new Error(err.message) : err;
       });
       const c = result.counts;
@@ -223,7 +288,8 @@ export function registerIngestCommands(program: Command): void {
         `ingested ${flags.docs} through ${flags.gateway} (${result.ingestionIds.length} ingestion(s)): ${c.total} documents ` +
           `(${c.created} new, ${c.replaced} replaced, ${c.unchanged} unchanged, ${c.failed} failed), ${c.chunks} chunks in ${((Date.now() - started) / 1000).toFixed(1)} s`,
       );
-      for (const f of result.failures) console.log(`  failed ${f.uri}: ${f.error.code} ${f.error.details ?? f.error.error}`);
+      for (const f of result.failures)
+        console.log(`  failed ${f.uri}: ${f.error.code} ${f.error.details ?? f.error.error}`);
     });
 
   program
@@ -235,8 +301,14 @@ export function registerIngestCommands(program: Command): void {
     .option('--progress', 'draw the progress bar on stderr even when it is not a terminal')
     .action(async (flags: { project: string; gateway?: string; apiKey?: string; progress?: boolean }) => {
       const client = flags.gateway ? new AskClient(flags.gateway, flags.apiKey) : undefined;
-      const c = await reembedProject(flags.project, client, flags.progress ? { progress: true, stream: process.stderr } : { progress: process.stdout.isTTY });
-      console.log(`re-embedded ${c.created} of ${c.total} sources and items (${c.unchanged} superseded, ${c.failed} failed), ${c.chunks} vectors`);
+      const c = await reembedProject(
+        flags.project,
+        client,
+        flags.progress ? { progress: true, stream: process.stderr } : { progress: process.stdout.isTTY },
+      );
+      console.log(
+        `re-embedded ${c.created} of ${c.total} sources and items (${c.unchanged} superseded, ${c.failed} failed), ${c.chunks} vectors`,
+      );
     });
 
   program
@@ -248,8 +320,13 @@ export function registerIngestCommands(program: Command): void {
       const file = await loadInsightsFile(flags.file);
       await withDatabase(async (ds, projects) => {
         const project = await projects.findById(flags.project);
-        if (!project?.embeddingSettings) throw new Error(`project ${flags.project} not found or without an embedding provider`);
-        const embedder = createEmbeddingProvider(project.embeddingSettings, (await projects.getCredentials(flags.project)) ?? {}, { egress: egressPolicyFor(loadConfig()) });
+        if (!project?.embeddingSettings)
+          throw new Error(`project ${flags.project} not found or without an embedding provider`);
+        const embedder = createEmbeddingProvider(
+          project.embeddingSettings,
+          (await projects.getCredentials(flags.project)) ?? {},
+          { egress: egressPolicyFor(loadConfig()) },
+        );
         const service = new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds));
         console.log(JSON.stringify(await service.ingestInsights(flags.project, file, embedder), null, 2));
       });

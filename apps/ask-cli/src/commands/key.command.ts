@@ -9,7 +9,9 @@ import { withDatabase } from './db';
  * captures it.
  */
 export function registerKeyCommands(program: Command): void {
-  const key = program.command('key').description("create, list and revoke a project's API keys (writes the database directly)");
+  const key = program
+    .command('key')
+    .description("create, list and revoke a project's API keys (writes the database directly)");
 
   key
     .command('create')
@@ -38,7 +40,8 @@ export function registerKeyCommands(program: Command): void {
     .description('revoke a key at once')
     .requiredOption('--project <id>', 'project id')
     .action(async (keyId: string, flags: { project: string }) => {
-      if (!(await withDatabase((ds) => new ApiKeysRepository(ds).revoke(flags.project, keyId)))) throw new Error(`key ${keyId} of project ${flags.project} not found`);
+      if (!(await withDatabase((ds) => new ApiKeysRepository(ds).revoke(flags.project, keyId))))
+        throw new Error(`key ${keyId} of project ${flags.project} not found`);
       console.log(`revoked ${keyId}`);
     });
 }

@@ -1,5 +1,11 @@
 import type { Command } from 'commander';
-import { LOCAL_SEMANTIC_DIMENSIONS, LOCAL_SEMANTIC_MODEL, type EmbeddingProviderId, type EmbeddingSettings, type LlmSettings } from '@ask/llm-providers';
+import {
+  LOCAL_SEMANTIC_DIMENSIONS,
+  LOCAL_SEMANTIC_MODEL,
+  type EmbeddingProviderId,
+  type EmbeddingSettings,
+  type LlmSettings,
+} from '@ask/llm-providers';
 import type { ProviderId } from '@ask/model-catalog';
 import type { ProjectSettingsInput } from '@ask/persistence';
 import { withDatabase } from './db';
@@ -36,7 +42,10 @@ export function registerProjectCommands(program: Command): void {
       .option('--llm-base-url <url>', 'custom base URL (OpenAI-compatible gateways, Ollama host)')
       .option('--context-window <tokens>', 'override of the catalog context window')
       .option('--max-context-tokens <tokens>', 'lower cap on the window (cost control)')
-      .option('--embedding-provider <id>', 'local | local-semantic | openai | azure-foundry | bedrock | vertex | ollama')
+      .option(
+        '--embedding-provider <id>',
+        'local | local-semantic | openai | azure-foundry | bedrock | vertex | ollama',
+      )
       .option('--embedding-model <model>', 'embedding model id')
       .option('--dimensions <n>', 'embedding dimensions')
       .option('--top-k <n>', 'items retrieved per ask')
@@ -50,23 +59,25 @@ export function registerProjectCommands(program: Command): void {
     project
       .command('create')
       .requiredOption('--name <name>', 'project name')
-      .option('--id-only', 'print only the new project\'s id (for $(…) in a shell)'),
+      .option('--id-only', "print only the new project's id (for $(…) in a shell)"),
   ).action(async (flags: ProjectFlags & { idOnly?: boolean }) => {
-    const created = await withDatabase((_, projects) => projects.create({ ...toSettings(flags, true), name: flags.name ?? '' }));
+    const created = await withDatabase((_, projects) =>
+      projects.create({ ...toSettings(flags, true), name: flags.name ?? '' }),
+    );
     console.log(flags.idOnly ? created.id : JSON.stringify(created, null, 2));
   });
 
-  project
-    .command('show <projectId>')
-    .action(async (projectId: string) => {
-      const found = await withDatabase((_, projects) => projects.findById(projectId));
-      if (!found) throw new Error(`project ${projectId} not found`);
-      console.log(JSON.stringify(found, null, 2));
-    });
+  project.command('show <projectId>').action(async (projectId: string) => {
+    const found = await withDatabase((_, projects) => projects.findById(projectId));
+    if (!found) throw new Error(`project ${projectId} not found`);
+    console.log(JSON.stringify(found, null, 2));
+  });
 
   withSettings(project.command('update <projectId>').option('--name <name>', 'project name')).action(
     async (projectId: string, flags: ProjectFlags) => {
-      const updated = await withDatabase((_, projects) => projects.updateSettings(projectId, { ...toSettings(flags, false), name: flags.name }));
+      const updated = await withDatabase((_, projects) =>
+        projects.updateSettings(projectId, { ...toSettings(flags, false), name: flags.name }),
+      );
       if (!updated) throw new Error(`project ${projectId} not found`);
       console.log(JSON.stringify(updated, null, 2));
     },

@@ -20,7 +20,10 @@ describe('readQuestionFile', () => {
     ['fallback-session.txt', 15, 3],
   ])('%s holds %i covered and %i uncovered questions', (file, covered, uncovered) => {
     const questions = readQuestionFile(join(QUESTIONS, file));
-    expect([questions.filter((q) => q.covered).length, questions.filter((q) => !q.covered).length]).toEqual([covered, uncovered]);
+    expect([questions.filter((q) => q.covered).length, questions.filter((q) => !q.covered).length]).toEqual([
+      covered,
+      uncovered,
+    ]);
     expect(questions.every((q) => !q.question.startsWith('?'))).toBe(true);
   });
 });
@@ -28,9 +31,22 @@ describe('readQuestionFile', () => {
 describe('formatBudget', () => {
   it('prints every figure of the budget event', () => {
     const budget: BudgetEvent = {
-      provider: 'local', model: 'local', window: 8192, maxTokens: 2048, reserve: 600, margin: 410,
-      counter: 'exact', counterId: 'tiktoken:o200k_base', calibration: 1, available: 5134, used: 5034,
-      turnsKept: 6, turnsDropped: 3, contextKept: 12, contextDropped: 0, keptTurnIds: [],
+      provider: 'local',
+      model: 'local',
+      window: 8192,
+      maxTokens: 2048,
+      reserve: 600,
+      margin: 410,
+      counter: 'exact',
+      counterId: 'tiktoken:o200k_base',
+      calibration: 1,
+      available: 5134,
+      used: 5034,
+      turnsKept: 6,
+      turnsDropped: 3,
+      contextKept: 12,
+      contextDropped: 0,
+      keptTurnIds: [],
     };
     expect(formatBudget(budget)).toBe(
       'budget: local/local window=8192 max_tokens=2048 reserve=600 margin=410 (exact tiktoken:o200k_base) ' +

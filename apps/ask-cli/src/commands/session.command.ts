@@ -18,7 +18,9 @@ export function readQuestionFile(path: string): SessionQuestion[] {
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line && !line.startsWith('#'))
-    .map((line) => (line.startsWith('? ') ? { question: line.slice(2).trim(), covered: false } : { question: line, covered: true }));
+    .map((line) =>
+      line.startsWith('? ') ? { question: line.slice(2).trim(), covered: false } : { question: line, covered: true },
+    );
 }
 
 /** The questions of a session file ({@link readQuestionFile}) without their marks. */
@@ -59,8 +61,14 @@ export async function runSession(
       },
     });
     sessionId = outcome.sessionId;
-    if (outcome.error) out(`\nerror ${outcome.error.status} ${outcome.error.code}: ${outcome.error.error}${outcome.error.details ? ` (${outcome.error.details})` : ''}\n`);
-    else out(`\n(done: prompt_tokens=${outcome.done?.usage.promptTokens ?? '?'} completion_tokens=${outcome.done?.usage.completionTokens ?? '?'})\n`);
+    if (outcome.error)
+      out(
+        `\nerror ${outcome.error.status} ${outcome.error.code}: ${outcome.error.error}${outcome.error.details ? ` (${outcome.error.details})` : ''}\n`,
+      );
+    else
+      out(
+        `\n(done: prompt_tokens=${outcome.done?.usage.promptTokens ?? '?'} completion_tokens=${outcome.done?.usage.completionTokens ?? '?'})\n`,
+      );
     outcomes.push(outcome);
   }
   return outcomes;
@@ -74,9 +82,17 @@ export function registerSessionCommand(program: Command): void {
     .requiredOption('--project <id>', 'project id')
     .requiredOption('--questions <file>', 'one question per line')
     .addOption(new Option('--gateway <url>', 'gateway base URL').env('ASK_GATEWAY').default('http://127.0.0.1:3000'))
-    .addOption(new Option('--api-key <key>', 'project API key (Authorization: Bearer); `ask key create` makes one').env('ASK_API_KEY'))
+    .addOption(
+      new Option('--api-key <key>', 'project API key (Authorization: Bearer); `ask key create` makes one').env(
+        'ASK_API_KEY',
+      ),
+    )
     .action(async (flags: { project: string; questions: string; gateway: string; apiKey?: string }) => {
-      const outcomes = await runSession(new AskClient(flags.gateway, flags.apiKey), flags.project, readQuestions(flags.questions));
+      const outcomes = await runSession(
+        new AskClient(flags.gateway, flags.apiKey),
+        flags.project,
+        readQuestions(flags.questions),
+      );
       const failed = outcomes.filter((o) => o.error).length;
       console.log(`\n━━ ${outcomes.length} turns, ${outcomes.length - failed} answered, ${failed} failed`);
       if (failed) process.exitCode = 1;

@@ -2,7 +2,16 @@ import { formatUsage } from './usage.command';
 
 describe(formatUsage.name, () => {
   it('prints one aligned row per group, the total, and the unpriced note', () => {
-    const figures = (calls: number, input: number, cost: string, unpriced = 0) => ({ calls, inputTokens: input, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 10, reasoningTokens: 0, costUsd: cost, unpricedCalls: unpriced });
+    const figures = (calls: number, input: number, cost: string, unpriced = 0) => ({
+      calls,
+      inputTokens: input,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      outputTokens: 10,
+      reasoningTokens: 0,
+      costUsd: cost,
+      unpricedCalls: unpriced,
+    });
     const text = formatUsage({
       from: '2026-05-01T00:00:00.000Z',
       to: '2026-05-03T00:00:00.000Z',

@@ -29,11 +29,25 @@ export interface UsageSummary {
  */
 export function formatUsage(summary: UsageSummary): string {
   const head = [summary.groupBy, 'calls', 'input', 'cache_read', 'cache_write', 'output', 'reasoning', 'cost_usd'];
-  const row = (key: string, f: UsageFigures) => [key || '(none)', f.calls, f.inputTokens, f.cacheReadTokens, f.cacheWriteTokens, f.outputTokens, f.reasoningTokens, f.costUsd].map(String);
+  const row = (key: string, f: UsageFigures) =>
+    [
+      key || '(none)',
+      f.calls,
+      f.inputTokens,
+      f.cacheReadTokens,
+      f.cacheWriteTokens,
+      f.outputTokens,
+      f.reasoningTokens,
+      f.costUsd,
+    ].map(String);
   const rows = [head, ...summary.groups.map((g) => row(g.key, g)), row('total', summary.totals)];
   const widths = head.map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  const lines = rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  '));
-  const note = summary.totals.unpricedCalls ? `\n${summary.totals.unpricedCalls} call(s) without a price: their tokens are counted, their cost is not` : '';
+  const lines = rows.map((r) =>
+    r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  '),
+  );
+  const note = summary.totals.unpricedCalls
+    ? `\n${summary.totals.unpricedCalls} call(s) without a price: their tokens are counted, their cost is not`
+    : '';
   return `usage ${summary.from} → ${summary.to}\n${lines.join('\n')}${note}\n`;
 }
 
@@ -49,11 +63,24 @@ export function registerUsageCommand(program: Command): void {
     .option('--json', 'print the route body as JSON')
     .addOption(new Option('--gateway <url>', 'gateway base URL').env('ASK_GATEWAY').default('http://127.0.0.1:3000'))
     .addOption(new Option('--api-key <key>', 'project API key or admin key (Authorization: Bearer)').env('ASK_API_KEY'))
-    .action(async (flags: { project: string; from?: string; to?: string; groupBy: string; json?: boolean; gateway: string; apiKey?: string }) => {
-      const query = new URLSearchParams({ groupBy: flags.groupBy });
-      if (flags.from) query.set('from', flags.from);
-      if (flags.to) query.set('to', flags.to);
-      const summary = await new AskClient(flags.gateway, flags.apiKey).request<UsageSummary>('GET', `/api/v1/projects/${encodeURIComponent(flags.project)}/usage?${query}`);
-      process.stdout.write(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatUsage(summary));
-    });
+    .action(
+      async (flags: {
+        project: string;
+        from?: string;
+        to?: string;
+        groupBy: string;
+        json?: boolean;
+        gateway: string;
+        apiKey?: string;
+      }) => {
+        const query = new URLSearchParams({ groupBy: flags.groupBy });
+        if (flags.from) query.set('from', flags.from);
+        if (flags.to) query.set('to', flags.to);
+        const summary = await new AskClient(flags.gateway, flags.apiKey).request<UsageSummary>(
+          'GET',
+          `/api/v1/projects/${encodeURIComponent(flags.project)}/usage?${query}`,
+        );
+        process.stdout.write(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatUsage(summary));
+      },
+    );
 }

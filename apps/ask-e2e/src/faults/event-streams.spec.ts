@@ -45,7 +45,9 @@ describe('event streams on shared Redis connections (gateway process, own Redis)
     [redis, db] = await Promise.all([startRedis(), createTestDatabase()]);
     const encryptionKey = randomBytes(32).toString('hex');
     const projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(encryptionKey));
-    projectId = (await projects.create({ name: 'streams', llmSettings: { provider: 'local', model: 'local' } as never })).id;
+    projectId = (
+      await projects.create({ name: 'streams', llmSettings: { provider: 'local', model: 'local' } as never })
+    ).id;
     apiKey = (await new ApiKeysRepository(db.dataSource).create(projectId, 'streams suite')).key;
     suite = new Redis(redis.url, { connectionName: 'streams-suite' });
     events = new AskEventStream(suite, prefix, 600);
@@ -98,21 +100,33 @@ describe('event streams on shared Redis connections (gateway process, own Redis)
       await Promise.all(clients.map((c) => c.until((frames) => frames.length === 1)));
       const during = await gatewayConnections();
       const readers = during.filter((line) => line.includes(` name=${prefix}:events-reader:`));
-      console.log(`gateway connections: ${boot.length} at boot, ${during.length} with ${STREAMS} open streams (${readers.length} readers)`);
+      console.log(
+        `gateway connections: ${boot.length} at boot, ${during.length} with ${STREAMS} open streams (${readers.length} readers)`,
+      );
       expect(readers.length).toBe(READERS);
       expect(during.length).toBe(boot.length + READERS);
       expect(during.length).toBeLessThanOrEqual(8);
 
       // The project's cap: the stream after the 1,000th is a typed 429.
       const over = await plantAsk(['accepted']);
-      const refused = await fetch(`${baseUrl}/api/v1/asks/${over.askId}/events`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const refused = await fetch(`${baseUrl}/api/v1/asks/${over.askId}/events`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
       expect(refused.status).toBe(429);
       expect(refused.headers.get('retry-after')).toBe('5');
-      expect(await refused.json()).toEqual({ error: 'too many requests', code: 'rate_limited', details: `limit=streams_per_project max=${STREAMS} retry_after=5` });
+      expect(await refused.json()).toEqual({
+        error: 'too many requests',
+        code: 'rate_limited',
+        details: `limit=streams_per_project max=${STREAMS} retry_after=5`,
+      });
 
-      const doneIds = await Promise.all(asks.map((a) => events.publish(a.askId, 'done', { messageId: 'm', usage, sources: [] })));
+      const doneIds = await Promise.all(
+        asks.map((a) => events.publish(a.askId, 'done', { messageId: 'm', usage, sources: [] })),
+      );
       const ended = await Promise.all(clients.map((c) => c.ended));
-      expect(ended.map((frames) => frames.map((f) => `${f.event} ${f.id}`))).toEqual(asks.map((a, i) => [`accepted ${a.ids[0]}`, `done ${doneIds[i]}`]));
+      expect(ended.map((frames) => frames.map((f) => `${f.event} ${f.id}`))).toEqual(
+        asks.map((a, i) => [`accepted ${a.ids[0]}`, `done ${doneIds[i]}`]),
+      );
       expect((await gatewayConnections()).length).toBe(boot.length + READERS);
     } finally {
       for (const c of clients) c.close();
@@ -124,9 +138,15 @@ describe('event streams on shared Redis connections (gateway process, own Redis)
     const ask = await plantAsk(['accepted']);
     const open = Array.from({ length: PER_ASK }, () => openStream(baseUrl, apiKey, ask.askId));
     await Promise.all(open.map((c) => c.until((frames) => frames.length === 1)));
-    const refused = await fetch(`${baseUrl}/api/v1/asks/${ask.askId}/events`, { headers: { authorization: `Bearer ${apiKey}` } });
+    const refused = await fetch(`${baseUrl}/api/v1/asks/${ask.askId}/events`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
     expect(refused.status).toBe(429);
-    expect(await refused.json()).toEqual({ error: 'too many requests', code: 'rate_limited', details: `limit=streams_per_ask max=${PER_ASK} retry_after=5` });
+    expect(await refused.json()).toEqual({
+      error: 'too many requests',
+      code: 'rate_limited',
+      details: `limit=streams_per_ask max=${PER_ASK} retry_after=5`,
+    });
     open[0].close();
     await open[0].ended;
     // The slot is given back when the relay notices the client left.
@@ -150,7 +170,11 @@ describe('event streams on shared Redis connections (gateway process, own Redis)
       expect(reply.frames).toEqual([]);
     }
     const full = await readAll(baseUrl, apiKey, askId);
-    expect(full.frames.map((f) => `${f.event} ${f.id}`)).toEqual([`accepted ${ids[0]}`, `delta ${ids[1]}`, `done ${ids[2]}`]);
+    expect(full.frames.map((f) => `${f.event} ${f.id}`)).toEqual([
+      `accepted ${ids[0]}`,
+      `delta ${ids[1]}`,
+      `done ${ids[2]}`,
+    ]);
     expect(await suite.xlen(events.streamKey(askId))).toBe(3);
   });
 
@@ -160,12 +184,19 @@ describe('event streams on shared Redis connections (gateway process, own Redis)
     const first = await readAll(baseUrl, apiKey, askId);
     const stored = await events.readAll(askId);
     expect(stored.map((e) => e.type)).toEqual(['accepted', 'error']);
-    const timeout = { status: 504, code: 'llm_upstream', error: 'the llm provider did not answer in time', details: 'the ask passed its deadline without an answer' };
+    const timeout = {
+      status: 504,
+      code: 'llm_upstream',
+      error: 'the llm provider did not answer in time',
+      details: 'the ask passed its deadline without an answer',
+    };
     expect(first.frames).toEqual([
       { event: 'accepted', id: ids[0], data: { askId, sessionId: 's' } },
       { event: 'error', id: stored[1].id, data: timeout },
     ]);
-    expect((await readAll(baseUrl, apiKey, askId, ids[0])).frames).toEqual([{ event: 'error', id: stored[1].id, data: timeout }]);
+    expect((await readAll(baseUrl, apiKey, askId, ids[0])).frames).toEqual([
+      { event: 'error', id: stored[1].id, data: timeout },
+    ]);
     expect((await readAll(baseUrl, apiKey, askId, stored[1].id)).frames).toEqual([]);
     expect(await suite.xlen(events.streamKey(askId))).toBe(2);
   });
@@ -180,8 +211,14 @@ describe('event streams on shared Redis connections (gateway process, own Redis)
       ['1', 'Last-Event-ID: must be an event id of this stream (like 1718000000000-0) or absent'],
     ];
     for (const [id, details] of cases) {
-      const reply = await fetch(`${baseUrl}/api/v1/asks/${askId}/events`, { headers: { authorization: `Bearer ${apiKey}`, 'last-event-id': id } });
-      expect([id, reply.status, await reply.json()]).toEqual([id, 400, { error: 'the request is invalid', code: 'invalid_request', details }]);
+      const reply = await fetch(`${baseUrl}/api/v1/asks/${askId}/events`, {
+        headers: { authorization: `Bearer ${apiKey}`, 'last-event-id': id },
+      });
+      expect([id, reply.status, await reply.json()]).toEqual([
+        id,
+        400,
+        { error: 'the request is invalid', code: 'invalid_request', details },
+      ]);
     }
     expect(await suite.xlen(events.streamKey(askId))).toBe(2);
   });
@@ -197,10 +234,20 @@ describe('event streams on shared Redis connections (gateway process, own Redis)
       ['1-0', 'Last-Event-ID: not the id of an event of this stream'],
     ];
     for (const [id, details] of cases) {
-      const reply = await fetch(`${baseUrl}/api/v1/asks/${askId}/events`, { headers: { authorization: `Bearer ${apiKey}`, 'last-event-id': id } });
-      expect([id, reply.status, await reply.json()]).toEqual([id, 400, { error: 'the request is invalid', code: 'invalid_request', details }]);
+      const reply = await fetch(`${baseUrl}/api/v1/asks/${askId}/events`, {
+        headers: { authorization: `Bearer ${apiKey}`, 'last-event-id': id },
+      });
+      expect([id, reply.status, await reply.json()]).toEqual([
+        id,
+        400,
+        { error: 'the request is invalid', code: 'invalid_request', details },
+      ]);
     }
-    expect((await events.readAll(askId)).map((e) => `${e.type} ${e.id}`)).toEqual([`accepted ${ids[0]}`, `delta ${ids[1]}`, `done ${ids[2]}`]);
+    expect((await events.readAll(askId)).map((e) => `${e.type} ${e.id}`)).toEqual([
+      `accepted ${ids[0]}`,
+      `delta ${ids[1]}`,
+      `done ${ids[2]}`,
+    ]);
   });
 
   it('ends a stream with a typed 503 error event without an id when Redis restarts mid-relay; the resume continues exactly', async () => {
@@ -215,12 +262,20 @@ describe('event streams on shared Redis connections (gateway process, own Redis)
       {
         event: 'error',
         id: undefined,
-        data: { status: 503, code: 'internal_error', error: 'service unavailable', details: 'the event stream is unreachable; reconnect with Last-Event-ID' },
+        data: {
+          status: 503,
+          code: 'internal_error',
+          error: 'service unavailable',
+          details: 'the event stream is unreachable; reconnect with Last-Event-ID',
+        },
       },
     ]);
     expect(client.text()).not.toContain('Internal server error');
     // Back up (the gateway's connections reconnect): the rest of the ask, after the last id received.
-    const later = [await events.publish(askId, 'delta', { text: 'word2' }), await events.publish(askId, 'done', { messageId: 'm', usage, sources: [] })];
+    const later = [
+      await events.publish(askId, 'delta', { text: 'word2' }),
+      await events.publish(askId, 'done', { messageId: 'm', usage, sources: [] }),
+    ];
     let resumed: Frame[] = [];
     for (let attempt = 0; attempt < 50; attempt++) {
       const reply = await readAll(baseUrl, apiKey, askId, ids[1]);
@@ -240,18 +295,33 @@ async function startGateway(env: NodeJS.ProcessEnv): Promise<RunningApp> {
   const logDir = join(ROOT, 'tmp', 'fault-logs', `event-streams-${process.pid}`);
   mkdirSync(logDir, { recursive: true });
   const logFile = join(logDir, 'api-gateway.log');
-  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'tools', 'run-ts.js'), 'apps/api-gateway/src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [join(ROOT, 'tools', 'run-ts.js'), 'apps/api-gateway/src/main.ts'],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const log = createWriteStream(logFile);
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
-  const app: RunningApp = { name: 'api-gateway', child, healthUrl: `http://127.0.0.1:${env.GATEWAY_PORT}/health`, logFile };
+  const app: RunningApp = {
+    name: 'api-gateway',
+    child,
+    healthUrl: `http://127.0.0.1:${env.GATEWAY_PORT}/health`,
+    logFile,
+  };
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}; see ${logFile}`);
-    if (await fetch(app.healthUrl).then((r) => r.ok, () => false)) return app;
+    if (
+      await fetch(app.healthUrl).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return app;
     await new Promise((r) => setTimeout(r, 200));
   }
   child.kill('SIGKILL');
@@ -316,7 +386,12 @@ function openStream(baseUrl: string, apiKey: string, askId: string, lastEventId?
 }
 
 /** Reads a stream to its end: the status and every frame. */
-async function readAll(baseUrl: string, apiKey: string, askId: string, lastEventId?: string): Promise<{ status: number; frames: Frame[] }> {
+async function readAll(
+  baseUrl: string,
+  apiKey: string,
+  askId: string,
+  lastEventId?: string,
+): Promise<{ status: number; frames: Frame[] }> {
   const client = openStream(baseUrl, apiKey, askId, lastEventId);
   const frames = await client.ended;
   return { status: await client.status, frames };

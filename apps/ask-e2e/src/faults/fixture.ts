@@ -85,7 +85,10 @@ export async function startFixture(options: FixtureOptions): Promise<FaultFixtur
       topK: 6,
     });
     if (options.credentials) await projects.setCredentials(project.id, options.credentials as never);
-    const ingestion = new IngestionService(new KnowledgeRepository(db.dataSource), new InsightsRepository(db.dataSource));
+    const ingestion = new IngestionService(
+      new KnowledgeRepository(db.dataSource),
+      new InsightsRepository(db.dataSource),
+    );
     await ingestion.ingest(project.id, await loadDocuments(KB), new LocalEmbeddingProvider());
     const apiKey = (await new ApiKeysRepository(db.dataSource).create(project.id, 'fault suite')).key;
     stack = await startStack({
@@ -98,7 +101,9 @@ export async function startFixture(options: FixtureOptions): Promise<FaultFixtur
         ASK_RATE_LIMIT_PER_MINUTE: '100000',
         LOG_LEVEL: 'warn',
         // The suite is the operator: it allow-lists the loopback upstream its project's LLM points at.
-        ...(options.llmSettings?.baseUrl ? { ASK_PROVIDER_URL_ALLOWLIST: new URL(options.llmSettings.baseUrl).origin } : {}),
+        ...(options.llmSettings?.baseUrl
+          ? { ASK_PROVIDER_URL_ALLOWLIST: new URL(options.llmSettings.baseUrl).origin }
+          : {}),
         ...options.env,
       },
     });
@@ -143,9 +148,24 @@ export interface Followed extends AskOutcome {
  * dropped stream or a refused connection, until `limitMs` after the start; then reports `hung`.
  * `after`: start after this event id (what the caller has already read).
  */
-export async function follow(client: AskClient, askId: string, sessionId: string, limitMs: number, after?: string): Promise<Followed> {
+export async function follow(
+  client: AskClient,
+  askId: string,
+  sessionId: string,
+  limitMs: number,
+  after?: string,
+): Promise<Followed> {
   const started = Date.now();
-  const outcome: Followed = { askId, sessionId, answer: '', events: [], end: 'hung', elapsedMs: 0, connections: 0, httpErrors: [] };
+  const outcome: Followed = {
+    askId,
+    sessionId,
+    answer: '',
+    events: [],
+    end: 'hung',
+    elapsedMs: 0,
+    connections: 0,
+    httpErrors: [],
+  };
   let lastEventId: string | undefined = after;
   while (Date.now() - started < limitMs && outcome.connections < 500) {
     outcome.connections += 1;
@@ -170,7 +190,10 @@ export async function follow(client: AskClient, askId: string, sessionId: string
 }
 
 /** Stored rows per ask id, for the given ask ids (0 for none). */
-export async function rowsPerAsk(dataSource: DataSource, askIds: string[]): Promise<Map<string, { count: number; answer: string | null }>> {
+export async function rowsPerAsk(
+  dataSource: DataSource,
+  askIds: string[],
+): Promise<Map<string, { count: number; answer: string | null }>> {
   const rows: Array<{ ask_id: string; n: number; answer: string }> = await dataSource.query(
     'SELECT ask_id, count(*)::int AS n, min(answer) AS answer FROM ask_session_messages WHERE ask_id = ANY($1::text[]) GROUP BY ask_id',
     [askIds],
@@ -216,10 +239,14 @@ export async function runUnderFault(
       await new Promise((r) => setTimeout(r, index * options.spacingMs));
       // A client retries a 503 (the service says: retry shortly) for up to 15 s; anything else ends it.
       const rejections: string[] = [];
-      for (const started = Date.now(); ; ) {
+      for (const started = Date.now(); ;) {
         try {
           const accepted = await fx.client.ask(fx.projectId, QUESTIONS[index % QUESTIONS.length]);
-          return { index, rejections, followed: await follow(fx.client, accepted.askId, accepted.sessionId, options.limitMs) };
+          return {
+            index,
+            rejections,
+            followed: await follow(fx.client, accepted.askId, accepted.sessionId, options.limitMs),
+          };
         } catch (err) {
           const cause = (err as { cause?: { code?: string } }).cause?.code;
           const rejected =
@@ -240,7 +267,8 @@ export async function runUnderFault(
 export function summarise(asks: RunAsk[]) {
   const followed = asks.flatMap((a) => (a.followed ? [a.followed] : []));
   const errors: Record<string, number> = {};
-  for (const f of followed) if (f.error) errors[`${f.error.status} ${f.error.code}`] = (errors[`${f.error.status} ${f.error.code}`] ?? 0) + 1;
+  for (const f of followed)
+    if (f.error) errors[`${f.error.status} ${f.error.code}`] = (errors[`${f.error.status} ${f.error.code}`] ?? 0) + 1;
   const rejected: Record<string, number> = {};
   for (const a of asks) for (const r of a.rejections) rejected[r] = (rejected[r] ?? 0) + 1;
   return {

@@ -38,7 +38,12 @@ describe('graceful shutdown: SIGTERM on each app while asks are in flight', () =
     fx = await startFixture({
       name: 'graceful-shutdown',
       redisUrl: redis.url,
-      env: { LOCAL_LLM_CHUNK_DELAY_MS: '40', ASK_DEADLINE_MS: '60000', SYNTHESIS_LOCK_DURATION_MS: '3000', SYNTHESIS_STALLED_INTERVAL_MS: '1000' },
+      env: {
+        LOCAL_LLM_CHUNK_DELAY_MS: '40',
+        ASK_DEADLINE_MS: '60000',
+        SYNTHESIS_LOCK_DURATION_MS: '3000',
+        SYNTHESIS_STALLED_INTERVAL_MS: '1000',
+      },
     });
   });
 
@@ -56,7 +61,10 @@ describe('graceful shutdown: SIGTERM on each app while asks are in flight', () =
     const outcomes = await Promise.all(
       asks.map((a, i) => follow(fx.client, a.askId, a.sessionId, 45_000, before[i][before[i].length - 1].id)),
     );
-    const stored = await rowsPerAsk(fx.db.dataSource, asks.map((a) => a.askId));
+    const stored = await rowsPerAsk(
+      fx.db.dataSource,
+      asks.map((a) => a.askId),
+    );
     for (const [i, a] of asks.entries()) {
       expect(outcomes[i].end).toBe('done');
       expect(stored.get(a.askId)!.count).toBe(1);

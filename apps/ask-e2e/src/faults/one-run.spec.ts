@@ -38,7 +38,8 @@ function pidsConnectedTo(port: number, pids: number[]): number[] {
 }
 
 /** Event types with runs of `delta` collapsed to one. */
-const shape = (events: AskEvent[]) => events.map((e) => e.type).filter((t, i, all) => !(t === 'delta' && all[i - 1] === 'delta'));
+const shape = (events: AskEvent[]) =>
+  events.map((e) => e.type).filter((t, i, all) => !(t === 'delta' && all[i - 1] === 'delta'));
 
 describe.each([
   { workers: 1, who: 'the only synthesis worker, which takes the job up again itself' },
@@ -113,7 +114,9 @@ describe.each([
 
     // The stream as written: the first run's opening, one reset, the second run alone, done last.
     expect(shape(stream)).toEqual(['accepted', 'retrieved', 'budget', 'delta', 'reset', 'budget', 'delta', 'done']);
-    expect(afterReset.filter((e) => e.type === 'delta').map((e) => (e.data as { text: string }).text)).toEqual([...FAKE_ANSWER_CHUNKS]);
+    expect(afterReset.filter((e) => e.type === 'delta').map((e) => (e.data as { text: string }).text)).toEqual([
+      ...FAKE_ANSWER_CHUNKS,
+    ]);
     expect(stored).toEqual({ count: 1, answer: FAKE_ANSWER });
     expect(reassemble(stream)).toBe(FAKE_ANSWER);
     expect(reassemble([...before, ...rest.events])).toBe(FAKE_ANSWER);

@@ -38,7 +38,12 @@ describe(`fault: ${ASKS * RECONNECTS_PER_ASK} SSE reconnects at random points wi
       for (let guard = 0; (reconnects < RECONNECTS_PER_ASK || !ended) && guard < RECONNECTS_PER_ASK * 3; guard++) {
         // Resume point: mostly the last event seen, sometimes an earlier one, sometimes the start.
         const roll = random();
-        const from = canonical.length === 0 || roll < 0.15 ? -1 : roll < 0.4 ? Math.floor(random() * canonical.length) : canonical.length - 1;
+        const from =
+          canonical.length === 0 || roll < 0.15
+            ? -1
+            : roll < 0.4
+              ? Math.floor(random() * canonical.length)
+              : canonical.length - 1;
         const take = 1 + Math.floor(random() * 6);
         const controller = new AbortController();
         // While the answer streams, a connection is also cut after 5-45 ms, wherever the stream is.
@@ -48,14 +53,27 @@ describe(`fault: ${ASKS * RECONNECTS_PER_ASK} SSE reconnects at random points wi
         let index = from + 1;
         let got = 0;
         try {
-          for await (const event of fx.client.events(askId, { lastEventId: from >= 0 ? canonical[from].id : undefined, signal: controller.signal })) {
+          for await (const event of fx.client.events(askId, {
+            lastEventId: from >= 0 ? canonical[from].id : undefined,
+            signal: controller.signal,
+          })) {
             if (index < canonical.length) {
               const known = canonical[index];
-              if (known.id !== event.id || known.type !== event.type || JSON.stringify(known.data) !== JSON.stringify(event.data)) {
-                mismatches.push(`${askId} after ${from >= 0 ? canonical[from].id : 'start'}: expected ${known.id} ${known.type}, got ${event.id} ${event.type}`);
+              if (
+                known.id !== event.id ||
+                known.type !== event.type ||
+                JSON.stringify(known.data) !== JSON.stringify(event.data)
+              ) {
+                mismatches.push(
+                  `${askId} after ${from >= 0 ? canonical[from].id : 'start'}: expected ${known.id} ${known.type}, got ${event.id} ${event.type}`,
+                );
               }
             } else {
-              if (canonical.length && canonical[canonical.length - 1].id >= event.id && event.id.length === canonical[canonical.length - 1].id.length) {
+              if (
+                canonical.length &&
+                canonical[canonical.length - 1].id >= event.id &&
+                event.id.length === canonical[canonical.length - 1].id.length
+              ) {
                 mismatches.push(`${askId}: ${event.id} not after ${canonical[canonical.length - 1].id}`);
               }
               canonical.push(event);

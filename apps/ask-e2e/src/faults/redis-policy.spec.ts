@@ -23,7 +23,14 @@ async function runToExit(name: AppName, env: NodeJS.ProcessEnv): Promise<{ code:
   const port = String(await freePort());
   const child: ChildProcess = spawn(process.execPath, appCommand(name), {
     cwd: ROOT,
-    env: { ...process.env, ...env, GATEWAY_PORT: port, RETRIEVAL_HEALTH_PORT: port, SYNTHESIS_HEALTH_PORT: port, INGESTION_HEALTH_PORT: port },
+    env: {
+      ...process.env,
+      ...env,
+      GATEWAY_PORT: port,
+      RETRIEVAL_HEALTH_PORT: port,
+      SYNTHESIS_HEALTH_PORT: port,
+      INGESTION_HEALTH_PORT: port,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -80,7 +87,10 @@ describe('fault: Redis with maxmemory-policy allkeys-lru is refused at boot', ()
     expect(await redisCommand(lru.port, 'CONFIG SET maxmemory-policy noeviction')).toBe('+OK');
     let stack: Stack | undefined;
     try {
-      stack = await startStack({ env: { ...env, REDIS_URL: lru.url }, logDir: resolve(ROOT, 'tmp', 'fault-logs', `redis-policy-${process.pid}`) });
+      stack = await startStack({
+        env: { ...env, REDIS_URL: lru.url },
+        logDir: resolve(ROOT, 'tmp', 'fault-logs', `redis-policy-${process.pid}`),
+      });
       const health = await Promise.all(APPS.map((name) => fetch(stack!.apps[name].healthUrl).then((r) => r.status)));
       expect(health).toEqual([200, 200, 200, 200]);
     } finally {

@@ -14,7 +14,12 @@ import { type RedisServer, startRedis } from './servers';
 const DEADLINE_MS = 60_000;
 const DOWN_MS = 3_000;
 /** The 503 a relay ends with when it loses Redis (no id: not one of the ask's events). */
-const UNREACHABLE = { status: 503, code: 'internal_error', error: 'service unavailable', details: 'the event stream is unreachable; reconnect with Last-Event-ID' };
+const UNREACHABLE = {
+  status: 503,
+  code: 'internal_error',
+  error: 'service unavailable',
+  details: 'the event stream is unreachable; reconnect with Last-Event-ID',
+};
 
 /** One SSE frame as the wire carried it; `id` undefined when the frame had no id line. */
 interface Frame {
@@ -67,9 +72,15 @@ function followRaw(baseUrl: string, apiKey: string, askId: string, limitMs: numb
       const headers: Record<string, string> = { authorization: `Bearer ${apiKey}` };
       if (lastEventId) headers['last-event-id'] = lastEventId;
       try {
-        const response = await fetch(`${baseUrl}/api/v1/asks/${askId}/events`, { headers, signal: AbortSignal.timeout(limitMs) });
+        const response = await fetch(`${baseUrl}/api/v1/asks/${askId}/events`, {
+          headers,
+          signal: AbortSignal.timeout(limitMs),
+        });
         connection.status = response.status;
-        if (!response.ok) connection.body = await response.json().catch(async () => `not JSON: ${await response.text().catch(() => '')}`);
+        if (!response.ok)
+          connection.body = await response
+            .json()
+            .catch(async () => `not JSON: ${await response.text().catch(() => '')}`);
         else if (response.body) {
           const parser = createParser({
             onEvent: (message) => {
@@ -90,7 +101,8 @@ function followRaw(baseUrl: string, apiKey: string, askId: string, limitMs: numb
             },
           });
           const decoder = new TextDecoder();
-          for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+          for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>)
+            parser.feed(decoder.decode(chunk, { stream: true }));
         }
       } catch {
         // refused or cut (the gateway lost Redis, or the connection dropped): reconnect
@@ -130,7 +142,7 @@ function connectionsOf(f: Follower): string {
       : `${k.status} ${(k.body as { code?: string; details?: string })?.code ?? ''}: ${(k.body as { details?: string })?.details ?? ''}`,
   );
   const runs: string[] = [];
-  for (let i = 0; i < labels.length; ) {
+  for (let i = 0; i < labels.length;) {
     let j = i;
     while (j < labels.length && labels[j] === labels[i]) j++;
     runs.push(j - i > 1 ? `${labels[i]} x${j - i}` : labels[i]);
@@ -193,7 +205,8 @@ describe.each(CASES)('fault: Redis restarts (persistence: $persistence) under a 
     expect(queued.events.map((e) => e.event)).toEqual(['accepted', 'retrieved']);
     await redis.restart({ keepData: false, downMs: DOWN_MS });
     await Promise.all([streaming.ended, queued.ended]);
-    for (const f of [streaming, queued]) console.log(`redis-restart ${c.persistence} ${f.askId}: ${shape(f.events)}; connections ${connectionsOf(f)}`);
+    for (const f of [streaming, queued])
+      console.log(`redis-restart ${c.persistence} ${f.askId}: ${shape(f.events)}; connections ${connectionsOf(f)}`);
   });
 
   afterAll(async () => {
@@ -231,9 +244,11 @@ describe.each(CASES)('fault: Redis restarts (persistence: $persistence) under a 
     expect(rows.get(queued.askId)).toEqual({ count: 1, answer: shown(queued.events) });
   });
 
-  it('records both asks as done in the asks table (at the reconciler\'s next pass), re-enqueued as often as Redis lost them', async () => {
+  it("records both asks as done in the asks table (at the reconciler's next pass), re-enqueued as often as Redis lost them", async () => {
     const read = (): Promise<Array<{ id: string; state: string; requeues: number }>> =>
-      fx.db.dataSource.query('SELECT id, state, requeues FROM asks WHERE id = ANY($1::uuid[]) ORDER BY accepted_at', [[streaming.askId, queued.askId]]);
+      fx.db.dataSource.query('SELECT id, state, requeues FROM asks WHERE id = ANY($1::uuid[]) ORDER BY accepted_at', [
+        [streaming.askId, queued.askId],
+      ]);
     let rows = await read();
     for (let i = 0; i < 60 && rows.some((r) => r.state === 'accepted'); i++) {
       await new Promise((r) => setTimeout(r, 500));

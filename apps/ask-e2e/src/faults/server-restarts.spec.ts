@@ -1,4 +1,13 @@
-import { type FaultFixture, isTyped, reassemble, rowsPerAsk, runUnderFault, type RunAsk, startFixture, summarise } from './fixture';
+import {
+  type FaultFixture,
+  isTyped,
+  reassemble,
+  rowsPerAsk,
+  runUnderFault,
+  type RunAsk,
+  startFixture,
+  summarise,
+} from './fixture';
 import { type PostgresServer, type RedisServer, startPostgres, startRedis } from './servers';
 
 const DEADLINE_MS = 20_000;
@@ -14,7 +23,12 @@ interface RestartCase {
 }
 
 const CASES: RestartCase[] = [
-  { server: 'Redis', name: 'redis-restart', withPostgres: false, restart: ({ redis }) => redis.restart({ keepData: true, downMs: 1_500 }) },
+  {
+    server: 'Redis',
+    name: 'redis-restart',
+    withPostgres: false,
+    restart: ({ redis }) => redis.restart({ keepData: true, downMs: 1_500 }),
+  },
   {
     server: 'PostgreSQL',
     name: 'postgres-restart',
@@ -31,12 +45,20 @@ describe.each(CASES)('fault: $server restarts during a run of 50 asks', (c) => {
   let downMs = 0;
 
   beforeAll(async () => {
-    [redis, postgres] = await Promise.all([startRedis(), c.withPostgres ? startPostgres() : Promise.resolve(undefined)]);
+    [redis, postgres] = await Promise.all([
+      startRedis(),
+      c.withPostgres ? startPostgres() : Promise.resolve(undefined),
+    ]);
     fx = await startFixture({
       name: c.name,
       redisUrl: redis.url,
       postgres,
-      env: { LOCAL_LLM_CHUNK_DELAY_MS: '20', ASK_DEADLINE_MS: String(DEADLINE_MS), SYNTHESIS_LOCK_DURATION_MS: '5000', SYNTHESIS_STALLED_INTERVAL_MS: '2000' },
+      env: {
+        LOCAL_LLM_CHUNK_DELAY_MS: '20',
+        ASK_DEADLINE_MS: String(DEADLINE_MS),
+        SYNTHESIS_LOCK_DURATION_MS: '5000',
+        SYNTHESIS_STALLED_INTERVAL_MS: '2000',
+      },
     });
     const run = await runUnderFault(fx, {
       count: 50,
@@ -72,7 +94,10 @@ describe.each(CASES)('fault: $server restarts during a run of 50 asks', (c) => {
 
   it('stores no ask twice; each done ask once, with the text the client reassembled', async () => {
     const followed = asks.flatMap((a) => (a.followed ? [a.followed] : []));
-    const stored = await rowsPerAsk(fx.db.dataSource, followed.map((f) => f.askId));
+    const stored = await rowsPerAsk(
+      fx.db.dataSource,
+      followed.map((f) => f.askId),
+    );
     for (const f of followed) {
       const row = stored.get(f.askId)!;
       expect(row.count).toBeLessThanOrEqual(1);

@@ -93,7 +93,23 @@ export async function startRedis(timeoutMs = 10_000, extraArgs: string[] = []): 
   const launch = async () => {
     child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', dir, '--loglevel', 'warning', ...extraArgs],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--daemonize',
+        'no',
+        '--dir',
+        dir,
+        '--loglevel',
+        'warning',
+        ...extraArgs,
+      ],
       { stdio: 'ignore' },
     );
     const deadline = Date.now() + timeoutMs;
@@ -163,7 +179,8 @@ export async function startPostgres(): Promise<PostgresServer> {
   const pg = (bin: string, args: string[], timeout = 60_000) =>
     run(join(PG_BIN, bin), args, { timeout, ...(asUser ?? {}), env: { ...process.env, LC_ALL: 'C' } });
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c max_connections=200`;
-  const start = () => pg('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'server.log'), '-w', '-t', '30', 'start']);
+  const start = () =>
+    pg('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'server.log'), '-w', '-t', '30', 'start']);
   const stop = (mode: 'fast' | 'immediate') => pg('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '30', 'stop']);
   let closed = false;
 
@@ -199,7 +216,10 @@ function runAs(): { uid: number; gid: number } | undefined {
   const line = readFileSync('/etc/passwd', 'utf8')
     .split('\n')
     .find((l) => l.startsWith('postgres:'));
-  if (!line) throw new Error(`running as ${userInfo().username}: PostgreSQL needs a non-root user, and there is no postgres user`);
+  if (!line)
+    throw new Error(
+      `running as ${userInfo().username}: PostgreSQL needs a non-root user, and there is no postgres user`,
+    );
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };
 }

@@ -58,7 +58,12 @@ describe('fault: the session is deleted while its ask streams', () => {
     expect(deleteStatus).toBe(204);
     expect(events.map((e) => e.type)).toEqual(['accepted', 'retrieved', 'budget', 'delta', 'error']);
     expect(events[3].data).toEqual({ text: FAKE_ANSWER_CHUNKS[0] });
-    expect(events[4].data).toEqual({ status: 404, code: 'not_found', error: 'not found', details: `session ${sessionId} was deleted while the ask was running` });
+    expect(events[4].data).toEqual({
+      status: 404,
+      code: 'not_found',
+      error: 'not found',
+      details: `session ${sessionId} was deleted while the ask was running`,
+    });
   });
 
   it('publishes nothing after it, however long the worker had left: a full read is the same five events', async () => {
@@ -66,7 +71,11 @@ describe('fault: the session is deleted while its ask streams', () => {
     for await (const event of fx.client.events(askId, { signal: AbortSignal.timeout(10_000) })) again.push(event);
     expect(again).toEqual(events);
     const resumed: AskEvent[] = [];
-    for await (const event of fx.client.events(askId, { lastEventId: events[4].id, signal: AbortSignal.timeout(10_000) })) resumed.push(event);
+    for await (const event of fx.client.events(askId, {
+      lastEventId: events[4].id,
+      signal: AbortSignal.timeout(10_000),
+    }))
+      resumed.push(event);
     expect(resumed).toEqual([]);
   });
 
@@ -76,7 +85,11 @@ describe('fault: the session is deleted while its ask streams', () => {
 
   it('stored nothing, the session is gone, and the asks row records the 404', async () => {
     expect((await rowsPerAsk(fx.db.dataSource, [askId])).get(askId)).toEqual({ count: 0, answer: null });
-    expect(await fx.db.dataSource.query('SELECT count(*)::int AS n FROM ask_sessions WHERE id = $1', [sessionId])).toEqual([{ n: 0 }]);
-    expect(await fx.db.dataSource.query('SELECT state, error_code FROM asks WHERE id = $1', [askId])).toEqual([{ state: 'error', error_code: 'not_found' }]);
+    expect(
+      await fx.db.dataSource.query('SELECT count(*)::int AS n FROM ask_sessions WHERE id = $1', [sessionId]),
+    ).toEqual([{ n: 0 }]);
+    expect(await fx.db.dataSource.query('SELECT state, error_code FROM asks WHERE id = $1', [askId])).toEqual([
+      { state: 'error', error_code: 'not_found' },
+    ]);
   });
 });

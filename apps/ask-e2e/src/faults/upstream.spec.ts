@@ -36,7 +36,11 @@ describe('fault: the LLM upstream fails (fake OpenAI upstream)', () => {
   });
 
   /** Asks once with `fault` set for the next `count` chat calls; returns the outcome, the chat calls made and the stored rows. */
-  async function askWith(fault: FakeFault, count: number, route = 'openai.chat'): Promise<{ outcome: Followed; calls: number; rows: number; answer: string | null }> {
+  async function askWith(
+    fault: FakeFault,
+    count: number,
+    route = 'openai.chat',
+  ): Promise<{ outcome: Followed; calls: number; rows: number; answer: string | null }> {
     upstream.clearFaults();
     upstream.setFault(fault, count);
     const before = upstream.requests.filter((r) => r.route === route).length;
@@ -46,7 +50,9 @@ describe('fault: the LLM upstream fails (fake OpenAI upstream)', () => {
     upstream.clearFaults();
     const calls = upstream.requests.filter((r) => r.route === route).length - before;
     const stored = (await rowsPerAsk(fx.db.dataSource, [accepted.askId])).get(accepted.askId)!;
-    console.log(`${fault.kind} x${count}: ${outcome.end} ${outcome.error ? `${outcome.error.status} ${outcome.error.code}` : ''} after ${calls} calls, ${outcome.elapsedMs} ms, rows ${stored.count}`);
+    console.log(
+      `${fault.kind} x${count}: ${outcome.end} ${outcome.error ? `${outcome.error.status} ${outcome.error.code}` : ''} after ${calls} calls, ${outcome.elapsedMs} ms, rows ${stored.count}`,
+    );
     return { outcome, calls, rows: stored.count, answer: stored.answer };
   }
 
@@ -97,7 +103,8 @@ describe('fault: the LLM upstream fails (fake OpenAI upstream)', () => {
   });
 
   /** Event types with runs of `delta` collapsed to one. */
-  const shape = (events: AskEvent[]) => events.map((e) => e.type).filter((t, i, all) => !(t === 'delta' && all[i - 1] === 'delta'));
+  const shape = (events: AskEvent[]) =>
+    events.map((e) => e.type).filter((t, i, all) => !(t === 'delta' && all[i - 1] === 'delta'));
 
   it('an OpenAI stream whose finish_reason chunk is its last bytes, with no blank line: done, stored once', async () => {
     const { outcome, calls, rows, answer } = await askWith({ kind: 'unterminated-final' }, 1);
@@ -107,7 +114,9 @@ describe('fault: the LLM upstream fails (fake OpenAI upstream)', () => {
   });
 
   it('an Anthropic stream whose message_stop is its last bytes, with no blank line: done, stored once', async () => {
-    await fx.projects.updateSettings(fx.projectId, { llmSettings: { provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: upstream.url } });
+    await fx.projects.updateSettings(fx.projectId, {
+      llmSettings: { provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: upstream.url },
+    });
     try {
       const { outcome, calls, rows, answer } = await askWith({ kind: 'unterminated-final' }, 1, 'anthropic.messages');
       expect(shape(outcome.events)).toEqual(['accepted', 'retrieved', 'budget', 'delta', 'done']);
@@ -117,13 +126,24 @@ describe('fault: the LLM upstream fails (fake OpenAI upstream)', () => {
       const truncated = await askWith({ kind: 'truncate' }, 10, 'anthropic.messages');
       expect([truncated.outcome.end, truncated.outcome.error?.status, truncated.rows]).toEqual(['error', 502, 0]);
     } finally {
-      await fx.projects.updateSettings(fx.projectId, { llmSettings: { provider: 'openai', model: 'gpt-4o', baseUrl: `${upstream.url}/v1` } });
+      await fx.projects.updateSettings(fx.projectId, {
+        llmSettings: { provider: 'openai', model: 'gpt-4o', baseUrl: `${upstream.url}/v1` },
+      });
     }
   });
 
   it('a content filter naming the key: 502 at once, details sanitised, nothing stored', async () => {
-    const { outcome, calls, rows } = await askWith({ kind: 'content-filter', message: `Blocked by content filter (key ${PLANTED_KEY})` }, 1);
-    expect([outcome.end, outcome.error?.status, outcome.error?.code, calls, rows]).toEqual(['error', 502, 'llm_upstream', 1, 0]);
+    const { outcome, calls, rows } = await askWith(
+      { kind: 'content-filter', message: `Blocked by content filter (key ${PLANTED_KEY})` },
+      1,
+    );
+    expect([outcome.end, outcome.error?.status, outcome.error?.code, calls, rows]).toEqual([
+      'error',
+      502,
+      'llm_upstream',
+      1,
+      0,
+    ]);
     expect(JSON.stringify(outcome.error)).not.toContain(PLANTED_KEY);
   });
 
@@ -134,7 +154,11 @@ describe('fault: the LLM upstream fails (fake OpenAI upstream)', () => {
     expect(events).not.toContain(fx.apiKey);
     for (const app of Object.values(fx.stack.apps)) {
       const log = readFileSync(app.logFile, 'utf8');
-      expect({ app: app.name, provider: log.includes(PLANTED_KEY), api: log.includes(fx.apiKey) }).toEqual({ app: app.name, provider: false, api: false });
+      expect({ app: app.name, provider: log.includes(PLANTED_KEY), api: log.includes(fx.apiKey) }).toEqual({
+        app: app.name,
+        provider: false,
+        api: false,
+      });
     }
   });
 });

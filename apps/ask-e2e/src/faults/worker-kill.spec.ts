@@ -54,7 +54,9 @@ describe('fault: the synthesis worker is SIGKILLed while it streams', () => {
 
     const victim = fx.stack.apps['synthesis-worker'].child;
     victim.kill('SIGKILL');
-    await new Promise<void>((r) => (victim.exitCode !== null || victim.signalCode !== null ? r() : victim.once('exit', () => r())));
+    await new Promise<void>((r) =>
+      victim.exitCode !== null || victim.signalCode !== null ? r() : victim.once('exit', () => r()),
+    );
     const killedAt = Date.now();
     await fx.stack.start('synthesis-worker');
 

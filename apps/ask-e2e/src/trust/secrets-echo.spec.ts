@@ -15,7 +15,11 @@ type Mode = 'chat' | 'stream' | 'embed';
  * `/chat/…` answers a 400, `/stream/…` starts a 200 stream then sends an in-band error event,
  * `/embed/…` answers a 400 to the embeddings call. Records every credential it echoed.
  */
-async function startEchoUpstream(): Promise<{ url: string; echoed: Array<{ mode: string; credential: string; stream: boolean }>; close(): Promise<void> }> {
+async function startEchoUpstream(): Promise<{
+  url: string;
+  echoed: Array<{ mode: string; credential: string; stream: boolean }>;
+  close(): Promise<void>;
+}> {
   const echoed: Array<{ mode: string; credential: string; stream: boolean }> = [];
   const credentialOf = (req: IncomingMessage) => {
     const bearer = /^Bearer (.+)$/.exec(String(req.headers['authorization'] ?? ''))?.[1];
@@ -32,7 +36,13 @@ async function startEchoUpstream(): Promise<{ url: string; echoed: Array<{ mode:
       const error = { error: { message, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } };
       if (mode === 'stream') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        const chunk = { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', choices: [{ index: 0, delta: { role: 'assistant', content: 'Partial answer ' }, finish_reason: null }] };
+        const chunk = {
+          id: 'c1',
+          object: 'chat.completion.chunk',
+          created: 1,
+          model: 'gpt-4o',
+          choices: [{ index: 0, delta: { role: 'assistant', content: 'Partial answer ' }, finish_reason: null }],
+        };
         res.write(`data: ${JSON.stringify(chunk)}\n\n`);
         res.end(`data: ${JSON.stringify(error)}\n\n`);
         return;
@@ -57,11 +67,16 @@ const SHAPES: Record<string, { provider: 'openai' | 'azure-foundry'; key: string
     provider: 'openai',
     key: (() => {
       const head = Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url');
-      const body = Buffer.from(JSON.stringify({ sub: 'svc-ask', iat: 1764547200, jti: b64url(8) })).toString('base64url');
+      const body = Buffer.from(JSON.stringify({ sub: 'svc-ask', iat: 1764547200, jti: b64url(8) })).toString(
+        'base64url',
+      );
       return `${head}.${body}.${createHmac('sha256', randomBytes(16)).update(`${head}.${body}`).digest('base64url')}`;
     })(),
   },
-  'AWS secret access key': { provider: 'openai', key: randomBytes(30).toString('base64').replace(/=+$/, '').slice(0, 40) },
+  'AWS secret access key': {
+    provider: 'openai',
+    key: randomBytes(30).toString('base64').replace(/=+$/, '').slice(0, 40),
+  },
 };
 
 /**
@@ -83,7 +98,9 @@ describe('secrets echoed by an upstream never leave (gateway and workers as proc
   const settings = (provider: 'openai' | 'azure-foundry', mode: Mode): ProjectSettingsInput => {
     const url = provider === 'azure-foundry' ? `${echo.url}/${mode}` : `${echo.url}/${mode}/v1`;
     return {
-      llmSettings: (mode === 'embed' ? { provider: 'local', model: 'local' } : { provider, model: 'gpt-4o', baseUrl: url }) as never,
+      llmSettings: (mode === 'embed'
+        ? { provider: 'local', model: 'local' }
+        : { provider, model: 'gpt-4o', baseUrl: url }) as never,
       embeddingSettings: (mode === 'embed'
         ? { provider, model: 'text-embedding-3-small', dimensions: 256, baseUrl: url }
         : { provider: 'local', model: 'local-lexical-v1', dimensions: 256 }) as never,
@@ -98,7 +115,10 @@ describe('secrets echoed by an upstream never leave (gateway and workers as proc
     const outcome = await follow(p.client, accepted.askId, accepted.sessionId, 60_000);
     texts.push({ what: `${name} events`, text: JSON.stringify(outcome.events) });
     if (outcome.error) errors[name] = outcome.error;
-    if (name.endsWith(' stream')) streamEvents[name] = outcome.events.map((e) => `${e.type}${e.type === 'delta' ? `:${JSON.stringify(e.data)}` : ''}`).join(' ');
+    if (name.endsWith(' stream'))
+      streamEvents[name] = outcome.events
+        .map((e) => `${e.type}${e.type === 'delta' ? `:${JSON.stringify(e.data)}` : ''}`)
+        .join(' ');
     const replay = await t.call('GET', accepted.eventsUrl, { sseMs: 1_500 });
     texts.push({ what: `${name} SSE replay`, text: replay.text });
     const session = await t.call('GET', `/api/v1/projects/${p.id}/sessions/${accepted.sessionId}`, { key: p.key });
@@ -116,11 +136,14 @@ describe('secrets echoed by an upstream never leave (gateway and workers as proc
           apiKeys.push(p.key);
           await askAndKeep(name, p);
           if (mode === 'embed') {
-            const accepted = await p.client.ingestKnowledge(p.id, [{ uri: 'keys.md', text: 'The service stores provider keys encrypted.' }]);
+            const accepted = await p.client.ingestKnowledge(p.id, [
+              { uri: 'keys.md', text: 'The service stores provider keys encrypted.' },
+            ]);
             const followed = await p.client.followIngestion(p.id, accepted.ingestionId);
             texts.push({ what: `${name} ingestion events`, text: JSON.stringify(followed.events) });
             // A provider 400 fails the document (document_failed, then done); other failures end the run.
-            const failed = followed.events.find((e) => e.type === 'document_failed')?.data as { error?: (typeof errors)[string] } | undefined;
+            const failed = followed.events.find((e) => e.type === 'document_failed')?.data as
+              { error?: (typeof errors)[string] } | undefined;
             const ended = followed.error ?? failed?.error;
             if (ended) errors[`${name} ingestion`] = ended;
             const view = await t.call('GET', accepted.statusUrl, { key: p.key });
@@ -135,9 +158,15 @@ describe('secrets echoed by an upstream never leave (gateway and workers as proc
     for (const [shape, { key }] of Object.entries(SHAPES)) {
       const p = await t.project(`${shape} via PATCH`, settings('openai', 'chat'));
       apiKeys.push(p.key);
-      const patched = await t.call('PATCH', `/api/v1/projects/${p.id}`, { key: t.adminKey, json: { credentials: { apiKey: key } } });
+      const patched = await t.call('PATCH', `/api/v1/projects/${p.id}`, {
+        key: t.adminKey,
+        json: { credentials: { apiKey: key } },
+      });
       texts.push({ what: `${shape} PATCH`, text: patched.text });
-      const bad = await t.call('PATCH', `/api/v1/projects/${p.id}`, { key: p.key, json: { llm: { provider: 'openai', model: key, baseUrl: `${key}://x` } } });
+      const bad = await t.call('PATCH', `/api/v1/projects/${p.id}`, {
+        key: p.key,
+        json: { llm: { provider: 'openai', model: key, baseUrl: `${key}://x` } },
+      });
       texts.push({ what: `${shape} bad PATCH`, text: bad.text });
     }
   }, 175_000);
@@ -157,7 +186,10 @@ describe('secrets echoed by an upstream never leave (gateway and workers as proc
 
   it('the upstream received and echoed each of the five keys on chat, stream and embedding calls', () => {
     const got = Object.fromEntries(
-      Object.entries(SHAPES).map(([shape, { key }]) => [shape, [...new Set(echo.echoed.filter((e) => e.credential === key).map((e) => e.mode))].sort()]),
+      Object.entries(SHAPES).map(([shape, { key }]) => [
+        shape,
+        [...new Set(echo.echoed.filter((e) => e.credential === key).map((e) => e.mode))].sort(),
+      ]),
     );
     expect(got).toEqual(Object.fromEntries(Object.keys(SHAPES).map((shape) => [shape, ['chat', 'embed', 'stream']])));
     // The stream mode's calls were streamed chat calls: its error came in-band, after a 200 and a first chunk.
@@ -165,13 +197,21 @@ describe('secrets echoed by an upstream never leave (gateway and workers as proc
   });
 
   it('every ask and ingestion ended with a typed error whose details keep the message with the key as ***', () => {
-    const names = Object.keys(SHAPES).flatMap((s) => [`${s} chat`, `${s} stream`, `${s} embed`, `${s} embed ingestion`]);
+    const names = Object.keys(SHAPES).flatMap((s) => [
+      `${s} chat`,
+      `${s} stream`,
+      `${s} embed`,
+      `${s} embed ingestion`,
+    ]);
     expect(Object.keys(errors).sort()).toEqual(names.sort());
     for (const name of names) {
-      expect(errors[name]).toEqual(expect.objectContaining({ status: expect.any(Number), code: expect.stringMatching(/^[a-z_]+$/) }));
+      expect(errors[name]).toEqual(
+        expect.objectContaining({ status: expect.any(Number), code: expect.stringMatching(/^[a-z_]+$/) }),
+      );
     }
     // The provider's words reach the caller, sanitised: each form of the key (raw, JSON-escaped, URL-encoded) is ***.
-    const echoedText = 'Incorrect API key provided: ***. You can find your API key at https://platform.openai.com/account/api-keys (received "***", ***).';
+    const echoedText =
+      'Incorrect API key provided: ***. You can find your API key at https://platform.openai.com/account/api-keys (received "***", ***).';
     const got = Object.fromEntries(names.map((n) => [n, `${errors[n].status} ${errors[n].code} ${errors[n].details}`]));
     const want = Object.fromEntries(
       Object.entries(SHAPES).flatMap(([s, { provider }]) => [
@@ -183,18 +223,33 @@ describe('secrets echoed by an upstream never leave (gateway and workers as proc
     );
     expect(got).toEqual(want);
     // The stream mode's errors came in-band: after the first delta of a started answer.
-    expect(streamEvents).toEqual(Object.fromEntries(Object.keys(SHAPES).map((s) => [`${s} stream`, 'accepted retrieved budget delta:{"text":"Partial answer "} error'])));
+    expect(streamEvents).toEqual(
+      Object.fromEntries(
+        Object.keys(SHAPES).map((s) => [
+          `${s} stream`,
+          'accepted retrieved budget delta:{"text":"Partial answer "} error',
+        ]),
+      ),
+    );
   });
 
   it('no HTTP body or SSE event holds any secret (five key shapes, API keys, admin key, events secret, encryption key)', () => {
     expect(texts.length).toBe(Object.keys(SHAPES).length * (3 * 5 + 2 + 2));
-    const found = texts.flatMap(({ what, text }) => secrets().filter((s) => text.includes(s.value)).map((s) => `${s.name} in ${what}`));
+    const found = texts.flatMap(({ what, text }) =>
+      secrets()
+        .filter((s) => text.includes(s.value))
+        .map((s) => `${s.name} in ${what}`),
+    );
     expect(found).toEqual([]);
   });
 
   it('no log line of the four apps holds any of them (LOG_LEVEL=verbose)', () => {
     const logs = t.logs();
     expect(logs.length).toBeGreaterThan(0);
-    expect(secrets().filter((s) => logs.includes(s.value)).map((s) => s.name)).toEqual([]);
+    expect(
+      secrets()
+        .filter((s) => logs.includes(s.value))
+        .map((s) => s.name),
+    ).toEqual([]);
   });
 });

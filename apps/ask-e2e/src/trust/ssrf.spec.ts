@@ -74,7 +74,11 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
   };
 
   beforeAll(async () => {
-    [canary, upstream, other] = await Promise.all([startCanary(), startFakeUpstream({ chunkDelayMs: 0 }), startFakeUpstream({ chunkDelayMs: 0 })]);
+    [canary, upstream, other] = await Promise.all([
+      startCanary(),
+      startFakeUpstream({ chunkDelayMs: 0 }),
+      startFakeUpstream({ chunkDelayMs: 0 }),
+    ]);
     t = await startTrustStack('ssrf', {
       // The operator allow-lists the two fake upstreams (loopback, so refused otherwise), not the canary.
       ASK_PROVIDER_URL_ALLOWLIST: `${upstream.url},${other.url}`,
@@ -92,7 +96,8 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
     await Promise.all([canary?.close(), upstream?.close(), other?.close()]);
   });
 
-  const patch = (key: string, body: unknown, id = target.id) => t.call('PATCH', `/api/v1/projects/${id}`, { key, json: body });
+  const patch = (key: string, body: unknown, id = target.id) =>
+    t.call('PATCH', `/api/v1/projects/${id}`, { key, json: body });
 
   describe('on PATCH (save time)', () => {
     /** What each refusal answered: `status code details-prefix` for every form, field and key. */
@@ -100,9 +105,13 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
       const out: Record<string, string> = {};
       for (const [name, url] of forms) {
         for (const field of ['llm.baseUrl', 'embedding.baseUrl'] as const) {
-          for (const [who, key] of [['project', target.key], ['admin', t.adminKey]] as const) {
+          for (const [who, key] of [
+            ['project', target.key],
+            ['admin', t.adminKey],
+          ] as const) {
             const reply = await patch(key, pointing(field, url));
-            out[`${name} ${field} ${who}`] = `${reply.status} ${reply.body?.code} ${reply.body?.details?.startsWith(`${field}: `) ? field : reply.body?.details}`;
+            out[`${name} ${field} ${who}`] =
+              `${reply.status} ${reply.body?.code} ${reply.body?.details?.startsWith(`${field}: `) ? field : reply.body?.details}`;
           }
         }
       }
@@ -114,7 +123,8 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
       const want: Record<string, string> = {};
       for (const [name] of internal()) {
         for (const field of ['llm.baseUrl', 'embedding.baseUrl']) {
-          const projectKey = name === 'a DNS name resolving to loopback' ? `403 forbidden ${field}` : `400 invalid_request ${field}`;
+          const projectKey =
+            name === 'a DNS name resolving to loopback' ? `403 forbidden ${field}` : `400 invalid_request ${field}`;
           want[`${name} ${field} project`] = projectKey;
           want[`${name} ${field} admin`] = `400 invalid_request ${field}`;
         }
@@ -141,7 +151,9 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
       const chooser = await t.project('chooser', stored('llm.baseUrl', `${upstream.url}/v1`));
       const byProject = await patch(chooser.key, pointing('llm.baseUrl', url), chooser.id);
       expect([byProject.status, byProject.body?.code]).toEqual([403, 'forbidden']);
-      expect(byProject.body?.details).toBe("llm.baseUrl: only the admin key may set a provider endpoint outside the operator's allow-list (ASK_PROVIDER_URL_ALLOWLIST)");
+      expect(byProject.body?.details).toBe(
+        "llm.baseUrl: only the admin key may set a provider endpoint outside the operator's allow-list (ASK_PROVIDER_URL_ALLOWLIST)",
+      );
       const byAdmin = await patch(t.adminKey, pointing('embedding.baseUrl', url), chooser.id);
       expect(byAdmin.status).toBe(200);
       expect((byAdmin.body?.['embeddingSettings'] as { baseUrl?: string }).baseUrl).toBe(url);
@@ -153,7 +165,11 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
 
     it('left the stored endpoint and the stored key as they were', async () => {
       const read = await t.call('GET', `/api/v1/projects/${target.id}`, { key: target.key });
-      expect(read.body?.['llmSettings']).toEqual({ provider: 'openai', model: 'gpt-4o', baseUrl: `${upstream.url}/v1` });
+      expect(read.body?.['llmSettings']).toEqual({
+        provider: 'openai',
+        model: 'gpt-4o',
+        baseUrl: `${upstream.url}/v1`,
+      });
       expect(read.body?.['hasCredentials']).toBe(true);
       expect(await t.projects.getCredentials(target.id)).toEqual({ apiKey: STORED_KEY });
     });
@@ -162,20 +178,28 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
   describe('at connect time (settings stored without the save-time check)', () => {
     /** Per case: where the refusal came (`POST` answer, or the stream's `error` event) and what it said. */
     const asks = new Map<string, { where: string; error?: { status?: number; code?: string; details?: string } }>();
-    const ingestions = new Map<string, { where: string; error?: { status?: number; code?: string; details?: string } }>();
+    const ingestions = new Map<
+      string,
+      { where: string; error?: { status?: number; code?: string; details?: string } }
+    >();
 
     /** The POST's typed refusal, or the stream's end. */
-    const settle = async (post: () => Promise<{ where: string; error?: { status?: number; code?: string; details?: string } }>) => {
+    const settle = async (
+      post: () => Promise<{ where: string; error?: { status?: number; code?: string; details?: string } }>,
+    ) => {
       try {
         return await post();
       } catch (err) {
-        if (err instanceof AskApiError) return { where: 'POST', error: { status: err.status, code: err.body.code, details: err.body.details } };
+        if (err instanceof AskApiError)
+          return { where: 'POST', error: { status: err.status, code: err.body.code, details: err.body.details } };
         throw err;
       }
     };
 
     beforeAll(async () => {
-      const cases = internal().flatMap(([name, url]) => (['llm.baseUrl', 'embedding.baseUrl'] as const).map((field) => ({ name: `${name} ${field}`, field, url })));
+      const cases = internal().flatMap(([name, url]) =>
+        (['llm.baseUrl', 'embedding.baseUrl'] as const).map((field) => ({ name: `${name} ${field}`, field, url })),
+      );
       await Promise.all(
         cases.map(async (c) => {
           const p = await t.project(c.name, stored(c.field, c.url), { apiKey: STORED_KEY });
@@ -191,7 +215,9 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
             ingestions.set(
               c.name,
               await settle(async () => {
-                const accepted = await p.client.ingestKnowledge(p.id, [{ uri: 'notes.md', text: 'HNSW indexes are built with CREATE INDEX.' }]);
+                const accepted = await p.client.ingestKnowledge(p.id, [
+                  { uri: 'notes.md', text: 'HNSW indexes are built with CREATE INDEX.' },
+                ]);
                 const followed = await p.client.followIngestion(p.id, accepted.ingestionId);
                 return { where: followed.done ? 'event done' : 'event error', error: followed.error };
               }),
@@ -199,10 +225,18 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
           }
         }),
       );
-      console.log(Object.fromEntries([...asks, ...[...ingestions].map(([k, v]) => [`${k} (ingestion)`, v] as const)].map(([k, v]) => [k, `${v.where} ${v.error?.status} ${v.error?.details}`])));
+      console.log(
+        Object.fromEntries(
+          [...asks, ...[...ingestions].map(([k, v]) => [`${k} (ingestion)`, v] as const)].map(([k, v]) => [
+            k,
+            `${v.where} ${v.error?.status} ${v.error?.details}`,
+          ]),
+        ),
+      );
     }, 170_000);
 
-    const summary = (o: { where: string; error?: { status?: number; code?: string; details?: string } }) => `${o.where} ${o.error?.status} ${o.error?.code} ${o.error?.details?.split(':')[0]}`;
+    const summary = (o: { where: string; error?: { status?: number; code?: string; details?: string } }) =>
+      `${o.where} ${o.error?.status} ${o.error?.code} ${o.error?.details?.split(':')[0]}`;
 
     it('refuses every ask with the typed 403 forbidden naming the field: the chat call in the synthesis worker, the question embedding in the gateway (IP literals, local names) or the retrieval worker (a name resolving to loopback)', () => {
       const got = Object.fromEntries([...asks].map(([name, o]) => [name, summary(o)]));
@@ -218,34 +252,143 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
 
     it('refuses every upload with the typed 403 forbidden naming embedding.baseUrl (the gateway, or the ingestion worker after DNS)', () => {
       const got = Object.fromEntries([...ingestions].map(([name, o]) => [name, summary(o)]));
-      const want = Object.fromEntries([...ingestions.keys()].map((name) => [name, `${name.startsWith('a DNS name') ? 'event error' : 'POST'} 403 forbidden embedding.baseUrl`]));
+      const want = Object.fromEntries(
+        [...ingestions.keys()].map((name) => [
+          name,
+          `${name.startsWith('a DNS name') ? 'event error' : 'POST'} 403 forbidden embedding.baseUrl`,
+        ]),
+      );
       expect(got).toEqual(want);
       expect(ingestions.size).toBe(internal().length);
     });
 
     it('never says where the name resolved to', () => {
-      const rebind = [...asks, ...ingestions].filter(([name]) => name.startsWith('a DNS name')).map(([, o]) => o.error?.details);
+      const rebind = [...asks, ...ingestions]
+        .filter(([name]) => name.startsWith('a DNS name'))
+        .map(([, o]) => o.error?.details);
       expect(rebind).toHaveLength(3);
       for (const details of rebind) {
-        expect(details).toMatch(/the host resolves to a loopback address, which is not allowed unless the operator allow-lists it$/);
+        expect(details).toMatch(
+          /the host resolves to a loopback address, which is not allowed unless the operator allow-lists it$/,
+        );
         expect(details).not.toContain('127.0.0.1');
       }
     });
   });
 
   describe("every provider adapter's transport, after DNS (a name resolving to the canary)", () => {
-    const AWS = { awsAccessKeyId: 'AKIAFAKEFAKEFAKEFAKE', awsSecretAccessKey: 'fakeSecretKey0000000000000000000000000000' };
+    const AWS = {
+      awsAccessKeyId: 'AKIAFAKEFAKEFAKEFAKE',
+      awsSecretAccessKey: 'fakeSecretKey0000000000000000000000000000',
+    };
     const rebind = () => `http://${REBIND_HOST}:${canary.port}`;
-    const adapters = (): Array<{ name: string; settings: ProjectSettingsInput; credentials: Record<string, string> }> => [
-      { name: 'anthropic llm', settings: { llmSettings: { provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: rebind() }, embeddingSettings: LOCAL_EMBEDDING } as never, credentials: { apiKey: STORED_KEY } },
-      { name: 'azure-foundry llm', settings: { llmSettings: { provider: 'azure-foundry', model: 'gpt-4o', baseUrl: rebind(), apiVersion: '2024-10-21' }, embeddingSettings: LOCAL_EMBEDDING } as never, credentials: { apiKey: STORED_KEY } },
-      { name: 'bedrock llm (AWS SDK, HTTP/2)', settings: { llmSettings: { provider: 'bedrock', model: 'anthropic.claude-sonnet-4-5-20250929-v1:0', region: 'us-east-1', baseUrl: rebind() }, embeddingSettings: LOCAL_EMBEDDING } as never, credentials: AWS },
-      { name: 'vertex llm', settings: { llmSettings: { provider: 'vertex', model: 'gemini-2.5-flash', gcpProject: 'demo', region: 'us-central1', baseUrl: rebind() }, embeddingSettings: LOCAL_EMBEDDING } as never, credentials: { gcpAccessToken: 'ya29.fake-token' } },
-      { name: 'ollama llm', settings: { llmSettings: { provider: 'ollama', model: 'llama3.1:8b', baseUrl: rebind() }, embeddingSettings: LOCAL_EMBEDDING } as never, credentials: {} },
-      { name: 'azure-foundry embedding', settings: { llmSettings: LOCAL_LLM, embeddingSettings: { provider: 'azure-foundry', model: 'text-embedding-3-large', dimensions: 256, baseUrl: rebind(), apiVersion: '2024-10-21' } } as never, credentials: { apiKey: STORED_KEY } },
-      { name: 'bedrock embedding (AWS SDK)', settings: { llmSettings: LOCAL_LLM, embeddingSettings: { provider: 'bedrock', model: 'amazon.titan-embed-text-v2:0', dimensions: 256, region: 'us-east-1', baseUrl: rebind() } } as never, credentials: AWS },
-      { name: 'vertex embedding', settings: { llmSettings: LOCAL_LLM, embeddingSettings: { provider: 'vertex', model: 'text-embedding-005', dimensions: 256, gcpProject: 'demo', region: 'us-central1', baseUrl: rebind() } } as never, credentials: { gcpAccessToken: 'ya29.fake-token' } },
-      { name: 'ollama embedding', settings: { llmSettings: LOCAL_LLM, embeddingSettings: { provider: 'ollama', model: 'nomic-embed-text', dimensions: 256, baseUrl: rebind() } } as never, credentials: {} },
+    const adapters = (): Array<{
+      name: string;
+      settings: ProjectSettingsInput;
+      credentials: Record<string, string>;
+    }> => [
+      {
+        name: 'anthropic llm',
+        settings: {
+          llmSettings: { provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: rebind() },
+          embeddingSettings: LOCAL_EMBEDDING,
+        } as never,
+        credentials: { apiKey: STORED_KEY },
+      },
+      {
+        name: 'azure-foundry llm',
+        settings: {
+          llmSettings: { provider: 'azure-foundry', model: 'gpt-4o', baseUrl: rebind(), apiVersion: '2024-10-21' },
+          embeddingSettings: LOCAL_EMBEDDING,
+        } as never,
+        credentials: { apiKey: STORED_KEY },
+      },
+      {
+        name: 'bedrock llm (AWS SDK, HTTP/2)',
+        settings: {
+          llmSettings: {
+            provider: 'bedrock',
+            model: 'anthropic.claude-sonnet-4-5-20250929-v1:0',
+            region: 'us-east-1',
+            baseUrl: rebind(),
+          },
+          embeddingSettings: LOCAL_EMBEDDING,
+        } as never,
+        credentials: AWS,
+      },
+      {
+        name: 'vertex llm',
+        settings: {
+          llmSettings: {
+            provider: 'vertex',
+            model: 'gemini-2.5-flash',
+            gcpProject: 'demo',
+            region: 'us-central1',
+            baseUrl: rebind(),
+          },
+          embeddingSettings: LOCAL_EMBEDDING,
+        } as never,
+        credentials: { gcpAccessToken: 'ya29.fake-token' },
+      },
+      {
+        name: 'ollama llm',
+        settings: {
+          llmSettings: { provider: 'ollama', model: 'llama3.1:8b', baseUrl: rebind() },
+          embeddingSettings: LOCAL_EMBEDDING,
+        } as never,
+        credentials: {},
+      },
+      {
+        name: 'azure-foundry embedding',
+        settings: {
+          llmSettings: LOCAL_LLM,
+          embeddingSettings: {
+            provider: 'azure-foundry',
+            model: 'text-embedding-3-large',
+            dimensions: 256,
+            baseUrl: rebind(),
+            apiVersion: '2024-10-21',
+          },
+        } as never,
+        credentials: { apiKey: STORED_KEY },
+      },
+      {
+        name: 'bedrock embedding (AWS SDK)',
+        settings: {
+          llmSettings: LOCAL_LLM,
+          embeddingSettings: {
+            provider: 'bedrock',
+            model: 'amazon.titan-embed-text-v2:0',
+            dimensions: 256,
+            region: 'us-east-1',
+            baseUrl: rebind(),
+          },
+        } as never,
+        credentials: AWS,
+      },
+      {
+        name: 'vertex embedding',
+        settings: {
+          llmSettings: LOCAL_LLM,
+          embeddingSettings: {
+            provider: 'vertex',
+            model: 'text-embedding-005',
+            dimensions: 256,
+            gcpProject: 'demo',
+            region: 'us-central1',
+            baseUrl: rebind(),
+          },
+        } as never,
+        credentials: { gcpAccessToken: 'ya29.fake-token' },
+      },
+      {
+        name: 'ollama embedding',
+        settings: {
+          llmSettings: LOCAL_LLM,
+          embeddingSettings: { provider: 'ollama', model: 'nomic-embed-text', dimensions: 256, baseUrl: rebind() },
+        } as never,
+        credentials: {},
+      },
     ];
 
     it('refuses each one with the typed 403 forbidden naming its field (anthropic, azure, bedrock over the AWS SDK, vertex, ollama)', async () => {
@@ -258,13 +401,19 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
             const outcome = await follow(p.client, accepted.askId, accepted.sessionId, 100_000);
             got[a.name] = `${outcome.end} ${outcome.error?.status} ${outcome.error?.code} ${outcome.error?.details}`;
           } catch (err) {
-            got[a.name] = err instanceof AskApiError ? `POST ${err.status} ${err.body.code} ${err.body.details}` : String(err);
+            got[a.name] =
+              err instanceof AskApiError ? `POST ${err.status} ${err.body.code} ${err.body.details}` : String(err);
           }
         }),
       );
       const reason = 'the host resolves to a loopback address, which is not allowed unless the operator allow-lists it';
       expect(got).toEqual(
-        Object.fromEntries(adapters().map((a) => [a.name, `error 403 forbidden ${a.name.includes('embedding') ? 'embedding.baseUrl' : 'llm.baseUrl'}: ${reason}`])),
+        Object.fromEntries(
+          adapters().map((a) => [
+            a.name,
+            `error 403 forbidden ${a.name.includes('embedding') ? 'embedding.baseUrl' : 'llm.baseUrl'}: ${reason}`,
+          ]),
+        ),
       );
     });
   });
@@ -277,38 +426,66 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
       const accepted = await p.client.ask(p.id, 'How do I create an HNSW index?');
       const outcome = await follow(p.client, accepted.askId, accepted.sessionId, 60_000);
       upstream.clearFaults();
-      expect([outcome.end, outcome.error?.status, outcome.error?.code, outcome.error?.details?.split(':')[0]]).toEqual(['error', 403, 'forbidden', 'llm.baseUrl']);
+      expect([outcome.end, outcome.error?.status, outcome.error?.code, outcome.error?.details?.split(':')[0]]).toEqual([
+        'error',
+        403,
+        'forbidden',
+        'llm.baseUrl',
+      ]);
       expect(upstream.requests.slice(before).map((r) => `${r.route} ${r.fault}`)).toEqual(['openai.chat redirect']);
     });
 
     it('is not followed by the embedding call: 403 forbidden naming embedding.baseUrl', async () => {
-      const p = await t.project('redirect-embed', stored('embedding.baseUrl', `${upstream.url}/v1`), { apiKey: STORED_KEY });
+      const p = await t.project('redirect-embed', stored('embedding.baseUrl', `${upstream.url}/v1`), {
+        apiKey: STORED_KEY,
+      });
       upstream.setFault({ kind: 'redirect', location: `http://[::1]:${canary.port}/v1/embeddings` }, 1);
       const before = upstream.requests.length;
-      const ingestion = await p.client.ingestKnowledge(p.id, [{ uri: 'notes.md', text: 'HNSW indexes are built with CREATE INDEX.' }]);
+      const ingestion = await p.client.ingestKnowledge(p.id, [
+        { uri: 'notes.md', text: 'HNSW indexes are built with CREATE INDEX.' },
+      ]);
       const followed = await p.client.followIngestion(p.id, ingestion.ingestionId);
       upstream.clearFaults();
-      expect([followed.error?.status, followed.error?.code, followed.error?.details?.split(':')[0]]).toEqual([403, 'forbidden', 'embedding.baseUrl']);
-      expect(upstream.requests.slice(before).map((r) => `${r.route} ${r.fault}`)).toEqual(['openai.embeddings redirect']);
+      expect([followed.error?.status, followed.error?.code, followed.error?.details?.split(':')[0]]).toEqual([
+        403,
+        'forbidden',
+        'embedding.baseUrl',
+      ]);
+      expect(upstream.requests.slice(before).map((r) => `${r.route} ${r.fault}`)).toEqual([
+        'openai.embeddings redirect',
+      ]);
     });
   });
 
   describe('the allow-listed fake upstream still works', () => {
     it('answers an ask through the stored key (chat and question embedding on the fake upstream)', async () => {
-      const p = await t.project('allowed', { ...stored('llm.baseUrl', `${upstream.url}/v1`), embeddingSettings: pointing('embedding.baseUrl', `${upstream.url}/v1`).embedding as never }, { apiKey: STORED_KEY });
-      const ingestion = await p.client.ingestKnowledge(p.id, [{ uri: 'notes.md', text: 'HNSW indexes are built with CREATE INDEX.' }]);
+      const p = await t.project(
+        'allowed',
+        {
+          ...stored('llm.baseUrl', `${upstream.url}/v1`),
+          embeddingSettings: pointing('embedding.baseUrl', `${upstream.url}/v1`).embedding as never,
+        },
+        { apiKey: STORED_KEY },
+      );
+      const ingestion = await p.client.ingestKnowledge(p.id, [
+        { uri: 'notes.md', text: 'HNSW indexes are built with CREATE INDEX.' },
+      ]);
       const ingested = await p.client.followIngestion(p.id, ingestion.ingestionId);
       expect(ingested.done?.counts).toMatchObject({ total: 1, done: 1, failed: 0 });
       const before = upstream.requests.length;
       const accepted = await p.client.ask(p.id, 'How do I create an HNSW index?');
       const outcome = await follow(p.client, accepted.askId, accepted.sessionId, 60_000);
       expect([outcome.end, outcome.answer]).toEqual(['done', FAKE_ANSWER]);
-      expect(upstream.requests.slice(before).map((r) => `${r.route} ${r.auth}`)).toEqual(['openai.embeddings bearer', 'openai.chat bearer']);
+      expect(upstream.requests.slice(before).map((r) => `${r.route} ${r.auth}`)).toEqual([
+        'openai.embeddings bearer',
+        'openai.chat bearer',
+      ]);
     });
   });
 
   describe('changing a provider host drops the stored credentials unless new ones come with it', () => {
-    const hasCredentials = async (id: string) => (await t.call('GET', `/api/v1/projects/${id}`, { key: t.adminKey })).body?.['hasCredentials'];
+    const hasCredentials = async (id: string) =>
+      (await t.call('GET', `/api/v1/projects/${id}`, { key: t.adminKey })).body?.['hasCredentials'];
 
     it('another allow-listed origin, without credentials: dropped', async () => {
       const p = await t.project('move', stored('llm.baseUrl', `${upstream.url}/v1`), { apiKey: STORED_KEY });
@@ -318,7 +495,14 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
 
     it('another origin with new credentials in the same request: the new ones are kept', async () => {
       const p = await t.project('move-with-key', stored('llm.baseUrl', `${upstream.url}/v1`), { apiKey: STORED_KEY });
-      const reply = await patch(t.adminKey, { ...pointing('llm.baseUrl', `${other.url}/v1`), credentials: { apiKey: 'sk-new-for-the-other-host-0123456789' } }, p.id);
+      const reply = await patch(
+        t.adminKey,
+        {
+          ...pointing('llm.baseUrl', `${other.url}/v1`),
+          credentials: { apiKey: 'sk-new-for-the-other-host-0123456789' },
+        },
+        p.id,
+      );
       expect(reply.status).toBe(200);
       expect(await t.projects.getCredentials(p.id)).toEqual({ apiKey: 'sk-new-for-the-other-host-0123456789' });
     });
@@ -334,7 +518,9 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
       const p = await t.project('to-default', stored('llm.baseUrl', `${upstream.url}/v1`), { apiKey: STORED_KEY });
       expect((await patch(t.adminKey, { llm: { provider: 'openai', model: 'gpt-4o' } }, p.id)).status).toBe(200);
       expect(await t.projects.getCredentials(p.id)).toBeNull();
-      const e = await t.project('embedding-move', stored('embedding.baseUrl', `${upstream.url}/v1`), { apiKey: STORED_KEY });
+      const e = await t.project('embedding-move', stored('embedding.baseUrl', `${upstream.url}/v1`), {
+        apiKey: STORED_KEY,
+      });
       expect((await patch(e.key, pointing('embedding.baseUrl', `${other.url}/v1`), e.id)).status).toBe(200);
       expect(await t.projects.getCredentials(e.id)).toBeNull();
     });
@@ -356,13 +542,19 @@ describe('SSRF: provider endpoints are an operator decision (gateway and workers
     expect(await reach('127.0.0.1')).toBe('connected');
     const got = await Promise.all(others.map(reach));
     expect(got).toEqual(others.map(() => 'ECONNREFUSED'));
-    console.log(`gateway port ${port}: 127.0.0.1 connected; ${others.map((a, i) => `${a} ${got[i]}`).join(', ') || 'no other IPv4 address on this machine'}`);
+    console.log(
+      `gateway port ${port}: 127.0.0.1 connected; ${others.map((a, i) => `${a} ${got[i]}`).join(', ') || 'no other IPv4 address on this machine'}`,
+    );
   });
 
   describe('after every case above', () => {
     it('the loopback canary saw zero connections (and it does count one: a direct connection is seen)', async () => {
       expect(canary.connections).toEqual([]);
-      await new Promise<void>((done) => connect({ host: '127.0.0.1', port: canary.port }).once('close', () => done()).once('error', () => done()));
+      await new Promise<void>((done) =>
+        connect({ host: '127.0.0.1', port: canary.port })
+          .once('close', () => done())
+          .once('error', () => done()),
+      );
       expect(canary.connections).toEqual([`127.0.0.1:${canary.port}`]);
     });
   });

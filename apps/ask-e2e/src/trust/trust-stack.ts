@@ -35,7 +35,11 @@ export interface TrustStack {
   /** `method path` on the gateway with `Authorization: Bearer <key>` and a JSON body; SSE read for `sseMs`. */
   call(method: string, path: string, options?: { key?: string; json?: unknown; sseMs?: number }): Promise<Reply>;
   /** A project written straight to the database (as the operator's seed would) and one API key for it. */
-  project(name: string, settings: ProjectSettingsInput, credentials?: Record<string, string>): Promise<{ id: string; key: string; client: AskClient }>;
+  project(
+    name: string,
+    settings: ProjectSettingsInput,
+    credentials?: Record<string, string>,
+  ): Promise<{ id: string; key: string; client: AskClient }>;
   /** The text of every log file the four apps wrote so far. */
   logs(): string;
   close(): Promise<void>;
@@ -131,7 +135,10 @@ async function readFor(response: Response, ms: number): Promise<string> {
   let text = '';
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
-    const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), Math.max(1, deadline - Date.now())))]);
+    const next = await Promise.race([
+      reader.read(),
+      new Promise<null>((r) => setTimeout(() => r(null), Math.max(1, deadline - Date.now()))),
+    ]);
     if (next === null || next.done) break;
     text += decoder.decode(next.value, { stream: true });
   }
@@ -167,7 +174,13 @@ export async function startCanary(): Promise<Canary> {
   const port = await listen(v4, 0, '127.0.0.1');
   const v6 = make();
   const servers = [v4];
-  if (await listen(v6, port, '::1').then(() => true, () => false)) servers.push(v6);
+  if (
+    await listen(v6, port, '::1').then(
+      () => true,
+      () => false,
+    )
+  )
+    servers.push(v6);
   return {
     port,
     connections,

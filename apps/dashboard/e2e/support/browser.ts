@@ -18,10 +18,18 @@ const ARGS = [
 ];
 
 /** A headless Chromium with a fresh profile; `close` also removes the profile. */
-export async function launchBrowser(viewport = { width: 1280, height: 900 }): Promise<{ context: BrowserContext; close(): Promise<void> }> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run tools/setup-browser.sh (apt-get install chromium)`);
+export async function launchBrowser(
+  viewport = { width: 1280, height: 900 },
+): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: run tools/setup-browser.sh (apt-get install chromium)`);
   const profile = mkdtempSync(join(tmpdir(), 'dashboard-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    viewport,
+  });
   return {
     context,
     close: async () => {

@@ -36,7 +36,8 @@ export class IngestionProcessor extends WorkerHost implements OnApplicationBoots
   }
 
   async process(job: ContractJob<QueueName.AskIngestion>): Promise<void> {
-    if (job.name !== JobName.Ingest && job.name !== JobName.Reembed) throw new Error(`unknown job ${job.name} on ${QueueName.AskIngestion}`);
+    if (job.name !== JobName.Ingest && job.name !== JobName.Reembed)
+      throw new Error(`unknown job ${job.name} on ${QueueName.AskIngestion}`);
     const { ingestionId, projectId } = job.data;
     const sink: IngestionEventSink = (type, data) => this.events.publish(ingestionId, type, data);
     try {

@@ -49,10 +49,17 @@ describe(AskReconciler.name, () => {
   /** Records an ask accepted `ageMs` ago (PostgreSQL only, as if Redis had lost everything else). */
   async function accepted(ageMs: number): Promise<string> {
     const id = randomUUID();
-    await asks.record({ id, projectId, sessionId, question: 'How do I create an HNSW index?', acceptedAt: new Date(Date.now() - ageMs) });
+    await asks.record({
+      id,
+      projectId,
+      sessionId,
+      question: 'How do I create an HNSW index?',
+      acceptedAt: new Date(Date.now() - ageMs),
+    });
     return id;
   }
-  const meta = (id: string, acceptedAt: Date) => events.open(id, { projectId, sessionId, acceptedAt: acceptedAt.toISOString() });
+  const meta = (id: string, acceptedAt: Date) =>
+    events.open(id, { projectId, sessionId, acceptedAt: acceptedAt.toISOString() });
   const state = async (id: string) => {
     const r = await asks.find(id);
     return r && { state: r.state, errorCode: r.errorCode, requeues: r.requeues };
@@ -62,7 +69,11 @@ describe(AskReconciler.name, () => {
     it('records an ask whose stream holds its terminal event as ended, with the error code', async () => {
       const done = await accepted(10_000);
       const failed = await accepted(10_000);
-      await events.publish(done, 'done', { messageId: 'm', usage: { promptTokens: 1, completionTokens: 1 }, sources: [] });
+      await events.publish(done, 'done', {
+        messageId: 'm',
+        usage: { promptTokens: 1, completionTokens: 1 },
+        sources: [],
+      });
       await events.publish(failed, 'error', { status: 413, code: 'context_overflow', error: 'x' });
       await reconciler.pass();
       expect([await state(done), await state(failed)]).toEqual([
@@ -121,7 +132,9 @@ describe(AskReconciler.name, () => {
       const late = await accepted(DEADLINE_MS + 1_000);
       await reconciler.pass();
       const evs = await events.readAll(late);
-      expect(evs.map((e) => [e.type, (e.data as { status: number }).status, (e.data as { code: string }).code])).toEqual([['error', 504, 'llm_upstream']]);
+      expect(
+        evs.map((e) => [e.type, (e.data as { status: number }).status, (e.data as { code: string }).code]),
+      ).toEqual([['error', 504, 'llm_upstream']]);
       expect(await state(late)).toEqual({ state: 'error', errorCode: 'llm_upstream', requeues: 0 });
       expect(await retrieval.getJob(late)).toBeUndefined();
       await reconciler.pass();

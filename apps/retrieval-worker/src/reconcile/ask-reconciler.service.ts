@@ -1,7 +1,14 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { JobState, Queue } from 'bullmq';
-import { ASK_JOB_OPTIONS, type ErrorEvent, JobName, QueueName, type RetrieveJobData, TERMINAL_EVENTS } from '@ask/ask-contracts';
+import {
+  ASK_JOB_OPTIONS,
+  type ErrorEvent,
+  JobName,
+  QueueName,
+  type RetrieveJobData,
+  TERMINAL_EVENTS,
+} from '@ask/ask-contracts';
 import { llmUpstream } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventStream, type ContractQueue, contractQueue, enqueueJob, FencedPublishError } from '@ask/event-stream';
@@ -14,7 +21,13 @@ const BATCH = 500;
 /** Re-enqueues of one ask after Redis lost it; once more and it ends with a typed error. */
 export const MAX_REQUEUES = 2;
 /** Job states in which BullMQ will still run (or is running) a job. */
-const LIVE: ReadonlySet<JobState | 'unknown'> = new Set(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children']);
+const LIVE: ReadonlySet<JobState | 'unknown'> = new Set([
+  'active',
+  'waiting',
+  'delayed',
+  'prioritized',
+  'waiting-children',
+]);
 
 /** What one pass did. */
 export interface ReconcileCounts {
@@ -75,7 +88,8 @@ export class AskReconciler implements OnApplicationBootstrap, OnApplicationShutd
     this.timer = setTimeout(async () => {
       try {
         const counts = await this.pass();
-        if (counts.requeued || counts.failed) this.logger.warn(`reconciled asks lost from Redis: ${JSON.stringify(counts)}`);
+        if (counts.requeued || counts.failed)
+          this.logger.warn(`reconciled asks lost from Redis: ${JSON.stringify(counts)}`);
       } catch (err) {
         // Redis or PostgreSQL away: the next pass tries again.
         this.logger.warn(`ask reconciliation failed: ${(err as Error).message}`);
@@ -94,10 +108,18 @@ export class AskReconciler implements OnApplicationBootstrap, OnApplicationShutd
     });
   }
 
-  private async reconcile(ask: AskRecord, batch: OpenAsksBatch, now: number): Promise<'ended' | 'requeued' | 'failed' | 'checked'> {
+  private async reconcile(
+    ask: AskRecord,
+    batch: OpenAsksBatch,
+    now: number,
+  ): Promise<'ended' | 'requeued' | 'failed' | 'checked'> {
     const last = await this.events.lastEvent(ask.id);
     if (last && TERMINAL_EVENTS.has(last.type)) {
-      await batch.finish(ask.id, last.type === 'done' ? 'done' : 'error', last.type === 'error' ? (last.data as ErrorEvent).code : undefined);
+      await batch.finish(
+        ask.id,
+        last.type === 'done' ? 'done' : 'error',
+        last.type === 'error' ? (last.data as ErrorEvent).code : undefined,
+      );
       return 'ended';
     }
     const meta = await this.events.meta(ask.id);
@@ -109,14 +131,25 @@ export class AskReconciler implements OnApplicationBootstrap, OnApplicationShutd
     const deadline = ask.acceptedAt.getTime() + this.config.ASK_DEADLINE_MS;
     try {
       if (now < deadline && ask.requeues < MAX_REQUEUES) {
-        await this.events.publish(ask.id, 'reset', { attempt: 0, reason: 'the ask was lost from Redis and runs again' });
+        await this.events.publish(ask.id, 'reset', {
+          attempt: 0,
+          reason: 'the ask was lost from Redis and runs again',
+        });
         await this.removeFinishedJobs(ask.id);
-        const data: RetrieveJobData = { askId: ask.id, projectId: ask.projectId, sessionId: ask.sessionId, question: ask.question, acceptedAt };
+        const data: RetrieveJobData = {
+          askId: ask.id,
+          projectId: ask.projectId,
+          sessionId: ask.sessionId,
+          question: ask.question,
+          acceptedAt,
+        };
         await enqueueJob(this.retrieval, JobName.Retrieve, data, { ...ASK_JOB_OPTIONS, jobId: ask.id });
         await batch.requeued(ask.id);
         return 'requeued';
       }
-      const error = llmUpstream('the ask was lost from Redis and passed its deadline before it could run again', { timeout: true }).toEvent();
+      const error = llmUpstream('the ask was lost from Redis and passed its deadline before it could run again', {
+        timeout: true,
+      }).toEvent();
       await this.events.publish(ask.id, 'error', error);
       await batch.finish(ask.id, 'error', error.code);
       return 'failed';
@@ -129,7 +162,10 @@ export class AskReconciler implements OnApplicationBootstrap, OnApplicationShutd
 
   /** True when either job of the ask is one BullMQ will still run. */
   private async live(askId: string): Promise<boolean> {
-    const [retrieval, synthesis] = await Promise.all([this.retrieval.getJobState(askId), this.synthesis.getJobState(askId)]);
+    const [retrieval, synthesis] = await Promise.all([
+      this.retrieval.getJobState(askId),
+      this.synthesis.getJobState(askId),
+    ]);
     return LIVE.has(retrieval) || LIVE.has(synthesis);
   }
 

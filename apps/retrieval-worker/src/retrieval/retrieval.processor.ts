@@ -38,7 +38,9 @@ export class RetrievalProcessor extends WorkerHost implements OnApplicationBoots
       // The ask already ended (its session was deleted, or it was reconciled): nothing more to do.
       if (err instanceof FencedPublishError) return;
       const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      this.logger.error(`ask ${job.data.askId}: retrieval attempt ${job.attemptsMade + 1} failed: ${(err as Error).message}`);
+      this.logger.error(
+        `ask ${job.data.askId}: retrieval attempt ${job.attemptsMade + 1} failed: ${(err as Error).message}`,
+      );
       if (last) await this.events.publish(job.data.askId, 'error', toErrorEvent(internalError())).catch(ignoreFenced);
       throw err;
     }

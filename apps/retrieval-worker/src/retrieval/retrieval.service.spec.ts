@@ -16,21 +16,39 @@ const job: RetrieveJobData = {
 function setup(project: unknown, items: RetrievedItem[] = [], otherSpaces: EmbeddingSpace[] = []) {
   const published: Array<{ type: string; data: unknown }> = [];
   const enqueued: SynthesizeJobData[] = [];
-  const searches: Array<{ projectId: string; dims: number; topK: number; model: string; question?: string; weights?: unknown }> = [];
+  const searches: Array<{
+    projectId: string;
+    dims: number;
+    topK: number;
+    model: string;
+    question?: string;
+    weights?: unknown;
+  }> = [];
   const service = new RetrievalService(
-    { findWithCredentials: async () => (project ? { project, credentials: null } : null) } as unknown as ProjectsRepository,
+    {
+      findWithCredentials: async () => (project ? { project, credentials: null } : null),
+    } as unknown as ProjectsRepository,
     {
       search: async (projectId: string, vector: number[], topK: number, model: string) => {
         searches.push({ projectId, dims: vector.length, topK, model });
         return items;
       },
-      searchHybrid: async (projectId: string, question: string, vector: number[], topK: number, model: string, weights: unknown) => {
+      searchHybrid: async (
+        projectId: string,
+        question: string,
+        vector: number[],
+        topK: number,
+        model: string,
+        weights: unknown,
+      ) => {
         searches.push({ projectId, dims: vector.length, topK, model, question, weights });
         return items;
       },
     } as unknown as RetrievalRepository,
     { spacesOtherThan: async () => otherSpaces } as unknown as KnowledgeRepository,
-    { publish: async (_: string, type: string, data: unknown) => void published.push({ type, data }) } as unknown as AskEventStream,
+    {
+      publish: async (_: string, type: string, data: unknown) => void published.push({ type, data }),
+    } as unknown as AskEventStream,
     { enqueue: async (data: SynthesizeJobData) => void enqueued.push(data) } as unknown as AskSynthesisProducer,
     loadConfig({}),
   );
@@ -45,7 +63,11 @@ describe(RetrievalService.name, () => {
         { id: 'i1', kind: 'insight', title: 'Latency', text: 't', score: 0.5 },
       ];
       const { service, published, enqueued, searches } = setup(
-        { embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 }, topK: 7, retrievalSettings: { method: 'vector' } },
+        {
+          embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
+          topK: 7,
+          retrievalSettings: { method: 'vector' },
+        },
         items,
       );
       await service.retrieve(job);
@@ -67,14 +89,34 @@ describe(RetrievalService.name, () => {
     });
 
     it('searches both legs by default (no retrieval settings): hybrid, vector weight 0.5, full-text weight 1', async () => {
-      const items: RetrievedItem[] = [{ id: 'k1', kind: 'knowledge', title: 'HNSW', text: 't', score: 0.8, legs: { fulltext: { rank: 1, score: 0.1 }, fused: 1 / 61 } }];
+      const items: RetrievedItem[] = [
+        {
+          id: 'k1',
+          kind: 'knowledge',
+          title: 'HNSW',
+          text: 't',
+          score: 0.8,
+          legs: { fulltext: { rank: 1, score: 0.1 }, fused: 1 / 61 },
+        },
+      ];
       const { service, published, searches } = setup(
-        { embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 }, topK: 7, retrievalSettings: null },
+        {
+          embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
+          topK: 7,
+          retrievalSettings: null,
+        },
         items,
       );
       await service.retrieve(job);
       expect(searches).toEqual([
-        { projectId: job.projectId, dims: 256, topK: 7, model: 'local/local-lexical-v1', question: job.question, weights: { vector: 0.5, fulltext: 1 } },
+        {
+          projectId: job.projectId,
+          dims: 256,
+          topK: 7,
+          model: 'local/local-lexical-v1',
+          question: job.question,
+          weights: { vector: 0.5, fulltext: 1 },
+        },
       ]);
       expect((published[0].data as { method: string }).method).toBe('hybrid');
     });

@@ -3,7 +3,12 @@ import { effectiveRetrieval, type RetrievalMethod, type RetrieveJobData, type Re
 import { embeddingNotConfigured, embeddingSpaceChanged, isAskError, toErrorEvent } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
-import { checkEmbeddings, classifyEmbeddingFailure, createEmbeddingProvider, egressPolicyFor } from '@ask/llm-providers';
+import {
+  checkEmbeddings,
+  classifyEmbeddingFailure,
+  createEmbeddingProvider,
+  egressPolicyFor,
+} from '@ask/llm-providers';
 import { KnowledgeRepository, ProjectsRepository, RetrievalRepository } from '@ask/persistence';
 import { AskSynthesisProducer } from './ask-synthesis.producer';
 
@@ -73,7 +78,9 @@ export class RetrievalService {
     const project = found?.project;
     if (!project?.embeddingSettings) throw embeddingNotConfigured();
     const credentials = found?.credentials;
-    const embedder = createEmbeddingProvider(project.embeddingSettings, credentials ?? {}, { egress: egressPolicyFor(this.config) });
+    const embedder = createEmbeddingProvider(project.embeddingSettings, credentials ?? {}, {
+      egress: egressPolicyFor(this.config),
+    });
     const space = { model: `${embedder.provider}/${embedder.model}`, dimensions: embedder.dimensions };
     // Vectors of another model are never ranked against this question (the search filters on the
     // model too); a project whose model changed is told to re-embed instead of getting nothing.
@@ -89,12 +96,26 @@ export class RetrievalService {
     }
     const settings = effectiveRetrieval(project.retrievalSettings);
     const { method } = settings;
-    if (method === 'vector') return { method, items: await this.retrieval.search(data.projectId, vector, project.topK, space.model) };
+    if (method === 'vector')
+      return { method, items: await this.retrieval.search(data.projectId, vector, project.topK, space.model) };
     if (method === 'fulltext') {
-      return { method, items: await this.retrieval.searchFullText(data.projectId, data.question, vector, project.topK, space.model) };
+      return {
+        method,
+        items: await this.retrieval.searchFullText(data.projectId, data.question, vector, project.topK, space.model),
+      };
     }
     const weights = { vector: settings.vectorWeight, fulltext: settings.fulltextWeight };
-    return { method, items: await this.retrieval.searchHybrid(data.projectId, data.question, vector, project.topK, space.model, weights) };
+    return {
+      method,
+      items: await this.retrieval.searchHybrid(
+        data.projectId,
+        data.question,
+        vector,
+        project.topK,
+        space.model,
+        weights,
+      ),
+    };
   }
 }
 

@@ -20,7 +20,12 @@ export interface MemoryInput {
 export class ConversationMemory {
   constructor(private readonly summaries: SummariesRepository) {}
 
-  async load(project: Project, sessionId: string, history: CountedTurn[], planning: Planning): Promise<{ history: RememberedTurn[]; memory: MemoryInput }> {
+  async load(
+    project: Project,
+    sessionId: string,
+    history: CountedTurn[],
+    planning: Planning,
+  ): Promise<{ history: RememberedTurn[]; memory: MemoryInput }> {
     const { mode } = effectiveMemory(project.memorySettings);
     if (mode === 'off') return { history, memory: { mode } };
     const stored = await this.summaries.turnSummaries(sessionId);
@@ -46,6 +51,9 @@ export class ConversationMemory {
       await this.summaries.addSessionSummaryCounts(sessionId, counts);
       tokens = summaryTokens(planning, counts) as number;
     }
-    return { history: remembered, memory: { mode, sessionSummary: { text: session.text, tokens, coversUpTo: session.coversUpTo } } };
+    return {
+      history: remembered,
+      memory: { mode, sessionSummary: { text: session.text, tokens, coversUpTo: session.coversUpTo } },
+    };
   }
 }

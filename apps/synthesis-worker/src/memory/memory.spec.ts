@@ -1,12 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { Queue } from 'bullmq';
-import { type AskEvent, type BudgetEvent, type MemorySettings, QueueName, type SummarizeJobData } from '@ask/ask-contracts';
+import {
+  type AskEvent,
+  type BudgetEvent,
+  type MemorySettings,
+  QueueName,
+  type SummarizeJobData,
+} from '@ask/ask-contracts';
 import { extractiveSummary } from '@ask/context-budget';
 import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
 import { FAKE_ANSWER, startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
-import { CredentialsCipher, LearnedWindowsRepository, ProjectsRepository, ProviderCallsRepository, SessionsRepository, SummariesRepository, UsageRepository } from '@ask/persistence';
+import {
+  CredentialsCipher,
+  LearnedWindowsRepository,
+  ProjectsRepository,
+  ProviderCallsRepository,
+  SessionsRepository,
+  SummariesRepository,
+  UsageRepository,
+} from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { ScriptCalibratedCounter, TiktokenCounter } from '@ask/token-counting';
 import { SynthesisService } from '../synthesis/synthesis.service';
@@ -42,9 +56,29 @@ describe('conversation memory', () => {
     projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(encryptionKey));
     sessions = new SessionsRepository(db.dataSource);
     summaries = new SummariesRepository(db.dataSource);
-    config = loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, ASK_ENCRYPTION_KEY: encryptionKey, ASK_PROVIDER_URL_ALLOWLIST: upstream.url, MEMORY_SUMMARY_TIMEOUT_MS: '300' });
-    queue = new Queue(QueueName.AskMemory, { connection: { url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0' }, prefix });
-    synthesis = new SynthesisService(projects, sessions, new UsageRepository(db.dataSource), events, config, new LearnedWindowsRepository(db.dataSource), undefined, summaries, new SummaryProducer(queue));
+    config = loadConfig({
+      ...process.env,
+      DATABASE_URL: db.url,
+      ASK_KEY_PREFIX: prefix,
+      ASK_ENCRYPTION_KEY: encryptionKey,
+      ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
+      MEMORY_SUMMARY_TIMEOUT_MS: '300',
+    });
+    queue = new Queue(QueueName.AskMemory, {
+      connection: { url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0' },
+      prefix,
+    });
+    synthesis = new SynthesisService(
+      projects,
+      sessions,
+      new UsageRepository(db.dataSource),
+      events,
+      config,
+      new LearnedWindowsRepository(db.dataSource),
+      undefined,
+      summaries,
+      new SummaryProducer(queue),
+    );
   });
 
   afterAll(async () => {
@@ -58,7 +92,16 @@ describe('conversation memory', () => {
   });
 
   const summaryService = (factory?: SummariserFactory, timeoutMs = 300) =>
-    new SummaryService(projects, sessions, summaries, new UsageRepository(db.dataSource), new LearnedWindowsRepository(db.dataSource), { ...config, MEMORY_SUMMARY_TIMEOUT_MS: timeoutMs }, new ProviderCallsRepository(db.dataSource), factory);
+    new SummaryService(
+      projects,
+      sessions,
+      summaries,
+      new UsageRepository(db.dataSource),
+      new LearnedWindowsRepository(db.dataSource),
+      { ...config, MEMORY_SUMMARY_TIMEOUT_MS: timeoutMs },
+      new ProviderCallsRepository(db.dataSource),
+      factory,
+    );
 
   /** An OpenAI project on the fake upstream: window 3,100, max_tokens 1,024 (about 830 tokens of history with a question: one pair verbatim, not two). */
   let models = 0;
@@ -66,7 +109,13 @@ describe('conversation memory', () => {
     // A model of its own per test: calibration learns per model, and each test's figures stay its own.
     const project = await projects.create({
       name: 'memory',
-      llmSettings: { provider: 'openai', model: `memory-gw-${(models += 1)}`, baseUrl: `${upstream.url}/v1`, contextWindow: 3100, maxTokens: 1024 },
+      llmSettings: {
+        provider: 'openai',
+        model: `memory-gw-${(models += 1)}`,
+        baseUrl: `${upstream.url}/v1`,
+        contextWindow: 3100,
+        maxTokens: 1024,
+      },
       memorySettings: memory,
     });
     await projects.setCredentials(project.id, { apiKey: `sk-test-${randomUUID()}` });
@@ -74,7 +123,8 @@ describe('conversation memory', () => {
   }
 
   /** Turn i's question: one planted fact, then filler (about 330 tokens). */
-  const question = (i: number) => `Codename ${i}: Nightjar-${100 + i}. ${Array.from({ length: 30 }, (_, k) => `Filler sentence ${String.fromCharCode(97 + (k % 26))} only fills the window.`).join(' ')} What comes next?`;
+  const question = (i: number) =>
+    `Codename ${i}: Nightjar-${100 + i}. ${Array.from({ length: 30 }, (_, k) => `Filler sentence ${String.fromCharCode(97 + (k % 26))} only fills the window.`).join(' ')} What comes next?`;
 
   /** One ask through the synthesis service; returns its events and the request the upstream received. */
   async function ask(ids: { projectId: string; sessionId: string }, text: string) {
@@ -84,7 +134,9 @@ describe('conversation memory', () => {
     const before = upstream.requests.length;
     await synthesis.synthesize({ askId, ...ids, question: text, acceptedAt, items: [] }, { attempt: 1 });
     const evs = await events.readAll(askId);
-    const request = upstream.requests.slice(before).find((r) => r.route === 'openai.chat')?.body as { messages: Array<{ role: string; content: string }> };
+    const request = upstream.requests.slice(before).find((r) => r.route === 'openai.chat')?.body as {
+      messages: Array<{ role: string; content: string }>;
+    };
     const budget = evs.find((e) => e.type === 'budget')?.data as BudgetEvent;
     if (process.env.DEBUG_MEMORY) console.log(budget.available, budget.used, JSON.stringify(budget.memory));
     return { askId, evs, request, budget };
@@ -99,7 +151,11 @@ describe('conversation memory', () => {
     return service.summarize(job?.data as SummarizeJobData);
   }
 
-  const turnRows = (sessionId: string) => db.dataSource.query('SELECT message_id, text, token_counts, provider, model FROM turn_summaries WHERE session_id = $1', [sessionId]);
+  const turnRows = (sessionId: string) =>
+    db.dataSource.query(
+      'SELECT message_id, text, token_counts, provider, model FROM turn_summaries WHERE session_id = $1',
+      [sessionId],
+    );
 
   it('per-turn: summarises each pair after done, and the next asks send turns 1–2 summarised, 3 verbatim', async () => {
     const ids = await newSession({ mode: 'per-turn', summaryModel: 'extractive', summaryMaxTokens: 40 });
@@ -110,9 +166,28 @@ describe('conversation memory', () => {
     expect((await queue.getJob(`summary-${done.messageId}`))?.timestamp).toBeGreaterThanOrEqual(doneAt);
     expect(await runSummaryJob(first.evs)).toEqual({ turn: 'stored', session: 'skipped' });
     const rows = await turnRows(ids.sessionId);
-    const expected = extractiveSummary([{ label: 'Q', text: question(1), bonus: QUESTION_BONUS }, { label: 'A', text: FAKE_ANSWER }], 40, (t) => approx.countText(t));
+    const expected = extractiveSummary(
+      [
+        { label: 'Q', text: question(1), bonus: QUESTION_BONUS },
+        { label: 'A', text: FAKE_ANSWER },
+      ],
+      40,
+      (t) => approx.countText(t),
+    );
     const m = approx.measure(expected);
-    expect(rows).toEqual([{ message_id: done.messageId, text: expected, token_counts: { 'approx:script-v1': m.estimate, 'approx:script-v1-floor': m.floor, 'approx:script-v1-classes': m.mask }, provider: 'local', model: 'extractive' }]);
+    expect(rows).toEqual([
+      {
+        message_id: done.messageId,
+        text: expected,
+        token_counts: {
+          'approx:script-v1': m.estimate,
+          'approx:script-v1-floor': m.floor,
+          'approx:script-v1-classes': m.mask,
+        },
+        provider: 'local',
+        model: 'extractive',
+      },
+    ]);
     expect(expected).toContain('Nightjar-101');
     // The stored messages are untouched.
     expect((await sessions.history(ids.sessionId)).map((m) => m.question)).toEqual([question(1)]);
@@ -139,7 +214,9 @@ describe('conversation memory', () => {
     expect(sent[1].content).toContain('Nightjar-102');
     expect(sent[2].content).toBe(question(3));
     // Summaries are counted against the window: what was sent fits it.
-    expect(approx.countMessages(sent.map((m) => ({ role: m.role as 'user', content: m.content })))).toBeLessThanOrEqual(fourth.budget.used);
+    expect(approx.countMessages(sent.map((m) => ({ role: m.role as 'user', content: m.content })))).toBeLessThanOrEqual(
+      fourth.budget.used,
+    );
     expect(fourth.budget.used + 1024).toBeLessThanOrEqual(3100 - fourth.budget.margin);
   });
 
@@ -166,10 +243,22 @@ describe('conversation memory', () => {
     // Ask 10 dropped turn 1 (uncalibrated counts of 10 asks); its job compacted turns 1–3 (2 ahead, from the
     // original pairs). Calibration then lowered the counts: asks 11–13 represent every turn per turn, and the
     // session summary stays home (it rides only when pairs would still be dropped: planMemory spec).
-    expect(plans[9].memory).toMatchObject({ sessionSummary: false, dropped: [[1, 1]], summarised: [[2, 8]], verbatim: [[9, 9]] });
+    expect(plans[9].memory).toMatchObject({
+      sessionSummary: false,
+      dropped: [[1, 1]],
+      summarised: [[2, 8]],
+      verbatim: [[9, 9]],
+    });
     expect(session).toMatchObject({ provider: 'local', model: 'extractive', coversTurns: 3, rollingUpdates: 0 });
     expect(session?.text).toContain('Nightjar-101');
-    expect(last.budget.memory).toMatchObject({ mode: 'compaction', sessionSummary: false, compacted: [], summarised: [[1, 11]], verbatim: [[12, 12]], dropped: [] });
+    expect(last.budget.memory).toMatchObject({
+      mode: 'compaction',
+      sessionSummary: false,
+      compacted: [],
+      summarised: [[1, 11]],
+      verbatim: [[12, 12]],
+      dropped: [],
+    });
     expect(last.request.messages[1].content).not.toContain('Summary of turns');
     expect(last.budget.used + 1024).toBeLessThanOrEqual(3100 - last.budget.margin);
     // Every planted fact rides along in the request (verbatim or in a summary).
@@ -181,30 +270,64 @@ describe('conversation memory', () => {
     const slow: Summariser = {
       provider: 'test',
       model: 'slow',
-      summarise: (_s, _m, signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(new SummariserError('timeout', 'the summariser timed out')))),
+      summarise: (_s, _m, signal) =>
+        new Promise((_, reject) =>
+          signal.addEventListener('abort', () => reject(new SummariserError('timeout', 'the summariser timed out'))),
+        ),
     };
-    const failing: Summariser = { provider: 'test', model: 'failing', summarise: async () => Promise.reject(new SummariserError('failed', 'upstream 500')) };
-    const empty: Summariser = { provider: 'test', model: 'empty', summarise: async () => ({ text: '  \n', promptTokens: 50, completionTokens: 0, cacheReadTokens: null }) };
-    const overflowing: Summariser = { provider: 'test', model: 'long', summarise: async () => ({ text: 'far too long '.repeat(200), promptTokens: 50, completionTokens: 600, cacheReadTokens: null }) };
+    const failing: Summariser = {
+      provider: 'test',
+      model: 'failing',
+      summarise: async () => Promise.reject(new SummariserError('failed', 'upstream 500')),
+    };
+    const empty: Summariser = {
+      provider: 'test',
+      model: 'empty',
+      summarise: async () => ({ text: '  \n', promptTokens: 50, completionTokens: 0, cacheReadTokens: null }),
+    };
+    const overflowing: Summariser = {
+      provider: 'test',
+      model: 'long',
+      summarise: async () => ({
+        text: 'far too long '.repeat(200),
+        promptTokens: 50,
+        completionTokens: 600,
+        cacheReadTokens: null,
+      }),
+    };
 
     it.each([
       ['fails', failing, 'failed', null],
       ['times out', slow, 'timeout', null],
       ['returns empty text', empty, 'empty', 50],
       ['overflows its length budget', overflowing, 'overflow', 50],
-    ] as Array<[string, Summariser, string, number | null]>)('when the summariser %s', async (_label, summariser, outcome, promptTokens) => {
-      const ids = await newSession({ mode: 'per-turn', summaryMaxTokens: 40 });
-      const first = await ask(ids, question(1));
-      expect(await runSummaryJob(first.evs, summaryService(async () => summariser))).toEqual({ turn: outcome, session: 'skipped' });
-      expect(await turnRows(ids.sessionId)).toEqual([]);
-      const calls = await summaries.calls(ids.projectId);
-      expect(calls.map((c) => [c.kind, c.model, c.outcome, c.promptTokens])).toEqual([['turn', summariser.model, outcome, promptTokens]]);
-      await ask(ids, question(2));
-      const third = await ask(ids, question(3));
-      expect(third.budget.memory).toMatchObject({ verbatim: [[2, 2]], summarised: [], dropped: [[1, 1]] });
-      expect(third.request.messages.filter((m) => m.role === 'system')).toHaveLength(1);
-      expect((await sessions.history(ids.sessionId)).map((m) => m.question)).toEqual([question(1), question(2), question(3)]);
-    });
+    ] as Array<[string, Summariser, string, number | null]>)(
+      'when the summariser %s',
+      async (_label, summariser, outcome, promptTokens) => {
+        const ids = await newSession({ mode: 'per-turn', summaryMaxTokens: 40 });
+        const first = await ask(ids, question(1));
+        expect(
+          await runSummaryJob(
+            first.evs,
+            summaryService(async () => summariser),
+          ),
+        ).toEqual({ turn: outcome, session: 'skipped' });
+        expect(await turnRows(ids.sessionId)).toEqual([]);
+        const calls = await summaries.calls(ids.projectId);
+        expect(calls.map((c) => [c.kind, c.model, c.outcome, c.promptTokens])).toEqual([
+          ['turn', summariser.model, outcome, promptTokens],
+        ]);
+        await ask(ids, question(2));
+        const third = await ask(ids, question(3));
+        expect(third.budget.memory).toMatchObject({ verbatim: [[2, 2]], summarised: [], dropped: [[1, 1]] });
+        expect(third.request.messages.filter((m) => m.role === 'system')).toHaveLength(1);
+        expect((await sessions.history(ids.sessionId)).map((m) => m.question)).toEqual([
+          question(1),
+          question(2),
+          question(3),
+        ]);
+      },
+    );
 
     it('a session deleted while its summary job runs ends the job cleanly', async () => {
       const ids = await newSession({ mode: 'per-turn', summaryMaxTokens: 40 });
@@ -214,12 +337,22 @@ describe('conversation memory', () => {
         model: 'deleting',
         summarise: async () => {
           await sessions.delete(ids.projectId, ids.sessionId);
-          return { text: 'Nightjar-101 is the codename.', promptTokens: 20, completionTokens: 8, cacheReadTokens: null };
+          return {
+            text: 'Nightjar-101 is the codename.',
+            promptTokens: 20,
+            completionTokens: 8,
+            cacheReadTokens: null,
+          };
         },
       };
       const done = first.evs.find((e) => e.type === 'done')?.data as { messageId: string };
       const data = (await queue.getJob(`summary-${done.messageId}`))?.data as SummarizeJobData;
-      expect(await runSummaryJob(first.evs, summaryService(async () => deleting))).toEqual({ turn: 'gone', session: 'skipped' });
+      expect(
+        await runSummaryJob(
+          first.evs,
+          summaryService(async () => deleting),
+        ),
+      ).toEqual({ turn: 'gone', session: 'skipped' });
       expect(await turnRows(ids.sessionId)).toEqual([]);
       expect((await summaries.calls(ids.projectId)).map((c) => c.outcome)).toEqual(['gone']);
       // A retry of the job after the deletion ends at once, without a call.
@@ -235,19 +368,47 @@ describe('conversation memory', () => {
       const before = upstream.requests.length;
       expect(await runSummaryJob(first.evs)).toEqual({ turn: 'stored', session: 'skipped' });
       const call = upstream.requests.slice(before).find((r) => r.route === 'openai.chat');
-      const body = call?.body as { model: string; max_tokens?: number; max_completion_tokens?: number; messages: Array<{ role: string; content: string }> };
+      const body = call?.body as {
+        model: string;
+        max_tokens?: number;
+        max_completion_tokens?: number;
+        messages: Array<{ role: string; content: string }>;
+      };
       expect(body.model).toBe(`memory-gw-${models}`);
       expect(body.messages[0].content).toContain('Keep every name, number');
       expect(body.messages[1].content).toBe(`Q:\n${question(1).trim()}\n\nA:\n${FAKE_ANSWER}`);
-      expect((await turnRows(ids.sessionId)).map((r: { text: string; provider: string; model: string }) => [r.text, r.provider, r.model])).toEqual([[FAKE_ANSWER, 'openai', `memory-gw-${models}`]]);
+      expect(
+        (await turnRows(ids.sessionId)).map((r: { text: string; provider: string; model: string }) => [
+          r.text,
+          r.provider,
+          r.model,
+        ]),
+      ).toEqual([[FAKE_ANSWER, 'openai', `memory-gw-${models}`]]);
       const [row] = await summaries.calls(ids.projectId);
-      expect(row).toMatchObject({ kind: 'turn', provider: 'openai', model: `memory-gw-${models}`, outcome: 'stored', promptTokens: call?.promptTokens });
+      expect(row).toMatchObject({
+        kind: 'turn',
+        provider: 'openai',
+        model: `memory-gw-${models}`,
+        outcome: 'stored',
+        promptTokens: call?.promptTokens,
+      });
       // The fake counts an unknown model's tokens with o200k_base.
       expect(row.completionTokens).toBe(new TiktokenCounter('o200k_base').countText(FAKE_ANSWER));
       // The same call is a row of the project's call ledger, purpose summary.
-      const ledger = await db.dataSource.query(`SELECT purpose, operation, provider, requested_model, input_tokens, output_tokens, error_code FROM provider_calls WHERE project_id = $1`, [ids.projectId]);
+      const ledger = await db.dataSource.query(
+        `SELECT purpose, operation, provider, requested_model, input_tokens, output_tokens, error_code FROM provider_calls WHERE project_id = $1`,
+        [ids.projectId],
+      );
       expect(ledger.filter((r: { purpose: string }) => r.purpose === 'summary')).toEqual([
-        { purpose: 'summary', operation: 'chat', provider: 'openai', requested_model: `memory-gw-${models}`, input_tokens: call?.promptTokens, output_tokens: row.completionTokens, error_code: null },
+        {
+          purpose: 'summary',
+          operation: 'chat',
+          provider: 'openai',
+          requested_model: `memory-gw-${models}`,
+          input_tokens: call?.promptTokens,
+          output_tokens: row.completionTokens,
+          error_code: null,
+        },
       ]);
     });
 
@@ -257,12 +418,17 @@ describe('conversation memory', () => {
       upstream.setFault('500', 5);
       try {
         // Retried within streamWithRetry's bounds (3 attempts), then given up: no retry loop.
-        expect(await runSummaryJob(first.evs, summaryService(undefined, 20_000))).toEqual({ turn: 'failed', session: 'skipped' });
+        expect(await runSummaryJob(first.evs, summaryService(undefined, 20_000))).toEqual({
+          turn: 'failed',
+          session: 'skipped',
+        });
       } finally {
         upstream.clearFaults();
       }
       expect(await turnRows(ids.sessionId)).toEqual([]);
-      expect((await summaries.calls(ids.projectId)).map((c) => [c.outcome, c.promptTokens])).toEqual([['failed', null]]);
+      expect((await summaries.calls(ids.projectId)).map((c) => [c.outcome, c.promptTokens])).toEqual([
+        ['failed', null],
+      ]);
     });
   });
 });

@@ -1,6 +1,12 @@
 import { EXTRACTIVE_SUMMARISER } from '@ask/ask-contracts';
 import { type ExtractiveSource, extractiveSummary } from '@ask/context-budget';
-import { type ChatProvider, classifyUpstreamError, streamWithRetry, toAskError, type UpstreamFailure } from '@ask/llm-providers';
+import {
+  type ChatProvider,
+  classifyUpstreamError,
+  streamWithRetry,
+  toAskError,
+  type UpstreamFailure,
+} from '@ask/llm-providers';
 import type { ProviderId } from '@ask/model-catalog';
 import type { TokenCounter } from '@ask/token-counting';
 
@@ -47,7 +53,12 @@ export class ExtractiveSummariser implements Summariser {
   constructor(private readonly counter: TokenCounter) {}
 
   async summarise(sources: readonly ExtractiveSource[], maxTokens: number): Promise<SummariserResult> {
-    return { text: extractiveSummary(sources, maxTokens, (t) => this.counter.countText(t)), promptTokens: 0, completionTokens: 0, cacheReadTokens: null };
+    return {
+      text: extractiveSummary(sources, maxTokens, (t) => this.counter.countText(t)),
+      promptTokens: 0,
+      completionTokens: 0,
+      cacheReadTokens: null,
+    };
   }
 }
 
@@ -76,7 +87,11 @@ export class ProviderSummariser implements Summariser {
     readonly model: string,
   ) {}
 
-  async summarise(sources: readonly ExtractiveSource[], maxTokens: number, signal: AbortSignal): Promise<SummariserResult> {
+  async summarise(
+    sources: readonly ExtractiveSource[],
+    maxTokens: number,
+    signal: AbortSignal,
+  ): Promise<SummariserResult> {
     let text = '';
     let promptTokens: number | null = null;
     let completionTokens: number | null = null;

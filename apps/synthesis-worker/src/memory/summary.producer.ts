@@ -25,6 +25,9 @@ export class SummaryProducer {
   }
 
   async enqueue(data: SummarizeJobData): Promise<void> {
-    await enqueueJob(this.queue, JobName.Summarize, data, { ...SUMMARY_JOB_OPTIONS, jobId: `summary-${data.messageId}` });
+    await enqueueJob(this.queue, JobName.Summarize, data, {
+      ...SUMMARY_JOB_OPTIONS,
+      jobId: `summary-${data.messageId}`,
+    });
   }
 }

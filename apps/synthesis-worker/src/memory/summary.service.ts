@@ -1,5 +1,10 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { effectiveMemory, EXTRACTIVE_SUMMARISER, SESSION_SUMMARY_FACTOR, type SummarizeJobData } from '@ask/ask-contracts';
+import {
+  effectiveMemory,
+  EXTRACTIVE_SUMMARISER,
+  SESSION_SUMMARY_FACTOR,
+  type SummarizeJobData,
+} from '@ask/ask-contracts';
 import type { ExtractiveSource } from '@ask/context-budget';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { createChatProvider, egressPolicyFor } from '@ask/llm-providers';
@@ -94,8 +99,14 @@ export class SummaryService {
     if (index < 0) return { turn: 'gone', session: 'skipped' };
 
     const llm = project.llmSettings;
-    const model = resolveModel({ provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl }, { contextWindow: llm.contextWindow, maxContextTokens: llm.maxContextTokens });
-    const choice = selectTokenCounter({ provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl }, model.tokenizer);
+    const model = resolveModel(
+      { provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl },
+      { contextWindow: llm.contextWindow, maxContextTokens: llm.maxContextTokens },
+    );
+    const choice = selectTokenCounter(
+      { provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl },
+      model.tokenizer,
+    );
     const planning = await this.planningMemory.planning(choice, model.model);
     const summaryModel = settings.summaryModel ?? llm.model;
     let summariser: Summariser;
@@ -103,8 +114,21 @@ export class SummaryService {
       summariser = await this.summariser(project, summaryModel, planning);
     } catch (err) {
       // A provider that cannot be instantiated (missing key, refused endpoint): nothing is summarised.
-      this.logger.warn(`session ${data.sessionId}: summariser ${llm.provider}/${summaryModel} unavailable: ${(err as Error).name}`);
-      await this.summaries.recordCall({ projectId: project.id, sessionId: data.sessionId, messageId: data.messageId, kind: 'turn', provider: llm.provider, model: summaryModel, promptTokens: null, completionTokens: null, cacheReadTokens: null, outcome: 'failed' });
+      this.logger.warn(
+        `session ${data.sessionId}: summariser ${llm.provider}/${summaryModel} unavailable: ${(err as Error).name}`,
+      );
+      await this.summaries.recordCall({
+        projectId: project.id,
+        sessionId: data.sessionId,
+        messageId: data.messageId,
+        kind: 'turn',
+        provider: llm.provider,
+        model: summaryModel,
+        promptTokens: null,
+        completionTokens: null,
+        cacheReadTokens: null,
+        outcome: 'failed',
+      });
       return { turn: 'failed', session: 'skipped' };
     }
     const context = { project, planning, summariser, sessionId: data.sessionId, askId: data.askId };
@@ -115,18 +139,46 @@ export class SummaryService {
       const message = history[index];
       // A summary must save room: at most 70% of the pair (floor 32 tokens: room for one sentence and its label), at most the setting.
       const pairTokens = planning.counter.countText(message.question) + planning.counter.countText(message.answer);
-      const budget = Math.min(settings.summaryMaxTokens, Math.max(MIN_SUMMARY_TOKENS, Math.floor(pairTokens * SUMMARY_SHARE_OF_PAIR)));
-      turn = await this.write(context, 'turn', data.messageId, [{ label: 'Q', text: message.question, bonus: QUESTION_BONUS }, { label: 'A', text: message.answer }], budget, (text, counts) =>
-        this.summaries.saveTurnSummary({ messageId: message.id, text, tokenCounts: counts, provider: summariser.provider, model: summariser.model }),
+      const budget = Math.min(
+        settings.summaryMaxTokens,
+        Math.max(MIN_SUMMARY_TOKENS, Math.floor(pairTokens * SUMMARY_SHARE_OF_PAIR)),
+      );
+      turn = await this.write(
+        context,
+        'turn',
+        data.messageId,
+        [
+          { label: 'Q', text: message.question, bonus: QUESTION_BONUS },
+          { label: 'A', text: message.answer },
+        ],
+        budget,
+        (text, counts) =>
+          this.summaries.saveTurnSummary({
+            messageId: message.id,
+            text,
+            tokenCounts: counts,
+            provider: summariser.provider,
+            model: summariser.model,
+          }),
       );
     }
     if (settings.mode !== 'compaction' || data.evictedUpTo === null) return { turn, session: 'skipped' };
-    const session = await this.compact(context, history, data.evictedUpTo, settings.summaryMaxTokens * SESSION_SUMMARY_FACTOR);
+    const session = await this.compact(
+      context,
+      history,
+      data.evictedUpTo,
+      settings.summaryMaxTokens * SESSION_SUMMARY_FACTOR,
+    );
     return { turn, session };
   }
 
   /** Moves the session summary forward when the ask's plan evicted pairs it does not cover yet. */
-  private async compact(context: Context, history: StoredMessage[], evictedUpTo: string, maxTokens: number): Promise<SummaryJobResult['session']> {
+  private async compact(
+    context: Context,
+    history: StoredMessage[],
+    evictedUpTo: string,
+    maxTokens: number,
+  ): Promise<SummaryJobResult['session']> {
     const evicted = history.findIndex((m) => m.id === evictedUpTo);
     if (evicted < 0) return 'skipped';
     // Never the newest pair (it is always sent verbatim or summarised on its own).
@@ -135,10 +187,16 @@ export class SummaryService {
     const covered = previous ? history.findIndex((m) => m.id === previous.coversUpTo) : -1;
     if (target < 0 || target <= covered) return 'skipped';
     const full = !previous || covered < 0 || previous.rollingUpdates + 1 >= FULL_REBUILD_EVERY;
-    const turn = (m: StoredMessage, i: number): ExtractiveSource => ({ label: `Turn ${i + 1}`, text: `${m.question}\n${m.answer}` });
+    const turn = (m: StoredMessage, i: number): ExtractiveSource => ({
+      label: `Turn ${i + 1}`,
+      text: `${m.question}\n${m.answer}`,
+    });
     const sources: ExtractiveSource[] = full
       ? history.slice(0, target + 1).map(turn)
-      : [{ label: '', text: (previous as SessionSummaryRow).text, bonus: 1 }, ...history.slice(covered + 1, target + 1).map((m, i) => turn(m, covered + 1 + i))];
+      : [
+          { label: '', text: (previous as SessionSummaryRow).text, bonus: 1 },
+          ...history.slice(covered + 1, target + 1).map((m, i) => turn(m, covered + 1 + i)),
+        ];
     const rollingUpdates = full ? 0 : (previous as SessionSummaryRow).rollingUpdates + 1;
     return this.write(context, 'session', null, sources, maxTokens, (text, counts) =>
       this.summaries.saveSessionSummary({
@@ -168,10 +226,18 @@ export class SummaryService {
   ): Promise<SummaryCallOutcome> {
     const { summariser, planning, project, sessionId } = context;
     let outcome: SummaryCallOutcome;
-    let usage: { promptTokens: number | null; completionTokens: number | null; cacheReadTokens: number | null } = { promptTokens: null, completionTokens: null, cacheReadTokens: null };
+    let usage: { promptTokens: number | null; completionTokens: number | null; cacheReadTokens: number | null } = {
+      promptTokens: null,
+      completionTokens: null,
+      cacheReadTokens: null,
+    };
     const startedAt = new Date();
     try {
-      const result = await summariser.summarise(sources, maxTokens, AbortSignal.timeout(this.config.MEMORY_SUMMARY_TIMEOUT_MS));
+      const result = await summariser.summarise(
+        sources,
+        maxTokens,
+        AbortSignal.timeout(this.config.MEMORY_SUMMARY_TIMEOUT_MS),
+      );
       usage = result;
       const text = result.text.trim();
       if (text === '') outcome = 'empty';
@@ -180,10 +246,21 @@ export class SummaryService {
     } catch (err) {
       if (!(err instanceof SummariserError)) throw err;
       outcome = err.outcome;
-      this.logger.warn(`session ${sessionId}: ${kind} summary by ${summariser.provider}/${summariser.model} ${err.outcome}: ${err.message}`);
+      this.logger.warn(
+        `session ${sessionId}: ${kind} summary by ${summariser.provider}/${summariser.model} ${err.outcome}: ${err.message}`,
+      );
     }
     // A session deleted meanwhile: its usage still happened (summary_calls has no foreign key to it).
-    await this.summaries.recordCall({ projectId: project.id, sessionId, messageId, kind, provider: summariser.provider, model: summariser.model, ...usage, outcome });
+    await this.summaries.recordCall({
+      projectId: project.id,
+      sessionId,
+      messageId,
+      kind,
+      provider: summariser.provider,
+      model: summariser.model,
+      ...usage,
+      outcome,
+    });
     // A provider call is also a row of the project's call ledger (issue 17's provider_calls), purpose `summary`.
     if (this.calls && summariser instanceof ProviderSummariser) {
       await this.calls.record({
@@ -198,11 +275,13 @@ export class SummaryService {
         outputTokens: usage.completionTokens,
         cacheReadTokens: usage.cacheReadTokens,
         durationMs: Date.now() - startedAt.getTime(),
-        errorCode: outcome === 'failed' || outcome === 'timeout' || outcome === 'overflow' ? `summary_${outcome}` : null,
+        errorCode:
+          outcome === 'failed' || outcome === 'timeout' || outcome === 'overflow' ? `summary_${outcome}` : null,
         startedAt,
       });
     }
-    if (outcome !== 'stored' && outcome !== 'gone') this.logger.warn(`session ${sessionId}: ${kind} summary not stored (${outcome})`);
+    if (outcome !== 'stored' && outcome !== 'gone')
+      this.logger.warn(`session ${sessionId}: ${kind} summary not stored (${outcome})`);
     return outcome;
   }
 

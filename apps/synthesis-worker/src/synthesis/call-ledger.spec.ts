@@ -4,7 +4,14 @@ import type { BudgetEvent, DoneEvent, RetrievedItem } from '@ask/ask-contracts';
 import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
 import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
-import { CredentialsCipher, LearnedWindowsRepository, ProjectsRepository, ProviderCallsRepository, SessionsRepository, UsageRepository } from '@ask/persistence';
+import {
+  CredentialsCipher,
+  LearnedWindowsRepository,
+  ProjectsRepository,
+  ProviderCallsRepository,
+  SessionsRepository,
+  UsageRepository,
+} from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { normaliseChunk } from './call-ledger';
 import { SynthesisService } from './synthesis.service';
@@ -13,13 +20,26 @@ describe(normaliseChunk.name, () => {
   it('logs an inconsistent usage object at error level with the raw object, and keeps no bucket', () => {
     const errors: string[] = [];
     const raw = { input_tokens: -4, output_tokens: 10 };
-    const result = normaliseChunk({ type: 'usage', promptTokens: -4, completionTokens: 10, raw, convention: 'anthropic' }, 'anthropic', { error: (m: string) => void errors.push(m) });
-    expect(result).toEqual({ usage: null, usageError: 'anthropic usage is inconsistent: input_tokens is negative (-4)' });
-    expect(errors).toEqual(['anthropic usage refused: input_tokens is negative (-4); raw usage {"input_tokens":-4,"output_tokens":10}']);
+    const result = normaliseChunk(
+      { type: 'usage', promptTokens: -4, completionTokens: 10, raw, convention: 'anthropic' },
+      'anthropic',
+      { error: (m: string) => void errors.push(m) },
+    );
+    expect(result).toEqual({
+      usage: null,
+      usageError: 'anthropic usage is inconsistent: input_tokens is negative (-4)',
+    });
+    expect(errors).toEqual([
+      'anthropic usage refused: input_tokens is negative (-4); raw usage {"input_tokens":-4,"output_tokens":10}',
+    ]);
   });
 
   it('has no usage when the adapter reported no convention', () => {
-    expect(normaliseChunk({ type: 'usage', promptTokens: null, completionTokens: null }, 'openai', { error: () => undefined })).toEqual({ usage: null, usageError: null });
+    expect(
+      normaliseChunk({ type: 'usage', promptTokens: null, completionTokens: null }, 'openai', {
+        error: () => undefined,
+      }),
+    ).toEqual({ usage: null, usageError: null });
   });
 });
 
@@ -36,12 +56,23 @@ describe('provider_calls rows written by SynthesisService', () => {
   let calls: ProviderCallsRepository;
   let service: SynthesisService;
   const prefix = `ledger-test-${randomUUID()}`;
-  const items: RetrievedItem[] = [{ id: 'k1', kind: 'knowledge', title: 'HNSW', text: 'An HNSW index creates a multilayer graph with better query performance.', score: 0.8 }];
+  const items: RetrievedItem[] = [
+    {
+      id: 'k1',
+      kind: 'knowledge',
+      title: 'HNSW',
+      text: 'An HNSW index creates a multilayer graph with better query performance.',
+      score: 0.8,
+    },
+  ];
 
   beforeAll(async () => {
     db = await createTestDatabase();
     redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
-    upstream = await startFakeUpstream({ chunkDelayMs: 0, enforce: { promptScale: 2.5, windows: { 'dense-gw': 8192, 'dense-gw2': 8192 } } });
+    upstream = await startFakeUpstream({
+      chunkDelayMs: 0,
+      enforce: { promptScale: 2.5, windows: { 'dense-gw': 8192, 'dense-gw2': 8192 } },
+    });
     events = new AskEventStream(redis, prefix, 120);
     projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(randomBytes(32).toString('hex')));
     sessions = new SessionsRepository(db.dataSource);
@@ -52,9 +83,19 @@ describe('provider_calls rows written by SynthesisService', () => {
       ASK_KEY_PREFIX: prefix,
       LOCAL_LLM_CHUNK_DELAY_MS: '0',
       ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
-      ASK_PRICE_OVERRIDES: JSON.stringify([{ model: '^dense-gw$', input: 0.5, cacheRead: 0, cacheWrite: 0, output: 1.5, source: 'spec' }]),
+      ASK_PRICE_OVERRIDES: JSON.stringify([
+        { model: '^dense-gw$', input: 0.5, cacheRead: 0, cacheWrite: 0, output: 1.5, source: 'spec' },
+      ]),
     });
-    service = new SynthesisService(projects, sessions, new UsageRepository(db.dataSource), events, config, new LearnedWindowsRepository(db.dataSource), calls);
+    service = new SynthesisService(
+      projects,
+      sessions,
+      new UsageRepository(db.dataSource),
+      events,
+      config,
+      new LearnedWindowsRepository(db.dataSource),
+      calls,
+    );
   });
 
   afterAll(async () => {
@@ -65,24 +106,46 @@ describe('provider_calls rows written by SynthesisService', () => {
     await db.drop();
   });
 
-  async function ask(llm: NonNullable<Parameters<ProjectsRepository['create']>[0]['llmSettings']>, turns: number, apiKey?: string) {
-    const project = await projects.create({ name: 'p', llmSettings: llm, embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 } });
+  async function ask(
+    llm: NonNullable<Parameters<ProjectsRepository['create']>[0]['llmSettings']>,
+    turns: number,
+    apiKey?: string,
+  ) {
+    const project = await projects.create({
+      name: 'p',
+      llmSettings: llm,
+      embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
+    });
     if (apiKey) await projects.setCredentials(project.id, { apiKey });
     const session = await sessions.create(project.id, 's');
     const answer = 'The planner keeps the newest pairs that fit and drops the oldest ones first. '.repeat(60).trim();
-    for (let i = 0; i < turns; i += 1) await sessions.appendMessage({ projectId: project.id, sessionId: session.id, askId: randomUUID(), question: `Earlier question ${i}?`, answer });
+    for (let i = 0; i < turns; i += 1)
+      await sessions.appendMessage({
+        projectId: project.id,
+        sessionId: session.id,
+        askId: randomUUID(),
+        question: `Earlier question ${i}?`,
+        answer,
+      });
     const askId = randomUUID();
     const acceptedAt = new Date().toISOString();
     const ids = { projectId: project.id, sessionId: session.id };
     await events.open(askId, { ...ids, acceptedAt });
     const before = upstream.requests.length;
-    await service.synthesize({ askId, ...ids, question: 'What does the planner keep?', acceptedAt, items }, { attempt: 1 });
+    await service.synthesize(
+      { askId, ...ids, question: 'What does the planner keep?', acceptedAt, items },
+      { attempt: 1 },
+    );
     const evs = await events.readAll(askId);
     return { askId, ...ids, evs, requests: upstream.requests.slice(before), rows: await calls.forAsk(askId) };
   }
 
   it('an overflow and its retry are two rows: the refused call with its typed code, the answer with its raw usage and cost', async () => {
-    const { rows, requests, evs, projectId, sessionId } = await ask({ provider: 'openai', model: 'dense-gw', baseUrl: `${upstream.url}/v1`, contextWindow: 8192, maxTokens: 1024 }, 12, 'sk-test');
+    const { rows, requests, evs, projectId, sessionId } = await ask(
+      { provider: 'openai', model: 'dense-gw', baseUrl: `${upstream.url}/v1`, contextWindow: 8192, maxTokens: 1024 },
+      12,
+      'sk-test',
+    );
     const chats = requests.filter((r) => r.route.endsWith('chat'));
     expect(chats).toHaveLength(2);
     const budgets = evs.filter((e) => e.type === 'budget').map((e) => e.data as BudgetEvent);
@@ -90,7 +153,9 @@ describe('provider_calls rows written by SynthesisService', () => {
     expect(done.type).toBe('done');
     const prompt = chats[1].promptTokens as number;
     const completion = (done.data as { usage: { completionTokens: number } }).usage.completionTokens;
-    expect(rows.map((r) => [r.operation, r.purpose, r.errorCode, r.finishReason, r.plannedTokens, r.projectId, r.sessionId])).toEqual([
+    expect(
+      rows.map((r) => [r.operation, r.purpose, r.errorCode, r.finishReason, r.plannedTokens, r.projectId, r.sessionId]),
+    ).toEqual([
       ['chat', 'answer', 'context_overflow', null, budgets[0].used, projectId, sessionId],
       ['chat', 'overflow_retry', null, 'stop', budgets[1].used, projectId, sessionId],
     ]);
@@ -112,7 +177,11 @@ describe('provider_calls rows written by SynthesisService', () => {
 
   it('the answer is stored with the budget it was answered under (the re-plan after the overflow) and its sources', async () => {
     // Its own model: calibration learnt from the first test's overflow would avoid this one's.
-    const { askId, sessionId, evs } = await ask({ provider: 'openai', model: 'dense-gw2', baseUrl: `${upstream.url}/v1`, contextWindow: 8192, maxTokens: 1024 }, 12, 'sk-test');
+    const { askId, sessionId, evs } = await ask(
+      { provider: 'openai', model: 'dense-gw2', baseUrl: `${upstream.url}/v1`, contextWindow: 8192, maxTokens: 1024 },
+      12,
+      'sk-test',
+    );
     const budgets = evs.filter((e) => e.type === 'budget').map((e) => e.data as BudgetEvent);
     expect(budgets).toHaveLength(2);
     const done = evs.at(-1)!.data as DoneEvent;
@@ -128,7 +197,11 @@ describe('provider_calls rows written by SynthesisService', () => {
 
   it('each attempt of a retried call is its own row: a 429 on count_tokens, then on the chat call', async () => {
     upstream.setFault({ kind: '429', retryAfterSeconds: 0, endpoint: 'count' }, 1);
-    const counted = await ask({ provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: upstream.url }, 0, `sk-ant-test-${randomUUID()}`);
+    const counted = await ask(
+      { provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: upstream.url },
+      0,
+      `sk-ant-test-${randomUUID()}`,
+    );
     expect(counted.evs.at(-1)?.type).toBe('done');
     expect(counted.rows.map((r) => [r.operation, r.errorCode, r.finishReason])).toEqual([
       ['count_tokens', 'llm_upstream', null],
@@ -136,16 +209,26 @@ describe('provider_calls rows written by SynthesisService', () => {
       ['chat', null, 'end_turn'],
     ]);
     upstream.setFault({ kind: '429', retryAfterSeconds: 0 }, 1);
-    const streamed = await ask({ provider: 'openai', model: 'gpt-4o-mini', baseUrl: `${upstream.url}/v1` }, 0, 'sk-test');
+    const streamed = await ask(
+      { provider: 'openai', model: 'gpt-4o-mini', baseUrl: `${upstream.url}/v1` },
+      0,
+      'sk-test',
+    );
     expect(streamed.evs.at(-1)?.type).toBe('done');
-    expect(streamed.rows.map((r) => [r.operation, r.purpose, r.errorCode, r.inputTokens === null, r.costUsd === null])).toEqual([
+    expect(
+      streamed.rows.map((r) => [r.operation, r.purpose, r.errorCode, r.inputTokens === null, r.costUsd === null]),
+    ).toEqual([
       ['chat', 'answer', 'llm_upstream', true, true],
       ['chat', 'answer', null, false, false],
     ]);
   });
 
   it('an Anthropic ask is a free count_tokens row then the answer, normalised and priced as Claude Sonnet 4', async () => {
-    const { rows, requests, evs } = await ask({ provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: upstream.url }, 0, `sk-ant-test-${randomUUID()}`);
+    const { rows, requests, evs } = await ask(
+      { provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: upstream.url },
+      0,
+      `sk-ant-test-${randomUUID()}`,
+    );
     expect(evs.at(-1)?.type).toBe('done');
     const chat = requests.find((r) => r.route === 'anthropic.messages')!;
     const prompt = chat.promptTokens as number;
@@ -154,8 +237,19 @@ describe('provider_calls rows written by SynthesisService', () => {
       ['chat', 'answer', expect.any(String), 'claude-sonnet-4'],
     ]);
     const answer = rows[1];
-    expect(answer.rawUsage).toEqual({ input_tokens: prompt, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: answer.outputTokens });
-    expect([answer.inputTokens, answer.cacheReadTokens, answer.cacheWriteTokens, answer.finishReason, answer.answeringModel]).toEqual([prompt, 0, 0, 'end_turn', 'claude-sonnet-4-6']);
+    expect(answer.rawUsage).toEqual({
+      input_tokens: prompt,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      output_tokens: answer.outputTokens,
+    });
+    expect([
+      answer.inputTokens,
+      answer.cacheReadTokens,
+      answer.cacheWriteTokens,
+      answer.finishReason,
+      answer.answeringModel,
+    ]).toEqual([prompt, 0, 0, 'end_turn', 'claude-sonnet-4-6']);
     // $3 per MTok input, $15 per MTok output.
     const pico = BigInt(prompt) * 3_000_000n + BigInt(answer.outputTokens!) * 15_000_000n;
     expect(answer.costUsd).toBe(`0.${pico.toString().padStart(12, '0')}`);

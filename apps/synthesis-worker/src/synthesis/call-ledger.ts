@@ -1,7 +1,12 @@
 import { Logger } from '@nestjs/common';
 import type { UsageChunk } from '@ask/llm-providers';
 import { findPrice, type PriceOverride, type ProviderId } from '@ask/model-catalog';
-import { genAiOperationDuration, genAiTimeToFirstChunk, genAiTokenUsage, usageInconsistentTotal } from '@ask/observability';
+import {
+  genAiOperationDuration,
+  genAiTimeToFirstChunk,
+  genAiTokenUsage,
+  usageInconsistentTotal,
+} from '@ask/observability';
 import type { ProviderCallPurpose, ProviderCallRecord, ProviderCallsRepository } from '@ask/persistence';
 import { callCostUsd, InconsistentUsageError, type NormalizedUsage, normalizeUsage } from '@ask/usage-accounting';
 
@@ -32,7 +37,12 @@ export interface CallMeter {
 }
 
 /** What {@link CallLedger.start} is told about a call. */
-export type CallSpec = CallScope & { operation: ProviderCallRecord['operation']; provider: ProviderId; requestedModel: string; plannedTokens?: number };
+export type CallSpec = CallScope & {
+  operation: ProviderCallRecord['operation'];
+  provider: ProviderId;
+  requestedModel: string;
+  plannedTokens?: number;
+};
 
 /** One attempt being measured (times in ms since the epoch). */
 interface Attempt {
@@ -52,7 +62,11 @@ export interface NormalisedCall {
  * logged at error level with the raw object as the provider sent it, and kept unnormalised (no
  * bucket is clamped or guessed).
  */
-export function normaliseChunk(chunk: UsageChunk | undefined, provider: string, logger: Pick<Logger, 'error'>): NormalisedCall {
+export function normaliseChunk(
+  chunk: UsageChunk | undefined,
+  provider: string,
+  logger: Pick<Logger, 'error'>,
+): NormalisedCall {
   if (!chunk?.convention) return { usage: null, usageError: null };
   try {
     return { usage: normalizeUsage(chunk.convention, chunk.raw), usageError: null };
@@ -79,7 +93,11 @@ export class CallLedger {
   ) {}
 
   /** Count endpoints are free (Anthropic `count_tokens`, Vertex `countTokens`); other calls cost their usage at the price. */
-  private cost(operation: ProviderCallRecord['operation'], usage: NormalizedUsage | null, price: ReturnType<typeof findPrice>): Pick<ProviderCallRecord, 'costUsd' | 'priceFamily'> {
+  private cost(
+    operation: ProviderCallRecord['operation'],
+    usage: NormalizedUsage | null,
+    price: ReturnType<typeof findPrice>,
+  ): Pick<ProviderCallRecord, 'costUsd' | 'priceFamily'> {
     if (operation === 'count_tokens') return { costUsd: '0.000000000000', priceFamily: 'count endpoint (free)' };
     if (!usage || !price) return { costUsd: null, priceFamily: null };
     return { costUsd: callCostUsd(usage, price), priceFamily: price.family };
@@ -118,15 +136,33 @@ export class CallLedger {
   }
 
   /** Observes the metrics of one attempt and stores its row; a failed write is logged, never thrown. */
-  private async write(call: CallSpec, attempt: Attempt, ended: number, errorCode: string | null, ownFinishReason?: string): Promise<void> {
+  private async write(
+    call: CallSpec,
+    attempt: Attempt,
+    ended: number,
+    errorCode: string | null,
+    ownFinishReason?: string,
+  ): Promise<void> {
     const { started, first, chunk } = attempt;
     const { usage, usageError } = normaliseChunk(chunk, call.provider, this.logger);
-    const price = usage ? findPrice({ provider: call.provider, model: call.requestedModel }, this.overrides) : undefined;
-    const labels = { gen_ai_operation_name: call.operation, gen_ai_provider_name: call.provider, gen_ai_request_model: call.requestedModel };
+    const price = usage
+      ? findPrice({ provider: call.provider, model: call.requestedModel }, this.overrides)
+      : undefined;
+    const labels = {
+      gen_ai_operation_name: call.operation,
+      gen_ai_provider_name: call.provider,
+      gen_ai_request_model: call.requestedModel,
+    };
     genAiOperationDuration.observe({ ...labels, error_type: errorCode ?? '' }, Math.max(0, ended - started) / 1000);
     if (first !== undefined) genAiTimeToFirstChunk.observe(labels, (first - started) / 1000);
     if (usage) {
-      const types: Array<[string, number]> = [['input', usage.input], ['output', usage.output], ['cache_read', usage.cacheRead], ['cache_creation', usage.cacheWrite], ['reasoning', usage.reasoning]];
+      const types: Array<[string, number]> = [
+        ['input', usage.input],
+        ['output', usage.output],
+        ['cache_read', usage.cacheRead],
+        ['cache_creation', usage.cacheWrite],
+        ['reasoning', usage.reasoning],
+      ];
       for (const [type, tokens] of types) genAiTokenUsage.observe({ ...labels, gen_ai_token_type: type }, tokens);
     }
     try {
@@ -155,7 +191,9 @@ export class CallLedger {
         startedAt: new Date(started),
       });
     } catch (err) {
-      this.logger.error(`ask ${call.askId}: the ${call.operation} call could not be recorded: ${(err as Error).message}`);
+      this.logger.error(
+        `ask ${call.askId}: the ${call.operation} call could not be recorded: ${(err as Error).message}`,
+      );
     }
   }
 }

@@ -32,7 +32,12 @@ class ManualTimers implements CoalescerTimers {
 function setup(maxCharacters = 1_024) {
   const timers = new ManualTimers();
   const published: Array<{ at: number; text: string }> = [];
-  const coalescer = new DeltaCoalescer(async (text) => void published.push({ at: timers.now, text }), timers, 25, maxCharacters);
+  const coalescer = new DeltaCoalescer(
+    async (text) => void published.push({ at: timers.now, text }),
+    timers,
+    25,
+    maxCharacters,
+  );
   return { timers, published, coalescer };
 }
 
@@ -47,7 +52,11 @@ describe(DeltaCoalescer.name, () => {
     it('holds later chunks until 25 ms after the first one held, then publishes them as one delta', async () => {
       const { timers, published, coalescer } = setup();
       await coalescer.push('A');
-      for (const [ms, text] of [[5, 'b'], [5, 'c'], [5, 'd']] as const) {
+      for (const [ms, text] of [
+        [5, 'b'],
+        [5, 'c'],
+        [5, 'd'],
+      ] as const) {
         await timers.advance(ms);
         await coalescer.push(text);
       }
@@ -55,7 +64,10 @@ describe(DeltaCoalescer.name, () => {
       await timers.advance(14); // 29 ms: 24 ms after 'b' was held
       expect(published.map((p) => p.text)).toEqual(['A']);
       await timers.advance(1);
-      expect(published).toEqual([{ at: 0, text: 'A' }, { at: 30, text: 'bcd' }]);
+      expect(published).toEqual([
+        { at: 0, text: 'A' },
+        { at: 30, text: 'bcd' },
+      ]);
     });
 
     it('gives 1,000 one-token chunks arriving 1 ms apart 41 deltas instead of 1,000', async () => {
@@ -71,11 +83,23 @@ describe(DeltaCoalescer.name, () => {
 
     it.each([
       // [chunk arrival times (ms), the deltas' boundaries as published (time: chunk indexes)]
-      [[0, 1, 2, 3], ['0: 0', '26: 1-3']],
-      [[0, 30, 31, 60], ['0: 0', '55: 1-2', '85: 3']],
+      [
+        [0, 1, 2, 3],
+        ['0: 0', '26: 1-3'],
+      ],
+      [
+        [0, 30, 31, 60],
+        ['0: 0', '55: 1-2', '85: 3'],
+      ],
       // a chunk arriving when the timer is due goes into the next delta
-      [[0, 10, 34, 35, 36, 90], ['0: 0', '35: 1-2', '60: 3-4', '115: 5']],
-      [[0, 100, 200], ['0: 0', '125: 1', '225: 2']],
+      [
+        [0, 10, 34, 35, 36, 90],
+        ['0: 0', '35: 1-2', '60: 3-4', '115: 5'],
+      ],
+      [
+        [0, 100, 200],
+        ['0: 0', '125: 1', '225: 2'],
+      ],
     ])('cuts chunks arriving at %j into deltas %j (25 ms after the first chunk held)', async (arrivals, expected) => {
       const timers = new ManualTimers();
       const published: string[] = [];
@@ -117,13 +141,10 @@ describe(DeltaCoalescer.name, () => {
       const timers = new ManualTimers();
       const published: string[] = [];
       let calls = 0;
-      const coalescer = new DeltaCoalescer(
-        async (text) => {
-          if (++calls === 2) throw new Error('fenced');
-          published.push(text);
-        },
-        timers,
-      );
+      const coalescer = new DeltaCoalescer(async (text) => {
+        if (++calls === 2) throw new Error('fenced');
+        published.push(text);
+      }, timers);
       await coalescer.push('one');
       await coalescer.push('two');
       await timers.advance(25);

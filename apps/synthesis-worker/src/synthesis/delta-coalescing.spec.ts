@@ -4,7 +4,13 @@ import type { AskEvent, RetrievedItem } from '@ask/ask-contracts';
 import { loadConfig } from '@ask/config';
 import { AskEventRelay, AskEventStream, StreamHub } from '@ask/event-stream';
 import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
-import { CredentialsCipher, LearnedWindowsRepository, ProjectsRepository, SessionsRepository, UsageRepository } from '@ask/persistence';
+import {
+  CredentialsCipher,
+  LearnedWindowsRepository,
+  ProjectsRepository,
+  SessionsRepository,
+  UsageRepository,
+} from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { SynthesisService } from './synthesis.service';
 
@@ -19,7 +25,9 @@ describe('delta coalescing in SynthesisService (fake OpenAI upstream, 240 one-to
   const words = [' the', ' data', ' is', ' stored', ' in', ' a', ' table', ' and', ' each', ' row', ' has', ' an'];
   const chunks = Array.from({ length: 240 }, (_, i) => words[i % words.length]);
   const answer = chunks.join('');
-  const items: RetrievedItem[] = [{ id: 'k1', kind: 'knowledge', title: 'Tables', text: 'Rows are stored in tables.', score: 0.8 }];
+  const items: RetrievedItem[] = [
+    { id: 'k1', kind: 'knowledge', title: 'Tables', text: 'Rows are stored in tables.', score: 0.8 },
+  ];
   let db: TestDatabase;
   let redis: Redis;
   let upstream: FakeUpstream;
@@ -56,7 +64,14 @@ describe('delta coalescing in SynthesisService (fake OpenAI upstream, 240 one-to
       sessions,
       new UsageRepository(db.dataSource),
       events,
-      loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, ASK_ENCRYPTION_KEY: encryptionKey, ASK_PROVIDER_URL_ALLOWLIST: upstream.url, SYNTHESIS_DELTA_INTERVAL_MS: String(intervalMs) }),
+      loadConfig({
+        ...process.env,
+        DATABASE_URL: db.url,
+        ASK_KEY_PREFIX: prefix,
+        ASK_ENCRYPTION_KEY: encryptionKey,
+        ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
+        SYNTHESIS_DELTA_INTERVAL_MS: String(intervalMs),
+      }),
       new LearnedWindowsRepository(db.dataSource),
     );
 
@@ -72,11 +87,16 @@ describe('delta coalescing in SynthesisService (fake OpenAI upstream, 240 one-to
     const askId = randomUUID();
     const acceptedAt = new Date().toISOString();
     await events.open(askId, { projectId: project.id, sessionId, acceptedAt });
-    const run = () => service.synthesize({ askId, projectId: project.id, sessionId, question: 'How is the data stored?', acceptedAt, items }, { attempt: 1 });
+    const run = () =>
+      service.synthesize(
+        { askId, projectId: project.id, sessionId, question: 'How is the data stored?', acceptedAt, items },
+        { attempt: 1 },
+      );
     return { askId, run };
   }
 
-  const deltasOf = (evs: AskEvent[]) => evs.filter((e) => e.type === 'delta').map((e) => (e.data as { text: string }).text);
+  const deltasOf = (evs: AskEvent[]) =>
+    evs.filter((e) => e.type === 'delta').map((e) => (e.data as { text: string }).text);
 
   /** Relays the ask's events after `lastEventId` until the terminal event, or until `stopAfter` events arrived. */
   async function follow(askId: string, lastEventId: string | undefined, stopAfter = Infinity): Promise<AskEvent[]> {

@@ -6,7 +6,13 @@ import type { AskEvent, BudgetEvent, RetrievedItem } from '@ask/ask-contracts';
 import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
 import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
-import { CredentialsCipher, LearnedWindowsRepository, ProjectsRepository, SessionsRepository, UsageRepository } from '@ask/persistence';
+import {
+  CredentialsCipher,
+  LearnedWindowsRepository,
+  ProjectsRepository,
+  SessionsRepository,
+  UsageRepository,
+} from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { localTokenizerCounter } from '@ask/token-counting';
 import { SynthesisService } from './synthesis.service';
@@ -43,7 +49,10 @@ describe('drift: calibration and overflow recovery under a change of script (fak
       .filter((p) => p.length >= 80);
   /** Instructions and outputs of the Chinese OpenAssistant excerpt. */
   const chinese = () => {
-    const records = JSON.parse(readFileSync(join(fixtures, 'oasst1-zh', 'oaast_sft_zh.json'), 'utf8')) as Array<{ instruction: string; output: string }>;
+    const records = JSON.parse(readFileSync(join(fixtures, 'oasst1-zh', 'oaast_sft_zh.json'), 'utf8')) as Array<{
+      instruction: string;
+      output: string;
+    }>;
     return records.flatMap((r) => [r.instruction, r.output]).filter((t) => t.length >= 80);
   };
 
@@ -68,15 +77,37 @@ describe('drift: calibration and overflow recovery under a change of script (fak
   beforeAll(async () => {
     db = await createTestDatabase();
     redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
-    upstream = await startFakeUpstream({ chunkDelayMs: 0, enforce: { counter: localTokenizerCounter('mistral-spm'), promptScale: 1.5, windows: { [MODEL]: REAL_WINDOW } } });
+    upstream = await startFakeUpstream({
+      chunkDelayMs: 0,
+      enforce: { counter: localTokenizerCounter('mistral-spm'), promptScale: 1.5, windows: { [MODEL]: REAL_WINDOW } },
+    });
     events = new AskEventStream(redis, prefix, 120);
     const projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
     sessions = new SessionsRepository(db.dataSource);
-    const config = loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '0', ASK_PROVIDER_URL_ALLOWLIST: upstream.url });
-    service = new SynthesisService(projects, sessions, new UsageRepository(db.dataSource), events, config, new LearnedWindowsRepository(db.dataSource));
+    const config = loadConfig({
+      ...process.env,
+      DATABASE_URL: db.url,
+      ASK_KEY_PREFIX: prefix,
+      LOCAL_LLM_CHUNK_DELAY_MS: '0',
+      ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
+    });
+    service = new SynthesisService(
+      projects,
+      sessions,
+      new UsageRepository(db.dataSource),
+      events,
+      config,
+      new LearnedWindowsRepository(db.dataSource),
+    );
     const project = await projects.create({
       name: 'drift',
-      llmSettings: { provider: 'openai', model: MODEL, baseUrl: `${upstream.url}/v1`, contextWindow: 16_384, maxTokens: 1024 },
+      llmSettings: {
+        provider: 'openai',
+        model: MODEL,
+        baseUrl: `${upstream.url}/v1`,
+        contextWindow: 16_384,
+        maxTokens: 1024,
+      },
       embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
     });
     projectId = project.id;
@@ -106,7 +137,10 @@ describe('drift: calibration and overflow recovery under a change of script (fak
       const askId = randomUUID();
       const acceptedAt = new Date().toISOString();
       await events.open(askId, { projectId, sessionId, acceptedAt });
-      await service.synthesize({ askId, projectId, sessionId, question: turn.question, acceptedAt, items: turn.items }, { attempt: 1 });
+      await service.synthesize(
+        { askId, projectId, sessionId, question: turn.question, acceptedAt, items: turn.items },
+        { attempt: 1 },
+      );
       const evs: AskEvent[] = await events.readAll(askId);
       const calls = upstream.requests.filter((r) => r.route === 'openai.chat').length - before;
       run.asks += 1;
@@ -126,7 +160,8 @@ describe('drift: calibration and overflow recovery under a change of script (fak
     const disclosed = calibration.budgets.findIndex((plans) => plans.length === 2);
     expect(calibration.budgets[disclosed].map((b) => b.window)).toEqual([16_384, REAL_WINDOW]);
     for (const plans of calibration.budgets.slice(0, disclosed)) expect(plans.map((b) => b.window)).toEqual([16_384]);
-    for (const plans of calibration.budgets.slice(disclosed + 1)) expect(plans.map((b) => [b.window, b.rememberedWindow])).toEqual([[REAL_WINDOW, REAL_WINDOW]]);
+    for (const plans of calibration.budgets.slice(disclosed + 1))
+      expect(plans.map((b) => [b.window, b.rememberedWindow])).toEqual([[REAL_WINDOW, REAL_WINDOW]]);
     process.stdout.write(`DRIFT calibration disclosed at ask ${disclosed}\n`);
     expect(Object.keys(calibration.budgets.at(-1)?.[0].calibrationByScript ?? {})).toContain('cjk');
   });
@@ -137,7 +172,9 @@ describe('drift: calibration and overflow recovery under a change of script (fak
     ['Arabic', 'arb'],
   ])('a session in %s after it: at most one overflow (the switch), every ask answered', async (name, key) => {
     runs[name] = await session(turns(udhr(key), 8, 0, 3));
-    process.stdout.write(`DRIFT ${name} overflows=${runs[name].overflows} used=${runs[name].budgets.map((p) => p.map((b) => b.used).join('/')).join(',')}\n`);
+    process.stdout.write(
+      `DRIFT ${name} overflows=${runs[name].overflows} used=${runs[name].budgets.map((p) => p.map((b) => b.used).join('/')).join(',')}\n`,
+    );
     expect([runs[name].asks, runs[name].answered]).toEqual([8, 8]);
     expect(runs[name].overflows).toBeLessThanOrEqual(1);
     for (const plans of runs[name].budgets) expect(plans[0].window).toBe(REAL_WINDOW);
@@ -145,7 +182,9 @@ describe('drift: calibration and overflow recovery under a change of script (fak
 
   it('a session that switches from Chinese to Tamil mid-way: at most one overflow, every ask answered', async () => {
     const switched = await session([...turns(chinese(), 3, 200), ...turns(udhr('tam'), 4, 0, 3)]);
-    process.stdout.write(`DRIFT switch overflows=${switched.overflows} used=${switched.budgets.map((p) => p.map((b) => b.used).join('/')).join(',')}\n`);
+    process.stdout.write(
+      `DRIFT switch overflows=${switched.overflows} used=${switched.budgets.map((p) => p.map((b) => b.used).join('/')).join(',')}\n`,
+    );
     expect([switched.asks, switched.answered]).toEqual([7, 7]);
     expect(switched.overflows).toBeLessThanOrEqual(1);
     // The Chinese half planned with the learned cjk factor, as before the switch.

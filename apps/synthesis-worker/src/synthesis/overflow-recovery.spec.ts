@@ -4,7 +4,13 @@ import type { AskEvent, BudgetEvent, RetrievedItem } from '@ask/ask-contracts';
 import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
 import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
-import { CredentialsCipher, LearnedWindowsRepository, ProjectsRepository, SessionsRepository, UsageRepository } from '@ask/persistence';
+import {
+  CredentialsCipher,
+  LearnedWindowsRepository,
+  ProjectsRepository,
+  SessionsRepository,
+  UsageRepository,
+} from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { replanFigures, SynthesisService } from './synthesis.service';
 
@@ -28,12 +34,25 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
       sessions,
       usage,
       events,
-      loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '0', ASK_DEADLINE_MS: String(deadlineMs), ASK_PROVIDER_URL_ALLOWLIST: upstream.url }),
+      loadConfig({
+        ...process.env,
+        DATABASE_URL: db.url,
+        ASK_KEY_PREFIX: prefix,
+        LOCAL_LLM_CHUNK_DELAY_MS: '0',
+        ASK_DEADLINE_MS: String(deadlineMs),
+        ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
+      }),
       windows,
     );
 
   const items: RetrievedItem[] = [
-    { id: 'k1', kind: 'knowledge', title: 'HNSW', text: 'An HNSW index creates a multilayer graph with better query performance.', score: 0.8 },
+    {
+      id: 'k1',
+      kind: 'knowledge',
+      title: 'HNSW',
+      text: 'An HNSW index creates a multilayer graph with better query performance.',
+      score: 0.8,
+    },
   ];
 
   beforeAll(async () => {
@@ -41,7 +60,10 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
     redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
     // `dense-gw` counts 2.5× o200k_base (denser than any tokenizer our estimate knows) in an 8,192
     // window; `small-gw` is served with a 16,000-token window although the project says 64,000.
-    upstream = await startFakeUpstream({ chunkDelayMs: 0, enforce: { promptScale: 2.5, windows: { 'dense-gw': 8192, 'small-gw': 16_000 } } });
+    upstream = await startFakeUpstream({
+      chunkDelayMs: 0,
+      enforce: { promptScale: 2.5, windows: { 'dense-gw': 8192, 'small-gw': 16_000 } },
+    });
     events = new AskEventStream(redis, prefix, 120);
     projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(randomBytes(32).toString('hex')));
     sessions = new SessionsRepository(db.dataSource);
@@ -63,12 +85,22 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
     apiKey?: string,
     credentials?: Parameters<ProjectsRepository['setCredentials']>[1],
   ) {
-    const project = await projects.create({ name: 'p', llmSettings: llm, embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 } });
+    const project = await projects.create({
+      name: 'p',
+      llmSettings: llm,
+      embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
+    });
     if (apiKey || credentials) await projects.setCredentials(project.id, credentials ?? { apiKey });
     const session = await sessions.create(project.id, 's');
     const answer = 'The planner keeps the newest pairs that fit and drops the oldest ones first. '.repeat(60).trim();
     for (let i = 0; i < turns; i += 1) {
-      await sessions.appendMessage({ projectId: project.id, sessionId: session.id, askId: randomUUID(), question: `Earlier question ${i}?`, answer });
+      await sessions.appendMessage({
+        projectId: project.id,
+        sessionId: session.id,
+        askId: randomUUID(),
+        question: `Earlier question ${i}?`,
+        answer,
+      });
     }
     return { projectId: project.id, sessionId: session.id };
   }
@@ -83,12 +115,20 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
 
   const budgetOf = (evs: AskEvent[]) => evs.filter((e) => e.type === 'budget').map((e) => e.data as BudgetEvent);
   const chatsSince = (n: number) =>
-    upstream.requests.slice(n).filter((r) => r.route.endsWith('chat') || r.route === 'anthropic.messages' || r.route === 'vertex.gemini.stream');
-  const countsSince = (n: number) => upstream.requests.slice(n).filter((r) => r.route.endsWith('count_tokens') || r.route.endsWith('.count'));
+    upstream.requests
+      .slice(n)
+      .filter(
+        (r) => r.route.endsWith('chat') || r.route === 'anthropic.messages' || r.route === 'vertex.gemini.stream',
+      );
+  const countsSince = (n: number) =>
+    upstream.requests.slice(n).filter((r) => r.route.endsWith('count_tokens') || r.route.endsWith('.count'));
 
   describe('an overflow that discloses the prompt size', () => {
     it('re-plans with the observed ratio (disclosed ÷ planned) so the one retry fits, and records the disclosure for calibration', async () => {
-      const ids = await newProject({ provider: 'openai', model: 'dense-gw', baseUrl: `${upstream.url}/v1`, contextWindow: 8192, maxTokens: 1024 }, 12);
+      const ids = await newProject(
+        { provider: 'openai', model: 'dense-gw', baseUrl: `${upstream.url}/v1`, contextWindow: 8192, maxTokens: 1024 },
+        12,
+      );
       const before = upstream.requests.length;
       const { events: evs } = await ask(ids, 'What does the planner keep?');
       const chats = chatsSince(before);
@@ -108,7 +148,10 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
       ]);
 
       // The next ask of the same script, in another session, plans with what the overflow taught: no second overflow.
-      const next = await newProject({ provider: 'openai', model: 'dense-gw', baseUrl: `${upstream.url}/v1`, contextWindow: 8192, maxTokens: 1024 }, 12);
+      const next = await newProject(
+        { provider: 'openai', model: 'dense-gw', baseUrl: `${upstream.url}/v1`, contextWindow: 8192, maxTokens: 1024 },
+        12,
+      );
       const again = upstream.requests.length;
       const later = await ask(next, 'And which pairs does it drop?');
       expect(chatsSince(again)).toHaveLength(1);
@@ -122,12 +165,17 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
 
   describe('a window the provider disclosed', () => {
     it('is remembered per project and model, shown in the budget event and used by later plans', async () => {
-      const ids = await newProject({ provider: 'openai', model: 'small-gw', baseUrl: `${upstream.url}/v1`, contextWindow: 64_000 }, 40);
+      const ids = await newProject(
+        { provider: 'openai', model: 'small-gw', baseUrl: `${upstream.url}/v1`, contextWindow: 64_000 },
+        40,
+      );
       let before = upstream.requests.length;
       const first = await ask(ids, 'What does the planner keep?');
       expect(budgetOf(first.events).map((b) => b.window)).toEqual([64_000, 16_000]);
       expect(chatsSince(before)).toHaveLength(2);
-      expect((await windows.list(ids.projectId)).map((w) => [w.provider, w.model, w.window])).toEqual([['openai', 'small-gw', 16_000]]);
+      expect((await windows.list(ids.projectId)).map((w) => [w.provider, w.model, w.window])).toEqual([
+        ['openai', 'small-gw', 16_000],
+      ]);
       before = upstream.requests.length;
       const second = await ask(ids, 'And which pairs does it drop?');
       expect(budgetOf(second.events).map((b) => [b.window, b.rememberedWindow])).toEqual([[16_000, 16_000]]);
@@ -142,7 +190,12 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
       endpoint: 'Anthropic count_tokens',
       model: 'claude-sonnet-4-6',
       window: 200_000,
-      project: () => newProject({ provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: upstream.url }, 0, `sk-ant-test-${randomUUID()}`),
+      project: () =>
+        newProject(
+          { provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: upstream.url },
+          0,
+          `sk-ant-test-${randomUUID()}`,
+        ),
     },
     {
       endpoint: 'Vertex Gemini :countTokens',
@@ -150,7 +203,13 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
       window: 1_000_000,
       project: () =>
         newProject(
-          { provider: 'vertex', model: 'gemini-2.5-flash', gcpProject: 'demo-project', region: 'us-central1', baseUrl: upstream.url },
+          {
+            provider: 'vertex',
+            model: 'gemini-2.5-flash',
+            gcpProject: 'demo-project',
+            region: 'us-central1',
+            baseUrl: upstream.url,
+          },
           0,
           undefined,
           { gcpAccessToken: `ya29.test-${randomUUID()}` },
@@ -205,12 +264,37 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
 describe(replanFigures.name, () => {
   const sized = (window: number, used: number, scale = 1) => ({ window, scale, plan: { used } as never });
   it.each([
-    ['disclosed prompt above the plan: scale by the ratio, same window', sized(8192, 5000), { limit: 8192, promptTokens: 8732 }, { window: 8192, scale: 1.7464 }],
-    ['the ratio multiplies the scale already applied', sized(8192, 5000, 1.5), { limit: 8192, promptTokens: 6000 }, { window: 8192, scale: 1.8 }],
-    ['a smaller window disclosed, prompt below the plan: the window', sized(64_000, 50_000), { limit: 16_000, promptTokens: 40_000 }, { window: 16_000, scale: 1 }],
-    ['a smaller window and a denser count: both', sized(64_000, 20_000), { limit: 16_000, promptTokens: 30_000 }, { window: 16_000, scale: 1.5 }],
+    [
+      'disclosed prompt above the plan: scale by the ratio, same window',
+      sized(8192, 5000),
+      { limit: 8192, promptTokens: 8732 },
+      { window: 8192, scale: 1.7464 },
+    ],
+    [
+      'the ratio multiplies the scale already applied',
+      sized(8192, 5000, 1.5),
+      { limit: 8192, promptTokens: 6000 },
+      { window: 8192, scale: 1.8 },
+    ],
+    [
+      'a smaller window disclosed, prompt below the plan: the window',
+      sized(64_000, 50_000),
+      { limit: 16_000, promptTokens: 40_000 },
+      { window: 16_000, scale: 1 },
+    ],
+    [
+      'a smaller window and a denser count: both',
+      sized(64_000, 20_000),
+      { limit: 16_000, promptTokens: 30_000 },
+      { window: 16_000, scale: 1.5 },
+    ],
     ['nothing disclosed: 10% below the window, never window − 1', sized(8192, 5000), {}, { window: 7372, scale: 1 }],
-    ['a limit not below the window and no count: 10% below', sized(8192, 5000), { limit: 8192 }, { window: 7372, scale: 1 }],
+    [
+      'a limit not below the window and no count: 10% below',
+      sized(8192, 5000),
+      { limit: 8192 },
+      { window: 7372, scale: 1 },
+    ],
   ] as const)('%s', (_label, s, overflow, expected) => {
     const got = replanFigures(s, overflow);
     expect({ window: got.window, scale: Number(got.scale.toFixed(4)) }).toEqual(expected);

@@ -1,7 +1,13 @@
 import { Logger } from '@nestjs/common';
 import type { ResolvedModel } from '@ask/model-catalog';
 import { calibrationFactor } from '@ask/observability';
-import type { LearnedWindowsRepository, SessionsRepository, StoredMessage, TokenCountsByCounter, UsageRepository } from '@ask/persistence';
+import type {
+  LearnedWindowsRepository,
+  SessionsRepository,
+  StoredMessage,
+  TokenCountsByCounter,
+  UsageRepository,
+} from '@ask/persistence';
 import {
   approximateCounter,
   calibrationBaseCounter,
@@ -62,17 +68,27 @@ export class PlanningMemory {
    * The model with its window lowered to the one the provider disclosed for this project, when that
    * is smaller. `remembered` is that window (tokens), or undefined.
    */
-  async withRememberedWindow(projectId: string, model: ResolvedModel): Promise<{ model: ResolvedModel; remembered?: number }> {
+  async withRememberedWindow(
+    projectId: string,
+    model: ResolvedModel,
+  ): Promise<{ model: ResolvedModel; remembered?: number }> {
     const learned = await this.windows.find(projectId, model.provider, model.model);
     if (!learned || learned.window >= model.window) return { model };
     return { model: { ...model, window: learned.window }, remembered: learned.window };
   }
 
   /** Remembers a window the provider disclosed when it is smaller than the one planned against. */
-  async rememberWindow(projectId: string, model: ResolvedModel, plannedWindow: number, disclosed: number | undefined): Promise<void> {
+  async rememberWindow(
+    projectId: string,
+    model: ResolvedModel,
+    plannedWindow: number,
+    disclosed: number | undefined,
+  ): Promise<void> {
     if (disclosed === undefined || !(disclosed > 0) || disclosed >= plannedWindow) return;
     await this.windows.remember(projectId, model.provider, model.model, disclosed);
-    this.logger.warn(`provider ${model.provider}/${model.model} disclosed a window of ${disclosed} tokens (planned ${plannedWindow}): remembered for later plans`);
+    this.logger.warn(
+      `provider ${model.provider}/${model.model} disclosed a window of ${disclosed} tokens (planned ${plannedWindow}): remembered for later plans`,
+    );
   }
 
   /**
@@ -84,7 +100,8 @@ export class PlanningMemory {
     if (choice.exactPlan || choice.counter.id !== ESTIMATE_ID) return { counter: choice.counter, calibration: {} };
     const records = await this.usage.recentPerScript(model, FLOOR_ID, SCRIPT_CALIBRATION_DEFAULTS.recent);
     const calibration = learnScriptCalibration(records);
-    for (const [script, learned] of Object.entries(calibration)) if (learned) calibrationFactor.set({ model, script }, learned.factor);
+    for (const [script, learned] of Object.entries(calibration))
+      if (learned) calibrationFactor.set({ model, script }, learned.factor);
     const scripted = new ScriptCalibratedCounter(calibration);
     return { counter: scripted, scripted, calibration };
   }
@@ -102,8 +119,15 @@ export class PlanningMemory {
     if (!scripted) {
       const missing = messages.filter((m) => !m.tokenCounts?.[counter.id]);
       if (missing.length) {
-        const counts = missing.map((m) => ({ question: counter.countText(m.question), answer: counter.countText(m.answer) }));
-        await this.sessions.setTokenCounts(missing.map((m) => m.id), counter.id, counts);
+        const counts = missing.map((m) => ({
+          question: counter.countText(m.question),
+          answer: counter.countText(m.answer),
+        }));
+        await this.sessions.setTokenCounts(
+          missing.map((m) => m.id),
+          counter.id,
+          counts,
+        );
         missing.forEach((m, i) => (m.tokenCounts = { ...m.tokenCounts, [counter.id]: counts[i] }));
       }
       return messages.map((message) => ({
@@ -112,26 +136,53 @@ export class PlanningMemory {
         answerTokens: message.tokenCounts[counter.id].answer,
       }));
     }
-    const missing = messages.filter((m) => !(m.tokenCounts?.[ESTIMATE_ID] && m.tokenCounts?.[FLOOR_ID] && m.tokenCounts?.[CLASSES_ID]));
+    const missing = messages.filter(
+      (m) => !(m.tokenCounts?.[ESTIMATE_ID] && m.tokenCounts?.[FLOOR_ID] && m.tokenCounts?.[CLASSES_ID]),
+    );
     if (missing.length) {
       const measured = missing.map((m) => ({ q: scripted.measure(m.question), a: scripted.measure(m.answer) }));
       const ids = missing.map((m) => m.id);
-      await this.sessions.setTokenCounts(ids, ESTIMATE_ID, measured.map(({ q, a }) => ({ question: q.estimate, answer: a.estimate })));
-      await this.sessions.setTokenCounts(ids, FLOOR_ID, measured.map(({ q, a }) => ({ question: q.floor, answer: a.floor })));
-      await this.sessions.setTokenCounts(ids, CLASSES_ID, measured.map(({ q, a }) => ({ question: q.mask, answer: a.mask })));
-      missing.forEach((m, i) => (m.tokenCounts = { ...m.tokenCounts, ...measuresToCounts(measured[i].q, measured[i].a) }));
+      await this.sessions.setTokenCounts(
+        ids,
+        ESTIMATE_ID,
+        measured.map(({ q, a }) => ({ question: q.estimate, answer: a.estimate })),
+      );
+      await this.sessions.setTokenCounts(
+        ids,
+        FLOOR_ID,
+        measured.map(({ q, a }) => ({ question: q.floor, answer: a.floor })),
+      );
+      await this.sessions.setTokenCounts(
+        ids,
+        CLASSES_ID,
+        measured.map(({ q, a }) => ({ question: q.mask, answer: a.mask })),
+      );
+      missing.forEach(
+        (m, i) => (m.tokenCounts = { ...m.tokenCounts, ...measuresToCounts(measured[i].q, measured[i].a) }),
+      );
     }
     return messages.map((message) => {
       const c = message.tokenCounts;
       const question = { estimate: c[ESTIMATE_ID].question, floor: c[FLOOR_ID].question, mask: c[CLASSES_ID].question };
       const answer = { estimate: c[ESTIMATE_ID].answer, floor: c[FLOOR_ID].answer, mask: c[CLASSES_ID].answer };
-      return { message, questionTokens: scripted.countMeasured(question), answerTokens: scripted.countMeasured(answer), measures: { question, answer } };
+      return {
+        message,
+        questionTokens: scripted.countMeasured(question),
+        answerTokens: scripted.countMeasured(answer),
+        measures: { question, answer },
+      };
     });
   }
 
   /** The counts a new pair is stored with (never a calibrated figure: factors change). */
   countsToStore(planning: Planning, question: string, answer: string): TokenCountsByCounter {
-    if (!planning.scripted) return { [planning.counter.id]: { question: planning.counter.countText(question), answer: planning.counter.countText(answer) } };
+    if (!planning.scripted)
+      return {
+        [planning.counter.id]: {
+          question: planning.counter.countText(question),
+          answer: planning.counter.countText(answer),
+        },
+      };
     return measuresToCounts(planning.scripted.measure(question), planning.scripted.measure(answer));
   }
 
@@ -160,16 +211,21 @@ export class PlanningMemory {
     // Conversation memory's message (summaries) was sent too: without it a report looks like drift.
     if (sized.memoryText) parts.push(scripted.measure(sized.memoryText));
     for (const text of sized.keptItemTexts) parts.push(scripted.measure(text));
-    for (const turn of history) if (kept.has(turn.message.id) && turn.measures) parts.push(turn.measures.question, turn.measures.answer);
+    for (const turn of history)
+      if (kept.has(turn.message.id) && turn.measures) parts.push(turn.measures.question, turn.measures.answer);
     const uncalibrated = parts.filter((p) => p.floor > 0 && scripted.factorFor(p.mask) === undefined);
     if (source === 'overflow' && uncalibrated.length > 0 && uncalibrated.length < parts.length) {
       // The parts already calibrated are taken as counted right, so the whole shortfall is charged to
       // the parts without evidence (the new script of a switch): if the calibrated parts were low
       // too, that only raises the new class's factor, which is the safe side.
-      const calibratedTokens = parts.filter((p) => !uncalibrated.includes(p)).reduce((sum, p) => sum + Math.ceil(p.floor * (scripted.factorFor(p.mask) ?? 1)), 0);
+      const calibratedTokens = parts
+        .filter((p) => !uncalibrated.includes(p))
+        .reduce((sum, p) => sum + Math.ceil(p.floor * (scripted.factorFor(p.mask) ?? 1)), 0);
       const { estimated, script } = usageRecordOf(uncalibrated, 0);
-      const charged = reported - calibratedTokens - (scripted.perMessageTokens * sized.messages.length + scripted.perRequestTokens);
-      if (charged > 0) await this.usage.record({ model, counterId: FLOOR_ID, estimated, reported: charged, script, source });
+      const charged =
+        reported - calibratedTokens - (scripted.perMessageTokens * sized.messages.length + scripted.perRequestTokens);
+      if (charged > 0)
+        await this.usage.record({ model, counterId: FLOOR_ID, estimated, reported: charged, script, source });
       return script;
     }
     const { estimated, script } = usageRecordOf(parts, sized.messages.length);
@@ -188,7 +244,11 @@ function measuresToCounts(q: TextMeasure, a: TextMeasure): TokenCountsByCounter 
 
 /** `{ cjk: 1.316, … }`: the learned factor per script class, for the `budget` event and the project's read. */
 export function factorsOf(calibration: ScriptCalibration): Record<string, number> {
-  return Object.fromEntries(Object.entries(calibration).flatMap(([script, learned]) => (learned ? [[script, Number(learned.factor.toFixed(4))]] : [])));
+  return Object.fromEntries(
+    Object.entries(calibration).flatMap(([script, learned]) =>
+      learned ? [[script, Number(learned.factor.toFixed(4))]] : [],
+    ),
+  );
 }
 
 /** The classes of a mask, for logs. */

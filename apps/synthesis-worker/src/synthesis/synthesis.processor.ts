@@ -43,7 +43,9 @@ export class SynthesisProcessor extends WorkerHost implements OnApplicationBoots
 
   onApplicationBootstrap(): void {
     this.worker.concurrency = this.config.SYNTHESIS_CONCURRENCY;
-    this.worker.on('lockRenewalFailed', (jobIds: string[]) => jobIds.forEach((id) => this.stop(id, 'its job lock could not be renewed')));
+    this.worker.on('lockRenewalFailed', (jobIds: string[]) =>
+      jobIds.forEach((id) => this.stop(id, 'its job lock could not be renewed')),
+    );
     this.worker.on('stalled', (jobId: string) => this.stop(jobId, 'its job was moved back as stalled'));
   }
 

@@ -4,7 +4,13 @@ import type { AskEvent, BudgetEvent, DoneEvent, RetrievedItem } from '@ask/ask-c
 import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
 import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
-import { CredentialsCipher, LearnedWindowsRepository, ProjectsRepository, SessionsRepository, UsageRepository } from '@ask/persistence';
+import {
+  CredentialsCipher,
+  LearnedWindowsRepository,
+  ProjectsRepository,
+  SessionsRepository,
+  UsageRepository,
+} from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { selectTokenCounter } from '@ask/token-counting';
 import { resolveModel } from '@ask/model-catalog';
@@ -26,7 +32,13 @@ describe(SynthesisService.name, () => {
   const prefix = `synth-test-${randomUUID()}`;
 
   const items: RetrievedItem[] = [
-    { id: 'k1', kind: 'knowledge', title: 'HNSW', text: 'An HNSW index creates a multilayer graph with better query performance.', score: 0.8 },
+    {
+      id: 'k1',
+      kind: 'knowledge',
+      title: 'HNSW',
+      text: 'An HNSW index creates a multilayer graph with better query performance.',
+      score: 0.8,
+    },
   ];
 
   beforeAll(async () => {
@@ -37,8 +49,21 @@ describe(SynthesisService.name, () => {
     projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
     sessions = new SessionsRepository(db.dataSource);
     usage = new UsageRepository(db.dataSource);
-    const config = loadConfig({ ...process.env, DATABASE_URL: db.url, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '0', ASK_PROVIDER_URL_ALLOWLIST: upstream.url });
-    service = new SynthesisService(projects, sessions, usage, events, config, new LearnedWindowsRepository(db.dataSource));
+    const config = loadConfig({
+      ...process.env,
+      DATABASE_URL: db.url,
+      ASK_KEY_PREFIX: prefix,
+      LOCAL_LLM_CHUNK_DELAY_MS: '0',
+      ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
+    });
+    service = new SynthesisService(
+      projects,
+      sessions,
+      usage,
+      events,
+      config,
+      new LearnedWindowsRepository(db.dataSource),
+    );
   });
 
   afterAll(async () => {
@@ -50,15 +75,25 @@ describe(SynthesisService.name, () => {
   });
 
   async function newProject(llm: Parameters<ProjectsRepository['create']>[0]['llmSettings']) {
-    const project = await projects.create({ name: 'p', llmSettings: llm, embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 } });
+    const project = await projects.create({
+      name: 'p',
+      llmSettings: llm,
+      embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
+    });
     const session = await sessions.create(project.id, 's');
     return { projectId: project.id, sessionId: session.id };
   }
 
   /** Opens the ask's meta as the gateway does (a run needs it to claim the ask). */
-  const open = (askId: string, ids: { projectId: string; sessionId: string }) => events.open(askId, { ...ids, acceptedAt: new Date().toISOString() });
+  const open = (askId: string, ids: { projectId: string; sessionId: string }) =>
+    events.open(askId, { ...ids, acceptedAt: new Date().toISOString() });
 
-  async function ask(ids: { projectId: string; sessionId: string }, question: string, attempt = 1, askId = randomUUID()) {
+  async function ask(
+    ids: { projectId: string; sessionId: string },
+    question: string,
+    attempt = 1,
+    askId = randomUUID(),
+  ) {
     await open(askId, ids);
     await service.synthesize({ askId, ...ids, question, acceptedAt: new Date().toISOString(), items }, { attempt });
     return { askId, events: await events.readAll(askId) };
@@ -66,14 +101,25 @@ describe(SynthesisService.name, () => {
 
   /** A service whose local stand-in pauses between chunks, so a test can act mid-answer. */
   const slowService = () =>
-    new SynthesisService(projects, sessions, usage, events, loadConfig({ ...process.env, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '30' }), new LearnedWindowsRepository(db.dataSource));
+    new SynthesisService(
+      projects,
+      sessions,
+      usage,
+      events,
+      loadConfig({ ...process.env, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '30' }),
+      new LearnedWindowsRepository(db.dataSource),
+    );
 
   /** Resolves once the ask's stream holds `n` deltas. */
   async function deltas(askId: string, n: number): Promise<void> {
-    while ((await events.readAll(askId)).filter((e) => e.type === 'delta').length < n) await new Promise((r) => setTimeout(r, 10));
+    while ((await events.readAll(askId)).filter((e) => e.type === 'delta').length < n)
+      await new Promise((r) => setTimeout(r, 10));
   }
 
-  const rows = async (askId: string) => (await db.dataSource.query('SELECT answer FROM ask_session_messages WHERE ask_id = $1', [askId])) as Array<{ answer: string }>;
+  const rows = async (askId: string) =>
+    (await db.dataSource.query('SELECT answer FROM ask_session_messages WHERE ask_id = $1', [askId])) as Array<{
+      answer: string;
+    }>;
 
   const budgetOf = (evs: AskEvent[]) => evs.filter((e) => e.type === 'budget').map((e) => e.data as BudgetEvent);
 
@@ -81,11 +127,21 @@ describe(SynthesisService.name, () => {
     it('stores the pair once with its counts cached under the counter id', async () => {
       const ids = await newProject({ provider: 'local', model: 'local' });
       const { askId, events: evs } = await ask(ids, 'Which index is faster?');
-      expect(evs.map((e) => e.type).filter((t, i, a) => !(t === 'delta' && a[i - 1] === 'delta'))).toEqual(['budget', 'delta', 'done']);
-      const [row] = await db.dataSource.query('SELECT answer, token_counts FROM ask_session_messages WHERE ask_id = $1', [askId]);
+      expect(evs.map((e) => e.type).filter((t, i, a) => !(t === 'delta' && a[i - 1] === 'delta'))).toEqual([
+        'budget',
+        'delta',
+        'done',
+      ]);
+      const [row] = await db.dataSource.query(
+        'SELECT answer, token_counts FROM ask_session_messages WHERE ask_id = $1',
+        [askId],
+      );
       const counter = selectTokenCounter({ provider: 'local', model: 'local' }, 'o200k_base').counter;
       expect(row.token_counts).toEqual({
-        'tiktoken:o200k_base': { question: counter.countText('Which index is faster?'), answer: counter.countText(row.answer) },
+        'tiktoken:o200k_base': {
+          question: counter.countText('Which index is faster?'),
+          answer: counter.countText(row.answer),
+        },
       });
       expect(budgetOf(evs)[0]).toMatchObject({ counter: 'exact', counterId: 'tiktoken:o200k_base', calibration: 1 });
     });
@@ -93,14 +149,25 @@ describe(SynthesisService.name, () => {
     it('counts old messages once with the new counter after a model switch, and stores them', async () => {
       const ids = await newProject({ provider: 'local', model: 'local' });
       const first = await ask(ids, 'What is an HNSW index?');
-      await projects.updateSettings(ids.projectId, { llmSettings: { provider: 'ollama', model: 'llama3.1:8b', baseUrl: upstream.url } });
+      await projects.updateSettings(ids.projectId, {
+        llmSettings: { provider: 'ollama', model: 'llama3.1:8b', baseUrl: upstream.url },
+      });
       const second = await ask(ids, 'And how fast is it?');
       expect(budgetOf(second.events)[0]).toMatchObject({ counter: 'exact', counterId: 'hf:llama3', turnsKept: 1 });
-      const rows = await db.dataSource.query('SELECT ask_id, question, answer, token_counts FROM ask_session_messages WHERE session_id = $1 ORDER BY created_at', [ids.sessionId]);
-      const llama = selectTokenCounter({ provider: 'ollama', model: 'llama3.1:8b' }, resolveModel({ provider: 'ollama', model: 'llama3.1:8b' }).tokenizer).counter;
+      const rows = await db.dataSource.query(
+        'SELECT ask_id, question, answer, token_counts FROM ask_session_messages WHERE session_id = $1 ORDER BY created_at',
+        [ids.sessionId],
+      );
+      const llama = selectTokenCounter(
+        { provider: 'ollama', model: 'llama3.1:8b' },
+        resolveModel({ provider: 'ollama', model: 'llama3.1:8b' }).tokenizer,
+      ).counter;
       expect(rows[0].ask_id).toBe(first.askId);
       expect(Object.keys(rows[0].token_counts).sort()).toEqual(['hf:llama3', 'tiktoken:o200k_base']);
-      expect(rows[0].token_counts['hf:llama3']).toEqual({ question: llama.countText(rows[0].question), answer: llama.countText(rows[0].answer) });
+      expect(rows[0].token_counts['hf:llama3']).toEqual({
+        question: llama.countText(rows[0].question),
+        answer: llama.countText(rows[0].answer),
+      });
       expect(Object.keys(rows[1].token_counts)).toEqual(['hf:llama3']);
     });
 
@@ -109,8 +176,20 @@ describe(SynthesisService.name, () => {
       const ids = await newProject({ provider: 'ollama', model, baseUrl: upstream.url });
       // Before 10 records of a class: the script-aware estimate, uncalibrated.
       const before = await ask(ids, 'What is an HNSW index?');
-      expect(budgetOf(before.events)[0]).toMatchObject({ counter: 'approximate', counterId: 'approx:script-v1', calibration: 1, calibrationByScript: {} });
-      for (let i = 0; i < 30; i += 1) await usage.record({ model, counterId: 'approx:script-v1-floor', estimated: 1000, reported: 1250, script: 'latin' });
+      expect(budgetOf(before.events)[0]).toMatchObject({
+        counter: 'approximate',
+        counterId: 'approx:script-v1',
+        calibration: 1,
+        calibrationByScript: {},
+      });
+      for (let i = 0; i < 30; i += 1)
+        await usage.record({
+          model,
+          counterId: 'approx:script-v1-floor',
+          estimated: 1000,
+          reported: 1250,
+          script: 'latin',
+        });
       const { events: evs } = await ask(ids, 'What is an HNSW index?');
       expect(budgetOf(evs)[0]).toMatchObject({
         counter: 'approximate',
@@ -138,27 +217,50 @@ describe(SynthesisService.name, () => {
     });
 
     it.each([
-      ['maxTokens equal to the window', { provider: 'local', model: 'local', maxTokens: 8192 }, 'model=local window=8192 maxTokens=8192 reserve=600 margin=410 available=-1010'],
-      ['a cap of 1,024 under the default maxTokens', { provider: 'local', model: 'local', maxContextTokens: 1024 }, 'model=local window=1024 maxTokens=2048 reserve=600 margin=52 available=-1676'],
-    ] as const)('ends an ask on stored settings that no longer fit (%s) with one typed 413 and stores nothing', async (_label, llm, details) => {
-      const ids = await newProject({ ...llm });
-      const { askId, events: evs } = await ask(ids, 'What is an HNSW index?');
-      expect(evs.map((e) => [e.type, e.data])).toEqual([
-        ['error', { status: 413, code: 'context_overflow', error: expect.any(String), details }],
-      ]);
-      expect((await db.dataSource.query('SELECT count(*)::int AS n FROM ask_session_messages WHERE ask_id = $1', [askId]))[0].n).toBe(0);
-    });
+      [
+        'maxTokens equal to the window',
+        { provider: 'local', model: 'local', maxTokens: 8192 },
+        'model=local window=8192 maxTokens=8192 reserve=600 margin=410 available=-1010',
+      ],
+      [
+        'a cap of 1,024 under the default maxTokens',
+        { provider: 'local', model: 'local', maxContextTokens: 1024 },
+        'model=local window=1024 maxTokens=2048 reserve=600 margin=52 available=-1676',
+      ],
+    ] as const)(
+      'ends an ask on stored settings that no longer fit (%s) with one typed 413 and stores nothing',
+      async (_label, llm, details) => {
+        const ids = await newProject({ ...llm });
+        const { askId, events: evs } = await ask(ids, 'What is an HNSW index?');
+        expect(evs.map((e) => [e.type, e.data])).toEqual([
+          ['error', { status: 413, code: 'context_overflow', error: expect.any(String), details }],
+        ]);
+        expect(
+          (
+            await db.dataSource.query('SELECT count(*)::int AS n FROM ask_session_messages WHERE ask_id = $1', [askId])
+          )[0].n,
+        ).toBe(0);
+      },
+    );
 
     it('resends a stored answer on a retried attempt instead of storing twice', async () => {
       const ids = await newProject({ provider: 'local', model: 'local' });
       const first = await ask(ids, 'What is an HNSW index?');
       await redis.del(`${prefix}:ask:${first.askId}:events`);
       const retried = await ask(ids, 'What is an HNSW index?', 2, first.askId);
-      const [row] = await db.dataSource.query('SELECT id, answer FROM ask_session_messages WHERE ask_id = $1', [first.askId]);
+      const [row] = await db.dataSource.query('SELECT id, answer FROM ask_session_messages WHERE ask_id = $1', [
+        first.askId,
+      ]);
       expect(retried.events.map((e) => e.type)).toEqual(['reset', 'delta', 'done']);
       expect((retried.events[1].data as { text: string }).text).toBe(row.answer);
       expect((retried.events[2].data as DoneEvent).messageId).toBe(row.id);
-      expect((await db.dataSource.query('SELECT count(*)::int AS n FROM ask_session_messages WHERE ask_id = $1', [first.askId]))[0].n).toBe(1);
+      expect(
+        (
+          await db.dataSource.query('SELECT count(*)::int AS n FROM ask_session_messages WHERE ask_id = $1', [
+            first.askId,
+          ])
+        )[0].n,
+      ).toBe(1);
     });
 
     it('tells clients to discard text a crashed attempt streamed before streaming again', async () => {
@@ -197,7 +299,11 @@ describe(SynthesisService.name, () => {
       expect(types.slice(reset, reset + 2)).toEqual(['reset', 'budget']);
       expect(types.filter((t) => t === 'done')).toHaveLength(1);
       expect(types[types.length - 1]).toBe('done');
-      const afterReset = all.slice(reset + 1).filter((e) => e.type === 'delta').map((e) => (e.data as { text: string }).text).join('');
+      const afterReset = all
+        .slice(reset + 1)
+        .filter((e) => e.type === 'delta')
+        .map((e) => (e.data as { text: string }).text)
+        .join('');
       expect(await rows(askId)).toEqual([{ answer: afterReset }]);
     });
 
@@ -206,7 +312,10 @@ describe(SynthesisService.name, () => {
       const askId = randomUUID();
       await open(askId, ids);
       const lock = new AbortController();
-      const run = slowService().synthesize({ askId, ...ids, question, acceptedAt: new Date().toISOString(), items }, { attempt: 1, signal: lock.signal });
+      const run = slowService().synthesize(
+        { askId, ...ids, question, acceptedAt: new Date().toISOString(), items },
+        { attempt: 1, signal: lock.signal },
+      );
       await deltas(askId, 2);
       lock.abort();
       expect(await run).toBe('fenced');
@@ -225,7 +334,9 @@ describe(SynthesisService.name, () => {
       await sessions.delete(ids.projectId, ids.sessionId);
       const calls = upstream.requests.length;
       const { askId, events: evs } = await ask(ids, 'What is an HNSW index?');
-      expect(evs.map((e) => [e.type, (e.data as { status?: number; code?: string }).code])).toEqual([['error', 'not_found']]);
+      expect(evs.map((e) => [e.type, (e.data as { status?: number; code?: string }).code])).toEqual([
+        ['error', 'not_found'],
+      ]);
       expect((evs[0].data as { status: number }).status).toBe(404);
       expect(upstream.requests.length).toBe(calls);
       expect(await rows(askId)).toEqual([]);
@@ -235,12 +346,19 @@ describe(SynthesisService.name, () => {
       const ids = await newProject({ provider: 'local', model: 'local' });
       const askId = randomUUID();
       await open(askId, ids);
-      const run = slowService().synthesize({ askId, ...ids, question: 'How do I create an HNSW index?', acceptedAt: new Date().toISOString(), items }, { attempt: 1 });
+      const run = slowService().synthesize(
+        { askId, ...ids, question: 'How do I create an HNSW index?', acceptedAt: new Date().toISOString(), items },
+        { attempt: 1 },
+      );
       await deltas(askId, 1);
       await sessions.delete(ids.projectId, ids.sessionId);
       expect(await run).toBe('finished');
       const evs = await events.readAll(askId);
-      expect(evs.filter((e) => e.type === 'error' || e.type === 'done').map((e) => [e.type, (e.data as { status?: number }).status])).toEqual([['error', 404]]);
+      expect(
+        evs
+          .filter((e) => e.type === 'error' || e.type === 'done')
+          .map((e) => [e.type, (e.data as { status?: number }).status]),
+      ).toEqual([['error', 404]]);
       expect(evs[evs.length - 1].type).toBe('error');
       expect(await rows(askId)).toEqual([]);
     });

@@ -1,7 +1,23 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { BudgetEvent, BudgetMemory, SynthesizeJobData } from '@ask/ask-contracts';
-import { AskErrorCode, contextOverflow, internalError, isAskError, llmNotConfigured, notFound, settingsOverflow, toErrorEvent } from '@ask/ask-errors';
-import { budgetShortfall, DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT, type PromptPlan, sizePrompt, type SizedPrompt } from '@ask/context-budget';
+import {
+  AskErrorCode,
+  contextOverflow,
+  internalError,
+  isAskError,
+  llmNotConfigured,
+  notFound,
+  settingsOverflow,
+  toErrorEvent,
+} from '@ask/ask-errors';
+import {
+  budgetShortfall,
+  DEFAULT_MAX_TOKENS,
+  DEFAULT_SYSTEM_PROMPT,
+  type PromptPlan,
+  sizePrompt,
+  type SizedPrompt,
+} from '@ask/context-budget';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventStream, FencedPublishError, type RunClaim } from '@ask/event-stream';
 import {
@@ -21,8 +37,25 @@ import {
   type UpstreamFailure,
 } from '@ask/llm-providers';
 import { type ModelRef, resolveModel, type ResolvedModel } from '@ask/model-catalog';
-import { askDurationSeconds, asksTotal, budgetFillRatio, countingErrorRatio, countingFaultsTotal, promptTokensPlanned, turnsDroppedTotal } from '@ask/observability';
-import { LearnedWindowsRepository, type Project, ProjectsRepository, ProviderCallsRepository, SessionNotFoundError, SessionsRepository, SummariesRepository, UsageRepository } from '@ask/persistence';
+import {
+  askDurationSeconds,
+  asksTotal,
+  budgetFillRatio,
+  countingErrorRatio,
+  countingFaultsTotal,
+  promptTokensPlanned,
+  turnsDroppedTotal,
+} from '@ask/observability';
+import {
+  LearnedWindowsRepository,
+  type Project,
+  ProjectsRepository,
+  ProviderCallsRepository,
+  SessionNotFoundError,
+  SessionsRepository,
+  SummariesRepository,
+  UsageRepository,
+} from '@ask/persistence';
 import { countOnce, type CounterChoice, selectTokenCounter, type TokenCounter } from '@ask/token-counting';
 import { type CountedTurn, factorsOf, type Planning, PlanningMemory } from './planning-memory';
 import { DeltaCoalescer } from './delta-coalescer';
@@ -105,7 +138,10 @@ export class SynthesisService {
    * @throws the infrastructure error (BullMQ retries the job); on the last attempt the ask first ends
    *   with a typed 500 `internal_error`.
    */
-  async synthesize(data: SynthesizeJobData, { attempt, last = false, signal: lockLost }: AttemptInfo): Promise<RunOutcome> {
+  async synthesize(
+    data: SynthesizeJobData,
+    { attempt, last = false, signal: lockLost }: AttemptInfo,
+  ): Promise<RunOutcome> {
     const claim = await this.events.claim(data.askId);
     if (!claim) {
       // The ask's Redis keys are gone (expired, or lost with Redis): the reconciler re-opens or ends it.
@@ -137,7 +173,9 @@ export class SynthesisService {
       return 'finished';
     } catch (err) {
       if (err instanceof FencedPublishError) {
-        this.logger.warn(`ask ${data.askId}: run ${claim.run} stopped (${err.reason}${lockLost?.aborted ? ', job lock lost' : ''})`);
+        this.logger.warn(
+          `ask ${data.askId}: run ${claim.run} stopped (${err.reason}${lockLost?.aborted ? ', job lock lost' : ''})`,
+        );
         return 'fenced';
       }
       if (last) {
@@ -171,7 +209,9 @@ export class SynthesisService {
     const counter = countOnce(planning.counter);
     const provider = await this.provider(project, counter);
     const counted = await this.memory.history(data.sessionId, planning);
-    const recalled = this.conversation ? await this.conversation.load(project, data.sessionId, counted, planning) : undefined;
+    const recalled = this.conversation
+      ? await this.conversation.load(project, data.sessionId, counted, planning)
+      : undefined;
     const history = recalled?.history ?? counted;
 
     const size = (windowOverride?: number, scale?: number): SizedPrompt =>
@@ -189,7 +229,18 @@ export class SynthesisService {
         windowOverride,
         memory: recalled?.memory,
       });
-    const ctx: TurnContext = { askId: data.askId, projectId: project.id, question: data.question, model, choice, planning, history, maxTokens, remembered, run };
+    const ctx: TurnContext = {
+      askId: data.askId,
+      projectId: project.id,
+      question: data.question,
+      model,
+      choice,
+      planning,
+      history,
+      maxTokens,
+      remembered,
+      run,
+    };
     // Never resent as-is after an overflow: re-planned once with what the provider disclosed.
     const replan = async (sized: SizedPrompt, overflow: Overflow): Promise<SizedPrompt> => {
       await this.learnFromOverflow(ctx, sized, overflow);
@@ -200,7 +251,12 @@ export class SynthesisService {
 
     let sized = size();
     let replanned = false;
-    const scope = (purpose: CallScope['purpose']): CallScope => ({ projectId: project.id, sessionId: data.sessionId, askId: data.askId, purpose });
+    const scope = (purpose: CallScope['purpose']): CallScope => ({
+      projectId: project.id,
+      sessionId: data.sessionId,
+      askId: data.askId,
+      purpose,
+    });
     const verified = await this.verifyWithCountEndpoint(ctx, sized, provider, size, signal, scope('count'));
     if (verified.overflow) {
       sized = await replan(sized, verified.overflow);
@@ -209,11 +265,25 @@ export class SynthesisService {
     let budget = await this.publishBudget(ctx, sized);
 
     const request: ChatRequest = { model: model.model, messages: sized.messages, maxTokens, signal };
-    let result = await this.stream(scope('answer'), provider, { ...request, messages: sized.messages }, model, sized, run);
+    let result = await this.stream(
+      scope('answer'),
+      provider,
+      { ...request, messages: sized.messages },
+      model,
+      sized,
+      run,
+    );
     if (result.overflow && !replanned) {
       sized = await replan(sized, result.overflow);
       budget = await this.publishBudget(ctx, sized);
-      result = await this.stream(scope('overflow_retry'), provider, { ...request, messages: sized.messages }, model, sized, run);
+      result = await this.stream(
+        scope('overflow_retry'),
+        provider,
+        { ...request, messages: sized.messages },
+        model,
+        sized,
+        run,
+      );
     }
     if (result.overflow) {
       await this.learnFromOverflow(ctx, sized, result.overflow);
@@ -241,16 +311,26 @@ export class SynthesisService {
     });
     if (!stored.inserted && stored.message.answer !== answer) {
       // Another run stored its answer first: what the client keeps must be the stored answer.
-      await this.events.publish(data.askId, 'reset', { attempt: run.claim.run, reason: 'another run stored its answer first; resending it' }, run.claim);
+      await this.events.publish(
+        data.askId,
+        'reset',
+        { attempt: run.claim.run, reason: 'another run stored its answer first; resending it' },
+        run.claim,
+      );
       await this.events.publish(data.askId, 'delta', { text: stored.message.answer }, run.claim);
     }
     const warning = await this.checkReportedUsage(ctx, sized, result.promptTokens);
-    await this.events.publish(data.askId, 'done', {
-      messageId: stored.message.id,
-      usage: { promptTokens: result.promptTokens, completionTokens: result.completionTokens },
-      sources,
-      ...(warning ? { warning } : {}),
-    }, run.claim);
+    await this.events.publish(
+      data.askId,
+      'done',
+      {
+        messageId: stored.message.id,
+        usage: { promptTokens: result.promptTokens, completionTokens: result.completionTokens },
+        sources,
+        ...(warning ? { warning } : {}),
+      },
+      run.claim,
+    );
     asksTotal.inc({ outcome: 'done' });
     askDurationSeconds.observe((Date.now() - Date.parse(data.acceptedAt)) / 1000);
     if (recalled && recalled.memory.mode !== 'off') await this.enqueueSummary(data, stored.message.id, sized.plan);
@@ -265,7 +345,13 @@ export class SynthesisService {
     // Dropped pairs are newer than the compacted ones (planMemory): the newest evicted pair.
     const newest = plan.memory.droppedTurnIds.at(-1) ?? plan.memory.compactedTurnIds.at(-1) ?? null;
     try {
-      await this.summaryQueue.enqueue({ projectId: data.projectId, sessionId: data.sessionId, messageId, askId: data.askId, evictedUpTo: newest });
+      await this.summaryQueue.enqueue({
+        projectId: data.projectId,
+        sessionId: data.sessionId,
+        messageId,
+        askId: data.askId,
+        evictedUpTo: newest,
+      });
     } catch (err) {
       this.logger.warn(`ask ${data.askId}: summary job not enqueued: ${(err as Error).message}`);
     }
@@ -284,7 +370,13 @@ export class SynthesisService {
     let promptTokens: number | null = null;
     let completionTokens: number | null = null;
     const askId = call.askId;
-    const meter = this.ledger.start({ ...call, operation: 'chat', provider: model.provider, requestedModel: model.model, plannedTokens: sized.plan.used });
+    const meter = this.ledger.start({
+      ...call,
+      operation: 'chat',
+      provider: model.provider,
+      requestedModel: model.model,
+      plannedTokens: sized.plan.used,
+    });
     // Provider chunks are coalesced into fewer deltas (the first at once, then every
     // SYNTHESIS_DELTA_INTERVAL_MS, 25 by default, or 1,024 characters).
     const deltas = new DeltaCoalescer(
@@ -326,8 +418,13 @@ export class SynthesisService {
         await meter.finish(AskErrorCode.ContextOverflow);
         return { text, promptTokens, completionTokens, overflow: failure };
       }
-      this.logger.warn(`ask ${askId}: ${model.provider}/${model.model} failed (${failure.kind}) after ${sized.plan.used} planned tokens`);
-      const error = failure.kind === 'overflow' ? contextOverflow({ model: model.model, window: sized.window, ...sized.figures }) : toAskError(failure);
+      this.logger.warn(
+        `ask ${askId}: ${model.provider}/${model.model} failed (${failure.kind}) after ${sized.plan.used} planned tokens`,
+      );
+      const error =
+        failure.kind === 'overflow'
+          ? contextOverflow({ model: model.model, window: sized.window, ...sized.figures })
+          : toAskError(failure);
       await meter.finish(error.code);
       throw error;
     }
@@ -352,17 +449,29 @@ export class SynthesisService {
   ): Promise<{ sized: SizedPrompt; overflow?: Overflow }> {
     if (!ctx.choice.remote || !provider.countRequestTokens) return { sized };
     let exactTokens: number;
-    const meter = this.ledger.start({ ...call, operation: 'count_tokens', provider: ctx.model.provider, requestedModel: ctx.model.model, plannedTokens: sized.plan.used });
+    const meter = this.ledger.start({
+      ...call,
+      operation: 'count_tokens',
+      provider: ctx.model.provider,
+      requestedModel: ctx.model.model,
+      plannedTokens: sized.plan.used,
+    });
     try {
       const onRetry = ({ failure, delayMs }: RetryNotice) => meter.retried(toAskError(failure).code, delayMs);
-      exactTokens = await countWithRetry(provider, { model: ctx.model.model, messages: sized.messages, maxTokens: ctx.maxTokens, signal }, { signal, onRetry });
+      exactTokens = await countWithRetry(
+        provider,
+        { model: ctx.model.model, messages: sized.messages, maxTokens: ctx.maxTokens, signal },
+        { signal, onRetry },
+      );
     } catch (err) {
       if (ctx.run.lockLost?.aborted) {
         await meter.finish(null, 'aborted');
         throw new FencedPublishError(ctx.askId, 'superseded');
       }
       const failure = classifyUpstreamError(err, ctx.model.provider);
-      this.logger.warn(`ask ${ctx.askId}: ${ctx.model.provider}/${ctx.model.model} count endpoint failed (${failure.kind})`);
+      this.logger.warn(
+        `ask ${ctx.askId}: ${ctx.model.provider}/${ctx.model.model} count endpoint failed (${failure.kind})`,
+      );
       if (failure.kind === 'overflow') {
         await meter.finish(AskErrorCode.ContextOverflow);
         return { sized, overflow: failure };
@@ -386,7 +495,13 @@ export class SynthesisService {
     if (overflow.perMinute) return;
     await this.memory.rememberWindow(ctx.projectId, ctx.model, sized.window, overflow.limit);
     if (overflow.promptTokens !== undefined) {
-      await this.memory.record(ctx.model.model, ctx.planning, { sized, question: ctx.question, history: ctx.history }, overflow.promptTokens, 'overflow');
+      await this.memory.record(
+        ctx.model.model,
+        ctx.planning,
+        { sized, question: ctx.question, history: ctx.history },
+        overflow.promptTokens,
+        'overflow',
+      );
     }
   }
 
@@ -414,7 +529,10 @@ export class SynthesisService {
       contextKept: plan.contextKept,
       contextDropped: plan.contextDropped,
       keptTurnIds: plan.keptTurnIds,
-      memory: budgetMemory(plan, ctx.history.map((t) => t.message.id)),
+      memory: budgetMemory(
+        plan,
+        ctx.history.map((t) => t.message.id),
+      ),
     };
     await this.events.publish(ctx.askId, 'budget', budget, ctx.run.claim);
     promptTokensPlanned.observe({ model: model.model }, plan.used);
@@ -430,17 +548,29 @@ export class SynthesisService {
    * counting fault (logged with the model id, counted in metrics); for Ollama a report far below is
    * flagged as silent truncation (the returned warning).
    */
-  private async checkReportedUsage(ctx: TurnContext, sized: SizedPrompt, reported: number | null): Promise<string | undefined> {
+  private async checkReportedUsage(
+    ctx: TurnContext,
+    sized: SizedPrompt,
+    reported: number | null,
+  ): Promise<string | undefined> {
     if (reported === null || reported <= 0) return undefined;
     const { model, planning } = ctx;
     const counter = planning.counter;
     // The plan already counted what was sent (cached measures): no second pass over the prompt here.
     const planned = sized.plan.used;
-    await this.memory.record(model.model, planning, { sized, question: ctx.question, history: ctx.history }, reported, 'usage');
+    await this.memory.record(
+      model.model,
+      planning,
+      { sized, question: ctx.question, history: ctx.history },
+      reported,
+      'usage',
+    );
     if (planned > 0) countingErrorRatio.observe({ model: model.model }, reported / planned);
     if (reported > planned * COUNTING_FAULT_RATIO) {
       countingFaultsTotal.inc({ model: model.model });
-      this.logger.warn(`counting fault: model=${model.model} counter=${counter.id} estimated=${planned} reported=${reported}`);
+      this.logger.warn(
+        `counting fault: model=${model.model} counter=${counter.id} estimated=${planned} reported=${reported}`,
+      );
     }
     if (model.provider === 'ollama' && detectSilentTruncation(planned, reported)) {
       this.logger.warn(`silent truncation suspected: model=${model.model} sent=${planned} reported=${reported}`);
@@ -457,7 +587,9 @@ export class SynthesisService {
         chunkDelayMs: this.config.LOCAL_LLM_CHUNK_DELAY_MS,
         abstainBelow: localAbstainThreshold(project.embeddingSettings?.model),
         // A project embedded semantically gets its answer sentences picked by meaning, not shared words.
-        ...(project.embeddingSettings?.provider === 'local-semantic' ? { sentenceEmbedder: new LocalSemanticEmbeddingProvider() } : {}),
+        ...(project.embeddingSettings?.provider === 'local-semantic'
+          ? { sentenceEmbedder: new LocalSemanticEmbeddingProvider() }
+          : {}),
       });
     }
     const credentials = (await this.projects.getCredentials(project.id)) ?? {};
@@ -477,12 +609,21 @@ export class SynthesisService {
     if (events.some((e) => e.type === 'done' || e.type === 'error')) return true;
     const stored = (await this.sessions.history(data.sessionId)).find((m) => m.askId === data.askId);
     if (!stored) return false;
-    await this.events.publish(data.askId, 'reset', { attempt: 0, reason: 'answer already stored; resending it' }, run.claim);
+    await this.events.publish(
+      data.askId,
+      'reset',
+      { attempt: 0, reason: 'answer already stored; resending it' },
+      run.claim,
+    );
     await this.events.publish(data.askId, 'delta', { text: stored.answer }, run.claim);
     await this.events.publish(
       data.askId,
       'done',
-      { messageId: stored.id, usage: { promptTokens: stored.promptTokens, completionTokens: stored.completionTokens }, sources: stored.sources },
+      {
+        messageId: stored.id,
+        usage: { promptTokens: stored.promptTokens, completionTokens: stored.completionTokens },
+        sources: stored.sources,
+      },
       run.claim,
     );
     return true;
@@ -499,7 +640,8 @@ export class SynthesisService {
 
   /** @throws FencedPublishError when the run lost its lock, another run claimed the ask, or it ended. */
   private async assertCurrent(askId: string, run: Run): Promise<void> {
-    if (run.lockLost?.aborted || !(await this.events.isCurrent(run.claim))) throw new FencedPublishError(askId, 'superseded');
+    if (run.lockLost?.aborted || !(await this.events.isCurrent(run.claim)))
+      throw new FencedPublishError(askId, 'superseded');
   }
 
   /** Stores the pair; a session deleted meanwhile is a typed 404 (never retried: it will not come back). */
@@ -538,9 +680,14 @@ interface TurnContext {
  *
  * Never `window − 1` with the same counts: that resends the same request.
  */
-export function replanFigures(sized: Pick<SizedPrompt, 'window' | 'scale' | 'plan'>, overflow: Pick<Overflow, 'limit' | 'promptTokens'>): { window: number; scale: number } {
-  const limit = overflow.limit !== undefined && overflow.limit > 0 && overflow.limit < sized.window ? overflow.limit : undefined;
-  const ratio = overflow.promptTokens !== undefined && sized.plan.used > 0 ? overflow.promptTokens / sized.plan.used : undefined;
+export function replanFigures(
+  sized: Pick<SizedPrompt, 'window' | 'scale' | 'plan'>,
+  overflow: Pick<Overflow, 'limit' | 'promptTokens'>,
+): { window: number; scale: number } {
+  const limit =
+    overflow.limit !== undefined && overflow.limit > 0 && overflow.limit < sized.window ? overflow.limit : undefined;
+  const ratio =
+    overflow.promptTokens !== undefined && sized.plan.used > 0 ? overflow.promptTokens / sized.plan.used : undefined;
   if (ratio !== undefined && ratio > 1) return { window: limit ?? sized.window, scale: sized.scale * ratio };
   if (limit !== undefined) return { window: limit, scale: sized.scale };
   return { window: Math.floor(sized.window * 0.9), scale: sized.scale };
@@ -554,7 +701,10 @@ export function budgetMemory(plan: Pick<PromptPlan, 'memory'>, historyIds: reado
   const position = new Map(historyIds.map((id, i) => [id, i + 1]));
   const ranges = (ids: readonly string[]): Array<[number, number]> => {
     const out: Array<[number, number]> = [];
-    for (const n of ids.map((id) => position.get(id) ?? 0).filter((n) => n > 0).sort((a, b) => a - b)) {
+    for (const n of ids
+      .map((id) => position.get(id) ?? 0)
+      .filter((n) => n > 0)
+      .sort((a, b) => a - b)) {
       const last = out.at(-1);
       if (last && last[1] + 1 === n) last[1] = n;
       else out.push([n, n]);
@@ -588,4 +738,3 @@ interface Run {
 function sessionGone(sessionId: string) {
   return notFound(`session ${sessionId} was deleted while the ask was running`);
 }
-

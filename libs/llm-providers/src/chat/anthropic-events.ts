@@ -45,7 +45,8 @@ export class AnthropicStreamReader {
         this.model = event.message?.model;
         if (u) {
           this.raw = { ...u };
-          this.promptTokens = (u.input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
+          this.promptTokens =
+            (u.input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
           this.completionTokens = u.output_tokens ?? null;
         }
         return undefined;
@@ -60,7 +61,11 @@ export class AnthropicStreamReader {
         }
         if (event.delta?.stop_reason) this.stopReason = event.delta.stop_reason;
         if (event.delta?.stop_reason && FILTERED_STOPS.has(event.delta.stop_reason)) {
-          throw new UpstreamStreamError(this.provider, 'content_filter', `${this.provider}: the model declined to answer (refusal)`);
+          throw new UpstreamStreamError(
+            this.provider,
+            'content_filter',
+            `${this.provider}: the model declined to answer (refusal)`,
+          );
         }
         return undefined;
       case 'message_stop':
@@ -74,7 +79,11 @@ export class AnthropicStreamReader {
   /** The usage chunk. @throws UpstreamStreamError `incomplete` when `message_stop` never came. */
   finish(): ChatChunk {
     if (!this.stopped) {
-      throw new UpstreamStreamError(this.provider, 'incomplete', `${this.provider}: the stream ended without message_stop`);
+      throw new UpstreamStreamError(
+        this.provider,
+        'incomplete',
+        `${this.provider}: the stream ended without message_stop`,
+      );
     }
     return {
       type: 'usage',

@@ -15,7 +15,12 @@ describe(`${OpenAiChatProvider.name} on Azure AI Foundry`, () => {
       window: 128000,
       create: (fake) =>
         createChatProvider(
-          { provider: 'azure-foundry', model: 'gpt-4o', baseUrl: 'https://example-resource.openai.azure.com', apiVersion: '2024-10-21' },
+          {
+            provider: 'azure-foundry',
+            model: 'gpt-4o',
+            baseUrl: 'https://example-resource.openai.azure.com',
+            apiVersion: '2024-10-21',
+          },
           { apiKey: KEY },
           { baseUrlOverrides: { 'azure-foundry': fake.url } },
         ),
@@ -29,7 +34,12 @@ describe(`${OpenAiChatProvider.name} on Azure AI Foundry`, () => {
       route: 'azure.v1.chat',
       window: 1000000,
       overflowWords: 1000500,
-      create: (fake) => createChatProvider({ provider: 'azure-foundry', model: 'gpt-4.1-mini', baseUrl: fake.url }, { apiKey: KEY }, allowing(fake)),
+      create: (fake) =>
+        createChatProvider(
+          { provider: 'azure-foundry', model: 'gpt-4.1-mini', baseUrl: fake.url },
+          { apiKey: KEY },
+          allowing(fake),
+        ),
     });
   });
 
@@ -41,7 +51,9 @@ describe(`${OpenAiChatProvider.name} on Azure AI Foundry`, () => {
         { apiKey: KEY },
         allowing(fake),
       );
-      await collect(provider.streamChat({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], maxTokens: 32 }));
+      await collect(
+        provider.streamChat({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], maxTokens: 32 }),
+      );
       expect(fake.requests[0]).toMatchObject({
         path: '/openai/deployments/gpt-4o/chat/completions',
         query: { 'api-version': '2024-10-21' },

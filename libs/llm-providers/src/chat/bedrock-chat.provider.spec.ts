@@ -3,7 +3,10 @@ import { chatContract, collect } from '../testing/chat-contract';
 import { startFakeUpstream } from '../testing/fake-upstream';
 import { BedrockChatProvider } from './bedrock-chat.provider';
 
-const CREDENTIALS = { awsAccessKeyId: 'AKIAFAKEFAKEFAKEFAKE', awsSecretAccessKey: 'fakeSecretKey0000000000000000000000000000' };
+const CREDENTIALS = {
+  awsAccessKeyId: 'AKIAFAKEFAKEFAKEFAKE',
+  awsSecretAccessKey: 'fakeSecretKey0000000000000000000000000000',
+};
 const CLAUDE = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 
 describe(BedrockChatProvider.name, () => {
@@ -14,7 +17,10 @@ describe(BedrockChatProvider.name, () => {
       route: 'bedrock.converse-stream',
       window: 200000,
       disclosesCounts: false,
-      create: (fake) => createChatProvider({ provider: 'bedrock', model: CLAUDE, region: 'us-east-1' }, CREDENTIALS, { baseUrlOverrides: { bedrock: fake.url } }),
+      create: (fake) =>
+        createChatProvider({ provider: 'bedrock', model: CLAUDE, region: 'us-east-1' }, CREDENTIALS, {
+          baseUrlOverrides: { bedrock: fake.url },
+        }),
     });
   });
 
@@ -26,7 +32,11 @@ describe(BedrockChatProvider.name, () => {
       window: 128000,
       disclosesCounts: false,
       create: (fake) =>
-        createChatProvider({ provider: 'bedrock', model: 'meta.llama3-1-8b-instruct-v1:0', region: 'us-west-2' }, CREDENTIALS, { baseUrlOverrides: { bedrock: fake.url } }),
+        createChatProvider(
+          { provider: 'bedrock', model: 'meta.llama3-1-8b-instruct-v1:0', region: 'us-west-2' },
+          CREDENTIALS,
+          { baseUrlOverrides: { bedrock: fake.url } },
+        ),
     });
   });
 
@@ -34,7 +44,9 @@ describe(BedrockChatProvider.name, () => {
     it('signs with SigV4, puts the system prompt in `system` and the budget in inferenceConfig', async () => {
       const fake = await startFakeUpstream();
       try {
-        const provider = createChatProvider({ provider: 'bedrock', model: CLAUDE, region: 'us-east-1' }, CREDENTIALS, { baseUrlOverrides: { bedrock: fake.url } });
+        const provider = createChatProvider({ provider: 'bedrock', model: CLAUDE, region: 'us-east-1' }, CREDENTIALS, {
+          baseUrlOverrides: { bedrock: fake.url },
+        });
         await collect(
           provider.streamChat({
             model: CLAUDE,
@@ -48,7 +60,11 @@ describe(BedrockChatProvider.name, () => {
         expect(fake.requests[0]).toMatchObject({
           path: `/model/${encodeURIComponent(CLAUDE)}/converse-stream`,
           auth: 'aws-sigv4',
-          body: { system: [{ text: 'Be brief.' }], messages: [{ role: 'user', content: [{ text: 'Hi' }] }], inferenceConfig: { maxTokens: 77 } },
+          body: {
+            system: [{ text: 'Be brief.' }],
+            messages: [{ role: 'user', content: [{ text: 'Hi' }] }],
+            inferenceConfig: { maxTokens: 77 },
+          },
         });
         expect(JSON.stringify(fake.requests)).not.toContain(CREDENTIALS.awsSecretAccessKey);
       } finally {

@@ -1,4 +1,9 @@
-import { type BedrockRuntimeClient, ConverseStreamCommand, type Message, type SystemContentBlock } from '@aws-sdk/client-bedrock-runtime';
+import {
+  type BedrockRuntimeClient,
+  ConverseStreamCommand,
+  type Message,
+  type SystemContentBlock,
+} from '@aws-sdk/client-bedrock-runtime';
 import { throwIfAborted, UpstreamStreamError } from '../errors/upstream-errors';
 import type { ChatChunk, ChatProvider, ChatRequest, UsageChunk } from '../types';
 import { splitSystem } from '../wire/messages';
@@ -27,10 +32,18 @@ export class BedrockChatProvider implements ChatProvider {
 
   async *streamChat(request: ChatRequest): AsyncGenerator<ChatChunk> {
     const { system, turns } = splitSystem(request.messages);
-    const messages: Message[] = turns.map((m) => ({ role: m.role === 'assistant' ? 'assistant' : 'user', content: [{ text: m.content }] }));
+    const messages: Message[] = turns.map((m) => ({
+      role: m.role === 'assistant' ? 'assistant' : 'user',
+      content: [{ text: m.content }],
+    }));
     const systemBlocks: SystemContentBlock[] | undefined = system !== undefined ? [{ text: system }] : undefined;
     const output = await this.client.send(
-      new ConverseStreamCommand({ modelId: request.model, messages, system: systemBlocks, inferenceConfig: { maxTokens: request.maxTokens } }),
+      new ConverseStreamCommand({
+        modelId: request.model,
+        messages,
+        system: systemBlocks,
+        inferenceConfig: { maxTokens: request.maxTokens },
+      }),
       { abortSignal: request.signal },
     );
     let stopped = false;
@@ -43,18 +56,36 @@ export class BedrockChatProvider implements ChatProvider {
         stopped = true;
         finishReason = event.messageStop.stopReason;
         if (event.messageStop.stopReason && FILTERED_STOPS.has(event.messageStop.stopReason)) {
-          throw new UpstreamStreamError('bedrock', 'content_filter', `bedrock: the answer was stopped (${event.messageStop.stopReason})`);
+          throw new UpstreamStreamError(
+            'bedrock',
+            'content_filter',
+            `bedrock: the answer was stopped (${event.messageStop.stopReason})`,
+          );
         }
       }
       if (event.metadata) {
         const u = event.metadata.usage;
         // Converse's inputTokens excludes cache reads and writes: the prompt is their sum.
-        const prompt = u?.inputTokens === undefined ? null : u.inputTokens + (u.cacheReadInputTokens ?? 0) + (u.cacheWriteInputTokens ?? 0);
-        usage = { type: 'usage', promptTokens: prompt, completionTokens: u?.outputTokens ?? null, raw: u, convention: 'bedrock' };
+        const prompt =
+          u?.inputTokens === undefined
+            ? null
+            : u.inputTokens + (u.cacheReadInputTokens ?? 0) + (u.cacheWriteInputTokens ?? 0);
+        usage = {
+          type: 'usage',
+          promptTokens: prompt,
+          completionTokens: u?.outputTokens ?? null,
+          raw: u,
+          convention: 'bedrock',
+        };
       }
     }
     throwIfAborted(request.signal);
-    if (!stopped || !usage) throw new UpstreamStreamError('bedrock', 'incomplete', 'bedrock: the stream ended without messageStop and metadata');
+    if (!stopped || !usage)
+      throw new UpstreamStreamError(
+        'bedrock',
+        'incomplete',
+        'bedrock: the stream ended without messageStop and metadata',
+      );
     yield { ...usage, finishReason };
   }
 }

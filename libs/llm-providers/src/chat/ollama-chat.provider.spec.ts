@@ -11,7 +11,12 @@ describe(OllamaChatProvider.name, () => {
       model: 'llama3.1:8b',
       route: 'ollama.chat',
       window: 4096,
-      create: (fake) => createChatProvider({ provider: 'ollama', model: 'llama3.1:8b', numCtx: 4096 }, {}, { baseUrlOverrides: { ollama: fake.url } }),
+      create: (fake) =>
+        createChatProvider(
+          { provider: 'ollama', model: 'llama3.1:8b', numCtx: 4096 },
+          {},
+          { baseUrlOverrides: { ollama: fake.url } },
+        ),
     });
   });
 
@@ -37,9 +42,17 @@ describe(OllamaChatProvider.name, () => {
       const fake = await startFakeUpstream();
       try {
         fake.setFault('silent-truncation');
-        const provider = createChatProvider({ provider: 'ollama', model: 'llama3.1:8b' }, {}, { baseUrlOverrides: { ollama: fake.url } });
+        const provider = createChatProvider(
+          { provider: 'ollama', model: 'llama3.1:8b' },
+          {},
+          { baseUrlOverrides: { ollama: fake.url } },
+        );
         const { usage } = await collect(
-          provider.streamChat({ model: 'llama3.1:8b', messages: [{ role: 'user', content: 'context '.repeat(400) }], maxTokens: 64 }),
+          provider.streamChat({
+            model: 'llama3.1:8b',
+            messages: [{ role: 'user', content: 'context '.repeat(400) }],
+            maxTokens: 64,
+          }),
         );
         const sent = fake.requests[0]?.promptTokens ?? 0;
         expect(usage?.promptTokens).toBe(Math.floor(sent / 4));

@@ -83,7 +83,13 @@ export class OllamaChatProvider implements ChatProvider {
         throw new UpstreamStreamError('ollama', 'protocol', 'ollama: a stream line is not JSON');
       }
       if (parsed.error !== undefined) {
-        throw new UpstreamStreamError('ollama', 'error_event', 'ollama: error in the stream', JSON.stringify(parsed), 500);
+        throw new UpstreamStreamError(
+          'ollama',
+          'error_event',
+          'ollama: error in the stream',
+          JSON.stringify(parsed),
+          500,
+        );
       }
       const text = parsed.message?.content;
       if (text) yield { type: 'delta', text };
@@ -92,7 +98,9 @@ export class OllamaChatProvider implements ChatProvider {
     throwIfAborted(request.signal);
     if (!final) throw new UpstreamStreamError('ollama', 'incomplete', 'ollama: the stream ended without done: true');
     // The final line's counts and durations only: its message may carry answer text.
-    const raw = Object.fromEntries(Object.entries(final).filter(([k, v]) => typeof v === 'number' && /_(count|duration)$/.test(k)));
+    const raw = Object.fromEntries(
+      Object.entries(final).filter(([k, v]) => typeof v === 'number' && /_(count|duration)$/.test(k)),
+    );
     yield {
       type: 'usage',
       promptTokens: final.prompt_eval_count ?? null,

@@ -13,7 +13,12 @@ describe(OpenAiChatProvider.name, () => {
       model: 'gpt-4o',
       route: 'openai.chat',
       window: 128000,
-      create: (fake) => createChatProvider({ provider: 'openai', model: 'gpt-4o' }, { apiKey: KEY }, { baseUrlOverrides: { openai: `${fake.url}/v1` } }),
+      create: (fake) =>
+        createChatProvider(
+          { provider: 'openai', model: 'gpt-4o' },
+          { apiKey: KEY },
+          { baseUrlOverrides: { openai: `${fake.url}/v1` } },
+        ),
     });
   });
 
@@ -24,7 +29,12 @@ describe(OpenAiChatProvider.name, () => {
       route: 'openai.chat',
       window: 32000,
       countsCompletion: true,
-      create: (fake) => createChatProvider({ provider: 'openai', model: 'meta-llama/Llama-3.1-8B-Instruct', baseUrl: `${fake.url}/v1` }, {}, allowing(fake)),
+      create: (fake) =>
+        createChatProvider(
+          { provider: 'openai', model: 'meta-llama/Llama-3.1-8B-Instruct', baseUrl: `${fake.url}/v1` },
+          {},
+          allowing(fake),
+        ),
     });
   });
 
@@ -33,8 +43,14 @@ describe(OpenAiChatProvider.name, () => {
       const { startFakeUpstream } = await import('../testing/fake-upstream');
       const fake = await startFakeUpstream();
       try {
-        const provider = createChatProvider({ provider: 'openai', model: 'gpt-4o' }, { apiKey: KEY }, { baseUrlOverrides: { openai: `${fake.url}/v1` } });
-        await collect(provider.streamChat({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], maxTokens: 64 }));
+        const provider = createChatProvider(
+          { provider: 'openai', model: 'gpt-4o' },
+          { apiKey: KEY },
+          { baseUrlOverrides: { openai: `${fake.url}/v1` } },
+        );
+        await collect(
+          provider.streamChat({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], maxTokens: 64 }),
+        );
         expect(fake.requests[0]).toMatchObject({
           route: 'openai.chat',
           auth: 'bearer',

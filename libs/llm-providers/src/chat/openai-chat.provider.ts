@@ -58,7 +58,12 @@ export class OpenAiChatProvider implements ChatProvider {
     for await (const chunk of stream) {
       if (chunk.model) model = chunk.model;
       if (chunk.usage) {
-        usage = { type: 'usage', promptTokens: chunk.usage.prompt_tokens ?? null, completionTokens: chunk.usage.completion_tokens ?? null, raw: chunk.usage };
+        usage = {
+          type: 'usage',
+          promptTokens: chunk.usage.prompt_tokens ?? null,
+          completionTokens: chunk.usage.completion_tokens ?? null,
+          raw: chunk.usage,
+        };
       }
       for (const choice of chunk.choices ?? []) {
         const text = choice.delta?.content;
@@ -67,7 +72,11 @@ export class OpenAiChatProvider implements ChatProvider {
           finished = true;
           finishReason = choice.finish_reason;
           if (FILTERED.has(choice.finish_reason)) {
-            throw new UpstreamStreamError(this.provider, 'content_filter', `${this.provider}: the answer was stopped by the content filter`);
+            throw new UpstreamStreamError(
+              this.provider,
+              'content_filter',
+              `${this.provider}: the answer was stopped by the content filter`,
+            );
           }
         }
       }
@@ -75,9 +84,18 @@ export class OpenAiChatProvider implements ChatProvider {
     // The SDK ends the iteration quietly when the signal aborts; that is a timeout, not an answer.
     throwIfAborted(request.signal);
     if (!finished) {
-      throw new UpstreamStreamError(this.provider, 'incomplete', `${this.provider}: the stream ended without a finish_reason`);
+      throw new UpstreamStreamError(
+        this.provider,
+        'incomplete',
+        `${this.provider}: the stream ended without a finish_reason`,
+      );
     }
-    yield { ...(usage ?? { type: 'usage', promptTokens: null, completionTokens: null }), convention: 'openai', model, finishReason };
+    yield {
+      ...(usage ?? { type: 'usage', promptTokens: null, completionTokens: null }),
+      convention: 'openai',
+      model,
+      finishReason,
+    };
   }
 }
 

@@ -34,9 +34,12 @@ describe('refusedRange', () => {
     expect(refusedRange(address)).toBe(range);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows the public address %s', (address) => {
-    expect(refusedRange(address)).toBeUndefined();
-  });
+  it.each(['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])(
+    'allows the public address %s',
+    (address) => {
+      expect(refusedRange(address)).toBeUndefined();
+    },
+  );
 });
 
 describe('refusedName', () => {
@@ -59,7 +62,12 @@ describe('refusedName', () => {
 
 describe(EgressPolicy.name, () => {
   describe('checkUrl', () => {
-    const policy = new EgressPolicy({ allowList: [{ origin: 'http://127.0.0.1:11434', pathPrefix: '' }, { origin: 'https://llm.example.com', pathPrefix: '/v1' }] });
+    const policy = new EgressPolicy({
+      allowList: [
+        { origin: 'http://127.0.0.1:11434', pathPrefix: '' },
+        { origin: 'https://llm.example.com', pathPrefix: '/v1' },
+      ],
+    });
 
     it.each([
       ['http://127.0.0.1:6379/', 'a loopback address'],
@@ -107,7 +115,9 @@ describe(EgressPolicy.name, () => {
           { host: 'public.example.com', addresses: ['93.184.215.14'] },
         ],
       });
-      await expect(policy.checkResolved('https://rebind.example.com/v1', FIELD)).rejects.toThrow(/resolves to a loopback address/);
+      await expect(policy.checkResolved('https://rebind.example.com/v1', FIELD)).rejects.toThrow(
+        /resolves to a loopback address/,
+      );
       await expect(policy.checkResolved('https://public.example.com/v1', FIELD)).resolves.toBeInstanceOf(URL);
     });
   });
@@ -133,8 +143,14 @@ describe(EgressPolicy.name, () => {
     it('refuses a connection to a loopback IP and to a name resolving there, without connecting', async () => {
       const policy = new EgressPolicy({ staticHosts: [{ host: 'rebind.example.com', addresses: ['127.0.0.1'] }] });
       const before = connections;
-      for (const url of [`http://127.0.0.1:${port}/`, `http://rebind.example.com:${port}/`, `http://localhost:${port}/`]) {
-        const err = await policy.fetch(FIELD)(url).catch((e: unknown) => e);
+      for (const url of [
+        `http://127.0.0.1:${port}/`,
+        `http://rebind.example.com:${port}/`,
+        `http://localhost:${port}/`,
+      ]) {
+        const err = await policy
+          .fetch(FIELD)(url)
+          .catch((e: unknown) => e);
         expect(findEgressRefusal(err)).toMatchObject({ field: FIELD });
       }
       expect(connections).toBe(before);
@@ -149,8 +165,12 @@ describe(EgressPolicy.name, () => {
       const ok = await policy.fetch(FIELD)(`http://allowed.example.com:${port}/`);
       expect(await ok.text()).toBe('ok');
       const before = connections;
-      const err = await policy.fetch(FIELD)(`http://allowed.example.com:${port}/redirect`).catch((e: unknown) => e);
-      expect(findEgressRefusal(err)?.message).toBe(`${FIELD}: a loopback address is not allowed unless the operator allow-lists it`);
+      const err = await policy
+        .fetch(FIELD)(`http://allowed.example.com:${port}/redirect`)
+        .catch((e: unknown) => e);
+      expect(findEgressRefusal(err)?.message).toBe(
+        `${FIELD}: a loopback address is not allowed unless the operator allow-lists it`,
+      );
       // The redirect's first hop reused the kept-alive socket or opened one; the refused hop opened none.
       expect(connections - before).toBeLessThanOrEqual(1);
       await policy.close();

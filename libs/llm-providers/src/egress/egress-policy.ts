@@ -49,11 +49,16 @@ export class EgressRefusedError extends Error {
 /** True for an {@link EgressRefusedError}, also one wrapped as the `cause` of a fetch or SDK error. */
 export function findEgressRefusal(err: unknown): EgressRefusedError | undefined {
   const seen = new Set<unknown>();
-  for (let current = err; current && typeof current === 'object' && !seen.has(current); current = (current as { cause?: unknown }).cause) {
+  for (
+    let current = err;
+    current && typeof current === 'object' && !seen.has(current);
+    current = (current as { cause?: unknown }).cause
+  ) {
     seen.add(current);
     if (current instanceof EgressRefusedError) return current;
     const e = current as { name?: unknown; field?: unknown; reason?: unknown };
-    if (e.name === 'EgressRefusedError' && typeof e.field === 'string' && typeof e.reason === 'string') return new EgressRefusedError(e.field, e.reason);
+    if (e.name === 'EgressRefusedError' && typeof e.field === 'string' && typeof e.reason === 'string')
+      return new EgressRefusedError(e.field, e.reason);
   }
   return undefined;
 }
@@ -148,14 +153,20 @@ export class EgressPolicy {
   checkUrl(raw: string, field: string): URL {
     const url = safeUrl(raw);
     if (!url) throw new EgressRefusedError(field, 'not a valid URL');
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EgressRefusedError(field, 'only http and https URLs are allowed');
-    if (url.username || url.password) throw new EgressRefusedError(field, 'a URL with user-info (user:pass@) is not allowed');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new EgressRefusedError(field, 'only http and https URLs are allowed');
+    if (url.username || url.password)
+      throw new EgressRefusedError(field, 'a URL with user-info (user:pass@) is not allowed');
     if (url.hash || raw.includes('#')) throw new EgressRefusedError(field, 'a URL with a fragment (#) is not allowed');
     if (this.isAllowListed(url)) return url;
     const host = url.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host)) {
       const range = refusedRange(host);
-      if (range) throw new EgressRefusedError(field, `${describeRange(range)} is not allowed unless the operator allow-lists it`);
+      if (range)
+        throw new EgressRefusedError(
+          field,
+          `${describeRange(range)} is not allowed unless the operator allow-lists it`,
+        );
     } else {
       const name = refusedName(host);
       if (name) throw new EgressRefusedError(field, `a ${name} is not allowed unless the operator allow-lists it`);
@@ -182,15 +193,25 @@ export class EgressPolicy {
     });
     for (const { address } of addresses) {
       const range = refusedRange(address);
-      if (range) throw new EgressRefusedError(field, `the host resolves to ${describeRange(range)}, which is not allowed unless the operator allow-lists it`);
+      if (range)
+        throw new EgressRefusedError(
+          field,
+          `the host resolves to ${describeRange(range)}, which is not allowed unless the operator allow-lists it`,
+        );
     }
     return url;
   }
 
-  private resolve(host: string, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void): void {
+  private resolve(
+    host: string,
+    callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+  ): void {
     const fixed = this.staticHosts.get(host.toLowerCase().replace(/\.$/, ''));
     if (fixed) {
-      callback(null, fixed.map((address) => ({ address, family: isIP(address) })));
+      callback(
+        null,
+        fixed.map((address) => ({ address, family: isIP(address) })),
+      );
       return;
     }
     this.baseLookup(host, { all: true }, (err, addresses) => callback(err, err ? [] : (addresses as LookupAddress[])));
@@ -210,7 +231,14 @@ export class EgressPolicy {
         if (checked) {
           for (const { address } of addresses) {
             const range = refusedRange(address);
-            if (range) return callback(new EgressRefusedError(field, `the host resolves to ${describeRange(range)}, which is not allowed unless the operator allow-lists it`) as NodeJS.ErrnoException, []);
+            if (range)
+              return callback(
+                new EgressRefusedError(
+                  field,
+                  `the host resolves to ${describeRange(range)}, which is not allowed unless the operator allow-lists it`,
+                ) as NodeJS.ErrnoException,
+                [],
+              );
           }
         }
         if (addresses.length === 0) {
@@ -240,7 +268,13 @@ export class EgressPolicy {
         if (this.originAllowListed(origin)) return plain(options, callback);
         const refusal = isIP(host) ? refusedRange(host) : refusedName(host);
         if (refusal) {
-          return callback(new EgressRefusedError(field, `${isIP(host) ? describeRange(refusal) : `a ${refusal}`} is not allowed unless the operator allow-lists it`), null);
+          return callback(
+            new EgressRefusedError(
+              field,
+              `${isIP(host) ? describeRange(refusal) : `a ${refusal}`} is not allowed unless the operator allow-lists it`,
+            ),
+            null,
+          );
         }
         return checked(options, callback);
       };
@@ -265,7 +299,10 @@ export class EgressPolicy {
   /** Node agents for SDKs that take `http(s).Agent`s (names checked through {@link lookup}). */
   agents(field: string): { httpAgent: HttpAgent; httpsAgent: HttpsAgent } {
     const lookup = this.lookup(field) as never;
-    return { httpAgent: new HttpAgent({ keepAlive: true, lookup }), httpsAgent: new HttpsAgent({ keepAlive: true, lookup }) };
+    return {
+      httpAgent: new HttpAgent({ keepAlive: true, lookup }),
+      httpsAgent: new HttpsAgent({ keepAlive: true, lookup }),
+    };
   }
 
   /** Closes the cached dispatchers (tests; processes exit with them open). */
@@ -299,7 +336,10 @@ export function egressPolicyFor(config: {
 }): EgressPolicy {
   let policy = fromConfig.get(config);
   if (!policy) {
-    policy = new EgressPolicy({ allowList: config.ASK_PROVIDER_URL_ALLOWLIST, staticHosts: config.ASK_PROVIDER_RESOLVE });
+    policy = new EgressPolicy({
+      allowList: config.ASK_PROVIDER_URL_ALLOWLIST,
+      staticHosts: config.ASK_PROVIDER_RESOLVE,
+    });
     fromConfig.set(config, policy);
   }
   return policy;

@@ -42,9 +42,16 @@ export class BedrockEmbeddingProvider implements EmbeddingProvider {
     const worker = async () => {
       while (next < texts.length) {
         const i = next++;
-        const body = v2 ? { inputText: texts[i], dimensions: this.dimensions, normalize: true } : { inputText: texts[i] };
+        const body = v2
+          ? { inputText: texts[i], dimensions: this.dimensions, normalize: true }
+          : { inputText: texts[i] };
         const output = await this.options.client.send(
-          new InvokeModelCommand({ modelId: this.model, contentType: 'application/json', accept: 'application/json', body: JSON.stringify(body) }),
+          new InvokeModelCommand({
+            modelId: this.model,
+            contentType: 'application/json',
+            accept: 'application/json',
+            body: JSON.stringify(body),
+          }),
           { abortSignal: signal },
         );
         const parsed = JSON.parse(new TextDecoder().decode(output.body)) as { embedding?: number[] };

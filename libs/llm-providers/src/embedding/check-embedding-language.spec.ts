@@ -44,7 +44,9 @@ describe('checkEmbeddingLanguage', () => {
 
   it('passes any language for a model without a language list, or when the project allows it', () => {
     expect(() => checkEmbeddingLanguage(new LocalEmbeddingProvider(), udhr.cmn_hans)).not.toThrow();
-    expect(() => checkEmbeddingLanguage(new LocalSemanticEmbeddingProvider({ allowOtherLanguages: true }), udhr.cmn_hans)).not.toThrow();
+    expect(() =>
+      checkEmbeddingLanguage(new LocalSemanticEmbeddingProvider({ allowOtherLanguages: true }), udhr.cmn_hans),
+    ).not.toThrow();
   });
 
   it('looks at no more than 200,000 characters, 2,000 of each text', () => {

@@ -26,26 +26,53 @@ const [openAi, gateway, azure, titan, vertex, ollama] = [
   },
   {
     name: 'OpenAI-compatible gateway (custom base_url, ada-002 has a fixed 1536)',
-    settings: (f) => ({ provider: 'openai', model: 'text-embedding-ada-002', dimensions: 1536, baseUrl: `${f.url}/v1` }),
+    settings: (f) => ({
+      provider: 'openai',
+      model: 'text-embedding-ada-002',
+      dimensions: 1536,
+      baseUrl: `${f.url}/v1`,
+    }),
     credentials: {},
     route: 'openai.embeddings',
     wrongDimensions: 1024,
   },
   {
     name: 'Azure OpenAI deployment',
-    settings: (f) => ({ provider: 'azure-foundry', model: 'text-embedding-3-large', dimensions: 1024, baseUrl: f.url, apiVersion: '2024-10-21' }),
+    settings: (f) => ({
+      provider: 'azure-foundry',
+      model: 'text-embedding-3-large',
+      dimensions: 1024,
+      baseUrl: f.url,
+      apiVersion: '2024-10-21',
+    }),
     credentials: { apiKey: 'azure-embed-key-000000' },
     route: 'azure.deployments.embeddings',
   },
   {
     name: 'Bedrock Titan v2',
-    settings: (f) => ({ provider: 'bedrock', model: 'amazon.titan-embed-text-v2:0', dimensions: 256, region: 'us-east-1', baseUrl: f.url }),
-    credentials: { awsAccessKeyId: 'AKIAFAKEFAKEFAKEFAKE', awsSecretAccessKey: 'fakeSecretKey0000000000000000000000000000' },
+    settings: (f) => ({
+      provider: 'bedrock',
+      model: 'amazon.titan-embed-text-v2:0',
+      dimensions: 256,
+      region: 'us-east-1',
+      baseUrl: f.url,
+    }),
+    credentials: {
+      awsAccessKeyId: 'AKIAFAKEFAKEFAKEFAKE',
+      awsSecretAccessKey: 'fakeSecretKey0000000000000000000000000000',
+    },
     route: 'bedrock.invoke',
   },
   {
     name: 'Vertex text-embedding-005',
-    settings: (f) => ({ provider: 'vertex', model: 'text-embedding-005', dimensions: 768, gcpProject: 'demo', region: 'europe-west4', baseUrl: f.url }),
+    settings: (f) => ({
+      provider: 'vertex',
+      model: 'text-embedding-005',
+      dimensions: 768,
+      gcpProject: 'demo',
+      region: 'europe-west4',
+      baseUrl: f.url,
+    }),
     credentials: { gcpAccessToken: 'ya29.fake-token' },
     route: 'vertex.predict',
   },
@@ -96,7 +123,11 @@ describe('embedding adapters against the fake upstream', () => {
     const wrong = c.wrongDimensions;
     if (wrong !== undefined) {
       it('refuses vectors of another length than the settings say', async () => {
-        const provider = createEmbeddingProvider({ ...c.settings(fake), dimensions: wrong }, c.credentials, allowing(fake));
+        const provider = createEmbeddingProvider(
+          { ...c.settings(fake), dimensions: wrong },
+          c.credentials,
+          allowing(fake),
+        );
         const err = await thrown(() => provider.embed(['alpha']));
         expect(err).toBeInstanceOf(EmbeddingShapeError);
         expect(classifyUpstreamError(err, 'ollama')).toMatchObject({ kind: 'fatal', status: 502 });
@@ -120,7 +151,12 @@ describe('embedding adapters against the fake upstream', () => {
     await createEmbeddingProvider(ollama.settings(fake), {}, allowing(fake)).embed(['x']);
     await createEmbeddingProvider(vertex.settings(fake), vertex.credentials, allowing(fake)).embed(['y']);
     expect(fake.requests[0]?.body).toEqual({ model: 'nomic-embed-text', input: ['x'], truncate: false });
-    expect(fake.requests[1]?.body).toEqual({ instances: [{ content: 'y' }], parameters: { outputDimensionality: 768, autoTruncate: false } });
-    expect(fake.requests[1]?.path).toBe('/v1/projects/demo/locations/europe-west4/publishers/google/models/text-embedding-005:predict');
+    expect(fake.requests[1]?.body).toEqual({
+      instances: [{ content: 'y' }],
+      parameters: { outputDimensionality: 768, autoTruncate: false },
+    });
+    expect(fake.requests[1]?.path).toBe(
+      '/v1/projects/demo/locations/europe-west4/publishers/google/models/text-embedding-005:predict',
+    );
   });
 });

@@ -76,20 +76,24 @@ export const OVERFLOW_FORMS: readonly OverflowForm[] = [
     on429: true,
   },
   {
-    source: 'Azure OpenAI / OpenAI GPT-5: "Input tokens exceed the configured limit of N tokens. Your messages resulted in M tokens."',
-    pattern: /input tokens exceed the configured limit of ([\d,]+) tokens(?:\.\s*your messages resulted in ([\d,]+) tokens)?/i,
+    source:
+      'Azure OpenAI / OpenAI GPT-5: "Input tokens exceed the configured limit of N tokens. Your messages resulted in M tokens."',
+    pattern:
+      /input tokens exceed the configured limit of ([\d,]+) tokens(?:\.\s*your messages resulted in ([\d,]+) tokens)?/i,
     read: (m) => ({ limit: n(m[1]), actual: n(m[2]), promptTokens: n(m[2]) }),
   },
   {
     source:
       'vLLM: "This model\'s maximum context length is N tokens. However, you requested M tokens (P in the messages, C in the completion)"',
-    pattern: /maximum context length is ([\d,]+) tokens\.?\s*however,? you requested ([\d,]+) tokens \(([\d,]+) in the messages/i,
+    pattern:
+      /maximum context length is ([\d,]+) tokens\.?\s*however,? you requested ([\d,]+) tokens \(([\d,]+) in the messages/i,
     read: (m) => ({ limit: n(m[1]), actual: n(m[2]), promptTokens: n(m[3]) }),
   },
   {
     source:
       'OpenAI context_length_exceeded and vLLM: "This model\'s maximum context length is N tokens. However, you requested M tokens (…)" / "…your messages resulted in M tokens"',
-    pattern: /maximum context length is ([\d,]+) tokens\.?\s*however,? (you requested|your messages resulted in) ([\d,]+) tokens/i,
+    pattern:
+      /maximum context length is ([\d,]+) tokens\.?\s*however,? (you requested|your messages resulted in) ([\d,]+) tokens/i,
     read: (m) => ({ limit: n(m[1]), actual: n(m[3]), ...(/messages/i.test(m[2]) ? { promptTokens: n(m[3]) } : {}) }),
   },
   {
@@ -98,7 +102,8 @@ export const OVERFLOW_FORMS: readonly OverflowForm[] = [
     read: (m) => ({ limit: n(m[1]) }),
   },
   {
-    source: 'Anthropic Messages (https://docs.claude.com/en/api/errors), also relayed by Bedrock and Vertex: "prompt is too long: N tokens > M maximum"',
+    source:
+      'Anthropic Messages (https://docs.claude.com/en/api/errors), also relayed by Bedrock and Vertex: "prompt is too long: N tokens > M maximum"',
     pattern: /prompt is too long:\s*([\d,]+) tokens\s*>\s*([\d,]+) maximum/i,
     read: (m) => ({ actual: n(m[1]), limit: n(m[2]), promptTokens: n(m[1]) }),
   },
@@ -108,30 +113,36 @@ export const OVERFLOW_FORMS: readonly OverflowForm[] = [
     read: (m) => ({ actual: (n(m[1]) ?? 0) + (n(m[2]) ?? 0), limit: n(m[3]), promptTokens: n(m[1]) }),
   },
   {
-    source: 'Anthropic Messages, without counts: "prompt is too long" / "input length and `max_tokens` exceed context limit"',
+    source:
+      'Anthropic Messages, without counts: "prompt is too long" / "input length and `max_tokens` exceed context limit"',
     pattern: /prompt is too long|input length and `?max_tokens`? exceed context limit/i,
   },
   {
-    source: 'Gemini on Vertex AI (400 INVALID_ARGUMENT): "The input token count (N) exceeds the maximum number of tokens allowed (M)."',
+    source:
+      'Gemini on Vertex AI (400 INVALID_ARGUMENT): "The input token count (N) exceeds the maximum number of tokens allowed (M)."',
     pattern: /input token count \(([\d,]+)\) exceeds the maximum number of tokens allowed \(([\d,]+)\)/i,
     read: (m) => ({ actual: n(m[1]), limit: n(m[2]), promptTokens: n(m[1]) }),
   },
   {
-    source: 'Amazon Bedrock ValidationException (Titan, Converse): "Too many input tokens. Max input tokens: N, request input token count: M"',
+    source:
+      'Amazon Bedrock ValidationException (Titan, Converse): "Too many input tokens. Max input tokens: N, request input token count: M"',
     pattern: /too many input tokens(?:\.?\s*max input tokens:\s*([\d,]+),\s*request input token count:\s*([\d,]+))?/i,
     read: (m) => ({ limit: n(m[1]), actual: n(m[2]), promptTokens: n(m[2]) }),
   },
   {
-    source: 'Amazon Bedrock ValidationException (Converse with Claude and others): "Input is too long for requested model."',
+    source:
+      'Amazon Bedrock ValidationException (Converse with Claude and others): "Input is too long for requested model."',
     pattern: /input is too long for requested model/i,
   },
   {
-    source: 'llama.cpp server and Ollama with truncate:false: "request (N tokens) exceeds the available context size (M tokens)"',
+    source:
+      'llama.cpp server and Ollama with truncate:false: "request (N tokens) exceeds the available context size (M tokens)"',
     pattern: /request \(([\d,]+) tokens\) exceeds the available context size \(([\d,]+) tokens\)/i,
     read: (m) => ({ actual: n(m[1]), limit: n(m[2]), promptTokens: n(m[1]) }),
   },
   {
-    source: 'llama.cpp server (exceed_context_size_error, n_prompt_tokens / n_ctx beside it): "the request exceeds the available context size"',
+    source:
+      'llama.cpp server (exceed_context_size_error, n_prompt_tokens / n_ctx beside it): "the request exceeds the available context size"',
     pattern: /exceeds the available context size|exceed_context_size_error/i,
   },
   {
@@ -139,7 +150,8 @@ export const OVERFLOW_FORMS: readonly OverflowForm[] = [
     pattern: /context size has been exceeded/i,
   },
   {
-    source: 'Ollama with shift:false: "the prompt is longer than the context length…"; /api/embed: "the input length exceeds the context length"',
+    source:
+      'Ollama with shift:false: "the prompt is longer than the context length…"; /api/embed: "the input length exceeds the context length"',
     pattern: /prompt is longer than the context length|input length exceeds the context length/i,
   },
   {
@@ -209,7 +221,12 @@ const RETRYABLE_CODES = new Set([
 ]);
 
 /** Codes that are never worth a retry even with a retryable-looking status (quota spent, billing). */
-const FATAL_CODES = new Set(['insufficient_quota', 'billing_error', 'billing_hard_limit_reached', 'ServiceQuotaExceededException']);
+const FATAL_CODES = new Set([
+  'insufficient_quota',
+  'billing_error',
+  'billing_hard_limit_reached',
+  'ServiceQuotaExceededException',
+]);
 
 const CONTENT_FILTER =
   /content[ _-]?filter|content management policy|responsible ai|ResponsibleAIPolicyViolation|guardrail_intervened|content_filtered|blocked by (?:the )?safety|finishReason:? ?SAFETY|PROHIBITED_CONTENT|blockReason/i;
@@ -340,7 +357,10 @@ export function describeUpstreamError(err: unknown): UpstreamErrorFacts {
         facts.message = facts.message ? `${facts.message} ${message}` : message;
       }
       const code = str(e['code']) ?? '';
-      if (!facts.aborted && (TRANSPORT.test(message ?? '') || TRANSPORT.test(code) || str(e['name']) === 'APIConnectionError')) {
+      if (
+        !facts.aborted &&
+        (TRANSPORT.test(message ?? '') || TRANSPORT.test(code) || str(e['name']) === 'APIConnectionError')
+      ) {
         facts.transport = true;
       }
     }
@@ -447,7 +467,11 @@ export function classifyUpstreamError(err: unknown, provider: ProviderId | Embed
     };
   }
   if (facts.transport) {
-    return { kind: 'retryable', status: 502, message: clean(facts, `${provider}: the connection closed before the answer was complete`) };
+    return {
+      kind: 'retryable',
+      status: 502,
+      message: clean(facts, `${provider}: the connection closed before the answer was complete`),
+    };
   }
   if (status !== undefined && status >= 400 && status < 500) {
     return { kind: 'fatal', status, message: clean(facts, `${provider}: HTTP ${status}`) };

@@ -52,20 +52,43 @@ const DEFAULT_RETRY_AFTER_S = 30;
 export function classifyEmbeddingFailure(err: unknown, provider: ProviderId | EmbeddingProviderId): EmbeddingFailure {
   if (isAskError(err)) return { error: err, scope: 'run', retryable: false };
   if (err instanceof EmbeddingShapeError) {
-    return { error: embeddingDimensionsMismatch(provider, err.expected, err.received, err), scope: 'run', retryable: false };
+    return {
+      error: embeddingDimensionsMismatch(provider, err.expected, err.received, err),
+      scope: 'run',
+      retryable: false,
+    };
   }
   // The table is provider-agnostic; the id only names the source in messages.
   const failure = classifyUpstreamError(err, provider as ProviderId);
   switch (failure.kind) {
     case 'timeout':
-      return { error: embeddingUpstream(`provider=${provider} the call was cancelled or its deadline passed`, { timeout: true, cause: err }), scope: 'run', retryable: false };
+      return {
+        error: embeddingUpstream(`provider=${provider} the call was cancelled or its deadline passed`, {
+          timeout: true,
+          cause: err,
+        }),
+        scope: 'run',
+        retryable: false,
+      };
     case 'overflow':
-      return { error: embeddingUpstream(`provider=${provider} status=400 input too long for the embedding model: ${failure.message}`, { cause: err }), scope: 'document', retryable: false };
+      return {
+        error: embeddingUpstream(
+          `provider=${provider} status=400 input too long for the embedding model: ${failure.message}`,
+          { cause: err },
+        ),
+        scope: 'document',
+        retryable: false,
+      };
     case 'retryable': {
       const retryAfter = failure.retryAfterMs;
       if (failure.status === 429) {
         const seconds = retryAfter !== undefined ? Math.max(1, Math.ceil(retryAfter / 1000)) : DEFAULT_RETRY_AFTER_S;
-        return { error: rateLimited(seconds), scope: 'run', retryable: true, ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}) };
+        return {
+          error: rateLimited(seconds),
+          scope: 'run',
+          retryable: true,
+          ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
+        };
       }
       return {
         error: embeddingUpstream(`provider=${provider} status=${failure.status} ${failure.message}`, { cause: err }),
@@ -76,10 +99,18 @@ export function classifyEmbeddingFailure(err: unknown, provider: ProviderId | Em
     }
     case 'fatal':
       if (failure.status === 401 || failure.status === 403) {
-        return { error: embeddingAuthFailed(`provider=${provider} status=${failure.status} ${failure.message}`, err), scope: 'run', retryable: false };
+        return {
+          error: embeddingAuthFailed(`provider=${provider} status=${failure.status} ${failure.message}`, err),
+          scope: 'run',
+          retryable: false,
+        };
       }
       if (failure.status === 402) {
-        return { error: embeddingUpstream(`provider=${provider} status=402 ${failure.message}`, { cause: err }), scope: 'run', retryable: false };
+        return {
+          error: embeddingUpstream(`provider=${provider} status=402 ${failure.message}`, { cause: err }),
+          scope: 'run',
+          retryable: false,
+        };
       }
       return {
         error: embeddingUpstream(`provider=${provider} status=${failure.status} ${failure.message}`, { cause: err }),
@@ -87,7 +118,11 @@ export function classifyEmbeddingFailure(err: unknown, provider: ProviderId | Em
         retryable: false,
       };
     case 'unknown':
-      return { error: embeddingUpstream(`provider=${provider} ${failure.message}`, { cause: err }), scope: 'run', retryable: false };
+      return {
+        error: embeddingUpstream(`provider=${provider} ${failure.message}`, { cause: err }),
+        scope: 'run',
+        retryable: false,
+      };
     case 'refused':
       return { error: forbidden(failure.message), scope: 'run', retryable: false };
   }

@@ -22,7 +22,9 @@ describe('toAskError', () => {
   });
 
   it('maps fatal and exhausted retryable failures to 502 llm_upstream with sanitised details', () => {
-    expect(toAskError({ kind: 'fatal', status: 400, message: 'content filtered key=sk-abcdefghijklmnop' }).toEvent()).toEqual({
+    expect(
+      toAskError({ kind: 'fatal', status: 400, message: 'content filtered key=sk-abcdefghijklmnop' }).toEvent(),
+    ).toEqual({
       status: 502,
       code: AskErrorCode.LlmUpstream,
       error: 'the llm provider rejected the request',
@@ -33,6 +35,10 @@ describe('toAskError', () => {
 
   it('maps a timeout to 504 llm_upstream and unknown to 500 llm_synthesis_failed', () => {
     expect(toAskError({ kind: 'timeout' })).toMatchObject({ status: 504, code: AskErrorCode.LlmUpstream });
-    expect(toAskError({ kind: 'unknown', message: 'boom' })).toMatchObject({ status: 500, code: AskErrorCode.LlmSynthesisFailed, details: 'boom' });
+    expect(toAskError({ kind: 'unknown', message: 'boom' })).toMatchObject({
+      status: 500,
+      code: AskErrorCode.LlmSynthesisFailed,
+      details: 'boom',
+    });
   });
 });

@@ -49,7 +49,10 @@ export function toAskError(failure: UpstreamFailure, context: ToAskErrorContext 
     case 'fatal':
       return llmUpstream(`status=${failure.status} ${failure.message}`, { cause: context.cause });
     case 'timeout':
-      return llmUpstream('the provider call was cancelled or its deadline passed', { timeout: true, cause: context.cause });
+      return llmUpstream('the provider call was cancelled or its deadline passed', {
+        timeout: true,
+        cause: context.cause,
+      });
     case 'unknown':
       return llmSynthesisFailed(failure.message, context.cause);
     case 'refused':

@@ -1,6 +1,12 @@
 import { renderContextItem } from '@ask/context-budget';
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
-import { composeAnswer, LOCAL_ABSTAIN_THRESHOLDS, LocalChatProvider, localAbstainThreshold, parseUserMessage } from './local-chat.provider';
+import {
+  composeAnswer,
+  LOCAL_ABSTAIN_THRESHOLDS,
+  LocalChatProvider,
+  localAbstainThreshold,
+  parseUserMessage,
+} from './local-chat.provider';
 import { LocalSemanticEmbeddingProvider } from './local-semantic-embedding.provider';
 
 /** Counts one token per whitespace-separated word and 1 per message: enough to check the usage wiring. */
@@ -16,8 +22,24 @@ const wordCounter: TokenCounter = {
 };
 
 const userMessage =
-  renderContextItem({ kind: 'knowledge', title: 'HNSW indexes', score: 0.81, text: 'An HNSW index creates a multilayer graph. It has better query performance than IVFFlat but slower build times.' }, 0) +
-  renderContextItem({ kind: 'knowledge', title: 'IVFFlat', score: 0.42, text: 'An IVFFlat index divides vectors into lists, and then searches a subset of those lists.\n\nLists are built with k-means.' }, 1) +
+  renderContextItem(
+    {
+      kind: 'knowledge',
+      title: 'HNSW indexes',
+      score: 0.81,
+      text: 'An HNSW index creates a multilayer graph. It has better query performance than IVFFlat but slower build times.',
+    },
+    0,
+  ) +
+  renderContextItem(
+    {
+      kind: 'knowledge',
+      title: 'IVFFlat',
+      score: 0.42,
+      text: 'An IVFFlat index divides vectors into lists, and then searches a subset of those lists.\n\nLists are built with k-means.',
+    },
+    1,
+  ) +
   'Which index has better query performance?';
 
 /** An abstain threshold on the semantic embedder's scale, for the abstain path. */
@@ -25,7 +47,11 @@ const USE_LITE_THRESHOLD = 0.3;
 
 const streamed = async (provider: LocalChatProvider, content: string) => {
   let text = '';
-  for await (const chunk of provider.streamChat({ model: 'local', messages: [{ role: 'user', content }], maxTokens: 256 })) {
+  for await (const chunk of provider.streamChat({
+    model: 'local',
+    messages: [{ role: 'user', content }],
+    maxTokens: 256,
+  })) {
     if (chunk.type === 'delta') text += chunk.text;
   }
   return text;
@@ -55,10 +81,17 @@ describe(LocalChatProvider.name, () => {
       );
     });
 
-    it('drops the passage\'s own list markers from a quoted sentence', () => {
+    it("drops the passage's own list markers from a quoted sentence", () => {
       const content =
-        renderContextItem({ kind: 'knowledge', title: 'CHANGELOG', score: 0.5, text: '- Added support for parallel index builds for HNSW indexes' }, 0) +
-        'Which index builds run in parallel?';
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: 'CHANGELOG',
+            score: 0.5,
+            text: '- Added support for parallel index builds for HNSW indexes',
+          },
+          0,
+        ) + 'Which index builds run in parallel?';
       expect(composeAnswer([{ role: 'user', content }], 1).split('\n')[1]).toBe(
         '- Added support for parallel index builds for HNSW indexes [1: CHANGELOG]',
       );
@@ -71,7 +104,7 @@ describe(LocalChatProvider.name, () => {
             kind: 'knowledge',
             title: 'bullmq README',
             score: 0.31,
-            text: '[![npm](https://x/badge.svg)](https://x) [Docs](https://d) · [Guide](https://g) · [API](https://a)\n\nAdd jobs to the queue:\n\n```ts\nconst queue = new Queue(\'Paint\');\nqueue.add(\'cars\', { color: \'blue\' });\n```',
+            text: "[![npm](https://x/badge.svg)](https://x) [Docs](https://d) · [Guide](https://g) · [API](https://a)\n\nAdd jobs to the queue:\n\n```ts\nconst queue = new Queue('Paint');\nqueue.add('cars', { color: 'blue' });\n```",
           },
           0,
         ) + 'How do I add jobs to a queue?';
@@ -90,9 +123,23 @@ describe(LocalChatProvider.name, () => {
 
     it('abstains below the threshold, listing the nearest sources with their scores', () => {
       const content =
-        renderContextItem({ kind: 'knowledge', title: 'class-validator README', score: 0.161, text: 'Validation decorators check each property of a class.' }, 0) +
-        renderContextItem({ kind: 'knowledge', title: 'class-validator README', score: 0.15, text: 'Whitelisting strips properties.' }, 1) +
-        renderContextItem({ kind: 'knowledge', title: 'ioredis README', score: 0.149, text: 'A Redis client for Node.js.' }, 2) +
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: 'class-validator README',
+            score: 0.161,
+            text: 'Validation decorators check each property of a class.',
+          },
+          0,
+        ) +
+        renderContextItem(
+          { kind: 'knowledge', title: 'class-validator README', score: 0.15, text: 'Whitelisting strips properties.' },
+          1,
+        ) +
+        renderContextItem(
+          { kind: 'knowledge', title: 'ioredis README', score: 0.149, text: 'A Redis client for Node.js.' },
+          2,
+        ) +
         renderContextItem({ kind: 'knowledge', title: 'zod README', score: 0.12, text: 'Zod validates schemas.' }, 3) +
         renderContextItem({ kind: 'knowledge', title: 'pg README', score: 0.1, text: 'A PostgreSQL client.' }, 4) +
         'How do I bake sourdough bread at home?';
@@ -111,7 +158,16 @@ describe(LocalChatProvider.name, () => {
     });
 
     it('abstains when no retrieved sentence shares a keyword with the question, even above the threshold', () => {
-      const content = renderContextItem({ kind: 'knowledge', title: 'prom-client README', score: 0.23, text: 'Counters only go up and reset when the process restarts.' }, 0) + 'How do I tune the Java virtual machine?';
+      const content =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: 'prom-client README',
+            score: 0.23,
+            text: 'Counters only go up and reset when the process restarts.',
+          },
+          0,
+        ) + 'How do I tune the Java virtual machine?';
       expect(composeAnswer([{ role: 'user', content }], 4, 0.18)).toBe(
         [
           'The knowledge base does not seem to cover this question: no retrieved passage shares a keyword with it.',
@@ -121,8 +177,14 @@ describe(LocalChatProvider.name, () => {
     });
 
     it('answers at the threshold, and says so when nothing was retrieved', () => {
-      const at = renderContextItem({ kind: 'knowledge', title: 'HNSW indexes', score: 0.18, text: 'An HNSW index creates a multilayer graph.' }, 0) + 'What does an HNSW index create?';
-      expect(composeAnswer([{ role: 'user', content: at }], 4, 0.18).split('\n')[0]).toBe('From the retrieved context:');
+      const at =
+        renderContextItem(
+          { kind: 'knowledge', title: 'HNSW indexes', score: 0.18, text: 'An HNSW index creates a multilayer graph.' },
+          0,
+        ) + 'What does an HNSW index create?';
+      expect(composeAnswer([{ role: 'user', content: at }], 4, 0.18).split('\n')[0]).toBe(
+        'From the retrieved context:',
+      );
       expect(composeAnswer([{ role: 'user', content: 'What is a GIN index?' }], 4, 0.18)).toBe(
         'The knowledge base does not seem to cover this question: nothing was retrieved.',
       );
@@ -152,15 +214,48 @@ describe(LocalChatProvider.name, () => {
   describe('streamChat with a semantic embedder', () => {
     // A paraphrase: the question shares no keyword with the sentence that answers it.
     const paraphrase =
-      renderContextItem({ kind: 'knowledge', title: 'Routine vacuuming', score: 0.52, text: 'The autovacuum daemon removes dead row versions in the background. The planner estimates costs from table statistics.' }, 0) +
-      renderContextItem({ kind: 'knowledge', title: 'Backups', score: 0.41, text: 'A base backup copies the whole data directory while the server runs.' }, 1) +
-      renderContextItem({ kind: 'knowledge', title: 'Indexes', score: 0.33, text: 'An index lets the server find rows without reading the whole table.' }, 2) +
+      renderContextItem(
+        {
+          kind: 'knowledge',
+          title: 'Routine vacuuming',
+          score: 0.52,
+          text: 'The autovacuum daemon removes dead row versions in the background. The planner estimates costs from table statistics.',
+        },
+        0,
+      ) +
+      renderContextItem(
+        {
+          kind: 'knowledge',
+          title: 'Backups',
+          score: 0.41,
+          text: 'A base backup copies the whole data directory while the server runs.',
+        },
+        1,
+      ) +
+      renderContextItem(
+        {
+          kind: 'knowledge',
+          title: 'Indexes',
+          score: 0.33,
+          text: 'An index lets the server find rows without reading the whole table.',
+        },
+        2,
+      ) +
       'How can I duplicate my database so I can restore it later?';
 
     it('quotes the sentence closest in meaning, where keyword matching finds none and abstains', async () => {
-      const semantic = new LocalChatProvider({ counter: wordCounter, sentenceEmbedder: new LocalSemanticEmbeddingProvider(), abstainBelow: USE_LITE_THRESHOLD, maxPassages: 1 });
+      const semantic = new LocalChatProvider({
+        counter: wordCounter,
+        sentenceEmbedder: new LocalSemanticEmbeddingProvider(),
+        abstainBelow: USE_LITE_THRESHOLD,
+        maxPassages: 1,
+      });
       expect(await streamed(semantic, paraphrase)).toBe(
-        ['From the retrieved context:', '- A base backup copies the whole data directory while the server runs. [2: Backups]', 'Sources: [2] Backups'].join('\n'),
+        [
+          'From the retrieved context:',
+          '- A base backup copies the whole data directory while the server runs. [2: Backups]',
+          'Sources: [2] Backups',
+        ].join('\n'),
       );
       const lexical = new LocalChatProvider({ counter: wordCounter, abstainBelow: USE_LITE_THRESHOLD, maxPassages: 1 });
       expect((await streamed(lexical, paraphrase)).split('\n')[0]).toBe(
@@ -171,8 +266,15 @@ describe(LocalChatProvider.name, () => {
     it('abstains below the threshold with the nearest sources, without embedding anything', async () => {
       const embedded: string[][] = [];
       const sentenceEmbedder = { embed: async (texts: string[]) => (embedded.push(texts), texts.map(() => [1])) };
-      const below = paraphrase.replace('score 0.52', 'score 0.29').replace('score 0.41', 'score 0.12').replace('score 0.33', 'score 0.1');
-      const provider = new LocalChatProvider({ counter: wordCounter, sentenceEmbedder, abstainBelow: USE_LITE_THRESHOLD });
+      const below = paraphrase
+        .replace('score 0.52', 'score 0.29')
+        .replace('score 0.41', 'score 0.12')
+        .replace('score 0.33', 'score 0.1');
+      const provider = new LocalChatProvider({
+        counter: wordCounter,
+        sentenceEmbedder,
+        abstainBelow: USE_LITE_THRESHOLD,
+      });
       expect(await streamed(provider, below)).toBe(
         [
           `The knowledge base does not seem to cover this question: the best match scores 0.29, below ${USE_LITE_THRESHOLD}.`,
@@ -187,7 +289,11 @@ describe(LocalChatProvider.name, () => {
     it('streams the abstain answer when the provider has a threshold', async () => {
       const provider = new LocalChatProvider({ counter: wordCounter, abstainBelow: 0.9 });
       let text = '';
-      for await (const chunk of provider.streamChat({ model: 'local', messages: [{ role: 'user', content: userMessage }], maxTokens: 256 })) {
+      for await (const chunk of provider.streamChat({
+        model: 'local',
+        messages: [{ role: 'user', content: userMessage }],
+        maxTokens: 256,
+      })) {
         if (chunk.type === 'delta') text += chunk.text;
       }
       expect(text).toBe(
@@ -223,7 +329,12 @@ describe(LocalChatProvider.name, () => {
     it('stops with an AbortError when the signal aborts', async () => {
       const provider = new LocalChatProvider({ counter: wordCounter, chunkDelayMs: 20 });
       const controller = new AbortController();
-      const stream = provider.streamChat({ model: 'local', messages: [{ role: 'user', content: userMessage }], maxTokens: 64, signal: controller.signal });
+      const stream = provider.streamChat({
+        model: 'local',
+        messages: [{ role: 'user', content: userMessage }],
+        maxTokens: 64,
+        signal: controller.signal,
+      });
       const it = stream[Symbol.asyncIterator]();
       await it.next();
       controller.abort();

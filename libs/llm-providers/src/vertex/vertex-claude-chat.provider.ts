@@ -53,7 +53,8 @@ export class VertexClaudeChatProvider implements ChatProvider {
     const reader = new AnthropicStreamReader('vertex');
     for await (const sse of readSse(response.body, request.signal)) {
       if (sse.event === 'ping') continue;
-      if (sse.event === 'error') throw new UpstreamStreamError('vertex', 'error_event', 'vertex: error in the stream', sse.data);
+      if (sse.event === 'error')
+        throw new UpstreamStreamError('vertex', 'error_event', 'vertex: error in the stream', sse.data);
       let event: AnthropicStreamEvent;
       try {
         event = JSON.parse(sse.data) as AnthropicStreamEvent;

@@ -48,7 +48,10 @@ export class VertexEmbeddingProvider implements EmbeddingProvider {
         this.fetchImpl,
         'vertex',
         `${this.options.locationUrl}/publishers/google/models/${encodeURIComponent(this.model)}:predict`,
-        { instances: batch.map((content) => ({ content })), parameters: { outputDimensionality: this.dimensions, autoTruncate: false } },
+        {
+          instances: batch.map((content) => ({ content })),
+          parameters: { outputDimensionality: this.dimensions, autoTruncate: false },
+        },
         { authorization: `Bearer ${token}` },
         signal,
       );

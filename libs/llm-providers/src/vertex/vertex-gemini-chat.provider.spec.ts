@@ -6,7 +6,12 @@ import { VertexClaudeChatProvider } from './vertex-claude-chat.provider';
 import { VertexGeminiChatProvider } from './vertex-gemini-chat.provider';
 
 const CREDENTIALS = { gcpAccessToken: 'ya29.fake-access-token-0000000000' };
-const settings = (model: string): LlmSettings => ({ provider: 'vertex', model, gcpProject: 'demo-project', region: 'us-central1' });
+const settings = (model: string): LlmSettings => ({
+  provider: 'vertex',
+  model,
+  gcpProject: 'demo-project',
+  region: 'us-central1',
+});
 
 describe(VertexGeminiChatProvider.name, () => {
   describe('Gemini streamGenerateContent', () => {
@@ -15,7 +20,8 @@ describe(VertexGeminiChatProvider.name, () => {
       model: 'gemini-2.5-flash',
       route: 'vertex.gemini.stream',
       window: 1000000,
-      create: (fake) => createChatProvider(settings('gemini-2.5-flash'), CREDENTIALS, { baseUrlOverrides: { vertex: fake.url } }),
+      create: (fake) =>
+        createChatProvider(settings('gemini-2.5-flash'), CREDENTIALS, { baseUrlOverrides: { vertex: fake.url } }),
     });
   });
 
@@ -23,7 +29,9 @@ describe(VertexGeminiChatProvider.name, () => {
     it('puts the system prompt in systemInstruction, sends the bearer, and counts with :countTokens', async () => {
       const fake = await startFakeUpstream();
       try {
-        const provider = createChatProvider(settings('gemini-2.5-flash'), CREDENTIALS, { baseUrlOverrides: { vertex: fake.url } });
+        const provider = createChatProvider(settings('gemini-2.5-flash'), CREDENTIALS, {
+          baseUrlOverrides: { vertex: fake.url },
+        });
         const request = {
           model: 'gemini-2.5-flash',
           messages: [
@@ -57,12 +65,14 @@ describe(VertexGeminiChatProvider.name, () => {
     });
 
     it('routes each Vertex model to its wire', () => {
-      expect(['gemini-2.5-pro', 'claude-sonnet-4-5@20250929', 'meta/llama-3.3-70b-instruct-maas', 'qwen/qwen3-235b-a22b-instruct-2507-maas'].map(vertexWire)).toEqual([
-        'gemini',
-        'claude',
-        'maas',
-        'maas',
-      ]);
+      expect(
+        [
+          'gemini-2.5-pro',
+          'claude-sonnet-4-5@20250929',
+          'meta/llama-3.3-70b-instruct-maas',
+          'qwen/qwen3-235b-a22b-instruct-2507-maas',
+        ].map(vertexWire),
+      ).toEqual(['gemini', 'claude', 'maas', 'maas']);
     });
   });
 });
@@ -74,15 +84,35 @@ describe(VertexClaudeChatProvider.name, () => {
     route: 'vertex.claude.stream',
     window: 200000,
     disconnectAfter: 4,
-    create: (fake) => createChatProvider(settings('claude-sonnet-4-5@20250929'), CREDENTIALS, { baseUrlOverrides: { vertex: fake.url } }),
+    create: (fake) =>
+      createChatProvider(settings('claude-sonnet-4-5@20250929'), CREDENTIALS, {
+        baseUrlOverrides: { vertex: fake.url },
+      }),
   });
 
   it('sends anthropic_version vertex-2023-10-16 and no model in the body', async () => {
     const fake = await startFakeUpstream();
     try {
-      const provider = createChatProvider(settings('claude-sonnet-4-5@20250929'), CREDENTIALS, { baseUrlOverrides: { vertex: fake.url } });
-      await collect(provider.streamChat({ model: 'claude-sonnet-4-5@20250929', messages: [{ role: 'system', content: 'S' }, { role: 'user', content: 'Q' }], maxTokens: 9 }));
-      expect(fake.requests[0]?.body).toEqual({ anthropic_version: 'vertex-2023-10-16', max_tokens: 9, system: 'S', messages: [{ role: 'user', content: 'Q' }], stream: true });
+      const provider = createChatProvider(settings('claude-sonnet-4-5@20250929'), CREDENTIALS, {
+        baseUrlOverrides: { vertex: fake.url },
+      });
+      await collect(
+        provider.streamChat({
+          model: 'claude-sonnet-4-5@20250929',
+          messages: [
+            { role: 'system', content: 'S' },
+            { role: 'user', content: 'Q' },
+          ],
+          maxTokens: 9,
+        }),
+      );
+      expect(fake.requests[0]?.body).toEqual({
+        anthropic_version: 'vertex-2023-10-16',
+        max_tokens: 9,
+        system: 'S',
+        messages: [{ role: 'user', content: 'Q' }],
+        stream: true,
+      });
       expect(provider.countRequestTokens).toBeUndefined();
     } finally {
       await fake.close();
@@ -97,6 +127,9 @@ describe('Vertex MaaS (OpenAI-compatible endpoint)', () => {
     route: 'vertex.maas.chat',
     window: 32000,
     countsCompletion: true,
-    create: (fake) => createChatProvider(settings('meta/llama-3.3-70b-instruct-maas'), CREDENTIALS, { baseUrlOverrides: { vertex: fake.url } }),
+    create: (fake) =>
+      createChatProvider(settings('meta/llama-3.3-70b-instruct-maas'), CREDENTIALS, {
+        baseUrlOverrides: { vertex: fake.url },
+      }),
   });
 });

@@ -16,7 +16,12 @@ export interface VertexGeminiOptions {
 /** One streamed `GenerateContentResponse`, the fields read here. */
 interface GeminiChunk {
   candidates?: Array<{ content?: { parts?: Array<{ text?: string; thought?: boolean }> }; finishReason?: string }>;
-  usageMetadata?: { promptTokenCount?: number; candidatesTokenCount?: number; thoughtsTokenCount?: number; cachedContentTokenCount?: number };
+  usageMetadata?: {
+    promptTokenCount?: number;
+    candidatesTokenCount?: number;
+    thoughtsTokenCount?: number;
+    cachedContentTokenCount?: number;
+  };
   modelVersion?: string;
   promptFeedback?: { blockReason?: string };
   error?: { code?: number; message?: string; status?: string };
@@ -82,9 +87,20 @@ export class VertexGeminiChatProvider implements ChatProvider {
       } catch {
         throw new UpstreamStreamError('vertex', 'protocol', 'vertex: an SSE event is not JSON');
       }
-      if (chunk.error) throw new UpstreamStreamError('vertex', 'error_event', 'vertex: error in the stream', event.data, chunk.error.code);
+      if (chunk.error)
+        throw new UpstreamStreamError(
+          'vertex',
+          'error_event',
+          'vertex: error in the stream',
+          event.data,
+          chunk.error.code,
+        );
       if (chunk.promptFeedback?.blockReason) {
-        throw new UpstreamStreamError('vertex', 'content_filter', `vertex: the prompt was blocked (${chunk.promptFeedback.blockReason})`);
+        throw new UpstreamStreamError(
+          'vertex',
+          'content_filter',
+          `vertex: the prompt was blocked (${chunk.promptFeedback.blockReason})`,
+        );
       }
       const candidate = chunk.candidates?.[0];
       for (const part of candidate?.content?.parts ?? []) {
@@ -100,12 +116,17 @@ export class VertexGeminiChatProvider implements ChatProvider {
         finished = true;
         finishReason = candidate.finishReason;
         if (FILTERED.has(candidate.finishReason)) {
-          throw new UpstreamStreamError('vertex', 'content_filter', `vertex: the answer was stopped (${candidate.finishReason})`);
+          throw new UpstreamStreamError(
+            'vertex',
+            'content_filter',
+            `vertex: the answer was stopped (${candidate.finishReason})`,
+          );
         }
       }
     }
     throwIfAborted(request.signal);
-    if (!finished) throw new UpstreamStreamError('vertex', 'incomplete', 'vertex: the stream ended without a finishReason');
+    if (!finished)
+      throw new UpstreamStreamError('vertex', 'incomplete', 'vertex: the stream ended without a finishReason');
     yield { type: 'usage', promptTokens, completionTokens, raw, convention: 'gemini', model, finishReason };
   }
 
@@ -115,7 +136,14 @@ export class VertexGeminiChatProvider implements ChatProvider {
    */
   async countRequestTokens(request: ChatRequest): Promise<number> {
     const token = await this.options.token();
-    const response = await postJson(this.fetchImpl, 'vertex', this.url(request.model, 'countTokens'), this.prompt(request), { authorization: `Bearer ${token}` }, request.signal);
+    const response = await postJson(
+      this.fetchImpl,
+      'vertex',
+      this.url(request.model, 'countTokens'),
+      this.prompt(request),
+      { authorization: `Bearer ${token}` },
+      request.signal,
+    );
     const body = (await response.json()) as { totalTokens?: number };
     return body.totalTokens ?? 0;
   }

@@ -7,7 +7,10 @@ import { throwIfAborted } from '../errors/upstream-errors';
  * across chunk boundaries, the last line yielded even without a trailing newline).
  * @throws the abort error when `signal` fires.
  */
-export async function* readNdjsonLines(body: ReadableStream<Uint8Array> | null, signal?: AbortSignal): AsyncGenerator<string> {
+export async function* readNdjsonLines(
+  body: ReadableStream<Uint8Array> | null,
+  signal?: AbortSignal,
+): AsyncGenerator<string> {
   if (!body) return;
   const input = Readable.fromWeb(body as Parameters<typeof Readable.fromWeb>[0]);
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });

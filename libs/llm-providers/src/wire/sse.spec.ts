@@ -20,7 +20,9 @@ async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
 
 describe('readSse', () => {
   it('dispatches on blank lines, joins data lines, keeps event names and skips comments', async () => {
-    const events = await all(readSse(body([': keep-alive\n', 'event: message_start\ndata: {"a":', '1}\n\n', 'data: x\ndata: y\r\n\r\n'])));
+    const events = await all(
+      readSse(body([': keep-alive\n', 'event: message_start\ndata: {"a":', '1}\n\n', 'data: x\ndata: y\r\n\r\n'])),
+    );
     expect(events).toEqual<SseEvent[]>([
       { event: 'message_start', data: '{"a":1}' },
       { event: undefined, data: 'x\ny' },
@@ -43,7 +45,9 @@ describe('readSse', () => {
   });
 
   it('delivers a named final event at EOF (Anthropic message_stop)', async () => {
-    const events = await all(readSse(body(['event: ping\ndata: {}\n\n', 'event: message_stop\ndata: {"type":"message_stop"}'])));
+    const events = await all(
+      readSse(body(['event: ping\ndata: {}\n\n', 'event: message_stop\ndata: {"type":"message_stop"}'])),
+    );
     expect(events).toEqual([
       { event: 'ping', data: '{}' },
       { event: 'message_stop', data: '{"type":"message_stop"}' },
@@ -64,15 +68,24 @@ describe('readSse', () => {
 describe('readNdjsonLines', () => {
   it('splits LF and CRLF lines and yields the last line without a newline', async () => {
     const bytes = new TextEncoder().encode('{"a":"é"}\r\n{"b":2}\n{"done":true}');
-    expect(await all(readNdjsonLines(body([bytes.slice(0, 7), bytes.slice(7)])))).toEqual(['{"a":"é"}', '{"b":2}', '{"done":true}']);
+    expect(await all(readNdjsonLines(body([bytes.slice(0, 7), bytes.slice(7)])))).toEqual([
+      '{"a":"é"}',
+      '{"b":2}',
+      '{"done":true}',
+    ]);
   });
 });
 
 describe('sseEndOfStreamFetch', () => {
-  const answer = (text: string, contentType: string, status = 200) => async () => new Response(text, { status, headers: { 'content-type': contentType } });
+  const answer =
+    (text: string, contentType: string, status = 200) =>
+    async () =>
+      new Response(text, { status, headers: { 'content-type': contentType } });
 
   it('ends an event stream with a blank line, its bytes otherwise unchanged', async () => {
-    const response = await sseEndOfStreamFetch(answer('data: {"x":1}', 'text/event-stream; charset=utf-8'))('http://127.0.0.1:9/');
+    const response = await sseEndOfStreamFetch(answer('data: {"x":1}', 'text/event-stream; charset=utf-8'))(
+      'http://127.0.0.1:9/',
+    );
     expect(await response.text()).toBe('data: {"x":1}\n\n');
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
   });
@@ -81,7 +94,9 @@ describe('sseEndOfStreamFetch', () => {
     ['a JSON answer', 'application/json', 200],
     ['an error answer', 'text/event-stream', 500],
   ])('passes %s through untouched', async (_, type, status) => {
-    const response = await sseEndOfStreamFetch(answer('{"x":1}', type as string, status as number))('http://127.0.0.1:9/');
+    const response = await sseEndOfStreamFetch(answer('{"x":1}', type as string, status as number))(
+      'http://127.0.0.1:9/',
+    );
     expect(response.status).toBe(status);
     expect(await response.text()).toBe('{"x":1}');
   });

@@ -21,10 +21,15 @@ export interface SseEvent {
  *
  * @throws the abort error when `signal` fires.
  */
-export async function* readSse(body: ReadableStream<Uint8Array> | null, signal?: AbortSignal): AsyncGenerator<SseEvent> {
+export async function* readSse(
+  body: ReadableStream<Uint8Array> | null,
+  signal?: AbortSignal,
+): AsyncGenerator<SseEvent> {
   if (!body) return;
   const ready: SseEvent[] = [];
-  const parser = createParser({ onEvent: (message: EventSourceMessage) => ready.push({ event: message.event, data: message.data }) });
+  const parser = createParser({
+    onEvent: (message: EventSourceMessage) => ready.push({ event: message.event, data: message.data }),
+  });
   const decoder = new TextDecoder();
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
     throwIfAborted(signal);
@@ -59,6 +64,10 @@ export function sseEndOfStreamFetch(base?: FetchLike): FetchLike {
         },
       }),
     );
-    return new Response(terminated, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(terminated, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   };
 }

@@ -16,18 +16,27 @@ class ProbeModule {}
  */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const app = await NestFactory.createApplicationContext(ProbeModule, { logger: createNestJsonLogger({ app: 'probe', level: config.LOG_LEVEL }) });
+  const app = await NestFactory.createApplicationContext(ProbeModule, {
+    logger: createNestJsonLogger({ app: 'probe', level: config.LOG_LEVEL }),
+  });
   const secret = process.env.PROBE_SECRET ?? '';
   registerSecrets([secret]);
   const logger = new Logger('Probe');
-  await withLogIds({ askId: '11111111-1111-4111-8111-111111111111', sessionId: '22222222-2222-4222-8222-222222222222', projectId: '33333333-3333-4333-8333-333333333333' }, async () => {
-    await Promise.resolve();
-    logger.verbose('verbose line');
-    logger.debug('debug line');
-    logger.log(`log line with the key ${secret}`);
-    logger.warn('warn line');
-    logger.error('error line');
-  });
+  await withLogIds(
+    {
+      askId: '11111111-1111-4111-8111-111111111111',
+      sessionId: '22222222-2222-4222-8222-222222222222',
+      projectId: '33333333-3333-4333-8333-333333333333',
+    },
+    async () => {
+      await Promise.resolve();
+      logger.verbose('verbose line');
+      logger.debug('debug line');
+      logger.log(`log line with the key ${secret}`);
+      logger.warn('warn line');
+      logger.error('error line');
+    },
+  );
   await app.close();
 }
 

@@ -122,7 +122,9 @@ export class InitialSchema1796015478593 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT now(),
         CONSTRAINT ask_session_messages_ask_id_key UNIQUE (ask_id)
       )`);
-    await q.query(`CREATE INDEX ask_session_messages_session_order_idx ON ask_session_messages (session_id, created_at, seq)`);
+    await q.query(
+      `CREATE INDEX ask_session_messages_session_order_idx ON ask_session_messages (session_id, created_at, seq)`,
+    );
 
     await q.query(`
       CREATE TABLE token_usage_records (
@@ -133,7 +135,9 @@ export class InitialSchema1796015478593 implements MigrationInterface {
         reported int NOT NULL CHECK (reported >= 0),
         created_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await q.query(`CREATE INDEX token_usage_records_model_created_idx ON token_usage_records (model, created_at DESC, id DESC)`);
+    await q.query(
+      `CREATE INDEX token_usage_records_model_created_idx ON token_usage_records (model, created_at DESC, id DESC)`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -34,7 +34,9 @@ export class FullTextSearch1796015478700 implements MigrationInterface {
       END $$`);
     for (const { table, text } of TABLES) {
       await q.query(`ALTER TABLE ${table} ADD COLUMN ts_config regconfig NOT NULL DEFAULT 'simple'`);
-      await q.query(`ALTER TABLE ${table} ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector(ts_config, ${text})) STORED`);
+      await q.query(
+        `ALTER TABLE ${table} ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector(ts_config, ${text})) STORED`,
+      );
       await q.query(`CREATE INDEX ${table}_tsv_idx ON ${table} USING gin (project_id, tsv)`);
       await q.query(
         `CREATE TRIGGER ${table}_text_search_config BEFORE INSERT ON ${table} ` +

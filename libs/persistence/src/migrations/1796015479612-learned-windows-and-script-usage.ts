@@ -25,7 +25,9 @@ export class LearnedWindowsAndScriptUsage1796015479612 implements MigrationInter
         PRIMARY KEY (project_id, provider, model)
       )`);
     await q.query(`ALTER TABLE token_usage_records ADD COLUMN script text NULL`);
-    await q.query(`ALTER TABLE token_usage_records ADD COLUMN source text NOT NULL DEFAULT 'usage' CHECK (source IN ('usage', 'overflow'))`);
+    await q.query(
+      `ALTER TABLE token_usage_records ADD COLUMN source text NOT NULL DEFAULT 'usage' CHECK (source IN ('usage', 'overflow'))`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

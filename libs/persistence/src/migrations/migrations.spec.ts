@@ -26,9 +26,13 @@ const TABLES = [
 describe('migrations', () => {
   let db: TestDatabase;
   const tables = async () =>
-    (await db.dataSource.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`)).map((r: { tablename: string }) => r.tablename);
+    (await db.dataSource.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`)).map(
+      (r: { tablename: string }) => r.tablename,
+    );
   const hnswIndexes = async () =>
-    (await db.dataSource.query(`SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%' ORDER BY 1`)).map((r: { indexname: string }) => r.indexname);
+    (await db.dataSource.query(`SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%' ORDER BY 1`)).map(
+      (r: { indexname: string }) => r.indexname,
+    );
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -50,14 +54,24 @@ describe('migrations', () => {
   });
 
   it('up: gives each searchable table a generated tsvector with a GIN index on (project_id, tsv)', async () => {
-    const gin = await db.dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%_tsv_idx' ORDER BY 1`);
-    expect(gin.map((r: { indexname: string }) => r.indexname)).toEqual(['insights_tsv_idx', 'knowledge_chunks_tsv_idx', 'recommendations_tsv_idx']);
-    expect(gin[1].indexdef).toBe('CREATE INDEX knowledge_chunks_tsv_idx ON public.knowledge_chunks USING gin (project_id, tsv)');
+    const gin = await db.dataSource.query(
+      `SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%_tsv_idx' ORDER BY 1`,
+    );
+    expect(gin.map((r: { indexname: string }) => r.indexname)).toEqual([
+      'insights_tsv_idx',
+      'knowledge_chunks_tsv_idx',
+      'recommendations_tsv_idx',
+    ]);
+    expect(gin[1].indexdef).toBe(
+      'CREATE INDEX knowledge_chunks_tsv_idx ON public.knowledge_chunks USING gin (project_id, tsv)',
+    );
   });
 
   it('up: creates every table, the vector extension and 18 partial HNSW indexes', async () => {
     expect(await tables()).toEqual(TABLES);
-    expect(await db.dataSource.query(`SELECT extname FROM pg_extension WHERE extname = 'vector'`)).toEqual([{ extname: 'vector' }]);
+    expect(await db.dataSource.query(`SELECT extname FROM pg_extension WHERE extname = 'vector'`)).toEqual([
+      { extname: 'vector' },
+    ]);
     const indexes = await hnswIndexes();
     expect(indexes).toHaveLength(18);
     expect(indexes.filter((n: string) => n.startsWith('knowledge_chunks_'))).toEqual([
@@ -68,7 +82,9 @@ describe('migrations', () => {
       'knowledge_chunks_embedding_512_hnsw_idx',
       'knowledge_chunks_embedding_768_hnsw_idx',
     ]);
-    const [def] = await db.dataSource.query(`SELECT indexdef FROM pg_indexes WHERE indexname = 'knowledge_chunks_embedding_256_hnsw_idx'`);
+    const [def] = await db.dataSource.query(
+      `SELECT indexdef FROM pg_indexes WHERE indexname = 'knowledge_chunks_embedding_256_hnsw_idx'`,
+    );
     expect(def.indexdef).toBe(
       'CREATE INDEX knowledge_chunks_embedding_256_hnsw_idx ON public.knowledge_chunks USING hnsw (((embedding)::vector(256)) vector_cosine_ops) WHERE (embedding_dims = 256)',
     );

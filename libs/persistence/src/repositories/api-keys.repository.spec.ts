@@ -24,12 +24,17 @@ describe(ApiKeysRepository.name, () => {
       const created = await keys.create(projectA, 'ci');
       expect(created.key).toMatch(/^ask_[A-Za-z0-9_-]{12}_[A-Za-z0-9_-]{43}$/);
       expect(created.key.startsWith(`ask_${created.prefix}_`)).toBe(true);
-      expect(await keys.list(projectA)).toContainEqual(expect.objectContaining({ id: created.id, prefix: created.prefix, name: 'ci', revokedAt: null }));
+      expect(await keys.list(projectA)).toContainEqual(
+        expect.objectContaining({ id: created.id, prefix: created.prefix, name: 'ci', revokedAt: null }),
+      );
     });
 
     it('stores only the SHA-256 of the key, never the key or its secret', async () => {
       const created = await keys.create(projectA);
-      const [row] = await db.dataSource.query('SELECT row_to_json(k)::text AS whole, key_hash FROM api_keys k WHERE id = $1', [created.id]);
+      const [row] = await db.dataSource.query(
+        'SELECT row_to_json(k)::text AS whole, key_hash FROM api_keys k WHERE id = $1',
+        [created.id],
+      );
       const secret = created.key.slice(4 + 12 + 1);
       expect(row.whole).not.toContain(secret);
       expect(row.key_hash.equals(createHash('sha256').update(created.key).digest())).toBe(true);

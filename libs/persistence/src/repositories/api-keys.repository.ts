@@ -85,14 +85,23 @@ export class ApiKeysRepository {
       'SELECT id, project_id, prefix, name, created_at, revoked_at FROM api_keys WHERE project_id = $1 ORDER BY created_at DESC, id',
       [projectId],
     );
-    return rows.map((r: { id: string; project_id: string; prefix: string; name: string | null; created_at: Date; revoked_at: Date | null }) => ({
-      id: r.id,
-      projectId: r.project_id,
-      prefix: r.prefix,
-      name: r.name,
-      createdAt: r.created_at,
-      revokedAt: r.revoked_at,
-    }));
+    return rows.map(
+      (r: {
+        id: string;
+        project_id: string;
+        prefix: string;
+        name: string | null;
+        created_at: Date;
+        revoked_at: Date | null;
+      }) => ({
+        id: r.id,
+        projectId: r.project_id,
+        prefix: r.prefix,
+        name: r.name,
+        createdAt: r.created_at,
+        revokedAt: r.revoked_at,
+      }),
+    );
   }
 }
 

@@ -66,13 +66,10 @@ export class AsksRepository {
 
   /** Records an accepted ask (state `accepted`). @throws QueryFailedError for an unknown project. */
   async record(ask: AcceptedAsk): Promise<void> {
-    await this.dataSource.query('INSERT INTO asks (id, project_id, session_id, question, accepted_at) VALUES ($1, $2, $3, $4, $5)', [
-      ask.id,
-      ask.projectId,
-      ask.sessionId,
-      ask.question,
-      ask.acceptedAt,
-    ]);
+    await this.dataSource.query(
+      'INSERT INTO asks (id, project_id, session_id, question, accepted_at) VALUES ($1, $2, $3, $4, $5)',
+      [ask.id, ask.projectId, ask.sessionId, ask.question, ask.acceptedAt],
+    );
   }
 
   /**
@@ -143,13 +140,19 @@ export class AsksRepository {
       return check({
         asks: rows.map(toRecord),
         finish: async (id, state, errorCode) => void (await finish(manager, id, state, errorCode)),
-        requeued: async (id) => void (await manager.query('UPDATE asks SET requeues = requeues + 1 WHERE id = $1', [id])),
+        requeued: async (id) =>
+          void (await manager.query('UPDATE asks SET requeues = requeues + 1 WHERE id = $1', [id])),
       });
     });
   }
 }
 
-async function finish(manager: EntityManager, id: string, state: 'done' | 'error', errorCode?: string): Promise<boolean> {
+async function finish(
+  manager: EntityManager,
+  id: string,
+  state: 'done' | 'error',
+  errorCode?: string,
+): Promise<boolean> {
   const [, affected] = await manager.query(
     `UPDATE asks SET state = $2, error_code = $3, ended_at = now() WHERE id = $1 AND state = 'accepted'`,
     [id, state, errorCode ?? null],

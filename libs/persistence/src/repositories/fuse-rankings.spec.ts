@@ -30,7 +30,11 @@ describe('fuseRankings', () => {
   it('lifts an item both legs found above items only one leg found', () => {
     const fused = fuseRankings(vector, [item('c', 0.7, 3), item('z', 0.2, 1)], { vector: 1, fulltext: 1 }, 10);
     expect(fused.map((i) => i.id)).toEqual(['c', 'a', 'b', 'z']); // b and z tie at 1/62: the higher cosine first
-    expect(fused[0].legs).toEqual({ vector: { rank: 3, score: 0.7 }, fulltext: { rank: 1, score: 3 }, fused: 1 / 63 + 1 / 61 });
+    expect(fused[0].legs).toEqual({
+      vector: { rank: 3, score: 0.7 },
+      fulltext: { rank: 1, score: 3 },
+      fused: 1 / 63 + 1 / 61,
+    });
   });
 
   it('weights the legs: a zero full-text weight gives the vector order back, then full-text-only items', () => {
@@ -39,6 +43,9 @@ describe('fuseRankings', () => {
   });
 
   it('cuts to top-K', () => {
-    expect(fuseRankings(vector, [item('z', 0.2, 1)], { vector: 1, fulltext: 1 }, 2).map((i) => i.id)).toEqual(['a', 'z']);
+    expect(fuseRankings(vector, [item('z', 0.2, 1)], { vector: 1, fulltext: 1 }, 2).map((i) => i.id)).toEqual([
+      'a',
+      'z',
+    ]);
   });
 });

@@ -33,7 +33,10 @@ export function fuseRankings(
 ): RetrievedItem[] {
   const merged = new Map<string, RetrievedItem>();
   vector.forEach((item, i) => {
-    merged.set(`${item.kind}:${item.id}`, { ...item, legs: { vector: { rank: i + 1, score: item.score }, fused: weights.vector / (RRF_K + i + 1) } });
+    merged.set(`${item.kind}:${item.id}`, {
+      ...item,
+      legs: { vector: { rank: i + 1, score: item.score }, fused: weights.vector / (RRF_K + i + 1) },
+    });
   });
   fulltext.forEach((item, i) => {
     const key = `${item.kind}:${item.id}`;

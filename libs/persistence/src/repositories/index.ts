@@ -4,7 +4,12 @@ export * from './asks.repository';
 export * from './insights.repository';
 export * from './learned-windows.repository';
 export { KnowledgeRepository } from './knowledge.repository';
-export type { KnowledgeChunkInput, KnowledgeSource, KnowledgeSourceInput, ReplaceSourceResult } from './knowledge.repository';
+export type {
+  KnowledgeChunkInput,
+  KnowledgeSource,
+  KnowledgeSourceInput,
+  ReplaceSourceResult,
+} from './knowledge.repository';
 export * from './projects.repository';
 export * from './retrieval.repository';
 export * from './sessions.repository';

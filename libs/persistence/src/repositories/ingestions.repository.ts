@@ -1,4 +1,11 @@
-import type { ErrorEvent, IngestionCounts, IngestionFailure, IngestionKind, IngestionStatus, IngestionView } from '@ask/ask-contracts';
+import type {
+  ErrorEvent,
+  IngestionCounts,
+  IngestionFailure,
+  IngestionKind,
+  IngestionStatus,
+  IngestionView,
+} from '@ask/ask-contracts';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { EmbeddingSpace } from '../errors';
@@ -51,20 +58,31 @@ export class IngestionsRepository {
    * Stores a new ingestion and its items in ONE transaction, status `queued`.
    * @returns the ingestion id (a random UUID).
    */
-  async create(projectId: string, kind: IngestionKind, items: readonly IngestionItem[], total = items.length): Promise<string> {
+  async create(
+    projectId: string,
+    kind: IngestionKind,
+    items: readonly IngestionItem[],
+    total = items.length,
+  ): Promise<string> {
     return this.dataSource.transaction(async (manager) => {
-      const [row] = await manager.query(`INSERT INTO ingestions (project_id, kind, counts) VALUES ($1, $2, $3) RETURNING id`, [
-        projectId,
-        kind,
-        JSON.stringify(emptyCounts(total)),
-      ]);
+      const [row] = await manager.query(
+        `INSERT INTO ingestions (project_id, kind, counts) VALUES ($1, $2, $3) RETURNING id`,
+        [projectId, kind, JSON.stringify(emptyCounts(total))],
+      );
       for (let start = 0; start < items.length; start += ITEM_INSERT_BATCH) {
         const batch = items.slice(start, start + ITEM_INSERT_BATCH);
         await manager.query(
           `INSERT INTO ingestion_documents (ingestion_id, ordinal, kind, uri, title, text)
            SELECT $1, x.ordinal, x.kind, x.uri, x.title, x.text
              FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[]) AS x(ordinal, kind, uri, title, text)`,
-          [row.id, batch.map((_, i) => start + i), batch.map((i) => i.kind), batch.map((i) => i.uri), batch.map((i) => i.title), batch.map((i) => i.text)],
+          [
+            row.id,
+            batch.map((_, i) => start + i),
+            batch.map((i) => i.kind),
+            batch.map((i) => i.uri),
+            batch.map((i) => i.title),
+            batch.map((i) => i.text),
+          ],
         );
       }
       return row.id as string;
@@ -74,7 +92,10 @@ export class IngestionsRepository {
   /** The project's ingestion, or null (unknown id, or another project's: the same answer). */
   async find(projectId: string, ingestionId: string): Promise<IngestionView | null> {
     if (!isUuid(projectId) || !isUuid(ingestionId)) return null;
-    const [row] = await this.dataSource.query('SELECT * FROM ingestions WHERE id = $1 AND project_id = $2', [ingestionId, projectId]);
+    const [row] = await this.dataSource.query('SELECT * FROM ingestions WHERE id = $1 AND project_id = $2', [
+      ingestionId,
+      projectId,
+    ]);
     return row ? toView(row) : null;
   }
 
@@ -87,7 +108,10 @@ export class IngestionsRepository {
 
   /** The stored items of an ingestion, in upload order (empty once the run has ended). */
   async items(ingestionId: string): Promise<IngestionItem[]> {
-    return this.dataSource.query('SELECT kind, uri, title, text FROM ingestion_documents WHERE ingestion_id = $1 ORDER BY ordinal', [ingestionId]);
+    return this.dataSource.query(
+      'SELECT kind, uri, title, text FROM ingestion_documents WHERE ingestion_id = $1 ORDER BY ordinal',
+      [ingestionId],
+    );
   }
 
   /** Marks the run started (another attempt after a retry): status `running`, counts reset to `counts`. */
@@ -143,7 +167,8 @@ function toView(r: IngestionRow): IngestionView {
     createdAt: r.created_at.toISOString(),
   };
   if (r.error) view.error = r.error;
-  if (r.embedding_model !== null && r.embedding_dims !== null) view.embedding = { model: r.embedding_model, dimensions: r.embedding_dims };
+  if (r.embedding_model !== null && r.embedding_dims !== null)
+    view.embedding = { model: r.embedding_model, dimensions: r.embedding_dims };
   if (r.started_at) view.startedAt = r.started_at.toISOString();
   if (r.finished_at) view.finishedAt = r.finished_at.toISOString();
   return view;

@@ -31,29 +31,59 @@ describe(InsightsRepository.name, () => {
           MODEL,
         ),
       ).toBe(2);
-      expect(await insights.upsertInsights(project, [{ externalId: 'churn', name: 'Churn up', description: 'v2', contentHash: 'h3', embedding: [1, 1] }], MODEL)).toBe(1);
-      const rows = await db.dataSource.query('SELECT external_id, description, embedding::text AS embedding FROM insights WHERE project_id = $1 ORDER BY external_id', [project]);
+      expect(
+        await insights.upsertInsights(
+          project,
+          [{ externalId: 'churn', name: 'Churn up', description: 'v2', contentHash: 'h3', embedding: [1, 1] }],
+          MODEL,
+        ),
+      ).toBe(1);
+      const rows = await db.dataSource.query(
+        'SELECT external_id, description, embedding::text AS embedding FROM insights WHERE project_id = $1 ORDER BY external_id',
+        [project],
+      );
       expect(rows).toEqual([
         { external_id: 'churn', description: 'v2', embedding: '[1,1]' },
         { external_id: 'nps', description: 'flat', embedding: '[0,1]' },
       ]);
-      expect(await insights.contentHashes(project, 'insight')).toEqual(new Map([['churn', 'h3'], ['nps', 'h2']]));
+      expect(await insights.contentHashes(project, 'insight')).toEqual(
+        new Map([
+          ['churn', 'h3'],
+          ['nps', 'h2'],
+        ]),
+      );
     });
 
     it('refuses another embedding space', async () => {
       const project = (await projects.create({ name: 'P' })).id;
-      await insights.upsertInsights(project, [{ externalId: 'a', name: 'a', description: 'a', contentHash: 'h', embedding: [1, 0] }], MODEL);
-      await expect(insights.upsertInsights(project, [{ externalId: 'b', name: 'b', description: 'b', contentHash: 'h', embedding: [1, 0, 0] }], MODEL)).rejects.toThrow(
-        EmbeddingSpaceMismatchError,
+      await insights.upsertInsights(
+        project,
+        [{ externalId: 'a', name: 'a', description: 'a', contentHash: 'h', embedding: [1, 0] }],
+        MODEL,
       );
+      await expect(
+        insights.upsertInsights(
+          project,
+          [{ externalId: 'b', name: 'b', description: 'b', contentHash: 'h', embedding: [1, 0, 0] }],
+          MODEL,
+        ),
+      ).rejects.toThrow(EmbeddingSpaceMismatchError);
     });
   });
 
   describe('upsertRecommendations', () => {
     it('keeps recommendations apart from insights with the same external id', async () => {
       const project = (await projects.create({ name: 'P' })).id;
-      await insights.upsertInsights(project, [{ externalId: 'x', name: 'I', description: 'i', contentHash: 'hi', embedding: [1, 0] }], MODEL);
-      await insights.upsertRecommendations(project, [{ externalId: 'x', title: 'R', body: 'r', contentHash: 'hr', embedding: [0, 1] }], MODEL);
+      await insights.upsertInsights(
+        project,
+        [{ externalId: 'x', name: 'I', description: 'i', contentHash: 'hi', embedding: [1, 0] }],
+        MODEL,
+      );
+      await insights.upsertRecommendations(
+        project,
+        [{ externalId: 'x', title: 'R', body: 'r', contentHash: 'hr', embedding: [0, 1] }],
+        MODEL,
+      );
       expect(await insights.contentHashes(project, 'insight')).toEqual(new Map([['x', 'hi']]));
       expect(await insights.contentHashes(project, 'recommendation')).toEqual(new Map([['x', 'hr']]));
     });

@@ -49,17 +49,33 @@ export class InsightsRepository {
     return this.upsert(
       'insight',
       projectId,
-      items.map((i) => ({ externalId: i.externalId, first: i.name, second: i.description, contentHash: i.contentHash, embedding: i.embedding })),
+      items.map((i) => ({
+        externalId: i.externalId,
+        first: i.name,
+        second: i.description,
+        contentHash: i.contentHash,
+        embedding: i.embedding,
+      })),
       embeddingModel,
     );
   }
 
   /** Same as {@link upsertInsights}, for recommendations. */
-  upsertRecommendations(projectId: string, items: readonly RecommendationInput[], embeddingModel: string): Promise<number> {
+  upsertRecommendations(
+    projectId: string,
+    items: readonly RecommendationInput[],
+    embeddingModel: string,
+  ): Promise<number> {
     return this.upsert(
       'recommendation',
       projectId,
-      items.map((i) => ({ externalId: i.externalId, first: i.title, second: i.body, contentHash: i.contentHash, embedding: i.embedding })),
+      items.map((i) => ({
+        externalId: i.externalId,
+        first: i.title,
+        second: i.body,
+        contentHash: i.contentHash,
+        embedding: i.embedding,
+      })),
       embeddingModel,
     );
   }
@@ -95,7 +111,12 @@ export class InsightsRepository {
    * first, at most `limit`: what a re-embed still has to rebuild. `text` is what ingestion embeds
    * (`name\ndescription`, `title\nbody`).
    */
-  async itemsOutsideSpace(projectId: string, kind: InsightKind, space: EmbeddingSpace, limit: number): Promise<Array<{ id: string; text: string }>> {
+  async itemsOutsideSpace(
+    projectId: string,
+    kind: InsightKind,
+    space: EmbeddingSpace,
+    limit: number,
+  ): Promise<Array<{ id: string; text: string }>> {
     if (!isUuid(projectId)) return [];
     const { table, first, second } = TABLES[kind];
     const rows: Array<{ id: string; text: string }> = await this.dataSource.query(
@@ -131,7 +152,8 @@ export class InsightsRepository {
     if (items.length === 0 || !isUuid(projectId)) return 0;
     assertDimensions(space.dimensions);
     for (const item of items) {
-      if (item.embedding.length !== space.dimensions) throw new RangeError(`embedding of ${item.embedding.length} numbers, expected ${space.dimensions}`);
+      if (item.embedding.length !== space.dimensions)
+        throw new RangeError(`embedding of ${item.embedding.length} numbers, expected ${space.dimensions}`);
     }
     return this.dataSource.transaction(async (manager) => {
       await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`knowledge:${projectId}`]);
@@ -140,7 +162,14 @@ export class InsightsRepository {
                 content_hash = x.content_hash, updated_at = now()
            FROM unnest($4::uuid[], $5::text[], $6::text[]) AS x(id, content_hash, embedding)
           WHERE t.id = x.id AND t.project_id = $1`,
-        [projectId, space.dimensions, space.model, items.map((i) => i.id), items.map((i) => i.contentHash), items.map((i) => vectorParam(i.embedding))],
+        [
+          projectId,
+          space.dimensions,
+          space.model,
+          items.map((i) => i.id),
+          items.map((i) => i.contentHash),
+          items.map((i) => vectorParam(i.embedding)),
+        ],
       );
       return affected;
     });
@@ -149,7 +178,13 @@ export class InsightsRepository {
   private async upsert(
     kind: InsightKind,
     projectId: string,
-    items: ReadonlyArray<{ externalId: string; first: string; second: string; contentHash: string; embedding: readonly number[] }>,
+    items: ReadonlyArray<{
+      externalId: string;
+      first: string;
+      second: string;
+      contentHash: string;
+      embedding: readonly number[];
+    }>,
     embeddingModel: string,
   ): Promise<number> {
     if (items.length === 0) return 0;

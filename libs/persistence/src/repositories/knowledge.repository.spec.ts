@@ -6,7 +6,11 @@ import { KnowledgeRepository } from './knowledge.repository';
 import { ProjectsRepository } from './projects.repository';
 
 const MODEL = 'test/fixed';
-const chunk = (text: string, embedding: number[] = [1, 0, 0]) => ({ text, tokenCount: text.split(' ').length, embedding });
+const chunk = (text: string, embedding: number[] = [1, 0, 0]) => ({
+  text,
+  tokenCount: text.split(' ').length,
+  embedding,
+});
 
 describe(KnowledgeRepository.name, () => {
   let db: TestDatabase;
@@ -30,19 +34,40 @@ describe(KnowledgeRepository.name, () => {
   describe('replaceSource', () => {
     it('creates a source with its chunks in order', async () => {
       const project = await newProject();
-      const result = await knowledge.replaceSource(project, { uri: 'a.md', title: 'A', contentHash: 'v1' }, [chunk('one two'), chunk('three')], MODEL);
+      const result = await knowledge.replaceSource(
+        project,
+        { uri: 'a.md', title: 'A', contentHash: 'v1' },
+        [chunk('one two'), chunk('three')],
+        MODEL,
+      );
       expect(result).toMatchObject({ status: 'created', chunkCount: 2 });
       expect(await chunkRows(project)).toEqual([
         { uri: 'a.md', ordinal: 0, text: 'one two', token_count: 2, embedding_dims: 3 },
         { uri: 'a.md', ordinal: 1, text: 'three', token_count: 1, embedding_dims: 3 },
       ]);
-      expect(await knowledge.findSource(project, 'a.md')).toMatchObject({ title: 'A', contentHash: 'v1', chunkCount: 2, embeddingDims: 3, embeddingModel: MODEL });
+      expect(await knowledge.findSource(project, 'a.md')).toMatchObject({
+        title: 'A',
+        contentHash: 'v1',
+        chunkCount: 2,
+        embeddingDims: 3,
+        embeddingModel: MODEL,
+      });
     });
 
     it('replacing twice leaves no duplicates: only the latest chunks remain', async () => {
       const project = await newProject();
-      const first = await knowledge.replaceSource(project, { uri: 'a.md', title: 'A', contentHash: 'v1' }, [chunk('old 1'), chunk('old 2'), chunk('old 3')], MODEL);
-      const second = await knowledge.replaceSource(project, { uri: 'a.md', title: 'A2', contentHash: 'v2' }, [chunk('new 1'), chunk('new 2')], MODEL);
+      const first = await knowledge.replaceSource(
+        project,
+        { uri: 'a.md', title: 'A', contentHash: 'v1' },
+        [chunk('old 1'), chunk('old 2'), chunk('old 3')],
+        MODEL,
+      );
+      const second = await knowledge.replaceSource(
+        project,
+        { uri: 'a.md', title: 'A2', contentHash: 'v2' },
+        [chunk('new 1'), chunk('new 2')],
+        MODEL,
+      );
       expect(second).toEqual({ sourceId: first.sourceId, status: 'replaced', chunkCount: 2 });
       expect((await chunkRows(project)).map((r: { text: string }) => r.text)).toEqual(['new 1', 'new 2']);
       expect(await knowledge.listSources(project)).toHaveLength(1);
@@ -50,17 +75,37 @@ describe(KnowledgeRepository.name, () => {
 
     it('skips a source whose content hash is unchanged, writing nothing', async () => {
       const project = await newProject();
-      const first = await knowledge.replaceSource(project, { uri: 'a.md', title: 'A', contentHash: 'v1' }, [chunk('kept')], MODEL);
-      const again = await knowledge.replaceSource(project, { uri: 'a.md', title: 'A', contentHash: 'v1' }, [chunk('ignored'), chunk('ignored too')], MODEL);
+      const first = await knowledge.replaceSource(
+        project,
+        { uri: 'a.md', title: 'A', contentHash: 'v1' },
+        [chunk('kept')],
+        MODEL,
+      );
+      const again = await knowledge.replaceSource(
+        project,
+        { uri: 'a.md', title: 'A', contentHash: 'v1' },
+        [chunk('ignored'), chunk('ignored too')],
+        MODEL,
+      );
       expect(again).toEqual({ sourceId: first.sourceId, status: 'unchanged', chunkCount: 1 });
       expect((await chunkRows(project)).map((r: { text: string }) => r.text)).toEqual(['kept']);
     });
 
     it('keeps the old chunks when the replacement fails (one transaction)', async () => {
       const project = await newProject();
-      await knowledge.replaceSource(project, { uri: 'a.md', title: 'A', contentHash: 'v1' }, [chunk('survivor')], MODEL);
+      await knowledge.replaceSource(
+        project,
+        { uri: 'a.md', title: 'A', contentHash: 'v1' },
+        [chunk('survivor')],
+        MODEL,
+      );
       await expect(
-        knowledge.replaceSource(project, { uri: 'a.md', title: 'A', contentHash: 'v2' }, [chunk('fine'), { text: 'bad', tokenCount: -1, embedding: [1, 0, 0] }], MODEL),
+        knowledge.replaceSource(
+          project,
+          { uri: 'a.md', title: 'A', contentHash: 'v2' },
+          [chunk('fine'), { text: 'bad', tokenCount: -1, embedding: [1, 0, 0] }],
+          MODEL,
+        ),
       ).rejects.toThrow(/knowledge_chunks_token_count_check/);
       expect((await chunkRows(project)).map((r: { text: string }) => r.text)).toEqual(['survivor']);
       expect((await knowledge.findSource(project, 'a.md'))?.contentHash).toBe('v1');
@@ -68,11 +113,28 @@ describe(KnowledgeRepository.name, () => {
 
     it('refuses vectors of another length or model than the project already stores', async () => {
       const project = await newProject();
-      await knowledge.replaceSource(project, { uri: 'a.md', title: 'A', contentHash: 'v1' }, [chunk('three dims')], MODEL);
-      await expect(knowledge.replaceSource(project, { uri: 'b.md', title: 'B', contentHash: 'v1' }, [chunk('four', [1, 0, 0, 0])], MODEL)).rejects.toThrow(
-        EmbeddingSpaceMismatchError,
+      await knowledge.replaceSource(
+        project,
+        { uri: 'a.md', title: 'A', contentHash: 'v1' },
+        [chunk('three dims')],
+        MODEL,
       );
-      await expect(knowledge.replaceSource(project, { uri: 'b.md', title: 'B', contentHash: 'v1' }, [chunk('other model')], 'other/model')).rejects.toThrow(
+      await expect(
+        knowledge.replaceSource(
+          project,
+          { uri: 'b.md', title: 'B', contentHash: 'v1' },
+          [chunk('four', [1, 0, 0, 0])],
+          MODEL,
+        ),
+      ).rejects.toThrow(EmbeddingSpaceMismatchError);
+      await expect(
+        knowledge.replaceSource(
+          project,
+          { uri: 'b.md', title: 'B', contentHash: 'v1' },
+          [chunk('other model')],
+          'other/model',
+        ),
+      ).rejects.toThrow(
         'already stores embeddings from test/fixed (3 dimensions); refusing to add vectors from other/model (3 dimensions)',
       );
       expect(await knowledge.findSource(project, 'b.md')).toBeNull();
@@ -81,16 +143,26 @@ describe(KnowledgeRepository.name, () => {
     it('lets the only source of a project be re-embedded with another model', async () => {
       const project = await newProject();
       await knowledge.replaceSource(project, { uri: 'a.md', title: 'A', contentHash: 'v1' }, [chunk('x')], MODEL);
-      const result = await knowledge.replaceSource(project, { uri: 'a.md', title: 'A', contentHash: 'v2' }, [chunk('x', [1, 0, 0, 0])], 'other/model');
+      const result = await knowledge.replaceSource(
+        project,
+        { uri: 'a.md', title: 'A', contentHash: 'v2' },
+        [chunk('x', [1, 0, 0, 0])],
+        'other/model',
+      );
       expect(result.status).toBe('replaced');
       expect(await knowledge.storedEmbeddingSpaces(project)).toEqual([{ model: 'other/model', dimensions: 4 }]);
     });
 
     it('refuses chunks whose embeddings differ in length', async () => {
       const project = await newProject();
-      await expect(knowledge.replaceSource(project, { uri: 'a.md', title: 'A', contentHash: 'v1' }, [chunk('a'), chunk('b', [1, 0])], MODEL)).rejects.toThrow(
-        'chunk embeddings differ in length: 2 vs 3',
-      );
+      await expect(
+        knowledge.replaceSource(
+          project,
+          { uri: 'a.md', title: 'A', contentHash: 'v1' },
+          [chunk('a'), chunk('b', [1, 0])],
+          MODEL,
+        ),
+      ).rejects.toThrow('chunk embeddings differ in length: 2 vs 3');
     });
   });
 
@@ -99,7 +171,11 @@ describe(KnowledgeRepository.name, () => {
       const project = await newProject();
       expect(await knowledge.storedEmbeddingSpaces(project)).toEqual([]);
       await knowledge.replaceSource(project, { uri: 'a.md', title: 'A', contentHash: 'v1' }, [chunk('x')], MODEL);
-      await new InsightsRepository(db.dataSource).upsertInsights(project, [{ externalId: 'i', name: 'n', description: 'd', contentHash: 'h', embedding: [0, 1, 0] }], MODEL);
+      await new InsightsRepository(db.dataSource).upsertInsights(
+        project,
+        [{ externalId: 'i', name: 'n', description: 'd', contentHash: 'h', embedding: [0, 1, 0] }],
+        MODEL,
+      );
       expect(await knowledge.storedEmbeddingSpaces(project)).toEqual([{ model: MODEL, dimensions: 3 }]);
     });
   });

@@ -145,10 +145,10 @@ export class KnowledgeRepository {
    */
   async deleteSource(projectId: string, uri: string): Promise<boolean> {
     if (!isUuid(projectId)) return false;
-    const [, affected] = await this.dataSource.query('DELETE FROM knowledge_sources WHERE project_id = $1 AND uri = $2', [
-      projectId,
-      uri,
-    ]);
+    const [, affected] = await this.dataSource.query(
+      'DELETE FROM knowledge_sources WHERE project_id = $1 AND uri = $2',
+      [projectId, uri],
+    );
     return affected > 0;
   }
 
@@ -189,14 +189,19 @@ export class KnowledgeRepository {
    * The project's non-empty sources whose vectors are NOT of `space`, by uri, at most `limit`: what a
    * re-embed still has to rebuild.
    */
-  async sourcesOutsideSpace(projectId: string, space: EmbeddingSpace, limit: number): Promise<Array<{ id: string; uri: string; contentHash: string; chunkCount: number }>> {
+  async sourcesOutsideSpace(
+    projectId: string,
+    space: EmbeddingSpace,
+    limit: number,
+  ): Promise<Array<{ id: string; uri: string; contentHash: string; chunkCount: number }>> {
     if (!isUuid(projectId)) return [];
-    const rows: Array<{ id: string; uri: string; content_hash: string; chunk_count: number }> = await this.dataSource.query(
-      `SELECT id, uri, content_hash, chunk_count FROM knowledge_sources
+    const rows: Array<{ id: string; uri: string; content_hash: string; chunk_count: number }> =
+      await this.dataSource.query(
+        `SELECT id, uri, content_hash, chunk_count FROM knowledge_sources
         WHERE project_id = $1 AND chunk_count > 0 AND (embedding_model <> $2 OR embedding_dims <> $3)
         ORDER BY uri LIMIT $4`,
-      [projectId, space.model, space.dimensions, limit],
-    );
+        [projectId, space.model, space.dimensions, limit],
+      );
     return rows.map((r) => ({ id: r.id, uri: r.uri, contentHash: r.content_hash, chunkCount: r.chunk_count }));
   }
 
@@ -214,7 +219,9 @@ export class KnowledgeRepository {
   /** The stored chunks of a source, in order: the text a re-embed embeds again. */
   async chunkTexts(sourceId: string): Promise<Array<{ id: string; text: string }>> {
     if (!isUuid(sourceId)) return [];
-    return this.dataSource.query('SELECT id, text FROM knowledge_chunks WHERE source_id = $1 ORDER BY ordinal', [sourceId]);
+    return this.dataSource.query('SELECT id, text FROM knowledge_chunks WHERE source_id = $1 ORDER BY ordinal', [
+      sourceId,
+    ]);
   }
 
   /**
@@ -233,7 +240,8 @@ export class KnowledgeRepository {
   ): Promise<boolean> {
     assertDimensions(space.dimensions);
     for (const chunk of chunks) {
-      if (chunk.embedding.length !== space.dimensions) throw new RangeError(`embedding of ${chunk.embedding.length} numbers, expected ${space.dimensions}`);
+      if (chunk.embedding.length !== space.dimensions)
+        throw new RangeError(`embedding of ${chunk.embedding.length} numbers, expected ${space.dimensions}`);
     }
     return this.dataSource.transaction(async (manager) => {
       await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`knowledge:${projectId}`]);
@@ -242,7 +250,8 @@ export class KnowledgeRepository {
         [sourceId, projectId],
       );
       if (!current || current.content_hash !== contentHash) return false;
-      if (current.chunk_count !== chunks.length) throw new RangeError(`source ${sourceId} has ${current.chunk_count} chunks, got ${chunks.length} vectors`);
+      if (current.chunk_count !== chunks.length)
+        throw new RangeError(`source ${sourceId} has ${current.chunk_count} chunks, got ${chunks.length} vectors`);
       for (let start = 0; start < chunks.length; start += CHUNK_INSERT_BATCH) {
         const batch = chunks.slice(start, start + CHUNK_INSERT_BATCH);
         await manager.query(
@@ -252,11 +261,10 @@ export class KnowledgeRepository {
           [sourceId, space.dimensions, space.model, batch.map((c) => c.id), batch.map((c) => vectorParam(c.embedding))],
         );
       }
-      await manager.query('UPDATE knowledge_sources SET embedding_dims = $2, embedding_model = $3, updated_at = now() WHERE id = $1', [
-        sourceId,
-        space.dimensions,
-        space.model,
-      ]);
+      await manager.query(
+        'UPDATE knowledge_sources SET embedding_dims = $2, embedding_model = $3, updated_at = now() WHERE id = $1',
+        [sourceId, space.dimensions, space.model],
+      );
       return true;
     });
   }
@@ -304,7 +312,11 @@ function toSource(r: SourceRow): KnowledgeSource {
  * Distinct (model, dimensions) of the project's stored vectors, ignoring the knowledge source
  * `exceptSourceId` (the one being replaced) and empty sources.
  */
-export async function storedSpaces(manager: EntityManager, projectId: string, exceptSourceId: string | null): Promise<EmbeddingSpace[]> {
+export async function storedSpaces(
+  manager: EntityManager,
+  projectId: string,
+  exceptSourceId: string | null,
+): Promise<EmbeddingSpace[]> {
   const rows: Array<{ model: string; dimensions: number }> = await manager.query(
     `SELECT DISTINCT embedding_model AS model, embedding_dims AS dimensions FROM (
        SELECT embedding_model, embedding_dims FROM knowledge_sources

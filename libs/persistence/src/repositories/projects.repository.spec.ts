@@ -85,13 +85,22 @@ describe(ProjectsRepository.name, () => {
       const listed = (await projects.list()).find((p) => p.id === created.id);
       expect(found).toEqual({ project: byId, credentials: { apiKey: PLANTED } });
       expect(byId).toEqual(listed);
-      expect(byId).toMatchObject({ name: 'With key', retrievalSettings: { method: 'hybrid', vectorWeight: 2 }, topK: 8, maxHistoryMessages: 6, hasCredentials: true });
+      expect(byId).toMatchObject({
+        name: 'With key',
+        retrievalSettings: { method: 'hybrid', vectorWeight: 2 },
+        topK: 8,
+        maxHistoryMessages: 6,
+        hasCredentials: true,
+      });
       expect(byId?.updatedAt).toBeInstanceOf(Date);
     });
 
     it('returns credentials null for a project without, and null for an unknown id or a non-UUID', async () => {
       const created = await projects.create({ name: 'No key' });
-      expect(await projects.findWithCredentials(created.id)).toEqual({ project: await projects.findById(created.id), credentials: null });
+      expect(await projects.findWithCredentials(created.id)).toEqual({
+        project: await projects.findById(created.id),
+        credentials: null,
+      });
       expect(await projects.findWithCredentials(UNKNOWN_ID)).toBeNull();
       expect(await projects.findWithCredentials('not-a-uuid')).toBeNull();
     });
@@ -113,7 +122,10 @@ describe(ProjectsRepository.name, () => {
     it('stores credentials encrypted: the raw column never holds the plaintext', async () => {
       const project = await projects.create({ name: 'Secret' });
       expect(await projects.setCredentials(project.id, { apiKey: PLANTED })).toBe(true);
-      const [raw] = await db.dataSource.query('SELECT credentials_encrypted, row_to_json(p)::text AS whole FROM projects p WHERE id = $1', [project.id]);
+      const [raw] = await db.dataSource.query(
+        'SELECT credentials_encrypted, row_to_json(p)::text AS whole FROM projects p WHERE id = $1',
+        [project.id],
+      );
       expect(Buffer.isBuffer(raw.credentials_encrypted)).toBe(true);
       expect(raw.credentials_encrypted.includes(Buffer.from(PLANTED))).toBe(false);
       expect(raw.whole).not.toContain(PLANTED);
@@ -148,10 +160,13 @@ describe(ProjectsRepository.name, () => {
       const a = await projects.create({ name: 'A' });
       const b = await projects.create({ name: 'B' });
       await projects.setCredentials(a.id, { apiKey: PLANTED });
-      await expect(new ProjectsRepository(db.dataSource, new CredentialsCipher('d'.repeat(64))).getCredentials(a.id)).rejects.toThrow(
-        CredentialsUndecryptableError,
+      await expect(
+        new ProjectsRepository(db.dataSource, new CredentialsCipher('d'.repeat(64))).getCredentials(a.id),
+      ).rejects.toThrow(CredentialsUndecryptableError);
+      await db.dataSource.query(
+        'UPDATE projects SET credentials_encrypted = (SELECT credentials_encrypted FROM projects WHERE id = $1) WHERE id = $2',
+        [a.id, b.id],
       );
-      await db.dataSource.query('UPDATE projects SET credentials_encrypted = (SELECT credentials_encrypted FROM projects WHERE id = $1) WHERE id = $2', [a.id, b.id]);
       await expect(projects.getCredentials(b.id)).rejects.toThrow(CredentialsUndecryptableError);
     });
 

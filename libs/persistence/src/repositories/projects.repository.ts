@@ -93,7 +93,10 @@ export class ProjectsRepository {
    */
   async findById(id: string): Promise<Project | null> {
     if (!isUuid(id)) return null;
-    const rows: ProjectRow[] = await this.dataSource.query(`SELECT ${PROJECT_SQL_COLUMNS} FROM projects WHERE id = $1`, [id]);
+    const rows: ProjectRow[] = await this.dataSource.query(
+      `SELECT ${PROJECT_SQL_COLUMNS} FROM projects WHERE id = $1`,
+      [id],
+    );
     return rows[0] ? rowToProject(rows[0]) : null;
   }
 
@@ -144,7 +147,10 @@ export class ProjectsRepository {
           // Rows keep the configuration they were written with; rewriting it regenerates their tsvector.
           const config = patch.retrievalSettings?.textSearchConfig ?? 'simple';
           for (const table of ['insights', 'recommendations', 'knowledge_chunks']) {
-            await manager.query(`UPDATE ${table} SET ts_config = $2::regconfig WHERE project_id = $1 AND ts_config <> $2::regconfig`, [id, config]);
+            await manager.query(
+              `UPDATE ${table} SET ts_config = $2::regconfig WHERE project_id = $1 AND ts_config <> $2::regconfig`,
+              [id, config],
+            );
           }
         }
       });

@@ -188,7 +188,11 @@ export class ProviderCallsRepository {
    * `groupBy`, plus the totals over the same rows. Sums are SQL sums of the stored rows (costs in
    * exact numeric), so a group's figures are exactly its rows' figures. Groups are ordered by key.
    */
-  async summarize(projectId: string, range: { from: Date; to: Date }, groupBy: UsageGroupBy): Promise<{ groups: UsageGroup[]; totals: UsageTotals }> {
+  async summarize(
+    projectId: string,
+    range: { from: Date; to: Date },
+    groupBy: UsageGroupBy,
+  ): Promise<{ groups: UsageGroup[]; totals: UsageTotals }> {
     const where = `project_id = $1 AND started_at >= $2 AND started_at < $3`;
     const params = [projectId, range.from, range.to];
     const key = GROUP_KEYS[groupBy];

@@ -48,11 +48,36 @@ describe(RetrievalRepository.name, () => {
       ],
       MODEL,
     );
-    await insights.upsertInsights(projectA, [{ externalId: 'i1', name: 'Insight one', description: 'Mostly aligned.', contentHash: 'h', embedding: [4, 3, 0] }], MODEL);
-    await insights.upsertRecommendations(projectA, [{ externalId: 'r1', title: 'Rec one', body: 'Somewhat aligned.', contentHash: 'h', embedding: [3, 4, 0] }], MODEL);
+    await insights.upsertInsights(
+      projectA,
+      [
+        {
+          externalId: 'i1',
+          name: 'Insight one',
+          description: 'Mostly aligned.',
+          contentHash: 'h',
+          embedding: [4, 3, 0],
+        },
+      ],
+      MODEL,
+    );
+    await insights.upsertRecommendations(
+      projectA,
+      [{ externalId: 'r1', title: 'Rec one', body: 'Somewhat aligned.', contentHash: 'h', embedding: [3, 4, 0] }],
+      MODEL,
+    );
     // Project B holds the best possible match for the same query: it must never show up for A.
-    await knowledge.replaceSource(projectB, { uri: 'docs/b.md', title: 'Doc B', contentHash: 'h' }, [{ text: 'B secret', tokenCount: 2, embedding: [1, 0, 0] }], MODEL);
-    await insights.upsertInsights(projectB, [{ externalId: 'i1', name: 'B insight', description: 'B only.', contentHash: 'h', embedding: [1, 0, 0] }], MODEL);
+    await knowledge.replaceSource(
+      projectB,
+      { uri: 'docs/b.md', title: 'Doc B', contentHash: 'h' },
+      [{ text: 'B secret', tokenCount: 2, embedding: [1, 0, 0] }],
+      MODEL,
+    );
+    await insights.upsertInsights(
+      projectB,
+      [{ externalId: 'i1', name: 'B insight', description: 'B only.', contentHash: 'h', embedding: [1, 0, 0] }],
+      MODEL,
+    );
   });
   afterAll(() => db.drop());
 
@@ -71,7 +96,10 @@ describe(RetrievalRepository.name, () => {
     });
 
     it('cuts the merged ranking to top-K', async () => {
-      expect((await retrieval.search(projectA, [1, 0, 0], 2, MODEL)).map((i) => i.text)).toEqual(['exact match', 'Insight one\nMostly aligned.']);
+      expect((await retrieval.search(projectA, [1, 0, 0], 2, MODEL)).map((i) => i.text)).toEqual([
+        'exact match',
+        'Insight one\nMostly aligned.',
+      ]);
     });
 
     it("never returns another project's rows", async () => {
@@ -88,12 +116,28 @@ describe(RetrievalRepository.name, () => {
 
     it('compares only vectors of the query model: rows of another model at the same length are never ranked', async () => {
       const project = (await projects.create({ name: 'Two models, one length' })).id;
-      await knowledge.replaceSource(project, { uri: 'old.md', title: 'Old', contentHash: 'h' }, [{ text: 'old model', tokenCount: 2, embedding: [1, 0, 0] }], 'test/old');
-      await db.dataSource.query(`UPDATE knowledge_sources SET embedding_model = 'test/new' WHERE project_id = $1`, [project]);
-      await knowledge.replaceSource(project, { uri: 'new.md', title: 'New', contentHash: 'h' }, [{ text: 'new model', tokenCount: 2, embedding: [0, 1, 0] }], 'test/new');
+      await knowledge.replaceSource(
+        project,
+        { uri: 'old.md', title: 'Old', contentHash: 'h' },
+        [{ text: 'old model', tokenCount: 2, embedding: [1, 0, 0] }],
+        'test/old',
+      );
+      await db.dataSource.query(`UPDATE knowledge_sources SET embedding_model = 'test/new' WHERE project_id = $1`, [
+        project,
+      ]);
+      await knowledge.replaceSource(
+        project,
+        { uri: 'new.md', title: 'New', contentHash: 'h' },
+        [{ text: 'new model', tokenCount: 2, embedding: [0, 1, 0] }],
+        'test/new',
+      );
       // Same length (3), both rows in the table: each model's query sees only its own row.
-      expect((await retrieval.search(project, [1, 0, 0], 5, 'test/new')).map((i) => [i.text, i.score])).toEqual([['new model', 0]]);
-      expect((await retrieval.search(project, [1, 0, 0], 5, 'test/old')).map((i) => [i.text, i.score])).toEqual([['old model', 1]]);
+      expect((await retrieval.search(project, [1, 0, 0], 5, 'test/new')).map((i) => [i.text, i.score])).toEqual([
+        ['new model', 0],
+      ]);
+      expect((await retrieval.search(project, [1, 0, 0], 5, 'test/old')).map((i) => [i.text, i.score])).toEqual([
+        ['old model', 1],
+      ]);
       expect(await retrieval.search(project, [1, 0, 0], 5, 'test/other')).toEqual([]);
     });
 
@@ -115,7 +159,9 @@ describe(RetrievalRepository.name, () => {
         await knowledge.replaceSource(
           project,
           { uri: `bulk/${s}`, title: `Bulk ${s}`, contentHash: 'h' },
-          vectors.slice(s * 250, (s + 1) * 250).map((embedding, i) => ({ text: `chunk ${s * 250 + i}`, tokenCount: 2, embedding })),
+          vectors
+            .slice(s * 250, (s + 1) * 250)
+            .map((embedding, i) => ({ text: `chunk ${s * 250 + i}`, tokenCount: 2, embedding })),
           'test/random-256',
         );
       }
@@ -141,7 +187,12 @@ describe(RetrievalRepository.name, () => {
       // sequential scan; among many projects through the project_id index) and ranked exactly.
       const exactPlan: Array<{ 'QUERY PLAN': string }> = await db.dataSource.transaction(async (m) => {
         await m.query('SET LOCAL enable_sort = off');
-        return m.query(`EXPLAIN (COSTS OFF) ${searchSql(256, 'exact')}`, [project, vectorParam(query), 8, 'test/random-256']);
+        return m.query(`EXPLAIN (COSTS OFF) ${searchSql(256, 'exact')}`, [
+          project,
+          vectorParam(query),
+          8,
+          'test/random-256',
+        ]);
       });
       const exactText = exactPlan.map((r) => r['QUERY PLAN']).join('\n');
       expect(exactText).not.toContain('hnsw');
@@ -170,14 +221,28 @@ describe(RetrievalRepository.name, () => {
 
     it("uses the project's text search configuration: english stems words and drops stop words", async () => {
       const project = (await projects.create({ name: 'English' })).id;
-      await knowledge.replaceSource(project, { uri: 'e.md', title: 'E', contentHash: 'h' }, [{ text: 'Indexes speed up queries', tokenCount: 4, embedding: [1, 0, 0] }], MODEL);
+      await knowledge.replaceSource(
+        project,
+        { uri: 'e.md', title: 'E', contentHash: 'h' },
+        [{ text: 'Indexes speed up queries', tokenCount: 4, embedding: [1, 0, 0] }],
+        MODEL,
+      );
       expect(await retrieval.searchFullText(project, 'indexing query', [1, 0, 0], 5, MODEL)).toEqual([]);
       await projects.updateSettings(project, { retrievalSettings: { textSearchConfig: 'english' } });
-      expect((await retrieval.searchFullText(project, 'indexing query', [1, 0, 0], 5, MODEL)).map((i) => i.text)).toEqual(['Indexes speed up queries']);
+      expect(
+        (await retrieval.searchFullText(project, 'indexing query', [1, 0, 0], 5, MODEL)).map((i) => i.text),
+      ).toEqual(['Indexes speed up queries']);
       expect(await retrieval.searchFullText(project, 'what is the', [1, 0, 0], 5, MODEL)).toEqual([]);
       // Rows written after the change take the configuration too (the insert trigger).
-      await knowledge.replaceSource(project, { uri: 'f.md', title: 'F', contentHash: 'h' }, [{ text: 'Vacuuming reclaims storage', tokenCount: 3, embedding: [0, 1, 0] }], MODEL);
-      expect((await retrieval.searchFullText(project, 'vacuum', [1, 0, 0], 5, MODEL)).map((i) => i.text)).toEqual(['Vacuuming reclaims storage']);
+      await knowledge.replaceSource(
+        project,
+        { uri: 'f.md', title: 'F', contentHash: 'h' },
+        [{ text: 'Vacuuming reclaims storage', tokenCount: 3, embedding: [0, 1, 0] }],
+        MODEL,
+      );
+      expect((await retrieval.searchFullText(project, 'vacuum', [1, 0, 0], 5, MODEL)).map((i) => i.text)).toEqual([
+        'Vacuuming reclaims storage',
+      ]);
     });
 
     it('matches through the (project_id, tsv) GIN index at scale (EXPLAIN, no planner settings)', async () => {
@@ -187,20 +252,21 @@ describe(RetrievalRepository.name, () => {
         await knowledge.replaceSource(
           project,
           { uri: `words/${s}`, title: `Words ${s}`, contentHash: 'h' },
-          vectors.slice(s * 500, (s + 1) * 500).map((embedding, i) => ({ text: `chunk about term${s * 500 + i}`, tokenCount: 3, embedding })),
+          vectors
+            .slice(s * 500, (s + 1) * 500)
+            .map((embedding, i) => ({ text: `chunk about term${s * 500 + i}`, tokenCount: 3, embedding })),
           'test/random-256',
         );
       }
       await knowledge.refreshStatistics();
-      const plan: Array<{ 'QUERY PLAN': string }> = await db.dataSource.query(`EXPLAIN (COSTS OFF) ${fullTextSql(256)}`, [
-        project,
-        vectorParam(vectors[1234]),
-        8,
-        fullTextQuery('where is term1234'),
-        'test/random-256',
-      ]);
+      const plan: Array<{ 'QUERY PLAN': string }> = await db.dataSource.query(
+        `EXPLAIN (COSTS OFF) ${fullTextSql(256)}`,
+        [project, vectorParam(vectors[1234]), 8, fullTextQuery('where is term1234'), 'test/random-256'],
+      );
       const text = plan.map((r) => r['QUERY PLAN']).join('\n');
-      expect(text).toMatch(/Bitmap Index Scan on knowledge_chunks_tsv_idx\n\s+Index Cond: \(\(project_id = '[0-9a-f-]+'::uuid\) AND \(tsv @@ \$\d+\)\)/);
+      expect(text).toMatch(
+        /Bitmap Index Scan on knowledge_chunks_tsv_idx\n\s+Index Cond: \(\(project_id = '[0-9a-f-]+'::uuid\) AND \(tsv @@ \$\d+\)\)/,
+      );
       const items = await retrieval.searchFullText(project, 'where is term1234', vectors[1234], 8, 'test/random-256');
       expect(items.map((i) => i.text)).toEqual(['chunk about term1234']);
       expect(items[0].score).toBeCloseTo(1, 6);
@@ -209,7 +275,9 @@ describe(RetrievalRepository.name, () => {
 
   describe('fullTextQuery', () => {
     it('ORs the distinct lower-cased words, at most 32 of at most 50 characters', () => {
-      expect(fullTextQuery("How do I VACUUM a table? vacuum it's 2x")).toBe("'how' | 'do' | 'i' | 'vacuum' | 'a' | 'table' | 'it' | 's' | '2x'");
+      expect(fullTextQuery("How do I VACUUM a table? vacuum it's 2x")).toBe(
+        "'how' | 'do' | 'i' | 'vacuum' | 'a' | 'table' | 'it' | 's' | '2x'",
+      );
       expect(fullTextQuery('x'.repeat(51) + ' ok')).toBe("'ok'");
       expect(fullTextQuery(Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ')).split(' | ')).toHaveLength(32);
       expect(fullTextQuery("'; DROP TABLE projects; --")).toBe("'drop' | 'table' | 'projects'");

@@ -64,7 +64,12 @@ export class RetrievalRepository {
    * @param embeddingModel `provider/model` that embedded the question (as ingestion stores it).
    * @throws RangeError for a bad top-K or embedding length; Error for a non-finite component.
    */
-  async search(projectId: string, embedding: readonly number[], topK: number, embeddingModel: string): Promise<RetrievedItem[]> {
+  async search(
+    projectId: string,
+    embedding: readonly number[],
+    topK: number,
+    embeddingModel: string,
+  ): Promise<RetrievedItem[]> {
     assertTopK(topK);
     if (!isUuid(projectId)) return [];
     const params = [projectId, vectorParam(embedding), topK, embeddingModel];
@@ -76,9 +81,10 @@ export class RetrievalRepository {
     const [{ rows: projectRows }] = await this.dataSource.query(`SELECT ${PROJECT_ROWS_SQL} AS rows`, [projectId]);
     if (Number(projectRows) <= EXACT_SCAN_MAX_ROWS) return [];
     const rows: ItemRow[] = await this.dataSource.transaction(async (manager) => {
-      await manager.query(`SELECT set_config('hnsw.iterative_scan', 'strict_order', true), set_config('hnsw.ef_search', $1, true)`, [
-        String(Math.min(1000, Math.max(40, 2 * topK))),
-      ]);
+      await manager.query(
+        `SELECT set_config('hnsw.iterative_scan', 'strict_order', true), set_config('hnsw.ef_search', $1, true)`,
+        [String(Math.min(1000, Math.max(40, 2 * topK)))],
+      );
       return manager.query(searchSql(embedding.length), params);
     });
     return rows.map(toItem);
@@ -92,7 +98,13 @@ export class RetrievalRepository {
    * none left after the configuration's stop words, matches nothing: the leg abstains.
    * @throws RangeError for a bad top-K.
    */
-  async searchFullText(projectId: string, question: string, embedding: readonly number[], topK: number, embeddingModel: string): Promise<RetrievedItem[]> {
+  async searchFullText(
+    projectId: string,
+    question: string,
+    embedding: readonly number[],
+    topK: number,
+    embeddingModel: string,
+  ): Promise<RetrievedItem[]> {
     assertTopK(topK);
     const query = fullTextQuery(question);
     if (!isUuid(projectId) || query === '') return [];
@@ -197,7 +209,8 @@ export function fullTextSql(dimensions: number): string {
  */
 export function searchSql(dimensions: number, mode: 'index' | 'exact' = 'index'): string {
   assertDimensions(dimensions);
-  const e = (alias: string) => (mode === 'exact' ? `${alias}.embedding` : embeddingExpression(`${alias}.embedding`, dimensions));
+  const e = (alias: string) =>
+    mode === 'exact' ? `${alias}.embedding` : embeddingExpression(`${alias}.embedding`, dimensions);
   const q = mode === 'index' && isIndexedDimension(dimensions) ? `$2::vector(${dimensions})` : '$2::vector';
   const small = mode === 'exact' ? ` AND ${PROJECT_ROWS_SQL} <= ${EXACT_SCAN_MAX_ROWS}` : '';
   return `

@@ -59,7 +59,13 @@ describe(SessionsRepository.name, () => {
         provider: 'openai',
         model: 'gpt-4o',
       });
-      const second = await sessions.appendMessage({ projectId: projectA, sessionId: session.id, askId: 'ask-dup', question: 'retry', answer: 'other' });
+      const second = await sessions.appendMessage({
+        projectId: projectA,
+        sessionId: session.id,
+        askId: 'ask-dup',
+        question: 'retry',
+        answer: 'other',
+      });
       expect(first.inserted).toBe(true);
       expect(second.inserted).toBe(false);
       expect(second.message).toEqual(first.message);
@@ -74,7 +80,10 @@ describe(SessionsRepository.name, () => {
         provider: 'openai',
         model: 'gpt-4o',
       });
-      const [{ n }] = await db.dataSource.query('SELECT count(*)::int AS n FROM ask_session_messages WHERE ask_id = $1', ['ask-dup']);
+      const [{ n }] = await db.dataSource.query(
+        'SELECT count(*)::int AS n FROM ask_session_messages WHERE ask_id = $1',
+        ['ask-dup'],
+      );
       expect(n).toBe(1);
     });
 
@@ -85,7 +94,7 @@ describe(SessionsRepository.name, () => {
       expect(new Set(results.map((r) => r.message.id)).size).toBe(1);
     });
 
-    it("refuses a session of another project (and stores nothing)", async () => {
+    it('refuses a session of another project (and stores nothing)', async () => {
       const session = await sessions.create(projectA);
       await expect(append(session.id, 'ask-foreign', projectB)).rejects.toThrow(SessionNotFoundError);
       expect(await sessions.history(session.id)).toEqual([]);
@@ -115,7 +124,10 @@ describe(SessionsRepository.name, () => {
       const session = await sessions.create(projectA);
       await db.dataSource.transaction(async (m) => {
         for (const askId of ['t1', 't2', 't3']) {
-          await m.query(`INSERT INTO ask_session_messages (session_id, ask_id, question, answer) VALUES ($1, $2, 'q', 'a')`, [session.id, askId]);
+          await m.query(
+            `INSERT INTO ask_session_messages (session_id, ask_id, question, answer) VALUES ($1, $2, 'q', 'a')`,
+            [session.id, askId],
+          );
         }
       });
       expect((await sessions.history(session.id)).map((m) => m.askId)).toEqual(['t1', 't2', 't3']);
@@ -125,10 +137,22 @@ describe(SessionsRepository.name, () => {
   describe('setTokenCounts', () => {
     it('adds a counter without touching the others', async () => {
       const session = await sessions.create(projectA);
-      await sessions.appendMessage({ projectId: projectA, sessionId: session.id, askId: 'c1', question: 'q', answer: 'a', tokenCounts: { old: { question: 1, answer: 2 } } });
+      await sessions.appendMessage({
+        projectId: projectA,
+        sessionId: session.id,
+        askId: 'c1',
+        question: 'q',
+        answer: 'a',
+        tokenCounts: { old: { question: 1, answer: 2 } },
+      });
       await append(session.id, 'c2');
       const [m1, m2] = await sessions.history(session.id);
-      expect(await sessions.setTokenCounts([m1.id, m2.id], 'approx:script-aware', [{ question: 10, answer: 20 }, { question: 30, answer: 40 }])).toBe(2);
+      expect(
+        await sessions.setTokenCounts([m1.id, m2.id], 'approx:script-aware', [
+          { question: 10, answer: 20 },
+          { question: 30, answer: 40 },
+        ]),
+      ).toBe(2);
       expect((await sessions.history(session.id)).map((m) => m.tokenCounts)).toEqual([
         { old: { question: 1, answer: 2 }, 'approx:script-aware': { question: 10, answer: 20 } },
         { 'approx:script-aware': { question: 30, answer: 40 } },
@@ -146,8 +170,20 @@ describe(SessionsRepository.name, () => {
       const project = (await projects.create({ name: 'List' })).id;
       const older = await sessions.create(project, 'older');
       const newer = await sessions.create(project, 'newer');
-      await sessions.appendMessage({ projectId: project, sessionId: older.id, askId: 'l1', question: 'q', answer: 'a' });
-      await sessions.appendMessage({ projectId: project, sessionId: older.id, askId: 'l2', question: 'q', answer: 'a' });
+      await sessions.appendMessage({
+        projectId: project,
+        sessionId: older.id,
+        askId: 'l1',
+        question: 'q',
+        answer: 'a',
+      });
+      await sessions.appendMessage({
+        projectId: project,
+        sessionId: older.id,
+        askId: 'l2',
+        question: 'q',
+        answer: 'a',
+      });
       const listed = await sessions.list(project);
       expect(listed.map((s) => [s.title, s.messageCount])).toEqual([
         ['older', 2],

@@ -124,7 +124,10 @@ export class SessionsRepository {
    * @param limit at most this many (default 100).
    * @param offset skipped first (default 0).
    */
-  async list(projectId: string, { limit = 100, offset = 0 }: { limit?: number; offset?: number } = {}): Promise<SessionSummary[]> {
+  async list(
+    projectId: string,
+    { limit = 100, offset = 0 }: { limit?: number; offset?: number } = {},
+  ): Promise<SessionSummary[]> {
     if (!isUuid(projectId)) return [];
     const rows = await this.dataSource.query(
       `SELECT s.id, s.project_id, s.title, s.created_at, s.updated_at,
@@ -135,7 +138,10 @@ export class SessionsRepository {
         LIMIT $2 OFFSET $3`,
       [projectId, limit, offset],
     );
-    return rows.map((r: SessionRow & { message_count: number }) => ({ ...toSession(r), messageCount: r.message_count }));
+    return rows.map((r: SessionRow & { message_count: number }) => ({
+      ...toSession(r),
+      messageCount: r.message_count,
+    }));
   }
 
   /**

@@ -90,7 +90,13 @@ export class SummariesRepository {
    * @returns true when a row was written.
    * @throws RangeError when the text is blank (never stored: a failed call is not a summary).
    */
-  async saveTurnSummary(input: { messageId: string; text: string; tokenCounts: SummaryTokenCounts; provider: string; model: string }): Promise<boolean> {
+  async saveTurnSummary(input: {
+    messageId: string;
+    text: string;
+    tokenCounts: SummaryTokenCounts;
+    provider: string;
+    model: string;
+  }): Promise<boolean> {
     assertText(input.text);
     if (!isUuid(input.messageId)) return false;
     const rows = await this.dataSource.query(
@@ -103,9 +109,14 @@ export class SummariesRepository {
   }
 
   /** Caches counts of summary texts under more counter ids (merged; other ids untouched). */
-  async addTurnSummaryCounts(counts: ReadonlyArray<{ messageId: string; tokenCounts: SummaryTokenCounts }>): Promise<void> {
+  async addTurnSummaryCounts(
+    counts: ReadonlyArray<{ messageId: string; tokenCounts: SummaryTokenCounts }>,
+  ): Promise<void> {
     for (const c of counts) {
-      await this.dataSource.query('UPDATE turn_summaries SET token_counts = token_counts || $2::jsonb WHERE message_id = $1', [c.messageId, JSON.stringify(c.tokenCounts)]);
+      await this.dataSource.query(
+        'UPDATE turn_summaries SET token_counts = token_counts || $2::jsonb WHERE message_id = $1',
+        [c.messageId, JSON.stringify(c.tokenCounts)],
+      );
     }
   }
 
@@ -159,14 +170,26 @@ export class SummariesRepository {
          model = EXCLUDED.model, rolling_updates = EXCLUDED.rolling_updates, updated_at = now()
        WHERE session_summaries.covers_turns < EXCLUDED.covers_turns
        RETURNING session_id`,
-      [input.sessionId, input.text, input.coversUpTo, input.coversTurns, JSON.stringify(input.tokenCounts), input.provider, input.model, input.rollingUpdates],
+      [
+        input.sessionId,
+        input.text,
+        input.coversUpTo,
+        input.coversTurns,
+        JSON.stringify(input.tokenCounts),
+        input.provider,
+        input.model,
+        input.rollingUpdates,
+      ],
     );
     return rows.length > 0;
   }
 
   /** Caches counts of the session summary's text under more counter ids. */
   async addSessionSummaryCounts(sessionId: string, tokenCounts: SummaryTokenCounts): Promise<void> {
-    await this.dataSource.query('UPDATE session_summaries SET token_counts = token_counts || $2::jsonb WHERE session_id = $1', [sessionId, JSON.stringify(tokenCounts)]);
+    await this.dataSource.query(
+      'UPDATE session_summaries SET token_counts = token_counts || $2::jsonb WHERE session_id = $1',
+      [sessionId, JSON.stringify(tokenCounts)],
+    );
   }
 
   /** Records one summariser call's usage (its own row, apart from the answers' usage). */
@@ -174,7 +197,18 @@ export class SummariesRepository {
     await this.dataSource.query(
       `INSERT INTO summary_calls (project_id, session_id, message_id, kind, provider, model, prompt_tokens, completion_tokens, cache_read_tokens, outcome)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [call.projectId, call.sessionId, call.messageId, call.kind, call.provider, call.model, call.promptTokens, call.completionTokens, call.cacheReadTokens, call.outcome],
+      [
+        call.projectId,
+        call.sessionId,
+        call.messageId,
+        call.kind,
+        call.provider,
+        call.model,
+        call.promptTokens,
+        call.completionTokens,
+        call.cacheReadTokens,
+        call.outcome,
+      ],
     );
   }
 

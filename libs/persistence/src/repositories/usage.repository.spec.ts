@@ -23,14 +23,36 @@ describe(UsageRepository.name, () => {
       await usage.record({ model: 'other', counterId: 'x', estimated: 1, reported: 1 });
       const recent = await usage.recent('gpt-4o', 2);
       expect(recent.map(({ createdAt: _, ...r }) => r)).toEqual([
-        { model: 'gpt-4o', counterId: 'approx:script-aware', estimated: 300, reported: 330, script: null, source: 'usage' },
-        { model: 'gpt-4o', counterId: 'approx:script-aware', estimated: 200, reported: 190, script: null, source: 'usage' },
+        {
+          model: 'gpt-4o',
+          counterId: 'approx:script-aware',
+          estimated: 300,
+          reported: 330,
+          script: null,
+          source: 'usage',
+        },
+        {
+          model: 'gpt-4o',
+          counterId: 'approx:script-aware',
+          estimated: 200,
+          reported: 190,
+          script: null,
+          source: 'usage',
+        },
       ]);
     });
 
     it('keeps the n newest records of each script class, so one long history never crowds out another script', async () => {
-      for (let i = 0; i < 5; i += 1) await usage.record({ model: 'm-drift', counterId: 'floor', estimated: 100, reported: 130 + i, script: 'cjk' });
-      await usage.record({ model: 'm-drift', counterId: 'floor', estimated: 100, reported: 300, script: 'devanagari', source: 'overflow' });
+      for (let i = 0; i < 5; i += 1)
+        await usage.record({ model: 'm-drift', counterId: 'floor', estimated: 100, reported: 130 + i, script: 'cjk' });
+      await usage.record({
+        model: 'm-drift',
+        counterId: 'floor',
+        estimated: 100,
+        reported: 300,
+        script: 'devanagari',
+        source: 'overflow',
+      });
       await usage.record({ model: 'm-drift', counterId: 'other', estimated: 100, reported: 999, script: 'cjk' });
       const recent = await usage.recentPerScript('m-drift', 'floor', 2);
       expect(recent.map((r) => [r.script, r.reported, r.source])).toEqual([
@@ -41,7 +63,9 @@ describe(UsageRepository.name, () => {
     });
 
     it('rejects a negative count', async () => {
-      await expect(usage.record({ model: 'm', counterId: 'c', estimated: -1, reported: 1 })).rejects.toThrow(/token_usage_records_estimated_check/);
+      await expect(usage.record({ model: 'm', counterId: 'c', estimated: -1, reported: 1 })).rejects.toThrow(
+        /token_usage_records_estimated_check/,
+      );
     });
   });
 });

@@ -36,7 +36,14 @@ export class UsageRepository {
   async record(record: TokenUsageRecord): Promise<void> {
     await this.dataSource.query(
       'INSERT INTO token_usage_records (model, counter_id, estimated, reported, script, source) VALUES ($1, $2, $3, $4, $5, $6)',
-      [record.model, record.counterId, record.estimated, record.reported, record.script ?? null, record.source ?? 'usage'],
+      [
+        record.model,
+        record.counterId,
+        record.estimated,
+        record.reported,
+        record.script ?? null,
+        record.source ?? 'usage',
+      ],
     );
   }
 
@@ -48,7 +55,15 @@ export class UsageRepository {
       [model, Math.max(0, Math.floor(n))],
     );
     return rows.map(
-      (r: { model: string; counter_id: string; estimated: number; reported: number; script: string | null; source: 'usage' | 'overflow'; created_at: Date }) => ({
+      (r: {
+        model: string;
+        counter_id: string;
+        estimated: number;
+        reported: number;
+        script: string | null;
+        source: 'usage' | 'overflow';
+        created_at: Date;
+      }) => ({
         model: r.model,
         counterId: r.counter_id,
         estimated: r.estimated,
@@ -74,7 +89,15 @@ export class UsageRepository {
       [model, counterId, Math.max(0, Math.floor(n))],
     );
     return rows.map(
-      (r: { model: string; counter_id: string; estimated: number; reported: number; script: string | null; source: 'usage' | 'overflow'; created_at: Date }) => ({
+      (r: {
+        model: string;
+        counter_id: string;
+        estimated: number;
+        reported: number;
+        script: string | null;
+        source: 'usage' | 'overflow';
+        created_at: Date;
+      }) => ({
         model: r.model,
         counterId: r.counter_id,
         estimated: r.estimated,

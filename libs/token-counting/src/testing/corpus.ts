@@ -210,7 +210,15 @@ export function emojiSequences(dataDir: string = fixtureDataDir()): string[] {
   const out: string[] = [];
   for (const line of read(dataDir, 'text-unicode-emoji/emoji-test.txt').split('\n')) {
     const m = /^([0-9A-F ]+?)\s*; fully-qualified\s*#/.exec(line);
-    if (m) out.push(String.fromCodePoint(...m[1].trim().split(/\s+/).map((h) => parseInt(h, 16))));
+    if (m)
+      out.push(
+        String.fromCodePoint(
+          ...m[1]
+            .trim()
+            .split(/\s+/)
+            .map((h) => parseInt(h, 16)),
+        ),
+      );
   }
   return out;
 }
@@ -260,7 +268,8 @@ export function corpusMessages(options: CorpusOptions = {}): CorpusMessage[] {
   const dataDir = options.dataDir ?? fixtureDataDir();
   const out: CorpusMessage[] = [];
   const add = (source: string, dataSet: CorpusDataSet, kind: TextKind, text: string, language?: string) => {
-    if (text.trim().length > 0) out.push({ id: `${source}:${out.length}`, kind, text, dataSet, ...(language ? { language } : {}) });
+    if (text.trim().length > 0)
+      out.push({ id: `${source}:${out.length}`, kind, text, dataSet, ...(language ? { language } : {}) });
   };
   for (const d of jsonl<MtBench>(dataDir, 'mt-bench-101/mtbench101.jsonl')) {
     for (const t of d.history) {
@@ -291,7 +300,8 @@ export function corpusMessages(options: CorpusOptions = {}): CorpusMessage[] {
     ['kb-postgresql-15-docs', read(dataDir, 'kb-postgresql-15-docs/postgresql-15-docs.jsonl').split('\n').slice(0, 40)],
   ];
   for (const [dataSet, lines] of rawLines)
-    for (const line of lines.filter(Boolean)) for (const piece of splitAtLines(line, 4000)) add('json', dataSet, 'json', piece);
+    for (const line of lines.filter(Boolean))
+      for (const piece of splitAtLines(line, 4000)) add('json', dataSet, 'json', piece);
   for (const key of udhrKeys(dataDir)) {
     const paragraphs = udhrParagraphs(dataDir, key);
     for (const target of [200, 800])
@@ -300,7 +310,8 @@ export function corpusMessages(options: CorpusOptions = {}): CorpusMessage[] {
   const emojiLines = read(dataDir, 'text-unicode-emoji/emoji-test.txt')
     .split('\n')
     .filter((l) => l && !l.startsWith('#'));
-  for (let i = 0; i < emojiLines.length; i += 12) add('emoji-test', 'text-unicode-emoji', 'emoji', emojiLines.slice(i, i + 12).join('\n'));
+  for (let i = 0; i < emojiLines.length; i += 12)
+    add('emoji-test', 'text-unicode-emoji', 'emoji', emojiLines.slice(i, i + 12).join('\n'));
   const seqs = emojiSequences(dataDir);
   for (let i = 0; i < seqs.length; i += 40) {
     const chunk = seqs.slice(i, i + 40);
@@ -318,10 +329,18 @@ export function corpusMessages(options: CorpusOptions = {}): CorpusMessage[] {
 export function corpusSessions(options: Pick<CorpusOptions, 'dataDir'> = {}): CorpusSession[] {
   const dataDir = options.dataDir ?? fixtureDataDir();
   const sessions: CorpusSession[] = [];
-  const chunked = (id: string, dataSet: CorpusDataSet, kind: TextKind, turns: Turn[], perSession: number, language?: string) => {
+  const chunked = (
+    id: string,
+    dataSet: CorpusDataSet,
+    kind: TextKind,
+    turns: Turn[],
+    perSession: number,
+    language?: string,
+  ) => {
     for (let i = 0; i < turns.length; i += perSession) {
       const slice = turns.slice(i, i + perSession);
-      if (slice.length >= 2) sessions.push({ id: `${id}:${i}`, kind, turns: slice, dataSet, ...(language ? { language } : {}) });
+      if (slice.length >= 2)
+        sessions.push({ id: `${id}:${i}`, kind, turns: slice, dataSet, ...(language ? { language } : {}) });
     }
   };
   const mt: Turn[] = [];
@@ -404,7 +423,10 @@ export function pathologicalMessages(count = 600, seed = 7, dataDir: string = fi
   const prose = jsonl<MtBench>(dataDir, 'mt-bench-101/mtbench101.jsonl')
     .slice(0, 400)
     .map((d) => d.history[0].user);
-  const urls = Array.from(read(dataDir, 'oasst1-zh/oaast_sft_zh.json').matchAll(/https?:\/\/[^\s"\\）)，。]+/g), (m) => m[0]);
+  const urls = Array.from(
+    read(dataDir, 'oasst1-zh/oaast_sft_zh.json').matchAll(/https?:\/\/[^\s"\\）)，。]+/g),
+    (m) => m[0],
+  );
   const out: CorpusMessage[] = [];
   for (let i = 0; i < count; i++) {
     const sentence = prose[Math.floor(random() * prose.length)];
@@ -436,7 +458,12 @@ export function pathologicalMessages(count = 600, seed = 7, dataDir: string = fi
         }`;
       }
     }
-    out.push({ id: `pathological:${i}`, kind: 'pathological', dataSet: 'generated', text: `${sentence}\n${run}\n${sentence}` });
+    out.push({
+      id: `pathological:${i}`,
+      kind: 'pathological',
+      dataSet: 'generated',
+      text: `${sentence}\n${run}\n${sentence}`,
+    });
   }
   return out;
 }

@@ -42,9 +42,24 @@ function runChild(texts: readonly string[], names: readonly string[]): Promise<R
  * names are split over two child processes, balanced by measured counting speed.
  * @throws Error when a child process fails.
  */
-export async function countOutOfBand(texts: readonly string[], names: readonly string[]): Promise<Record<string, number[]>> {
+export async function countOutOfBand(
+  texts: readonly string[],
+  names: readonly string[],
+): Promise<Record<string, number[]>> {
   // Slow tokenizers first, dealt alternately so each process gets a similar share.
-  const order = ['mistral-spm', 'gemini', 'gemma3', 'o200k', 'deepseek_v3', 'claude', 'mistral-tekken', 'qwen3', 'cl100k', 'llama3', 'gptoss'];
+  const order = [
+    'mistral-spm',
+    'gemini',
+    'gemma3',
+    'o200k',
+    'deepseek_v3',
+    'claude',
+    'mistral-tekken',
+    'qwen3',
+    'cl100k',
+    'llama3',
+    'gptoss',
+  ];
   const sorted = [...names].sort((a, b) => order.indexOf(a) - order.indexOf(b));
   const groups: string[][] = [[], []];
   sorted.forEach((name, i) => groups[i % 2 === 0 ? 0 : 1].push(name));

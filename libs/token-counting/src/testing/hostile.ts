@@ -10,8 +10,46 @@ import { emojiSequences, fixtureDataDir, seededRandom, udhrKeys } from './corpus
 
 /** Repeated units: letters, marks, CJK, kana, Hangul, Thai, Indic, RTL, emoji, flags, ZWJ families, punctuation, whitespace, digits. */
 export const HOSTILE_UNITS: readonly string[] = [
-  'a', 'ab', 'aA', 'Ab', 'é', 'e\u0301', '规', '你好', 'あ', 'ア', '한', 'ก', 'я', 'ع', 'ה', 'ह', 'हि', 'க', 'ა', 'ሀ',
-  '🧪', '👍🏽', '👨‍👩‍👧', '🇫🇷', '❤️', '!', '!?', '.', '-', '=', '/', '_', ' ', '\n', ' \n', '\t', '1', '12', 'x1', 'Z=',
+  'a',
+  'ab',
+  'aA',
+  'Ab',
+  'é',
+  'e\u0301',
+  '规',
+  '你好',
+  'あ',
+  'ア',
+  '한',
+  'ก',
+  'я',
+  'ع',
+  'ה',
+  'ह',
+  'हि',
+  'க',
+  'ა',
+  'ሀ',
+  '🧪',
+  '👍🏽',
+  '👨‍👩‍👧',
+  '🇫🇷',
+  '❤️',
+  '!',
+  '!?',
+  '.',
+  '-',
+  '=',
+  '/',
+  '_',
+  ' ',
+  '\n',
+  ' \n',
+  '\t',
+  '1',
+  '12',
+  'x1',
+  'Z=',
 ];
 
 /**
@@ -19,7 +57,11 @@ export const HOSTILE_UNITS: readonly string[] = [
  * `perLanguage` seeded windows per UDHR language with its whitespace removed and as many of its letters only, seeded
  * random ASCII letters, mixed case, punctuation, and emoji sequences. Deterministic (seed 7).
  */
-export function hostileRuns(length: number, dataDir: string = fixtureDataDir(), perLanguage = 2): Array<[string, string]> {
+export function hostileRuns(
+  length: number,
+  dataDir: string = fixtureDataDir(),
+  perLanguage = 2,
+): Array<[string, string]> {
   const random = seededRandom(7);
   const out: Array<[string, string]> = [];
   const repeat = (unit: string) => {
@@ -38,7 +80,8 @@ export function hostileRuns(length: number, dataDir: string = fixtureDataDir(), 
       out.push([`udhr ${key} letters only @${b}`, letters.slice(b, b + length).join('')]);
     }
   }
-  const pick = (alphabet: readonly string[]) => Array.from({ length }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+  const pick = (alphabet: readonly string[]) =>
+    Array.from({ length }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
   const emoji = emojiSequences(dataDir);
   for (let k = 0; k < 4; k++) {
     out.push([`random ascii letters #${k}`, pick([...'abcdefghijklmnopqrstuvwxyz'])]);

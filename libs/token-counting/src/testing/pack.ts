@@ -45,7 +45,11 @@ export interface PackedRequest {
  * earlier pairs whose estimate fits `available(budget)`. A question that alone does not fit is skipped
  * (the planner answers 413). `countText` is memoised per text by the caller's counter.
  */
-export function packRequests(sessions: readonly CorpusSession[], counter: TokenCounter, budget: Budget): PackedRequest[] {
+export function packRequests(
+  sessions: readonly CorpusSession[],
+  counter: TokenCounter,
+  budget: Budget,
+): PackedRequest[] {
   const limit = available(budget);
   const cache = new Map<string, number>();
   const count = (text: string) => {
@@ -76,7 +80,15 @@ export function packRequests(sessions: readonly CorpusSession[], counter: TokenC
         messages.push({ role: 'assistant', content: session.turns[i].answer });
       }
       messages.push({ role: 'user', content: question });
-      out.push({ sessionId: session.id, kind: session.kind, turn, budget, messages, estimated: used, keptPairs: turn - first });
+      out.push({
+        sessionId: session.id,
+        kind: session.kind,
+        turn,
+        budget,
+        messages,
+        estimated: used,
+        keptPairs: turn - first,
+      });
     }
   }
   return out;

@@ -31,7 +31,16 @@ import type { CorpusDataSet, CorpusMessage, CorpusSession } from './corpus';
 export const HELD_OUT_DATA_SETS: readonly CorpusDataSet[] = ['arena-hard-en'];
 
 /** UDHR languages (index.json keys) held out whole. */
-export const HELD_OUT_UDHR_LANGUAGES: readonly string[] = ['deu_1996', 'tur', 'ukr', 'urd', 'cmn_hant', 'tam', 'mya', 'kat'];
+export const HELD_OUT_UDHR_LANGUAGES: readonly string[] = [
+  'deu_1996',
+  'tur',
+  'ukr',
+  'urd',
+  'cmn_hant',
+  'tam',
+  'mya',
+  'kat',
+];
 
 /** True when a message or session belongs to the held-out set (its data set or its UDHR language). */
 export function isHeldOut(item: Pick<CorpusMessage | CorpusSession, 'dataSet' | 'language'>): boolean {

@@ -1,5 +1,13 @@
 import type { ProviderId } from '@ask/model-catalog';
-import { countPromptTokens, countTextTokens, FAKE_ANSWER, FAKE_ANSWER_CHUNKS, type FakeMessage, textOf, windowOf } from '../prompt';
+import {
+  countPromptTokens,
+  countTextTokens,
+  FAKE_ANSWER,
+  FAKE_ANSWER_CHUNKS,
+  type FakeMessage,
+  textOf,
+  windowOf,
+} from '../prompt';
 import type { ErrorPersona, Route, RouteContext, StreamPart } from '../route';
 
 /** Anthropic's error envelope (https://docs.claude.com/en/api/errors). */
@@ -8,9 +16,13 @@ export const anthropicError = (type: string, message: string) => ({ type: 'error
 /** Anthropic's answers to the 429, 500 and content-filter faults. */
 export const anthropicErrors: ErrorPersona = {
   rateLimited(ctx, seconds) {
-    ctx.json(429, anthropicError('rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit'), {
-      'retry-after': String(seconds),
-    });
+    ctx.json(
+      429,
+      anthropicError('rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit'),
+      {
+        'retry-after': String(seconds),
+      },
+    );
   },
   serverError(ctx) {
     ctx.json(500, anthropicError('api_error', 'Internal server error'));
@@ -19,7 +31,10 @@ export const anthropicErrors: ErrorPersona = {
     ctx.json(400, anthropicError('invalid_request_error', message ?? 'Output blocked by content filtering policy'));
   },
   overflow(ctx, promptTokens, window) {
-    ctx.json(400, anthropicError('invalid_request_error', `prompt is too long: ${promptTokens} tokens > ${window} maximum`));
+    ctx.json(
+      400,
+      anthropicError('invalid_request_error', `prompt is too long: ${promptTokens} tokens > ${window} maximum`),
+    );
   },
 };
 
@@ -39,7 +54,8 @@ export function anthropicMessages(body: Record<string, unknown>): FakeMessage[] 
  * limit: P + T > W…" when the completion budget does not fit beside it.
  */
 export function anthropicOverflow(prompt: number, maxTokens: number, window: number): object | undefined {
-  if (prompt > window) return anthropicError('invalid_request_error', `prompt is too long: ${prompt} tokens > ${window} maximum`);
+  if (prompt > window)
+    return anthropicError('invalid_request_error', `prompt is too long: ${prompt} tokens > ${window} maximum`);
   if (prompt + maxTokens > window) {
     return anthropicError(
       'invalid_request_error',
@@ -74,15 +90,27 @@ export function anthropicStream(model: string, prompt: number, completion: numbe
         },
       }),
     },
-    { data: sse('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }) },
+    {
+      data: sse('content_block_start', {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'text', text: '' },
+      }),
+    },
     { data: sse('ping', { type: 'ping' }) },
   ];
   for (const text of FAKE_ANSWER_CHUNKS) {
-    parts.push({ data: sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }) });
+    parts.push({
+      data: sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }),
+    });
   }
   parts.push({ data: sse('content_block_stop', { type: 'content_block_stop', index: 0 }) });
   parts.push({
-    data: sse('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: completion } }),
+    data: sse('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { output_tokens: completion },
+    }),
     final: true,
   });
   parts.push({ data: sse('message_stop', { type: 'message_stop' }), final: true, completes: true });
@@ -138,7 +166,15 @@ const auth = {
 
 /** Anthropic Messages, direct and through Azure AI Foundry (`/anthropic/v1/messages`). */
 export const anthropicRoutes: readonly Route[] = [
-  { name: 'anthropic.messages', method: 'POST', pattern: /^\/v1\/messages$/, faultable: true, auth, errors: anthropicErrors, handle: messages('anthropic') },
+  {
+    name: 'anthropic.messages',
+    method: 'POST',
+    pattern: /^\/v1\/messages$/,
+    faultable: true,
+    auth,
+    errors: anthropicErrors,
+    handle: messages('anthropic'),
+  },
   {
     name: 'anthropic.count_tokens',
     method: 'POST',

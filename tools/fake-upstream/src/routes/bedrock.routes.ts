@@ -1,11 +1,23 @@
 import { EventStreamCodec } from '@smithy/core/event-streams';
-import { countPromptTokens, countTextTokens, FAKE_ANSWER, FAKE_ANSWER_CHUNKS, type FakeMessage, fakeEmbedding, textOf, windowOf } from '../prompt';
+import {
+  countPromptTokens,
+  countTextTokens,
+  FAKE_ANSWER,
+  FAKE_ANSWER_CHUNKS,
+  type FakeMessage,
+  fakeEmbedding,
+  textOf,
+  windowOf,
+} from '../prompt';
 import type { ErrorPersona, Route, RouteContext, StreamPart } from '../route';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 /** The AWS SDK's own event-stream codec, so the frames (prelude, headers, CRC32s) are what it decodes. */
-const codec = new EventStreamCodec((bytes) => decoder.decode(bytes), (text) => encoder.encode(text));
+const codec = new EventStreamCodec(
+  (bytes) => decoder.decode(bytes),
+  (text) => encoder.encode(text),
+);
 
 /**
  * One event-stream frame (https://docs.aws.amazon.com/transcribe/latest/dg/event-stream.html):
@@ -38,19 +50,45 @@ export function exceptionFrame(exceptionType: string, message: string): Uint8Arr
  * Bedrock Runtime's restJson1 error: the status, `x-amzn-ErrorType: <Name>:…` and `{"message": …}`
  * (https://docs.aws.amazon.com/bedrock/latest/APIReference/CommonErrors.html).
  */
-function awsError(ctx: RouteContext, status: number, name: string, message: string, headers: Record<string, string> = {}): void {
-  ctx.json(status, { message }, { 'x-amzn-errortype': `${name}:http://internal.amazon.com/coral/com.amazon.bedrock/`, 'x-amzn-requestid': 'fake-request-id', ...headers });
+function awsError(
+  ctx: RouteContext,
+  status: number,
+  name: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  ctx.json(
+    status,
+    { message },
+    {
+      'x-amzn-errortype': `${name}:http://internal.amazon.com/coral/com.amazon.bedrock/`,
+      'x-amzn-requestid': 'fake-request-id',
+      ...headers,
+    },
+  );
 }
 
 const bedrockErrors: ErrorPersona = {
   rateLimited(ctx, seconds) {
-    awsError(ctx, 429, 'ThrottlingException', 'Too many requests, please wait before trying again.', { 'retry-after': String(seconds) });
+    awsError(ctx, 429, 'ThrottlingException', 'Too many requests, please wait before trying again.', {
+      'retry-after': String(seconds),
+    });
   },
   serverError(ctx) {
-    awsError(ctx, 500, 'InternalServerException', 'The server encountered an internal error while processing the request.');
+    awsError(
+      ctx,
+      500,
+      'InternalServerException',
+      'The server encountered an internal error while processing the request.',
+    );
   },
   contentFilter(ctx, message) {
-    awsError(ctx, 400, 'ValidationException', message ?? 'The model returned the following errors: the request was blocked by the content filter.');
+    awsError(
+      ctx,
+      400,
+      'ValidationException',
+      message ?? 'The model returned the following errors: the request was blocked by the content filter.',
+    );
   },
 };
 
@@ -122,27 +160,53 @@ async function converseStream(ctx: RouteContext): Promise<void> {
 function invoke(ctx: RouteContext): void {
   const model = ctx.params[0] ?? '';
   if (!/titan-embed/.test(model)) {
-    return awsError(ctx, 400, 'ValidationException', `The fake upstream only serves Titan embeddings on InvokeModel, not ${model}.`);
+    return awsError(
+      ctx,
+      400,
+      'ValidationException',
+      `The fake upstream only serves Titan embeddings on InvokeModel, not ${model}.`,
+    );
   }
   const text = String(ctx.body['inputText'] ?? '');
   const tokens = countTextTokens('bedrock', model, text);
   if (tokens > 8192) {
-    return awsError(ctx, 400, 'ValidationException', `400 Bad Request: Too many input tokens. Max input tokens: 8192, request input token count: ${tokens} `);
+    return awsError(
+      ctx,
+      400,
+      'ValidationException',
+      `400 Bad Request: Too many input tokens. Max input tokens: 8192, request input token count: ${tokens} `,
+    );
   }
   const dimensions = Number(ctx.body['dimensions'] ?? (/v2/.test(model) ? 1024 : 1536));
-  ctx.json(200, { embedding: fakeEmbedding(text, dimensions), embeddingsByType: {}, inputTextTokenCount: tokens }, { 'x-amzn-bedrock-input-token-count': String(tokens) });
+  ctx.json(
+    200,
+    { embedding: fakeEmbedding(text, dimensions), embeddingsByType: {}, inputTextTokenCount: tokens },
+    { 'x-amzn-bedrock-input-token-count': String(tokens) },
+  );
 }
 
 /** Bedrock Runtime requires SigV4; the fake checks that a SigV4 Authorization header is present. */
 const sigv4 = {
   accepts: (scheme: string | null) => scheme === 'aws-sigv4',
   reject: (ctx: RouteContext) =>
-    ctx.json(403, { message: 'Missing Authentication Token' }, { 'x-amzn-errortype': 'MissingAuthenticationTokenException' }),
+    ctx.json(
+      403,
+      { message: 'Missing Authentication Token' },
+      { 'x-amzn-errortype': 'MissingAuthenticationTokenException' },
+    ),
 };
 
 /** Amazon Bedrock Runtime routes. `{modelId}` is URI-encoded (`anthropic.claude-…-v1%3A0`). */
 export const bedrockRoutes: readonly Route[] = [
-  { name: 'bedrock.converse', method: 'POST', pattern: /^\/model\/([^/]+)\/converse$/, faultable: true, auth: sigv4, errors: bedrockErrors, handle: converse },
+  {
+    name: 'bedrock.converse',
+    method: 'POST',
+    pattern: /^\/model\/([^/]+)\/converse$/,
+    faultable: true,
+    auth: sigv4,
+    errors: bedrockErrors,
+    handle: converse,
+  },
   {
     name: 'bedrock.converse-stream',
     method: 'POST',
@@ -152,5 +216,13 @@ export const bedrockRoutes: readonly Route[] = [
     errors: bedrockErrors,
     handle: converseStream,
   },
-  { name: 'bedrock.invoke', method: 'POST', pattern: /^\/model\/([^/]+)\/invoke$/, faultable: true, auth: sigv4, errors: bedrockErrors, handle: invoke },
+  {
+    name: 'bedrock.invoke',
+    method: 'POST',
+    pattern: /^\/model\/([^/]+)\/invoke$/,
+    faultable: true,
+    auth: sigv4,
+    errors: bedrockErrors,
+    handle: invoke,
+  },
 ];

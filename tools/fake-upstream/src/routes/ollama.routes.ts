@@ -61,7 +61,10 @@ export function ollamaShiftedPrompt(window: number): number {
 async function chat(ctx: RouteContext): Promise<void> {
   const model = String(ctx.body['model'] ?? '');
   const list = Array.isArray(ctx.body['messages']) ? (ctx.body['messages'] as Array<Record<string, unknown>>) : [];
-  const messages: FakeMessage[] = list.map((m) => ({ role: String(m['role'] ?? 'user'), content: textOf(m['content']) }));
+  const messages: FakeMessage[] = list.map((m) => ({
+    role: String(m['role'] ?? 'user'),
+    content: textOf(m['content']),
+  }));
   const prompt = countPromptTokens('ollama', model, messages);
   ctx.record.promptTokens = prompt;
   const options = (ctx.body['options'] ?? {}) as Record<string, unknown>;
@@ -70,7 +73,9 @@ async function chat(ctx: RouteContext): Promise<void> {
   if (prompt > window) {
     if (ctx.body['truncate'] === false) return ctx.json(400, contextSizeError(prompt, window));
     if (ctx.body['shift'] === false) {
-      return ctx.json(400, { error: 'the prompt is longer than the context length currently available to the model; try increasing num_ctx' });
+      return ctx.json(400, {
+        error: 'the prompt is longer than the context length currently available to the model; try increasing num_ctx',
+      });
     }
     reported = ollamaShiftedPrompt(window);
   }
@@ -137,6 +142,20 @@ function embed(ctx: RouteContext): void {
 
 /** Ollama's native API: no auth (a proxy may add a bearer; it is accepted and not required). */
 export const ollamaRoutes: readonly Route[] = [
-  { name: 'ollama.chat', method: 'POST', pattern: /^\/api\/chat$/, faultable: true, errors: ollamaErrors, handle: chat },
-  { name: 'ollama.embed', method: 'POST', pattern: /^\/api\/embed$/, faultable: true, errors: ollamaErrors, handle: embed },
+  {
+    name: 'ollama.chat',
+    method: 'POST',
+    pattern: /^\/api\/chat$/,
+    faultable: true,
+    errors: ollamaErrors,
+    handle: chat,
+  },
+  {
+    name: 'ollama.embed',
+    method: 'POST',
+    pattern: /^\/api\/embed$/,
+    faultable: true,
+    errors: ollamaErrors,
+    handle: embed,
+  },
 ];

@@ -28,8 +28,21 @@ function personaOf(model: string): OpenAiPersona {
   return 'vllm';
 }
 
-function errorBody(persona: OpenAiPersona, message: string, type: string | null, code: string | number | null, param: string | null = null) {
-  if (persona === 'vllm') return { object: 'error', message, type: type ?? 'BadRequestError', param, code: typeof code === 'number' ? code : 400 };
+function errorBody(
+  persona: OpenAiPersona,
+  message: string,
+  type: string | null,
+  code: string | number | null,
+  param: string | null = null,
+) {
+  if (persona === 'vllm')
+    return {
+      object: 'error',
+      message,
+      type: type ?? 'BadRequestError',
+      param,
+      code: typeof code === 'number' ? code : 400,
+    };
   return { error: { message, type, param, code } };
 }
 
@@ -40,14 +53,31 @@ function persona(p: OpenAiPersona): ErrorPersona {
         p === 'azure'
           ? `Requests to the ChatCompletions_Create Operation under Azure OpenAI API have exceeded token rate limit of your current tier. Please retry after ${seconds} second.`
           : `Rate limit reached for requests. Please try again in ${seconds}s.`;
-      ctx.json(429, errorBody(p, message, p === 'vllm' ? 'RateLimitError' : 'requests', p === 'vllm' ? 429 : p === 'azure' ? '429' : 'rate_limit_exceeded'), {
-        'retry-after': String(seconds),
-        'retry-after-ms': String(seconds * 1000),
-        'x-ratelimit-remaining-requests': '0',
-      });
+      ctx.json(
+        429,
+        errorBody(
+          p,
+          message,
+          p === 'vllm' ? 'RateLimitError' : 'requests',
+          p === 'vllm' ? 429 : p === 'azure' ? '429' : 'rate_limit_exceeded',
+        ),
+        {
+          'retry-after': String(seconds),
+          'retry-after-ms': String(seconds * 1000),
+          'x-ratelimit-remaining-requests': '0',
+        },
+      );
     },
     serverError(ctx) {
-      ctx.json(500, errorBody(p, 'The server had an error while processing your request. Sorry about that!', p === 'vllm' ? 'InternalServerError' : 'server_error', p === 'vllm' ? 500 : null));
+      ctx.json(
+        500,
+        errorBody(
+          p,
+          'The server had an error while processing your request. Sorry about that!',
+          p === 'vllm' ? 'InternalServerError' : 'server_error',
+          p === 'vllm' ? 500 : null,
+        ),
+      );
     },
     contentFilter(ctx, message) {
       if (p === 'azure') {
@@ -60,18 +90,34 @@ function persona(p: OpenAiPersona): ErrorPersona {
             param: 'prompt',
             code: 'content_filter',
             status: 400,
-            innererror: { code: 'ResponsibleAIPolicyViolation', content_filter_result: { hate: { filtered: true, severity: 'high' } } },
+            innererror: {
+              code: 'ResponsibleAIPolicyViolation',
+              content_filter_result: { hate: { filtered: true, severity: 'high' } },
+            },
           },
         });
         return;
       }
-      ctx.json(400, errorBody(p, message ?? 'Your request was rejected as a result of our safety system.', 'invalid_request_error', p === 'vllm' ? 400 : 'content_policy_violation'));
+      ctx.json(
+        400,
+        errorBody(
+          p,
+          message ?? 'Your request was rejected as a result of our safety system.',
+          'invalid_request_error',
+          p === 'vllm' ? 400 : 'content_policy_violation',
+        ),
+      );
     },
   };
 }
 
 /** The provider's overflow answer when the prompt does not fit `window`, or undefined when it fits. */
-function overflow(p: OpenAiPersona, window: number, prompt: number, completion: number): { status: number; body: unknown } | undefined {
+function overflow(
+  p: OpenAiPersona,
+  window: number,
+  prompt: number,
+  completion: number,
+): { status: number; body: unknown } | undefined {
   switch (p) {
     case 'openai':
       if (prompt <= window) return undefined;
@@ -141,14 +187,20 @@ const sse = (payload: unknown): string => `data: ${JSON.stringify(payload)}\n\n`
  * non-streamed, or SSE `chat.completion.chunk`s ending with a `finish_reason` chunk, a usage chunk
  * (`choices: []`) when `stream_options.include_usage` is set, and `data: [DONE]`.
  */
-export function openAiChat(p: OpenAiPersona | 'by-model', provider: ProviderId, modelFrom: (ctx: RouteContext) => string) {
+export function openAiChat(
+  p: OpenAiPersona | 'by-model',
+  provider: ProviderId,
+  modelFrom: (ctx: RouteContext) => string,
+) {
   return async (ctx: RouteContext): Promise<void> => {
     const model = modelFrom(ctx);
     const who = p === 'by-model' ? personaOf(model) : p;
     const messages = messagesOf(ctx.body);
     const gateway = who === 'vllm' || who === 'llamacpp' ? 'http://gateway' : undefined;
     const { counter, promptScale = 1, windows } = ctx.enforce;
-    const counted = counter ? counter.countMessages(messages.map(toChatMessage)) : countPromptTokens(provider, model, messages, gateway);
+    const counted = counter
+      ? counter.countMessages(messages.map(toChatMessage))
+      : countPromptTokens(provider, model, messages, gateway);
     const prompt = promptScale === 1 ? counted : Math.ceil(counted * promptScale);
     ctx.record.promptTokens = prompt;
     const maxTokens = Number(ctx.body['max_completion_tokens'] ?? ctx.body['max_tokens'] ?? 0);
@@ -163,23 +215,49 @@ export function openAiChat(p: OpenAiPersona | 'by-model', provider: ProviderId, 
       return ctx.json(200, {
         ...base,
         object: 'chat.completion',
-        choices: [{ index: 0, message: { role: 'assistant', content: answer, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: answer, refusal: null },
+            logprobs: null,
+            finish_reason: 'stop',
+          },
+        ],
         usage,
       });
     }
-    const includeUsage = (ctx.body['stream_options'] as { include_usage?: boolean } | undefined)?.include_usage === true;
+    const includeUsage =
+      (ctx.body['stream_options'] as { include_usage?: boolean } | undefined)?.include_usage === true;
     const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
       sse({ ...base, object: 'chat.completion.chunk', choices, ...(includeUsage ? { usage: null } : {}), ...extra });
     const parts: StreamPart[] = [];
     if (who === 'azure') {
-      parts.push({ data: sse({ id: '', object: '', created: 0, model: '', choices: [], prompt_filter_results: [{ prompt_index: 0, content_filter_results: {} }] }) });
+      parts.push({
+        data: sse({
+          id: '',
+          object: '',
+          created: 0,
+          model: '',
+          choices: [],
+          prompt_filter_results: [{ prompt_index: 0, content_filter_results: {} }],
+        }),
+      });
     }
-    parts.push({ data: chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]) });
+    parts.push({
+      data: chunk([
+        { index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null },
+      ]),
+    });
     for (const text of chunks) {
       parts.push({ data: chunk([{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }]) });
     }
-    parts.push({ data: chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]), final: true, completes: true });
-    if (includeUsage) parts.push({ data: sse({ ...base, object: 'chat.completion.chunk', choices: [], usage }), final: true });
+    parts.push({
+      data: chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]),
+      final: true,
+      completes: true,
+    });
+    if (includeUsage)
+      parts.push({ data: sse({ ...base, object: 'chat.completion.chunk', choices: [], usage }), final: true });
     parts.push({ data: 'data: [DONE]\n\n', final: true });
     await ctx.stream('text/event-stream; charset=utf-8', parts);
   };
@@ -224,7 +302,13 @@ const bearer = {
   accepts: (scheme: string | null) => scheme === 'bearer',
   reject: (ctx: RouteContext) =>
     ctx.json(401, {
-      error: { message: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth.", type: 'invalid_request_error', param: null, code: null },
+      error: {
+        message:
+          "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth.",
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      },
     }),
 };
 

@@ -1,6 +1,21 @@
-import { countPromptTokens, countTextTokens, FAKE_ANSWER, FAKE_ANSWER_CHUNKS, type FakeMessage, fakeEmbedding, textOf, windowOf } from '../prompt';
+import {
+  countPromptTokens,
+  countTextTokens,
+  FAKE_ANSWER,
+  FAKE_ANSWER_CHUNKS,
+  type FakeMessage,
+  fakeEmbedding,
+  textOf,
+  windowOf,
+} from '../prompt';
 import type { ErrorPersona, Route, RouteContext, StreamPart } from '../route';
-import { anthropicError, anthropicMessage, anthropicMessages, anthropicOverflow, anthropicStream } from './anthropic.routes';
+import {
+  anthropicError,
+  anthropicMessage,
+  anthropicMessages,
+  anthropicOverflow,
+  anthropicStream,
+} from './anthropic.routes';
 import { openAiChat, openAiPersona } from './openai.routes';
 
 /** Google's error envelope (https://cloud.google.com/apis/design/errors#http_mapping). */
@@ -22,10 +37,24 @@ const googleErrors: ErrorPersona = {
     ctx.json(500, googleError(500, 'INTERNAL', 'Internal error encountered.'));
   },
   contentFilter(ctx, message) {
-    ctx.json(400, googleError(400, 'INVALID_ARGUMENT', message ?? 'The request was blocked by the content filter (blockReason: SAFETY).'));
+    ctx.json(
+      400,
+      googleError(
+        400,
+        'INVALID_ARGUMENT',
+        message ?? 'The request was blocked by the content filter (blockReason: SAFETY).',
+      ),
+    );
   },
   overflow(ctx, promptTokens, window) {
-    ctx.json(400, googleError(400, 'INVALID_ARGUMENT', `The input token count (${promptTokens}) exceeds the maximum number of tokens allowed (${window}).`));
+    ctx.json(
+      400,
+      googleError(
+        400,
+        'INVALID_ARGUMENT',
+        `The input token count (${promptTokens}) exceeds the maximum number of tokens allowed (${window}).`,
+      ),
+    );
   },
 };
 
@@ -52,7 +81,14 @@ function prepareGemini(ctx: RouteContext): { model: string; prompt: number; comp
   ctx.record.promptTokens = prompt;
   const window = windowOf('vertex', model);
   if (prompt > window) {
-    ctx.json(400, googleError(400, 'INVALID_ARGUMENT', `The input token count (${prompt}) exceeds the maximum number of tokens allowed (${window}).`));
+    ctx.json(
+      400,
+      googleError(
+        400,
+        'INVALID_ARGUMENT',
+        `The input token count (${prompt}) exceeds the maximum number of tokens allowed (${window}).`,
+      ),
+    );
     return undefined;
   }
   return { model, prompt, completion: countTextTokens('vertex', model, FAKE_ANSWER) };
@@ -72,16 +108,26 @@ const usage = (prompt: number, completion: number) => ({
  */
 async function streamGenerate(ctx: RouteContext): Promise<void> {
   if (ctx.url.searchParams.get('alt') !== 'sse') {
-    return ctx.json(400, googleError(400, 'INVALID_ARGUMENT', 'The fake upstream serves streamGenerateContent with alt=sse only.'));
+    return ctx.json(
+      400,
+      googleError(400, 'INVALID_ARGUMENT', 'The fake upstream serves streamGenerateContent with alt=sse only.'),
+    );
   }
   const p = prepareGemini(ctx);
   if (!p) return;
-  const chunk = (payload: object) => `data: ${JSON.stringify({ ...payload, modelVersion: p.model, responseId: 'fake-response' })}\r\n\r\n`;
+  const chunk = (payload: object) =>
+    `data: ${JSON.stringify({ ...payload, modelVersion: p.model, responseId: 'fake-response' })}\r\n\r\n`;
   const parts: StreamPart[] = FAKE_ANSWER_CHUNKS.map((text) => ({
-    data: chunk({ candidates: [{ content: { role: 'model', parts: [{ text }] } }], usageMetadata: { promptTokenCount: p.prompt, trafficType: 'ON_DEMAND' } }),
+    data: chunk({
+      candidates: [{ content: { role: 'model', parts: [{ text }] } }],
+      usageMetadata: { promptTokenCount: p.prompt, trafficType: 'ON_DEMAND' },
+    }),
   }));
   parts.push({
-    data: chunk({ candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: 'STOP' }], usageMetadata: usage(p.prompt, p.completion) }),
+    data: chunk({
+      candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: 'STOP' }],
+      usageMetadata: usage(p.prompt, p.completion),
+    }),
     final: true,
     completes: true,
   });
@@ -105,7 +151,10 @@ function countTokens(ctx: RouteContext): void {
   const messages = geminiMessages(ctx.body);
   const prompt = countPromptTokens('vertex', model, messages);
   ctx.record.promptTokens = prompt;
-  ctx.json(200, { totalTokens: prompt, totalBillableCharacters: messages.reduce((s, m) => s + m.content.replace(/\s/g, '').length, 0) });
+  ctx.json(200, {
+    totalTokens: prompt,
+    totalBillableCharacters: messages.reduce((s, m) => s + m.content.replace(/\s/g, '').length, 0),
+  });
 }
 
 /** Default vector length per Vertex text-embedding model (https://cloud.google.com/vertex-ai/generative-ai/docs/embeddings/get-text-embeddings). */
@@ -116,15 +165,25 @@ function defaultDimensions(model: string): number {
 /** `:predict` on a text-embedding model: `{instances:[{content}], parameters:{outputDimensionality}}`. */
 function predict(ctx: RouteContext): void {
   const model = ctx.params[2] ?? '';
-  const instances = Array.isArray(ctx.body['instances']) ? (ctx.body['instances'] as Array<Record<string, unknown>>) : [];
+  const instances = Array.isArray(ctx.body['instances'])
+    ? (ctx.body['instances'] as Array<Record<string, unknown>>)
+    : [];
   const parameters = (ctx.body['parameters'] ?? {}) as Record<string, unknown>;
-  const dimensions = typeof parameters['outputDimensionality'] === 'number' ? parameters['outputDimensionality'] : defaultDimensions(model);
+  const dimensions =
+    typeof parameters['outputDimensionality'] === 'number'
+      ? parameters['outputDimensionality']
+      : defaultDimensions(model);
   const predictions = instances.map((i) => {
     const text = String(i['content'] ?? '');
     const tokens = countTextTokens('vertex', model, text);
-    return { embeddings: { values: fakeEmbedding(text, dimensions), statistics: { truncated: false, token_count: tokens } } };
+    return {
+      embeddings: { values: fakeEmbedding(text, dimensions), statistics: { truncated: false, token_count: tokens } },
+    };
   });
-  ctx.json(200, { predictions, metadata: { billableCharacterCount: instances.reduce((s, i) => s + String(i['content'] ?? '').length, 0) } });
+  ctx.json(200, {
+    predictions,
+    metadata: { billableCharacterCount: instances.reduce((s, i) => s + String(i['content'] ?? '').length, 0) },
+  });
 }
 
 /**
@@ -175,12 +234,60 @@ const claude = (method: string) => new RegExp(`${PATH}/publishers/anthropic/mode
 
 /** Vertex AI routes: Gemini, Claude (rawPredict), the OpenAI-compatible MaaS endpoint, text embeddings. */
 export const vertexRoutes: readonly Route[] = [
-  { name: 'vertex.gemini.stream', method: 'POST', pattern: gemini('streamGenerateContent'), faultable: true, auth: bearer, errors: googleErrors, handle: streamGenerate },
-  { name: 'vertex.gemini.generate', method: 'POST', pattern: gemini('generateContent'), faultable: true, auth: bearer, errors: googleErrors, handle: generate },
-  { name: 'vertex.gemini.count', method: 'POST', pattern: gemini('countTokens'), faultable: false, auth: bearer, errors: googleErrors, handle: countTokens },
-  { name: 'vertex.predict', method: 'POST', pattern: gemini('predict'), faultable: true, auth: bearer, errors: googleErrors, handle: predict },
-  { name: 'vertex.claude.stream', method: 'POST', pattern: claude('streamRawPredict'), faultable: true, auth: bearer, errors: claudeOnVertexErrors, handle: rawPredict(true) },
-  { name: 'vertex.claude.raw', method: 'POST', pattern: claude('rawPredict'), faultable: true, auth: bearer, errors: claudeOnVertexErrors, handle: rawPredict(false) },
+  {
+    name: 'vertex.gemini.stream',
+    method: 'POST',
+    pattern: gemini('streamGenerateContent'),
+    faultable: true,
+    auth: bearer,
+    errors: googleErrors,
+    handle: streamGenerate,
+  },
+  {
+    name: 'vertex.gemini.generate',
+    method: 'POST',
+    pattern: gemini('generateContent'),
+    faultable: true,
+    auth: bearer,
+    errors: googleErrors,
+    handle: generate,
+  },
+  {
+    name: 'vertex.gemini.count',
+    method: 'POST',
+    pattern: gemini('countTokens'),
+    faultable: false,
+    auth: bearer,
+    errors: googleErrors,
+    handle: countTokens,
+  },
+  {
+    name: 'vertex.predict',
+    method: 'POST',
+    pattern: gemini('predict'),
+    faultable: true,
+    auth: bearer,
+    errors: googleErrors,
+    handle: predict,
+  },
+  {
+    name: 'vertex.claude.stream',
+    method: 'POST',
+    pattern: claude('streamRawPredict'),
+    faultable: true,
+    auth: bearer,
+    errors: claudeOnVertexErrors,
+    handle: rawPredict(true),
+  },
+  {
+    name: 'vertex.claude.raw',
+    method: 'POST',
+    pattern: claude('rawPredict'),
+    faultable: true,
+    auth: bearer,
+    errors: claudeOnVertexErrors,
+    handle: rawPredict(false),
+  },
   {
     name: 'vertex.maas.chat',
     method: 'POST',
