@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { DataSource } from 'typeorm';
 import { AskClient } from '@ask/ask-client';
-import { effectiveRetrieval } from '@ask/ask-contracts';
+import { effectiveRetrieval, type RetrievalSettings } from '@ask/ask-contracts';
 import { loadConfig } from '@ask/config';
 import type { SourceDocument } from '@ask/ingestion';
 import {
@@ -99,6 +99,27 @@ const HTML_TAG =
  */
 const DEMO_TOP_K = 12;
 
+/**
+ * Retrieval for the PostgreSQL manual (and `--docs`, English documentation): hybrid with the `english`
+ * text search configuration, vector weight 0.5, full text 1, the best recall@5 measured for the lexical
+ * embedder on the manual (0.616 against 0.457 for the language-blind default with `simple`;
+ * bench/RESULTS.md "Retrieval quality on the PostgreSQL manual").
+ */
+const MANUAL_RETRIEVAL: RetrievalSettings = {
+  method: 'hybrid',
+  textSearchConfig: 'english',
+  vectorWeight: 0.5,
+  fulltextWeight: 1,
+};
+
+/**
+ * Retrieval for the fallback corpus (14 short READMEs): the vector leg alone. Judged by hand on its
+ * 18-turn session: vector gave 11 useful answers of 15 answerable, 4 partial, and abstained on 3 of 3
+ * unanswerable; hybrid-english gave 10 useful, 3 partial, 2 wrong abstentions and answered 1 of the 3
+ * unanswerable (the stand-in's abstain threshold is fitted on vector scores, bench/abstain).
+ */
+const FALLBACK_RETRIEVAL: RetrievalSettings = { method: 'vector' };
+
 /** One folder of a corpus, the name its documents' uris start with, and its documents' title. */
 export interface CorpusFolder {
   dir: string;
@@ -133,19 +154,21 @@ const pageId = (doc: SourceDocument) =>
 export function chooseCorpus(
   docs?: string,
   options: { fallback?: boolean } = {},
-): { name: string; folders: CorpusFolder[]; questions: string } {
+): { name: string; folders: CorpusFolder[]; questions: string; retrieval: RetrievalSettings } {
   const questionsDir = join(ROOT, 'apps', 'ask-cli', 'questions');
   if (docs)
     return {
       name: `documents in ${docs}`,
       folders: [{ dir: resolve(docs) }],
       questions: join(questionsDir, 'postgresql-session.txt'),
+      retrieval: MANUAL_RETRIEVAL,
     };
   if (!options.fallback && existsSync(POSTGRES_MANUAL)) {
     return {
       name: 'PostgreSQL 15 manual',
       folders: [{ dir: POSTGRES_MANUAL }],
       questions: join(questionsDir, 'postgresql-session.txt'),
+      retrieval: MANUAL_RETRIEVAL,
     };
   }
   const folders = FALLBACK_PACKAGES.map((p) => ({
@@ -157,6 +180,7 @@ export function chooseCorpus(
     name: 'package documentation (fallback corpus)',
     folders,
     questions: join(questionsDir, 'fallback-session.txt'),
+    retrieval: FALLBACK_RETRIEVAL,
   };
 }
 
@@ -192,7 +216,9 @@ export function registerDemoCommand(program: Command): void {
       const embedding = flags.semantic ? 'local-semantic' : 'local';
       // One project per corpus and embedder: two embedding spaces never share a project.
       const name = `demo: ${corpus.name}${flags.semantic && !subset ? ' (semantic)' : ''}`;
-      const projectId = await withDatabase((ds, projects) => demoProject(ds, projects, name, console.log, embedding));
+      const projectId = await withDatabase((ds, projects) =>
+        demoProject(ds, projects, name, console.log, embedding, corpus.retrieval),
+      );
       await withDatabase(async (_ds, projects) => {
         const project = await projects.findById(projectId);
         const e = project?.embeddingSettings;
@@ -263,7 +289,8 @@ interface DemoFlags {
  * The demo's own project, named after its corpus: created on the embedded `local` providers, or
  * reused. A reused project whose providers were switched (the README's `project update`) is reset to
  * the local ones and the demo says so: the demo needs no credentials and no network. Its top-K is set
- * to {@link DEMO_TOP_K}.
+ * to {@link DEMO_TOP_K} and its retrieval to `retrieval` (the corpus's: {@link MANUAL_RETRIEVAL} or
+ * {@link FALLBACK_RETRIEVAL}).
  * @returns the project id.
  */
 export async function demoProject(
@@ -272,6 +299,7 @@ export async function demoProject(
   name: string,
   log: (line: string) => void = console.log,
   embedding: 'local' | 'local-semantic' = 'local',
+  retrieval: RetrievalSettings = MANUAL_RETRIEVAL,
 ): Promise<string> {
   const local = toSettings({ embeddingProvider: embedding }, true);
   const rows: Array<{ id: string }> = await ds.query(
@@ -280,7 +308,7 @@ export async function demoProject(
   );
   const found = rows[0] ? await projects.findById(rows[0].id) : null;
   if (!found) {
-    const created = await projects.create({ ...local, name, topK: DEMO_TOP_K });
+    const created = await projects.create({ ...local, name, topK: DEMO_TOP_K, retrievalSettings: retrieval });
     log(`project: created "${name}" (${created.id}) on the embedded local providers`);
     return created.id;
   }
@@ -298,6 +326,7 @@ export async function demoProject(
   }
   await projects.updateSettings(found.id, {
     topK: DEMO_TOP_K,
+    retrievalSettings: retrieval,
     ...(llmLocal ? {} : { llmSettings: local.llmSettings }),
     ...(embeddingLocal ? {} : { embeddingSettings: local.embeddingSettings }),
   });
