@@ -33,6 +33,7 @@ export {
 export type { LocalChatOptions } from './local/local-chat.provider';
 export { LocalEmbeddingProvider } from './local/local-embedding.provider';
 export {
+  closeSemanticEmbeddingPools,
   LocalSemanticEmbeddingProvider,
   LOCAL_SEMANTIC_MODEL,
   LOCAL_SEMANTIC_DIMENSIONS,

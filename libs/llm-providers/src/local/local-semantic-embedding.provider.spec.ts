@@ -1,7 +1,11 @@
 import http from 'node:http';
 import https from 'node:https';
 import { createEmbeddingProvider } from '../create-embedding-provider';
-import { LOCAL_SEMANTIC_DIMENSIONS, LocalSemanticEmbeddingProvider } from './local-semantic-embedding.provider';
+import {
+  closeSemanticEmbeddingPools,
+  LOCAL_SEMANTIC_DIMENSIONS,
+  LocalSemanticEmbeddingProvider,
+} from './local-semantic-embedding.provider';
 
 const dot = (a: number[], b: number[]) => a.reduce((sum, x, i) => sum + x * b[i], 0);
 
@@ -61,6 +65,8 @@ describe(LocalSemanticEmbeddingProvider.name, () => {
   });
 
   describe('embed on worker threads', () => {
+    afterAll(() => closeSemanticEmbeddingPools());
+
     it('gives the vectors of the calling thread, in order, from a pool of 2 threads', async () => {
       const texts = Array.from(
         { length: 20 },

