@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { Command } from 'commander';
+import { closeSemanticEmbeddingPools } from '@ask/llm-providers';
 import { registerDemoCommand } from './commands/demo.command';
 import { registerIngestCommands } from './commands/ingest.command';
 import { registerKeyCommands } from './commands/key.command';
@@ -16,7 +17,11 @@ registerSessionCommand(program);
 registerUsageCommand(program);
 registerDemoCommand(program);
 
-program.parseAsync(process.argv).catch((err: unknown) => {
-  console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
-});
+program
+  .parseAsync(process.argv)
+  // A semantic ingest's embedding threads end with the command, so the CLI exits when it is done.
+  .then(() => closeSemanticEmbeddingPools())
+  .catch((err: unknown) => {
+    console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
