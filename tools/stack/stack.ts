@@ -29,8 +29,26 @@ export interface Stack {
 
 const ROOT = resolve(__dirname, '..', '..');
 
-/** A free TCP port on loopback, in the ephemeral range the OS hands out. */
-export function freePort(): Promise<number> {
+/** Ports {@link freePort} has handed out in this process: never handed out twice. */
+const handedOut = new Set<number>();
+
+/**
+ * A free TCP port on loopback, in the ephemeral range the OS hands out, and never one this process
+ * was given before: the port is released before the app binds it, so the OS may offer it again to
+ * the next call (a worker's health port once took its gateway's port, and the stack's health check
+ * then passed against the wrong process).
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await probePort();
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+}
+
+function probePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.once('error', reject);
