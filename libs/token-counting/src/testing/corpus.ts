@@ -1,8 +1,8 @@
 /**
  * Test and bench support (not exported from the lib): real messages and multi-turn sessions, labelled
- * with their text kind, read from a data folder laid out like `../shared/data`. The specs read the
- * committed excerpts in `fixtures/data` ({@link fixtureDataDir}, the default); the benches pass the full
- * data sets (`sharedDataDir` of bench/common.ts: `../shared/data`).
+ * with their text kind, read from a data folder laid out like `fixtures/data`. The specs read the
+ * committed excerpts in `fixtures/data` ({@link fixtureDataDir}, the default, inside the repository);
+ * only the benches pass another folder, the full data sets (`sharedDataDir` of bench/common.ts).
  *
  * Sources: mt-bench-101 (English dialogues), arena-hard-en (long English prompts and answers, many with
  * code), oasst1-zh (Chinese threads), text-udhr (the UDHR in 26 languages), text-unicode-emoji (emoji
@@ -88,7 +88,7 @@ function repoRoot(): string {
   return dir;
 }
 
-/** The data sets the corpus reads, as folders of a data folder (what a bench needs in ../shared/data). */
+/** The data sets the corpus reads, as folders of a data folder (each present in `fixtures/data`). */
 export const CORPUS_DATA_SETS = [
   'mt-bench-101',
   'arena-hard-en',
