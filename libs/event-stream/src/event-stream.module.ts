@@ -72,9 +72,15 @@ class EventsRedisCloser implements OnApplicationShutdown {
     },
     {
       provide: IngestionEventStream,
-      inject: [EVENTS_REDIS, APP_CONFIG],
-      useFactory: (redis: Redis, config: AppConfig) =>
-        new IngestionEventStream(redis, config.ASK_KEY_PREFIX, config.ASK_EVENTS_TTL_S),
+      inject: [EVENTS_REDIS, StreamHub, APP_CONFIG],
+      useFactory: (redis: Redis, hub: StreamHub, config: AppConfig) =>
+        new IngestionEventStream(
+          redis,
+          config.ASK_KEY_PREFIX,
+          config.ASK_EVENTS_TTL_S,
+          hub,
+          config.ASK_STREAM_HASH_TAGS,
+        ),
     },
     EventsRedisCloser,
   ],

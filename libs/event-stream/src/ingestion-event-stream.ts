@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { streamHashTag, type StreamEntry, type StreamHub } from './stream-hub';
 import {
   INGESTION_TERMINAL_EVENTS,
   ingestionStreamKey,
@@ -11,7 +12,7 @@ import {
 export interface IngestionReadOptions {
   /** Redis stream id after which to read (`Last-Event-ID`); absent reads from the start. */
   after?: string;
-  /** How long one blocking read waits for new events, in milliseconds. */
+  /** How often a follower with no new event checks its idle timeout, in milliseconds (default 5,000). */
   blockMs?: number;
   /** Stops the read (the SSE client went away). */
   signal?: AbortSignal;
@@ -29,19 +30,30 @@ const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
  * `ttlSeconds` after its terminal event (twice that after its last event otherwise). The durable
  * record of an ingestion is its PostgreSQL row; the stream is only the live feed.
  *
- * A reader holds its own connection for `XREAD BLOCK` while it follows a live ingestion (there is one
- * follower per upload, usually the uploading client); a finished ingestion is answered with one
- * `XRANGE` on the shared connection.
+ * A follower of a live ingestion reads its backlog with `XRANGE` on the shared connection and then
+ * new events through the process's {@link StreamHub} (the same few blocking reader connections as the
+ * ask streams), so followers cost no Redis connection each; a finished ingestion is answered with one
+ * `XRANGE`.
  */
 export class IngestionEventStream {
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
     private readonly ttlSeconds: number,
+    private readonly hub: StreamHub,
+    private readonly hashTags = 0,
   ) {}
 
+  /**
+   * `{prefix}:ingestion:{ingestionId}:events`; with `hashTags` N > 0 (a Redis Cluster, as
+   * `ASK_STREAM_HASH_TAGS` for the ask streams) `{prefix}:ingestion:{tag}:{ingestionId}:events`, one of
+   * N hash tags, so the hub's `slot` readers stay bounded by N.
+   */
   private key(ingestionId: string): string {
-    return `${this.prefix}:${ingestionStreamKey(ingestionId)}`;
+    const tag = streamHashTag(this.prefix, ingestionId, this.hashTags);
+    return tag
+      ? `${this.prefix}:ingestion:${tag}:${ingestionId}:events`
+      : `${this.prefix}:${ingestionStreamKey(ingestionId)}`;
   }
 
   /** True when `id` is a well-formed stream id (`ms-seq`). */
@@ -97,34 +109,58 @@ export class IngestionEventStream {
     // Resuming after the terminal event (or an id beyond it): everything was delivered, end at once.
     const [last] = await this.redis.xrevrange(key, '+', '-', 'COUNT', 1);
     if (last && INGESTION_TERMINAL_EVENTS.has(toEvent(last[0], last[1]).type)) return;
-    const reader = this.redis.duplicate();
-    const onAbort = () => reader.disconnect();
+    yield* this.follow(key, after, blockMs, idleTimeoutMs, signal);
+  }
+
+  /** New entries of `key` after `after` through the stream hub, until terminal, abort, idle or failure. */
+  private async *follow(
+    key: string,
+    after: string,
+    blockMs: number,
+    idleTimeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<IngestionEvent> {
+    const pending: StreamEntry[] = [];
+    let failure: { err: unknown } | undefined;
+    let wake: (() => void) | undefined;
+    const subscription = this.hub.subscribe(key, after, {
+      onEntries: (entries) => {
+        pending.push(...entries);
+        wake?.();
+      },
+      onError: (err) => {
+        failure = { err };
+        wake?.();
+      },
+    });
+    const onAbort = () => wake?.();
     signal?.addEventListener('abort', onAbort, { once: true });
     let lastEventAt = Date.now();
     try {
       while (!signal?.aborted) {
-        const reply = await reader.xread('COUNT', 200, 'BLOCK', blockMs, 'STREAMS', key, after).catch((err) => {
-          if (signal?.aborted) return null;
-          throw err;
-        });
-        if (signal?.aborted) return;
-        if (!reply) {
-          if (Date.now() - lastEventAt > idleTimeoutMs) return;
+        if (failure) throw failure.err;
+        if (pending.length === 0) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, blockMs);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake = undefined;
+          if (pending.length === 0 && !failure && Date.now() - lastEventAt > idleTimeoutMs) return;
           continue;
         }
         lastEventAt = Date.now();
-        for (const [, entries] of reply) {
-          for (const [id, fields] of entries) {
-            after = id;
-            const event = toEvent(id, fields);
-            yield event;
-            if (INGESTION_TERMINAL_EVENTS.has(event.type)) return;
-          }
+        for (const [id, fields] of pending.splice(0)) {
+          const event = toEvent(id, fields);
+          yield event;
+          if (INGESTION_TERMINAL_EVENTS.has(event.type)) return;
         }
       }
     } finally {
       signal?.removeEventListener('abort', onAbort);
-      reader.disconnect();
+      subscription.close();
     }
   }
 }

@@ -6,28 +6,26 @@ import {
   Headers,
   HttpCode,
   HttpStatus,
+  Inject,
+  Logger,
   Param,
   Post,
   Req,
-  Sse,
+  Res,
 } from '@nestjs/common';
-import type { Request } from 'express';
-import { Observable } from 'rxjs';
+import type { Request, Response } from 'express';
 import type { IngestionAccepted, IngestionView } from '@ask/ask-contracts';
 import { invalidRequest, notFound } from '@ask/ask-errors';
+import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { IngestionEventStream } from '@ask/event-stream';
 import { IngestionsRepository } from '@ask/persistence';
+import { SseResponse } from '../asks/sse-response';
+import { StreamCaps } from '../asks/stream-caps';
+import { askErrorOf } from '../errors/ask-error.filter';
 import { uuidParam } from '../errors/params';
 import { RateLimit } from '../rate-limit/rate-limit';
 import { IngestInsightsDto, IngestKnowledgeDto } from './knowledge.dto';
 import { KnowledgeService } from './knowledge.service';
-
-/** A server-sent event as Nest writes it. */
-interface SseMessage {
-  id: string;
-  type: string;
-  data: unknown;
-}
 
 /**
  * Loads documents, insights and recommendations into a project, and re-embeds it, as queued jobs:
@@ -41,12 +39,18 @@ interface SseMessage {
 export class KnowledgeController implements BeforeApplicationShutdown {
   /** Open SSE relays; ended on shutdown so the HTTP server can close (clients resume with Last-Event-ID). */
   private readonly relays = new Set<AbortController>();
+  /** Open ingestion streams per ingestion and per project: the ask streams' limits, counted apart. */
+  private readonly caps: StreamCaps;
+  private readonly logger = new Logger('SSE');
 
   constructor(
     private readonly knowledge: KnowledgeService,
     private readonly ingestions: IngestionsRepository,
     private readonly events: IngestionEventStream,
-  ) {}
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.caps = new StreamCaps({ perAsk: config.ASK_STREAMS_PER_ASK, perProject: config.ASK_STREAMS_PER_PROJECT });
+  }
 
   beforeApplicationShutdown(): void {
     for (const relay of this.relays) relay.abort();
@@ -116,51 +120,58 @@ export class KnowledgeController implements BeforeApplicationShutdown {
   /**
    * `GET …/ingestions/:ingestionId/events`: the ingestion's events as SSE (`started`, `progress`,
    * `document_failed`, then `done` or `error`), each with its stream id; resumes after
-   * `Last-Event-ID`. A finished ingestion whose stream has expired answers its end from the row.
-   * @throws AskError 400 for a malformed Last-Event-ID; 404 for an unknown ingestion.
+   * `Last-Event-ID`. A finished ingestion whose stream has expired answers its end from the row. New
+   * events come through the process's shared stream readers (no Redis connection per client); a
+   * client that leaves more than ASK_STREAM_BUFFER_BYTES unread is dropped (it resumes with its
+   * Last-Event-ID). A failure after the headers is a typed `error` event without an id, then the end.
+   * @throws AskError 400 for a malformed Last-Event-ID; 404 for an unknown ingestion; 429
+   *   `rate_limited` over ASK_STREAMS_PER_ASK streams of one ingestion or ASK_STREAMS_PER_PROJECT
+   *   ingestion streams of one project (`details` `limit=streams_per_ask|streams_per_project max=N`).
    */
   @Get('ingestions/:ingestionId/events')
-  @Sse()
   async stream(
     @Param('projectId', uuidParam('projectId')) projectId: string,
     @Param('ingestionId', uuidParam('ingestionId')) ingestionId: string,
     @Headers('last-event-id') lastEventId: string | undefined,
     @Req() request: Request,
-  ): Promise<Observable<SseMessage>> {
+    @Res() response: Response,
+  ): Promise<void> {
     if (lastEventId !== undefined && lastEventId !== '' && !IngestionEventStream.isStreamId(lastEventId)) {
       throw invalidRequest('Last-Event-ID: must be an event id of this stream (like 1718000000000-0) or absent');
     }
+    // Listen before the first await: a client that leaves during the checks must not hold a relay.
+    const controller = new AbortController();
+    response.on('close', () => controller.abort());
     const view = await this.ingestions.find(projectId, ingestionId);
     if (!view) throw notFound('ingestion not found');
-    return new Observable<SseMessage>((subscriber) => {
-      const controller = new AbortController();
-      this.relays.add(controller);
-      request.on('close', () => controller.abort());
-      (async () => {
-        // A finished run whose stream has expired (or was lost with Redis): its row says how it ended.
-        if (
-          (view.status === 'completed' || view.status === 'failed') &&
-          (await this.events.length(ingestionId)) === 0
-        ) {
-          if (!lastEventId) {
-            if (view.status === 'completed')
-              subscriber.next({ id: '0-1', type: 'done', data: { status: 'completed', counts: view.counts } });
-            else if (view.error) subscriber.next({ id: '0-1', type: 'error', data: view.error });
-          }
-          subscriber.complete();
-          return;
+    if (controller.signal.aborted) return;
+    const release = this.caps.acquire(ingestionId, projectId);
+    this.relays.add(controller);
+    const sse = new SseResponse(request, response, this.config.ASK_STREAM_BUFFER_BYTES);
+    try {
+      sse.open();
+      // A finished run whose stream has expired (or was lost with Redis): its row says how it ended.
+      if ((view.status === 'completed' || view.status === 'failed') && (await this.events.length(ingestionId)) === 0) {
+        if (!lastEventId) {
+          if (view.status === 'completed')
+            sse.send({ id: '0-1', type: 'done', data: { status: 'completed', counts: view.counts } });
+          else if (view.error) sse.send({ id: '0-1', type: 'error', data: view.error });
         }
-        for await (const event of this.events.read(ingestionId, {
-          after: lastEventId || undefined,
-          signal: controller.signal,
-        })) {
-          subscriber.next({ id: event.id, type: event.type, data: event.data });
-        }
-        subscriber.complete();
-      })()
-        .catch((err) => subscriber.error(err))
-        .finally(() => this.relays.delete(controller));
-      return () => controller.abort();
-    });
+        return;
+      }
+      for await (const event of this.events.read(ingestionId, {
+        after: lastEventId || undefined,
+        signal: controller.signal,
+      })) {
+        if (!sse.send({ id: event.id, type: event.type, data: event.data })) break;
+        await sse.drained();
+      }
+    } catch (err) {
+      if (!sse.closed) sse.send({ type: 'error', data: askErrorOf(err, this.logger).toEvent() });
+    } finally {
+      release();
+      this.relays.delete(controller);
+      sse.end();
+    }
   }
 }
