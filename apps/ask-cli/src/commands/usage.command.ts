@@ -1,26 +1,14 @@
 import { type Command, Option } from 'commander';
 import { AskClient } from '@ask/ask-client';
+import type { UsageGroup, UsageGroupBy, UsageTotals } from '@ask/persistence';
 
-/** Token sums and exact cost of a set of calls, as `GET /api/v1/projects/:projectId/usage` returns them. */
-export interface UsageFigures {
-  calls: number;
-  inputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  outputTokens: number;
-  reasoningTokens: number;
-  /** USD, exact decimal string (12 places). */
-  costUsd: string;
-  unpricedCalls: number;
-}
-
-/** The usage route's body. */
+/** The usage route's body (`GET /api/v1/projects/:projectId/usage`): token sums and exact cost per group, then in total. */
 export interface UsageSummary {
   from: string;
   to: string;
-  groupBy: 'day' | 'model' | 'session';
-  groups: Array<UsageFigures & { key: string }>;
-  totals: UsageFigures;
+  groupBy: UsageGroupBy;
+  groups: UsageGroup[];
+  totals: UsageTotals;
 }
 
 /**
@@ -29,7 +17,7 @@ export interface UsageSummary {
  */
 export function formatUsage(summary: UsageSummary): string {
   const head = [summary.groupBy, 'calls', 'input', 'cache_read', 'cache_write', 'output', 'reasoning', 'cost_usd'];
-  const row = (key: string, f: UsageFigures) =>
+  const row = (key: string, f: UsageTotals) =>
     [
       key || '(none)',
       f.calls,

@@ -53,6 +53,19 @@ function assertText(text: string): void {
   if (text.trim() === '') throw new RangeError('a summary must not be blank');
 }
 
+/** What a pair summary and a session summary both store, read from a `turn_summaries` or `session_summaries` row. */
+function summaryColumns(
+  r: Record<string, unknown>,
+): Pick<TurnSummary, 'sessionId' | 'text' | 'tokenCounts' | 'provider' | 'model'> {
+  return {
+    sessionId: r['session_id'] as string,
+    text: r['text'] as string,
+    tokenCounts: r['token_counts'] as SummaryTokenCounts,
+    provider: r['provider'] as string,
+    model: r['model'] as string,
+  };
+}
+
 /**
  * Conversation memory's rows (issue 16): per-pair summaries, one session summary per session, and
  * one usage row per summariser call. Summaries sit beside the messages and never change them.
@@ -71,15 +84,7 @@ export class SummariesRepository {
     return new Map(
       rows.map((r) => [
         r['message_id'] as string,
-        {
-          messageId: r['message_id'] as string,
-          sessionId: r['session_id'] as string,
-          text: r['text'] as string,
-          tokenCounts: r['token_counts'] as SummaryTokenCounts,
-          provider: r['provider'] as string,
-          model: r['model'] as string,
-          createdAt: r['created_at'] as Date,
-        },
+        { messageId: r['message_id'] as string, ...summaryColumns(r), createdAt: r['created_at'] as Date },
       ]),
     );
   }
@@ -90,13 +95,7 @@ export class SummariesRepository {
    * @returns true when a row was written.
    * @throws RangeError when the text is blank (never stored: a failed call is not a summary).
    */
-  async saveTurnSummary(input: {
-    messageId: string;
-    text: string;
-    tokenCounts: SummaryTokenCounts;
-    provider: string;
-    model: string;
-  }): Promise<boolean> {
+  async saveTurnSummary(input: Omit<TurnSummary, 'sessionId' | 'createdAt'>): Promise<boolean> {
     assertText(input.text);
     if (!isUuid(input.messageId)) return false;
     const rows = await this.dataSource.query(
@@ -131,13 +130,9 @@ export class SummariesRepository {
     const r = rows[0];
     if (!r) return null;
     return {
-      sessionId: r['session_id'] as string,
-      text: r['text'] as string,
+      ...summaryColumns(r),
       coversUpTo: r['covers_up_to'] as string,
       coversTurns: r['covers_turns'] as number,
-      tokenCounts: r['token_counts'] as SummaryTokenCounts,
-      provider: r['provider'] as string,
-      model: r['model'] as string,
       rollingUpdates: r['rolling_updates'] as number,
       updatedAt: r['updated_at'] as Date,
     };
@@ -150,16 +145,7 @@ export class SummariesRepository {
    * @returns true when a row was written.
    * @throws RangeError when the text is blank.
    */
-  async saveSessionSummary(input: {
-    sessionId: string;
-    text: string;
-    coversUpTo: string;
-    coversTurns: number;
-    tokenCounts: SummaryTokenCounts;
-    provider: string;
-    model: string;
-    rollingUpdates: number;
-  }): Promise<boolean> {
+  async saveSessionSummary(input: Omit<SessionSummaryRow, 'updatedAt'>): Promise<boolean> {
     assertText(input.text);
     if (!isUuid(input.sessionId) || !isUuid(input.coversUpTo)) return false;
     const rows = await this.dataSource.query(
