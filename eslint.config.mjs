@@ -36,6 +36,8 @@ export default [
       '**/*.spec.ts',
       '**/testing/**/*.ts',
       '**/testing.ts',
+      // In-process harnesses that only specs import (apps/api-gateway/src/security/gateway-harness.ts).
+      '**/*-harness.ts',
       'apps/ask-e2e/**/*.ts',
       'apps/dashboard/e2e/**/*.ts',
     ],

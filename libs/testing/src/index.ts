@@ -3,3 +3,4 @@
  * cannot import it; eslint.config.mjs allows it only in specs, e2e, benches and tools).
  */
 export * from './seeded-random';
+export * from './http-reply';

@@ -12,15 +12,9 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import Redis from 'ioredis';
 import { ApiKeysRepository, CredentialsCipher, ProjectsRepository, SessionsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { readReply, type Reply } from '@ask/testing';
 
-/** One HTTP answer as the suites inspect it. */
-export interface Reply {
-  status: number;
-  headers: Headers;
-  text: string;
-  /** The parsed JSON body, or undefined when the body is not JSON. */
-  body: { error?: string; code?: string; details?: string; [key: string]: unknown } | undefined;
-}
+export type { Reply };
 
 /** Options of {@link Harness.call}. */
 export interface CallOptions {
@@ -101,21 +95,7 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ha
     const controller = new AbortController();
     const payload = typeof body === 'string' || body === undefined ? body : new Uint8Array(body);
     const response = await fetch(`${baseUrl}${path}`, { method, headers, body: payload, signal: controller.signal });
-    // An SSE answer never ends by itself while the ask runs: read what is there, then stop.
-    let text: string;
-    if (response.headers.get('content-type')?.includes('text/event-stream')) {
-      text = await readFor(response, 300);
-      controller.abort();
-    } else {
-      text = await response.text();
-    }
-    let parsed: Reply['body'];
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, headers: response.headers, text, body: parsed };
+    return readReply(response, controller);
   };
 
   return {
@@ -142,24 +122,6 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ha
       fs.writeSync = writeSync;
     },
   };
-}
-
-/** Reads an SSE body for `ms` milliseconds (or to its end) and returns the text. */
-async function readFor(response: Response, ms: number): Promise<string> {
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const next = await Promise.race([
-      reader.read(),
-      new Promise<null>((r) => setTimeout(() => r(null), Math.max(1, deadline - Date.now()))),
-    ]);
-    if (next === null || next.done) break;
-    text += decoder.decode(next.value, { stream: true });
-  }
-  await reader.cancel().catch(() => undefined);
-  return text;
 }
 
 /** A project with the embedded local providers (asks and ingestion work without network). */

@@ -13,15 +13,7 @@ import { AskClient } from '@ask/ask-client';
 import { ApiKeysRepository, CredentialsCipher, ProjectsRepository, type ProjectSettingsInput } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
-
-/** One HTTP answer as the suites inspect it. */
-export interface Reply {
-  status: number;
-  headers: Headers;
-  text: string;
-  /** The parsed JSON body, or undefined when the body is not JSON. */
-  body: { error?: string; code?: string; details?: string; status?: number; [key: string]: unknown } | undefined;
-}
+import { readReply, type Reply } from '@ask/testing';
 
 /** A running trust suite: database, repositories, the four apps and their secrets. */
 export interface TrustStack {
@@ -87,18 +79,7 @@ export async function startTrustStack(name: string, env: NodeJS.ProcessEnv): Pro
       body: options.json === undefined ? undefined : JSON.stringify(options.json),
       signal: controller.signal,
     });
-    let text: string;
-    if (response.headers.get('content-type')?.includes('text/event-stream')) {
-      text = await readFor(response, options.sseMs ?? 300);
-      controller.abort();
-    } else text = await response.text();
-    let body: Reply['body'];
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    return { status: response.status, headers: response.headers, text, body };
+    return readReply(response, controller, options.sseMs);
   };
 
   return {
@@ -126,24 +107,6 @@ export async function startTrustStack(name: string, env: NodeJS.ProcessEnv): Pro
       await db.drop().catch(() => undefined);
     },
   };
-}
-
-/** Reads an SSE body for `ms` milliseconds (or to its end) and returns the text. */
-async function readFor(response: Response, ms: number): Promise<string> {
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const next = await Promise.race([
-      reader.read(),
-      new Promise<null>((r) => setTimeout(() => r(null), Math.max(1, deadline - Date.now()))),
-    ]);
-    if (next === null || next.done) break;
-    text += decoder.decode(next.value, { stream: true });
-  }
-  await reader.cancel().catch(() => undefined);
-  return text;
 }
 
 /** A TCP server on 127.0.0.1 and ::1 (one port) that counts connections and answers none of them. */
