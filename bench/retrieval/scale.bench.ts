@@ -35,6 +35,7 @@ import {
 } from '@ask/persistence';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase } from '@ask/persistence/testing';
+import { seededNormal } from '@ask/testing';
 
 const SECTION = '## Vector search at 100K chunks';
 const PROJECTS = numberArg('projects', 100);
@@ -47,19 +48,6 @@ const TOP_K = 10;
 const INDEX = 'knowledge_chunks_embedding_256_hnsw_idx';
 /** The `provider/model` ingestion stores for the lexical embedder. */
 const MODEL = 'local/local-lexical-v1';
-
-/** Seeded PRNG (mulberry32) and a Box–Muller normal, so every run builds the same vectors. */
-function normals(seed: number): () => number {
-  let state = seed >>> 0;
-  const uniform = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) + 1) / 4294967297;
-  };
-  return () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
-}
 
 function jitter(vector: readonly number[], normal: () => number): number[] {
   const moved = vector.map((x) => x + NOISE * normal());
@@ -82,7 +70,7 @@ async function main(): Promise<void> {
     const ds = db.dataSource;
     const projects = new ProjectsRepository(ds, new CredentialsCipher(undefined));
     const retrieval = new RetrievalRepository(ds);
-    const normal = normals(2026);
+    const normal = seededNormal(2026);
     const ids: string[] = [];
     await ds.query(`DROP INDEX ${INDEX}`);
     const loadStarted = performance.now();
@@ -174,7 +162,7 @@ async function main(): Promise<void> {
     for (const h of HNSW_SETTINGS) modes[label(h)] = { times: [], server: [], recall: [] };
     /** `Execution Time` of an EXPLAIN ANALYZE, ms: the server's own time, without round trips or waiting for a core between them. */
     const executionMs = (lines: string[]) => Number(/Execution Time: ([\d.]+) ms/.exec(lines.join('\n'))?.[1] ?? NaN);
-    const pick = normals(7);
+    const pick = seededNormal(7);
     for (let q = 0; q < QUERIES; q++) {
       const projectId = ids[Math.floor(Math.abs(pick() * 1e6)) % ids.length];
       const query = jitter(base[Math.floor(Math.abs(pick() * 1e6)) % base.length], pick);

@@ -10,6 +10,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { seededRandom } from '@ask/testing';
 
 /** Text kinds the bench reports on; udhr languages without a kind of their own are `script:<key>`. */
 export type TextKind =
@@ -375,18 +376,6 @@ export function corpusSessions(options: Pick<CorpusOptions, 'dataDir'> = {}): Co
   }
   chunked('emoji', 'text-unicode-emoji', 'emoji', emojiTurns, 1000);
   return sessions;
-}
-
-/** Deterministic PRNG (mulberry32) for seeded sampling. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A seeded sample of at most `n` items, in the original order. */

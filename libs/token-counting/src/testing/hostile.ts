@@ -6,7 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { emojiSequences, fixtureDataDir, seededRandom, udhrKeys } from './corpus';
+import { seededRandom } from '@ask/testing';
+import { emojiSequences, fixtureDataDir, udhrKeys } from './corpus';
 
 /** Repeated units: letters, marks, CJK, kana, Hangul, Thai, Indic, RTL, emoji, flags, ZWJ families, punctuation, whitespace, digits. */
 export const HOSTILE_UNITS: readonly string[] = [
