@@ -19,6 +19,7 @@ import { KnowledgeService } from './knowledge/knowledge.service';
 import { ProjectsController } from './projects/projects.controller';
 import { ProjectsService } from './projects/projects.service';
 import { SessionsController } from './sessions/sessions.controller';
+import { SessionUsageController } from './usage/session-usage.controller';
 import { UsageController } from './usage/usage.controller';
 import { DashboardStaticModule } from './dashboard/dashboard-static.module';
 import { ProjectThrottlerGuard, throttlerOptions } from './rate-limit/rate-limit';
@@ -44,6 +45,7 @@ import { ProjectThrottlerGuard, throttlerOptions } from './rate-limit/rate-limit
     HealthController,
     KeysController,
     UsageController,
+    SessionUsageController,
   ],
   providers: [
     ProjectsService,

@@ -7,6 +7,7 @@ import { AcceptedAsks1796015480130 } from './1796015480130-accepted-asks';
 import { ProviderCalls1796015480400 } from './1796015480400-provider-calls';
 import { ConversationMemory1796015480500 } from './1796015480500-conversation-memory';
 import { MessageBudgetAndSources1796015480600 } from './1796015480600-message-budget-and-sources';
+import { ProviderCallsSessionIndex1796015480700 } from './1796015480700-provider-calls-session-index';
 
 /** Every migration, oldest first. Listed as classes (not a glob) so they load under SWC and jest. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   ProviderCalls1796015480400,
   ConversationMemory1796015480500,
   MessageBudgetAndSources1796015480600,
+  ProviderCallsSessionIndex1796015480700,
 ];

@@ -50,6 +50,7 @@ describe('migrations', () => {
       'ProviderCalls1796015480400',
       'ConversationMemory1796015480500',
       'MessageBudgetAndSources1796015480600',
+      'ProviderCallsSessionIndex1796015480700',
     ]);
   });
 

@@ -203,4 +203,22 @@ export class ProviderCallsRepository {
     const [totals]: SumRow[] = await this.dataSource.query(`SELECT ${SUMS} FROM provider_calls WHERE ${where}`, params);
     return { groups: groups.map((g) => ({ key: g.key, ...totalsOf(g) })), totals: totalsOf(totals) };
   }
+
+  /**
+   * One session's usage (issue 17 item 7, the dashboard's picture of a session): its calls grouped
+   * by ask (`key` the ask id, `''` for calls of no ask), ordered by each ask's first call, plus the
+   * totals over every call of the session, whenever it was made. Sums are SQL sums of the stored rows
+   * (costs in exact numeric), as in {@link summarize}. A deleted session's calls stay in the ledger.
+   */
+  async summarizeSession(projectId: string, sessionId: string): Promise<{ asks: UsageGroup[]; totals: UsageTotals }> {
+    const where = `project_id = $1 AND session_id = $2`;
+    const params = [projectId, sessionId];
+    const asks: Array<SumRow & { key: string }> = await this.dataSource.query(
+      `SELECT coalesce(ask_id::text, '') AS key, ${SUMS} FROM provider_calls WHERE ${where}
+        GROUP BY 1 ORDER BY min(started_at), min(id)`,
+      params,
+    );
+    const [totals]: SumRow[] = await this.dataSource.query(`SELECT ${SUMS} FROM provider_calls WHERE ${where}`, params);
+    return { asks: asks.map((g) => ({ key: g.key, ...totalsOf(g) })), totals: totalsOf(totals) };
+  }
 }
