@@ -55,6 +55,16 @@ export interface RetrievedItem {
 /** The counter whose counts knowledge chunks store at ingestion: o200k_base, the chunker's unit. */
 export const CHUNK_TOKEN_COUNTER_ID = 'tiktoken:o200k_base';
 
+/**
+ * W3C Trace Context (https://www.w3.org/TR/trace-context/) of the span that enqueued a job, carried in
+ * the job's data so the next process's spans join the same trace: `traceparent` is
+ * `00-<32 hex trace id>-<16 hex parent span id>-<2 hex flags>`, `tracestate` the vendor list when any.
+ */
+export interface TraceContext {
+  traceparent: string;
+  tracestate?: string;
+}
+
 /** Payload of the retrieval job. The ask id is also the BullMQ job id of both jobs. */
 export interface RetrieveJobData {
   askId: string;
@@ -63,6 +73,11 @@ export interface RetrieveJobData {
   question: string;
   /** ISO time the gateway accepted the ask; the ask's deadline is measured from it. */
   acceptedAt: string;
+  /**
+   * The enqueuing span's trace context, present only when tracing is on (`ASK_TRACING=otlp`) in the
+   * producing process; a job without it (tracing off, or re-enqueued by the reconciler) starts a new trace.
+   */
+  trace?: TraceContext;
 }
 
 /** Payload of the synthesis job: the retrieval payload plus the ranked items, best first. */

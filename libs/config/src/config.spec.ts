@@ -62,4 +62,24 @@ describe('loadConfig', () => {
       /ASK_PROVIDER_RESOLVE[\s\S]*not an IP address/,
     );
   });
+
+  it('keeps tracing off unless the operator turns it on, and checks the collector URL', () => {
+    expect(loadConfig({})).toMatchObject({ ASK_TRACING: 'off', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318' });
+    expect(
+      loadConfig({
+        ASK_TRACING: 'otlp',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_BSP_SCHEDULE_DELAY: '200',
+      }),
+    ).toMatchObject({
+      ASK_TRACING: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_BSP_SCHEDULE_DELAY: 200,
+    });
+    expect(() => loadConfig({ ASK_TRACING: 'on' })).toThrow(/ASK_TRACING/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317' })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT/,
+    );
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://user:pw@collector' })).toThrow(/user-info/);
+  });
 });

@@ -133,6 +133,22 @@ const schema = z.object({
    * prices in USD per million tokens. Each call is costed at the price in force when it is made.
    */
   ASK_PRICE_OVERRIDES: parsedString(parsePriceOverrides),
+  /**
+   * OpenTelemetry tracing (docs/telemetry.md "Traces"): `off` (default: no tracer, no span, nothing
+   * exported) or `otlp` (spans of every ask exported over OTLP/HTTP JSON to OTEL_EXPORTER_OTLP_ENDPOINT).
+   * An operator setting only: no project setting names an endpoint.
+   */
+  ASK_TRACING: z.enum(['off', 'otlp']).default('off'),
+  /** The OTLP/HTTP collector's base URL (traces go to `<endpoint>/v1/traces`); the OpenTelemetry default. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .string()
+    .url()
+    .refine((url) => /^https?:/.test(url), 'must be an http(s) URL')
+    // Credentials go in OTEL_EXPORTER_OTLP_HEADERS (read by the exporter), never in a URL that gets logged.
+    .refine((url) => !/^https?:\/\/[^/]*@/.test(url), 'must not carry user-info')
+    .default('http://localhost:4318'),
+  /** How long finished spans wait before they are exported in one batch, in milliseconds (the SDK's default). */
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).max(60_000).default(5_000),
 });
 
 export type AppConfig = Readonly<z.infer<typeof schema>>;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { askStreamKey, type AskEvent, type AskEventMap, type AskEventType, TERMINAL_EVENTS } from '@ask/ask-contracts';
 import { redactSecrets } from '@ask/ask-errors';
+import { inSpan, SpanKind } from '@ask/observability';
 import { streamHashTag } from './stream-hub';
 
 /** Who an ask belongs to; stored beside its stream so the events route can check the caller's project. */
@@ -157,7 +158,20 @@ export class AskEventStream {
    * {@link publish}) and its stream id returned.
    * @throws FencedPublishError when the stream already ended (an ask id reused).
    */
-  async open(askId: string, meta: AskMeta, accepted?: AskEventMap['accepted']): Promise<string | undefined> {
+  open(askId: string, meta: AskMeta, accepted?: AskEventMap['accepted']): Promise<string | undefined> {
+    if (!accepted) return this.openStream(askId, meta);
+    return inSpan(
+      'ask.publish accepted',
+      () => ({ kind: SpanKind.PRODUCER, attributes: { 'ask.event.type': 'accepted' } }),
+      () => this.openStream(askId, meta, accepted),
+    );
+  }
+
+  private async openStream(
+    askId: string,
+    meta: AskMeta,
+    accepted?: AskEventMap['accepted'],
+  ): Promise<string | undefined> {
     const multi = this.redis
       .multi()
       .hset(this.metaKey(askId), meta as unknown as Record<string, string>)
@@ -212,7 +226,17 @@ export class AskEventStream {
    * text reaches SSE clients.
    * @throws FencedPublishError `ended` or `superseded`; nothing was written.
    */
-  async publish<T extends AskEventType>(
+  publish<T extends AskEventType>(askId: string, type: T, data: AskEventMap[T], claim?: RunClaim): Promise<string> {
+    // Every event but the deltas is a span of its own (tracing on): a trace shows the ask's steps, not its chunks.
+    if (type === 'delta') return this.append(askId, type, data, claim);
+    return inSpan(
+      `ask.publish ${type}`,
+      () => ({ kind: SpanKind.PRODUCER, attributes: { 'ask.event.type': type } }),
+      () => this.append(askId, type, data, claim),
+    );
+  }
+
+  private async append<T extends AskEventType>(
     askId: string,
     type: T,
     data: AskEventMap[T],

@@ -6,6 +6,7 @@ import {
   type EmbeddingFailure,
   type EmbeddingProvider,
 } from '@ask/llm-providers';
+import type { EmbeddingCallScope, EmbeddingLedger } from '@ask/observability';
 
 /** Retry policy of embedding calls during ingestion. */
 export interface EmbedRetryOptions {
@@ -14,6 +15,8 @@ export interface EmbedRetryOptions {
   /** Longest wait before one retry, ms; default 30,000. The provider's Retry-After is honoured up to it. */
   maxRetryWaitMs?: number;
   signal?: AbortSignal;
+  /** Records every call (each attempt) in `provider_calls` for this scope (issue 17 item 1); unset: not recorded. */
+  calls?: { ledger: EmbeddingLedger; scope: EmbeddingCallScope };
 }
 
 /** Thrown by {@link embedWithRetry}: the classified failure (its typed error, scope, retryability). */
@@ -46,7 +49,9 @@ export async function embedWithRetry(
   for (let attempt = 0; ; attempt++) {
     options.signal?.throwIfAborted();
     try {
-      const vectors = await provider.embed(texts, options.signal);
+      const vectors = options.calls
+        ? await options.calls.ledger.embed(provider, texts, options.calls.scope, { signal: options.signal })
+        : await provider.embed(texts, options.signal);
       return checkEmbeddings(`${provider.provider}/${provider.model}`, texts.length, provider.dimensions, vectors);
     } catch (err) {
       if (options.signal?.aborted) throw err;

@@ -21,8 +21,11 @@ import {
   IngestionsRepository,
   KnowledgeRepository,
   ProjectsRepository,
+  ProviderCallsRepository,
 } from '@ask/persistence';
-import { Injectable } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '@ask/config';
+import { EmbeddingLedger } from '@ask/observability';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { EmbedRetryOptions } from './embed-with-retry';
 import { embeddingSpace, IngestionService, type IngestionProgress } from './ingestion.service';
 import { ReembedService } from './reembed.service';
@@ -55,13 +58,20 @@ export type RunOutcome = 'completed' | 'failed' | 'skipped';
  */
 @Injectable()
 export class IngestionRunner {
+  /** Records each embedding call of a run in `provider_calls` (none without the repository). */
+  private readonly ledger?: EmbeddingLedger;
+
   constructor(
     private readonly ingestions: IngestionsRepository,
     private readonly projects: ProjectsRepository,
     private readonly knowledge: KnowledgeRepository,
     private readonly service: IngestionService,
     private readonly reembedder: ReembedService,
-  ) {}
+    @Optional() calls?: ProviderCallsRepository,
+    @Optional() @Inject(APP_CONFIG) config?: AppConfig,
+  ) {
+    if (calls) this.ledger = new EmbeddingLedger(calls, config?.ASK_PRICE_OVERRIDES ?? []);
+  }
 
   /** Runs the ingestion (see the class). @throws non-typed errors (infrastructure) for a retry. */
   async run(
@@ -112,7 +122,9 @@ export class IngestionRunner {
         failures.push(failure);
         await sink('document_failed', failure);
       };
-      const runOptions = { ...options, onProgress, onDocumentFailed };
+      // Every embedding call of the run is a provider_calls row of the project (no ask, no session).
+      const calls = this.ledger ? { ledger: this.ledger, scope: { projectId } } : undefined;
+      const runOptions = { ...options, calls, onProgress, onDocumentFailed };
       await this.load(view, projectId, embedder, runOptions);
       await this.ingestions.finish(ingestionId, 'completed', counts, failures);
       await sink('done', { status: 'completed', counts });

@@ -146,9 +146,9 @@ export function createEmbeddingProvider(
  */
 function refusalsTyped(provider: EmbeddingProvider): EmbeddingProvider {
   const embed = provider.embed.bind(provider);
-  provider.embed = async (texts, signal) => {
+  provider.embed = async (texts, signal, onUsage) => {
     try {
-      return await embed(texts, signal);
+      return await embed(texts, signal, onUsage);
     } catch (err) {
       const refusal = isAskError(err) ? undefined : findEgressRefusal(err);
       if (!refusal) throw err;

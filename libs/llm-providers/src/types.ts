@@ -100,6 +100,22 @@ export interface ChatProvider {
   countRequestTokens?(request: ChatRequest): Promise<number>;
 }
 
+/**
+ * The usage of one embedding call as the provider reported it (issue 17 item 1), handed to `embed`'s
+ * `onUsage` once the call answered: `raw` is the provider's usage object exactly as it arrived (no
+ * vector in it), read with `normalizeUsage(convention, raw)` when a convention is given; providers
+ * whose wire has no usage convention of ours (Bedrock Titan's per-text `inputTextTokenCount`, Vertex's
+ * per-prediction `statistics.token_count`) give their sum as `inputTokens` and the per-text figures as
+ * `raw`. `model` is the model the provider says answered, when it says.
+ */
+export interface EmbeddingUsage {
+  /** Input tokens of the call: the reported figure, or the embedder's own count (local); null when neither. */
+  inputTokens: number | null;
+  raw?: unknown;
+  convention?: UsageConvention;
+  model?: string;
+}
+
 /** An embedding provider adapter. Every vector has `dimensions` numbers. */
 export interface EmbeddingProvider {
   readonly provider: EmbeddingProviderId;
@@ -109,5 +125,9 @@ export interface EmbeddingProvider {
   readonly maxBatchSize: number;
   /** ISO 639-1 codes of the only languages the model covers; absent for multilingual or unknown models. */
   readonly languages?: readonly string[];
-  embed(texts: string[], signal?: AbortSignal): Promise<number[][]>;
+  /**
+   * Embeds `texts` in one upstream call (Bedrock, Vertex: the calls one batch takes); `onUsage`, when
+   * given, receives the call's usage once it answered (not called for a failed call).
+   */
+  embed(texts: string[], signal?: AbortSignal, onUsage?: (usage: EmbeddingUsage) => void): Promise<number[][]>;
 }

@@ -22,6 +22,10 @@ describe(findPrice.name, () => {
     ['openai', 'gpt-5', 'gpt-5'],
     ['openai', 'gpt-4.1-nano', 'gpt-4.1-nano'],
     ['vertex', 'gemini-2.5-flash', 'gemini-2.5-flash'],
+    ['openai', 'text-embedding-3-small', 'text-embedding-3-small'],
+    ['azure-foundry', 'text-embedding-3-large', 'text-embedding-3-large'],
+    ['openai', 'text-embedding-ada-002', 'text-embedding-ada-002'],
+    ['ollama', 'nomic-embed-text', 'self-hosted'],
     ['ollama', 'llama3.1:8b', 'self-hosted'],
     ['local', 'local-extractive', 'self-hosted'],
   ] as const)('%s %s is priced by %s', (provider, model, family) => {

@@ -3,3 +3,5 @@ export * from './health-server';
 export * from './worker-bootstrap';
 export * from './redacting-logger';
 export * from './json-logger';
+export * from './tracing';
+export * from './embedding-ledger';

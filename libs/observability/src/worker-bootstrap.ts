@@ -5,6 +5,7 @@ import type Redis from 'ioredis';
 import { startHealthServer } from './health-server';
 import { loadConfig } from '@ask/config';
 import { createNestJsonLogger } from './json-logger';
+import { startProcessTracing } from './tracing';
 
 /** How a worker app boots: its module, its name for logs, and where its health port and Redis come from. */
 export interface WorkerBootOptions {
@@ -23,7 +24,10 @@ export interface WorkerBootOptions {
  */
 export async function bootWorker(options: WorkerBootOptions): Promise<INestApplicationContext> {
   // JSON lines at LOG_LEVEL, redacted (json-logger.ts); the ids of the job in hand come from withLogIds.
-  const logger = createNestJsonLogger({ app: options.name, level: loadConfig().LOG_LEVEL });
+  const config = loadConfig();
+  const logger = createNestJsonLogger({ app: options.name, level: config.LOG_LEVEL });
+  // Off unless the operator set ASK_TRACING=otlp (docs/telemetry.md "Traces").
+  startProcessTracing(options.name, config);
   const app = await NestFactory.createApplicationContext(options.module, { logger });
   app.enableShutdownHooks();
   const redis = options.redis(app);

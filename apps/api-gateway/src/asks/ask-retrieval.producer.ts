@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { ASK_JOB_OPTIONS, JobName, QueueName, type RetrieveJobData } from '@ask/ask-contracts';
 import { type ContractQueue, contractQueue, enqueueJob } from '@ask/event-stream';
+import { activeTraceContext, inSpan, messagingAttributes, SpanKind } from '@ask/observability';
 
 /** The one way the gateway enqueues work: a retrieval job whose job id is the ask id. */
 @Injectable()
@@ -15,6 +16,17 @@ export class AskRetrievalProducer {
 
   /** Enqueues the ask; a second call with the same ask id is a no-op (BullMQ job ids are unique). */
   async enqueue(data: RetrieveJobData): Promise<void> {
-    await enqueueJob(this.queue, JobName.Retrieve, data, { ...ASK_JOB_OPTIONS, jobId: data.askId });
+    // A producer span; the job carries its context, so the consumer's span is its child.
+    await inSpan(
+      `${QueueName.AskRetrieval} send`,
+      () => ({ kind: SpanKind.PRODUCER, attributes: messagingAttributes(QueueName.AskRetrieval, data.askId) }),
+      () => {
+        const trace = activeTraceContext();
+        return enqueueJob(this.queue, JobName.Retrieve, trace ? { ...data, trace } : data, {
+          ...ASK_JOB_OPTIONS,
+          jobId: data.askId,
+        });
+      },
+    );
   }
 }

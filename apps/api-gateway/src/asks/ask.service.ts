@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { embeddingNotConfigured, embeddingSpaceChanged, llmNotConfigured, notFound } from '@ask/ask-errors';
 import { createEmbeddingProvider } from '@ask/llm-providers';
 import { AskEventStream } from '@ask/event-stream';
+import { inSpan, SpanKind } from '@ask/observability';
 import { AsksRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
 import { EventsTokenSigner } from '../auth/events-token';
 import { AskRetrievalProducer } from './ask-retrieval.producer';
@@ -29,7 +30,23 @@ export class AskService {
    *   412 embedding_not_configured / llm_not_configured, 409 embedding_space_changed (the project's
    *   stored vectors come from another embedding model: re-embed first).
    */
-  async accept(projectId: string, body: AskDto): Promise<AskAccepted> {
+  accept(projectId: string, body: AskDto): Promise<AskAccepted> {
+    // The root span of the ask's trace (tracing on): its children are the accepted publish and the send.
+    return inSpan(
+      'ask accept',
+      () => ({ kind: SpanKind.SERVER, attributes: { 'ask.project.id': projectId } }),
+      (span) =>
+        this.acceptAsk(projectId, body, (askId, sessionId) =>
+          span?.setAttributes({ 'ask.id': askId, 'ask.session.id': sessionId }),
+        ),
+    );
+  }
+
+  private async acceptAsk(
+    projectId: string,
+    body: AskDto,
+    identified: (askId: string, sessionId: string) => void,
+  ): Promise<AskAccepted> {
     // The project and its credentials in one round trip.
     const found = await this.projects.findWithCredentials(projectId);
     if (!found) throw notFound('project not found');
@@ -55,6 +72,7 @@ export class AskService {
         titleFrom(body.question),
       );
     }
+    identified(askId, sessionId);
     try {
       // The meta and the `accepted` event in one Redis round trip.
       await this.events.open(

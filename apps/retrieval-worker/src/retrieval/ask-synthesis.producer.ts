@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { ASK_JOB_OPTIONS, JobName, QueueName, type SynthesizeJobData } from '@ask/ask-contracts';
 import { type ContractQueue, contractQueue, enqueueJob } from '@ask/event-stream';
+import { activeTraceContext, inSpan, messagingAttributes, SpanKind } from '@ask/observability';
 
 /** Enqueues synthesis with the ranked items; the job id is the ask id, so a retried retrieval cannot enqueue twice. */
 @Injectable()
@@ -14,6 +15,17 @@ export class AskSynthesisProducer {
   }
 
   async enqueue(data: SynthesizeJobData): Promise<void> {
-    await enqueueJob(this.queue, JobName.Synthesize, data, { ...ASK_JOB_OPTIONS, jobId: data.askId });
+    // A producer span; the job carries its context, so the consumer's span is its child.
+    await inSpan(
+      `${QueueName.AskSynthesis} send`,
+      () => ({ kind: SpanKind.PRODUCER, attributes: messagingAttributes(QueueName.AskSynthesis, data.askId) }),
+      () => {
+        const trace = activeTraceContext();
+        return enqueueJob(this.queue, JobName.Synthesize, trace ? { ...data, trace } : data, {
+          ...ASK_JOB_OPTIONS,
+          jobId: data.askId,
+        });
+      },
+    );
   }
 }

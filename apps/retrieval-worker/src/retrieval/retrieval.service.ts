@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { effectiveRetrieval, type RetrievalMethod, type RetrieveJobData, type RetrievedItem } from '@ask/ask-contracts';
 import { embeddingNotConfigured, embeddingSpaceChanged, isAskError, toErrorEvent } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
@@ -9,7 +9,13 @@ import {
   createEmbeddingProvider,
   egressPolicyFor,
 } from '@ask/llm-providers';
-import { KnowledgeRepository, ProjectsRepository, RetrievalRepository } from '@ask/persistence';
+import { EmbeddingLedger, inSpan } from '@ask/observability';
+import {
+  KnowledgeRepository,
+  ProjectsRepository,
+  ProviderCallsRepository,
+  RetrievalRepository,
+} from '@ask/persistence';
 import { AskSynthesisProducer } from './ask-synthesis.producer';
 
 /** How many of the best items the `retrieved` event lists. */
@@ -23,6 +29,8 @@ const TOP_IN_EVENT = 5;
 @Injectable()
 export class RetrievalService {
   private readonly logger = new Logger(RetrievalService.name);
+  /** Records the question's embedding call in `provider_calls` (no ledger without the repository: specs). */
+  private readonly ledger: EmbeddingLedger;
 
   constructor(
     private readonly projects: ProjectsRepository,
@@ -31,7 +39,10 @@ export class RetrievalService {
     private readonly events: AskEventStream,
     private readonly synthesis: AskSynthesisProducer,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+    @Optional() calls?: ProviderCallsRepository,
+  ) {
+    this.ledger = new EmbeddingLedger(calls ?? { record: async () => undefined }, config.ASK_PRICE_OVERRIDES);
+  }
 
   /**
    * Runs one retrieval. A typed failure (no embedding provider, provider rejects) ends the ask with an
@@ -40,9 +51,12 @@ export class RetrievalService {
   async retrieve(data: RetrieveJobData): Promise<void> {
     let items: RetrievedItem[];
     let method: RetrievalMethod;
+    // The embedding call's row is written while the ask goes on; awaited before the job ends.
+    const recorded: Array<Promise<void>> = [];
     try {
-      ({ items, method } = await this.rank(data));
+      ({ items, method } = await this.rank(data, recorded));
     } catch (err) {
+      await Promise.all(recorded);
       if (!isAskError(err)) throw err;
       await this.events.publish(data.askId, 'error', toErrorEvent(err));
       return;
@@ -64,6 +78,7 @@ export class RetrievalService {
       method,
     });
     await this.synthesis.enqueue({ ...data, items });
+    await Promise.all(recorded);
   }
 
   /**
@@ -72,7 +87,10 @@ export class RetrievalService {
    * (`RetrievalRepository.searchHybrid`). The question is embedded for every method, so each item carries its cosine
    * similarity as `score`.
    */
-  private async rank(data: RetrieveJobData): Promise<{ items: RetrievedItem[]; method: RetrievalMethod }> {
+  private async rank(
+    data: RetrieveJobData,
+    recorded: Array<Promise<void>>,
+  ): Promise<{ items: RetrievedItem[]; method: RetrievalMethod }> {
     // The project and its credentials in one round trip.
     const found = await this.projects.findWithCredentials(data.projectId);
     const project = found?.project;
@@ -88,33 +106,46 @@ export class RetrievalService {
     if (others.length > 0) throw embeddingSpaceChanged(others, space);
     let vector: number[];
     try {
-      [vector] = checkEmbeddings(space.model, 1, embedder.dimensions, await embedder.embed([data.question]));
+      const scope = { projectId: data.projectId, sessionId: data.sessionId, askId: data.askId };
+      const vectors = await this.ledger.embed(embedder, [data.question], scope, { writes: recorded });
+      [vector] = checkEmbeddings(space.model, 1, embedder.dimensions, vectors);
     } catch (err) {
       const failure = classifyEmbeddingFailure(err, project.embeddingSettings.provider);
       this.logger.warn(`ask ${data.askId}: embedding failed (${failure.error.code})`);
       throw failure.error;
     }
     const settings = effectiveRetrieval(project.retrievalSettings);
+    return inSpan(
+      'retrieval.search',
+      () => ({ attributes: { 'ask.retrieval.method': settings.method, 'ask.retrieval.top_k': project.topK } }),
+      async (span) => {
+        const ranked = await this.search(data, vector, project.topK, space.model, settings);
+        span?.setAttribute('ask.retrieval.items', ranked.items.length);
+        return ranked;
+      },
+    );
+  }
+
+  /** The project's top-K items by its retrieval method (see {@link rank}). */
+  private async search(
+    data: RetrieveJobData,
+    vector: number[],
+    topK: number,
+    model: string,
+    settings: ReturnType<typeof effectiveRetrieval>,
+  ): Promise<{ items: RetrievedItem[]; method: RetrievalMethod }> {
     const { method } = settings;
-    if (method === 'vector')
-      return { method, items: await this.retrieval.search(data.projectId, vector, project.topK, space.model) };
+    if (method === 'vector') return { method, items: await this.retrieval.search(data.projectId, vector, topK, model) };
     if (method === 'fulltext') {
       return {
         method,
-        items: await this.retrieval.searchFullText(data.projectId, data.question, vector, project.topK, space.model),
+        items: await this.retrieval.searchFullText(data.projectId, data.question, vector, topK, model),
       };
     }
     const weights = { vector: settings.vectorWeight, fulltext: settings.fulltextWeight };
     return {
       method,
-      items: await this.retrieval.searchHybrid(
-        data.projectId,
-        data.question,
-        vector,
-        project.topK,
-        space.model,
-        weights,
-      ),
+      items: await this.retrieval.searchHybrid(data.projectId, data.question, vector, topK, model, weights),
     };
   }
 }

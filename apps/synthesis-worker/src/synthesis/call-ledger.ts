@@ -2,9 +2,13 @@ import { Logger } from '@nestjs/common';
 import type { UsageChunk } from '@ask/llm-providers';
 import { findPrice, type PriceOverride, type ProviderId } from '@ask/model-catalog';
 import {
+  fail,
   genAiOperationDuration,
   genAiTimeToFirstChunk,
   genAiTokenUsage,
+  type Span,
+  SpanKind,
+  startSpan,
   usageInconsistentTotal,
 } from '@ask/observability';
 import type { ProviderCallPurpose, ProviderCallRecord, ProviderCallsRepository } from '@ask/persistence';
@@ -44,11 +48,59 @@ export type CallSpec = CallScope & {
   plannedTokens?: number;
 };
 
-/** One attempt being measured (times in ms since the epoch). */
+/** One attempt being measured (times in ms since the epoch), and its span while tracing is on. */
 interface Attempt {
   started: number;
   first?: number;
   chunk?: UsageChunk;
+  span?: Span;
+}
+
+/**
+ * The provider span of one attempt, `<operation> <model>` (the GenAI span name), a client span child
+ * of the active span; undefined while tracing is off. Its GenAI attributes are completed by
+ * {@link endCallSpan}.
+ */
+function startCallSpan(call: CallSpec): Span | undefined {
+  return startSpan(`${call.operation} ${call.requestedModel}`, () => ({
+    kind: SpanKind.CLIENT,
+    attributes: {
+      'gen_ai.operation.name': call.operation,
+      'gen_ai.provider.name': call.provider,
+      'gen_ai.system': call.provider,
+      'gen_ai.request.model': call.requestedModel,
+      'ask.call.purpose': call.purpose,
+      ...(call.plannedTokens !== undefined ? { 'ask.planned_tokens': call.plannedTokens } : {}),
+    },
+  }));
+}
+
+/**
+ * Ends an attempt's span with what the provider reported (OpenTelemetry GenAI semantic conventions:
+ * `gen_ai.response.model`, `gen_ai.response.finish_reasons`, `gen_ai.usage.input_tokens` including
+ * cached, `gen_ai.usage.output_tokens` including reasoning, and their cache and reasoning subsets),
+ * or the typed error code as `error.type`. No prompt or answer text is ever an attribute.
+ */
+function endCallSpan(
+  span: Span,
+  chunk: UsageChunk | undefined,
+  usage: NormalizedUsage | null,
+  errorCode: string | null,
+  finishReason: string | null,
+): void {
+  if (chunk?.model) span.setAttribute('gen_ai.response.model', chunk.model);
+  if (finishReason) span.setAttribute('gen_ai.response.finish_reasons', [finishReason]);
+  if (usage) {
+    span.setAttributes({
+      'gen_ai.usage.input_tokens': usage.input,
+      'gen_ai.usage.output_tokens': usage.output,
+      'gen_ai.usage.cache_read.input_tokens': usage.cacheRead,
+      'gen_ai.usage.cache_creation.input_tokens': usage.cacheWrite,
+      'gen_ai.usage.reasoning.output_tokens': usage.reasoning,
+    });
+  }
+  if (errorCode) fail(span, undefined, errorCode);
+  span.end();
 }
 
 /** How the row's usage columns are filled from a usage chunk. */
@@ -109,7 +161,7 @@ export class CallLedger {
    * @param call the scope, the provider and requested model, and our planned prompt tokens.
    */
   start(call: CallSpec): CallMeter {
-    let attempt: Attempt = { started: this.now() };
+    let attempt: Attempt = { started: this.now(), span: startCallSpan(call) };
     const pending: Array<Promise<void>> = [];
     let done = false;
     return {
@@ -123,7 +175,7 @@ export class CallLedger {
         const failed = attempt;
         const ended = this.now();
         // The next attempt starts once the backoff is over.
-        attempt = { started: ended + Math.max(0, delayMs) };
+        attempt = { started: ended + Math.max(0, delayMs), span: startCallSpan(call) };
         pending.push(this.write(call, failed, ended, errorCode));
       },
       finish: async (errorCode = null, ownFinishReason) => {
@@ -143,8 +195,9 @@ export class CallLedger {
     errorCode: string | null,
     ownFinishReason?: string,
   ): Promise<void> {
-    const { started, first, chunk } = attempt;
+    const { started, first, chunk, span } = attempt;
     const { usage, usageError } = normaliseChunk(chunk, call.provider, this.logger);
+    if (span) endCallSpan(span, chunk, usage, errorCode, chunk?.finishReason ?? ownFinishReason ?? null);
     const price = usage
       ? findPrice({ provider: call.provider, model: call.requestedModel }, this.overrides)
       : undefined;

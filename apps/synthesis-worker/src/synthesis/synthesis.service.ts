@@ -43,6 +43,7 @@ import {
   budgetFillRatio,
   countingErrorRatio,
   countingFaultsTotal,
+  inSpan,
   promptTokensPlanned,
   turnsDroppedTotal,
 } from '@ask/observability';
@@ -214,7 +215,14 @@ export class SynthesisService {
       : undefined;
     const history = recalled?.history ?? counted;
 
+    // Each planning is a span (tracing on) with the plan's figures, never its text.
     const size = (windowOverride?: number, scale?: number): SizedPrompt =>
+      inSpan('ask.plan', {}, (span) => {
+        const sized = plan(windowOverride, scale);
+        span?.setAttributes(planAttributes(sized));
+        return sized;
+      });
+    const plan = (windowOverride?: number, scale?: number): SizedPrompt =>
       sizePrompt({
         model,
         counter,
@@ -294,21 +302,23 @@ export class SynthesisService {
     const sources = sized.keptItems.map(({ kind, id, title, source }) => ({ kind, id, title, source }));
     // A run that is no longer current stores nothing (the current run stores its own answer).
     await this.assertCurrent(data.askId, run);
-    const stored = await this.appendOrSessionGone({
-      projectId: data.projectId,
-      sessionId: data.sessionId,
-      askId: data.askId,
-      question: data.question,
-      answer,
-      tokenCounts: this.memory.countsToStore({ ...planning, counter }, data.question, answer),
-      promptTokens: result.promptTokens,
-      completionTokens: result.completionTokens,
-      provider: model.provider,
-      model: model.model,
-      // What the live view showed for this turn, kept for a reopened session (issue 17 item 6).
-      budget,
-      sources,
-    });
+    const stored = await inSpan('ask.store', {}, () =>
+      this.appendOrSessionGone({
+        projectId: data.projectId,
+        sessionId: data.sessionId,
+        askId: data.askId,
+        question: data.question,
+        answer,
+        tokenCounts: this.memory.countsToStore({ ...planning, counter }, data.question, answer),
+        promptTokens: result.promptTokens,
+        completionTokens: result.completionTokens,
+        provider: model.provider,
+        model: model.model,
+        // What the live view showed for this turn, kept for a reopened session (issue 17 item 6).
+        budget,
+        sources,
+      }),
+    );
     if (!stored.inserted && stored.message.answer !== answer) {
       // Another run stored its answer first: what the client keeps must be the stored answer.
       await this.events.publish(
@@ -737,4 +747,17 @@ interface Run {
 /** 404 for an ask whose session was deleted while it ran. */
 function sessionGone(sessionId: string) {
   return notFound(`session ${sessionId} was deleted while the ask was running`);
+}
+
+/** The span attributes of one planning: its figures in tokens (no prompt text). */
+function planAttributes(sized: SizedPrompt): Record<string, number> {
+  return {
+    'ask.budget.window': sized.window,
+    'ask.budget.used': sized.plan.used,
+    'ask.budget.available': sized.plan.available,
+    'ask.budget.turns_kept': sized.plan.turnsKept,
+    'ask.budget.turns_dropped': sized.plan.turnsDropped,
+    'ask.budget.context_kept': sized.plan.contextKept,
+    'ask.budget.context_dropped': sized.plan.contextDropped,
+  };
 }

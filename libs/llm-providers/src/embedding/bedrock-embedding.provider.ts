@@ -1,5 +1,5 @@
 import { type BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
-import type { EmbeddingProvider } from '../types';
+import type { EmbeddingProvider, EmbeddingUsage } from '../types';
 import { checkEmbeddings } from './check-embeddings';
 
 /** Options of `BedrockEmbeddingProvider`. */
@@ -35,8 +35,9 @@ export class BedrockEmbeddingProvider implements EmbeddingProvider {
     this.dimensions = options.dimensions;
   }
 
-  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+  async embed(texts: string[], signal?: AbortSignal, onUsage?: (usage: EmbeddingUsage) => void): Promise<number[][]> {
     const vectors: number[][] = new Array(texts.length);
+    const counts: Array<number | null> = new Array(texts.length).fill(null);
     const v2 = /titan-embed-text-v2/.test(this.model);
     let next = 0;
     const worker = async () => {
@@ -54,11 +55,20 @@ export class BedrockEmbeddingProvider implements EmbeddingProvider {
           }),
           { abortSignal: signal },
         );
-        const parsed = JSON.parse(new TextDecoder().decode(output.body)) as { embedding?: number[] };
+        const parsed = JSON.parse(new TextDecoder().decode(output.body)) as {
+          embedding?: number[];
+          inputTextTokenCount?: number;
+        };
         vectors[i] = parsed.embedding ?? [];
+        counts[i] = typeof parsed.inputTextTokenCount === 'number' ? parsed.inputTextTokenCount : null;
       }
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, texts.length) }, worker));
+    // One figure per text (one InvokeModel each): the batch's input is their sum, when every one came.
+    onUsage?.({
+      inputTokens: counts.every((c) => c !== null) ? counts.reduce<number>((sum, c) => sum + (c ?? 0), 0) : null,
+      raw: { inputTextTokenCount: counts },
+    });
     return checkEmbeddings('bedrock', texts.length, this.dimensions, vectors);
   }
 }

@@ -1,6 +1,14 @@
-import type { EmbeddingProvider } from '../types';
+import type { EmbeddingProvider, EmbeddingUsage } from '../types';
 import { type FetchLike, postJson, trimSlash } from '../wire/http';
 import { checkEmbeddings } from './check-embeddings';
+
+/** `/api/embed`'s answer: `{ model, embeddings, total_duration, load_duration, prompt_eval_count }`. */
+interface OllamaEmbedBody {
+  model?: string;
+  embeddings?: number[][];
+  prompt_eval_count?: number;
+  [field: string]: unknown;
+}
 
 /** Options of `OllamaEmbeddingProvider`. */
 export interface OllamaEmbeddingOptions {
@@ -34,7 +42,7 @@ export class OllamaEmbeddingProvider implements EmbeddingProvider {
     this.fetchImpl = options.fetch ?? fetch;
   }
 
-  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+  async embed(texts: string[], signal?: AbortSignal, onUsage?: (usage: EmbeddingUsage) => void): Promise<number[][]> {
     if (texts.length === 0) return [];
     const headers: Record<string, string> = {};
     if (this.options.apiKey) headers['authorization'] = `Bearer ${this.options.apiKey}`;
@@ -46,7 +54,17 @@ export class OllamaEmbeddingProvider implements EmbeddingProvider {
       headers,
       signal,
     );
-    const body = (await response.json()) as { embeddings?: number[][] };
+    const body = (await response.json()) as OllamaEmbedBody;
+    if (onUsage) {
+      // The answer's counts and durations, never its vectors.
+      const { embeddings: _vectors, ...raw } = body;
+      onUsage({
+        inputTokens: typeof body.prompt_eval_count === 'number' ? body.prompt_eval_count : null,
+        raw,
+        convention: 'ollama',
+        model: body.model,
+      });
+    }
     return checkEmbeddings('ollama', texts.length, this.dimensions, body.embeddings ?? []);
   }
 }

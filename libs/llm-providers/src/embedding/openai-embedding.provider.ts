@@ -1,5 +1,5 @@
 import type OpenAI from 'openai';
-import type { EmbeddingProvider, EmbeddingProviderId } from '../types';
+import type { EmbeddingProvider, EmbeddingProviderId, EmbeddingUsage } from '../types';
 import { checkEmbeddings } from './check-embeddings';
 
 /** Options of `OpenAiEmbeddingProvider`. */
@@ -35,7 +35,7 @@ export class OpenAiEmbeddingProvider implements EmbeddingProvider {
     this.dimensions = options.dimensions;
   }
 
-  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+  async embed(texts: string[], signal?: AbortSignal, onUsage?: (usage: EmbeddingUsage) => void): Promise<number[][]> {
     if (texts.length === 0) return [];
     const shortens = /text-embedding-3/.test(this.model);
     const response = await this.options.client.embeddings.create(
@@ -43,6 +43,14 @@ export class OpenAiEmbeddingProvider implements EmbeddingProvider {
       { signal },
     );
     const vectors = [...response.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
+    // `usage: { prompt_tokens, total_tokens }` (total = prompt: embeddings have no completion).
+    const usage = response.usage as { prompt_tokens?: number } | undefined;
+    onUsage?.({
+      inputTokens: typeof usage?.prompt_tokens === 'number' ? usage.prompt_tokens : null,
+      raw: response.usage,
+      convention: 'openai',
+      model: response.model,
+    });
     return checkEmbeddings(this.provider, texts.length, this.dimensions, vectors);
   }
 }

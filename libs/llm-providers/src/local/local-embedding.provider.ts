@@ -1,4 +1,4 @@
-import type { EmbeddingProvider, EmbeddingProviderId } from '../types';
+import type { EmbeddingProvider, EmbeddingProviderId, EmbeddingUsage } from '../types';
 
 /** Options of {@link LocalEmbeddingProvider}. */
 export interface LocalEmbeddingOptions {
@@ -64,14 +64,21 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
    * checked before each text.
    * @throws the signal's reason when aborted.
    */
-  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+  async embed(texts: string[], signal?: AbortSignal, onUsage?: (usage: EmbeddingUsage) => void): Promise<number[][]> {
     const out: number[][] = [];
+    let tokens = 0;
     for (const text of texts) {
       signal?.throwIfAborted();
       out.push(this.embedOne(text));
+      tokens += this.lastTokens;
     }
+    // Its own count: the words and symbols it hashed (the `local` usage convention).
+    onUsage?.({ inputTokens: tokens, raw: { promptTokens: tokens }, convention: 'local', model: this.model });
     return out;
   }
+
+  /** Tokens (words, symbols) of the text {@link embedOne} embedded last. */
+  private lastTokens = 0;
 
   /** The vector of one text (see the class comment). */
   embedOne(text: string): number[] {
@@ -79,7 +86,9 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     counts.clear();
     const normalised = text.normalize('NFKC').toLowerCase();
     let previous = -1;
+    let tokens = 0;
     for (const match of normalised.matchAll(TOKEN)) {
+      tokens++;
       const w = match[0];
       const wordHash = hashString(w, SEED.word);
       counts.add(wordHash, FAMILY.word);
@@ -89,6 +98,7 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
       addCharGrams(w, counts);
       if (mayBeUnspaced(w) && UNSPACED.test(w)) addUnspacedGrams(w, counts);
     }
+    this.lastTokens = tokens;
     if (counts.size === 0) counts.add(hashString('<empty>', SEED.word), FAMILY.word);
 
     const vector = new Float64Array(this.dimensions);
@@ -211,4 +221,14 @@ class FeatureCounts {
       this.used.push(slot);
     }
   }
+}
+
+/**
+ * Tokens of `text` by the lexical embedder's rule (runs of letters, marks and digits, and single
+ * symbols, after NFKC and lower-casing): the count the embedded embedders report as their usage.
+ */
+export function countLexicalTokens(text: string): number {
+  let tokens = 0;
+  for (const _match of text.normalize('NFKC').toLowerCase().matchAll(TOKEN)) tokens++;
+  return tokens;
 }

@@ -1,4 +1,5 @@
-import type { EmbeddingProvider, EmbeddingProviderId } from '../types';
+import type { EmbeddingProvider, EmbeddingProviderId, EmbeddingUsage } from '../types';
+import { countLexicalTokens } from './local-embedding.provider';
 import { SemanticEmbeddingPool } from './semantic-embedding-pool';
 
 /**
@@ -108,7 +109,17 @@ export class LocalSemanticEmbeddingProvider implements EmbeddingProvider {
    * placeholder. The signal is checked before each batch.
    * @throws the signal's reason when aborted; the loader's error when the model files cannot be read.
    */
-  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+  async embed(texts: string[], signal?: AbortSignal, onUsage?: (usage: EmbeddingUsage) => void): Promise<number[][]> {
+    const vectors = await this.embedBatches(texts, signal);
+    if (onUsage) {
+      // The model's own word-piece count is not exposed: the lexical rule's count stands for it.
+      const tokens = texts.reduce((sum, text) => sum + countLexicalTokens(text), 0);
+      onUsage({ inputTokens: tokens, raw: { promptTokens: tokens }, convention: 'local', model: this.model });
+    }
+    return vectors;
+  }
+
+  private async embedBatches(texts: string[], signal?: AbortSignal): Promise<number[][]> {
     const batches: string[][] = [];
     for (let start = 0; start < texts.length; start += BATCH) {
       batches.push(texts.slice(start, start + BATCH).map((text) => (text.trim() === '' ? BLANK_TEXT : text)));

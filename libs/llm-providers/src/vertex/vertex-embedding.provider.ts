@@ -1,4 +1,4 @@
-import type { EmbeddingProvider } from '../types';
+import type { EmbeddingProvider, EmbeddingUsage } from '../types';
 import { checkEmbeddings } from '../embedding/check-embeddings';
 import { type FetchLike, postJson } from '../wire/http';
 import type { TokenSource } from './vertex-auth';
@@ -38,10 +38,11 @@ export class VertexEmbeddingProvider implements EmbeddingProvider {
     this.fetchImpl = options.fetch ?? fetch;
   }
 
-  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+  async embed(texts: string[], signal?: AbortSignal, onUsage?: (usage: EmbeddingUsage) => void): Promise<number[][]> {
     if (texts.length === 0) return [];
     const token = await this.options.token();
     const vectors: number[][] = [];
+    const counts: Array<number | null> = [];
     for (let i = 0; i < texts.length; i += this.maxBatchSize) {
       const batch = texts.slice(i, i + this.maxBatchSize);
       const response = await postJson(
@@ -55,9 +56,20 @@ export class VertexEmbeddingProvider implements EmbeddingProvider {
         { authorization: `Bearer ${token}` },
         signal,
       );
-      const body = (await response.json()) as { predictions?: Array<{ embeddings?: { values?: number[] } }> };
-      for (const p of body.predictions ?? []) vectors.push(p.embeddings?.values ?? []);
+      const body = (await response.json()) as {
+        predictions?: Array<{ embeddings?: { values?: number[]; statistics?: { token_count?: number } } }>;
+      };
+      for (const p of body.predictions ?? []) {
+        vectors.push(p.embeddings?.values ?? []);
+        const count = p.embeddings?.statistics?.token_count;
+        counts.push(typeof count === 'number' ? count : null);
+      }
     }
+    // `statistics.token_count` per prediction: the call's input is their sum, when every one came.
+    onUsage?.({
+      inputTokens: counts.every((c) => c !== null) ? counts.reduce<number>((sum, c) => sum + (c ?? 0), 0) : null,
+      raw: { token_count: counts },
+    });
     return checkEmbeddings('vertex', texts.length, this.dimensions, vectors);
   }
 }
