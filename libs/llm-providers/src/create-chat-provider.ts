@@ -10,7 +10,7 @@ import { BedrockChatProvider } from './chat/bedrock-chat.provider';
 import { OllamaChatProvider } from './chat/ollama-chat.provider';
 import { OpenAiChatProvider, openAiCompatibleFetch } from './chat/openai-chat.provider';
 import { LocalChatProvider } from './local/local-chat.provider';
-import { vertexHost, vertexLocationPath, vertexTokenSource } from './vertex/vertex-auth';
+import { vertexHost, vertexLocation, vertexLocationPath, vertexTokenSource } from './vertex/vertex-auth';
 import { VertexClaudeChatProvider } from './vertex/vertex-claude-chat.provider';
 import { VertexGeminiChatProvider } from './vertex/vertex-gemini-chat.provider';
 import { defaultEgressPolicy, type EgressPolicy, EgressRefusedError } from './egress/egress-policy';
@@ -273,7 +273,7 @@ export function createChatProvider(
     }
     case 'vertex': {
       const project = requireField(settings.gcpProject, 'vertex', 'gcpProject');
-      const region = settings.region ?? 'us-central1';
+      const region = vertexLocation(settings.region);
       const host = override ?? settings.baseUrl ?? vertexHost(region);
       const transport = providerTransport(options, field, host);
       const locationUrl = vertexLocationPath(host, project, region);

@@ -14,7 +14,7 @@ import { OllamaEmbeddingProvider } from './embedding/ollama-embedding.provider';
 import { OpenAiEmbeddingProvider } from './embedding/openai-embedding.provider';
 import { LocalEmbeddingProvider } from './local/local-embedding.provider';
 import { LocalSemanticEmbeddingProvider } from './local/local-semantic-embedding.provider';
-import { vertexHost, vertexLocationPath, vertexTokenSource } from './vertex/vertex-auth';
+import { vertexHost, vertexLocation, vertexLocationPath, vertexTokenSource } from './vertex/vertex-auth';
 import { VertexEmbeddingProvider } from './vertex/vertex-embedding.provider';
 import type { EmbeddingProvider, EmbeddingProviderId, EmbeddingSettings, ProviderCredentials } from './types';
 
@@ -105,7 +105,7 @@ export function createEmbeddingProvider(
     }
     case 'vertex': {
       const project = requireField(settings.gcpProject, 'vertex', 'gcpProject');
-      const region = settings.region ?? 'us-central1';
+      const region = vertexLocation(settings.region);
       const host = override ?? settings.baseUrl ?? vertexHost(region);
       return refusalsTyped(
         new VertexEmbeddingProvider({

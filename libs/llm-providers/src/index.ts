@@ -16,7 +16,13 @@ export { AnthropicChatProvider } from './chat/anthropic-chat.provider';
 export { BedrockChatProvider } from './chat/bedrock-chat.provider';
 export { VertexGeminiChatProvider } from './vertex/vertex-gemini-chat.provider';
 export { VertexClaudeChatProvider, VERTEX_ANTHROPIC_VERSION } from './vertex/vertex-claude-chat.provider';
-export { vertexTokenSource, vertexHost, vertexLocationPath, type TokenSource } from './vertex/vertex-auth';
+export {
+  vertexTokenSource,
+  vertexHost,
+  vertexLocation,
+  vertexLocationPath,
+  type TokenSource,
+} from './vertex/vertex-auth';
 export { BedrockEmbeddingProvider } from './embedding/bedrock-embedding.provider';
 export { VertexEmbeddingProvider } from './vertex/vertex-embedding.provider';
 export { OpenAiEmbeddingProvider } from './embedding/openai-embedding.provider';

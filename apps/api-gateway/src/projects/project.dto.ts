@@ -17,6 +17,7 @@ import {
   IsOptional,
   IsString,
   IsUrl,
+  Matches,
   Max,
   MaxLength,
   Min,
@@ -46,6 +47,15 @@ export const LIMITS = {
   dimensions: { min: 8, max: 4_096 },
 } as const;
 
+/**
+ * A provider region (Bedrock) or location (Vertex): one DNS label, because the adapters splice it into
+ * the host (`bedrock-runtime.{region}.amazonaws.com`, `https://{region}-aiplatform.googleapis.com`);
+ * `attacker.example/x?` would otherwise aim the provider's credentials at another host.
+ */
+const LOCATION_ID = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+const LOCATION_ID_MESSAGE =
+  '$property must be a location id like us-central1 or us-east-1 (letters, digits and inner hyphens)';
+
 /** A project's embedding provider settings. */
 export class EmbeddingSettingsDto {
   @IsIn(EMBEDDING_PROVIDERS)
@@ -65,7 +75,7 @@ export class EmbeddingSettingsDto {
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
   baseUrl?: string;
 
-  @IsOptional() @IsString() @MaxLength(100) region?: string;
+  @IsOptional() @IsString() @MaxLength(100) @Matches(LOCATION_ID, { message: LOCATION_ID_MESSAGE }) region?: string;
   @IsOptional() @IsString() @MaxLength(200) gcpProject?: string;
   @IsOptional() @IsString() @MaxLength(50) apiVersion?: string;
   /** Embed knowledge in languages the model does not cover (default false: refused with a 400). */
@@ -90,7 +100,7 @@ export class LlmSettingsDto {
   @IsOptional() @IsInt() @Min(LIMITS.window.min) @Max(LIMITS.window.max) maxContextTokens?: number;
   @IsOptional() @IsInt() @Min(LIMITS.maxTokens.min) @Max(LIMITS.maxTokens.max) maxTokens?: number;
   @IsOptional() @IsInt() @Min(256) @Max(LIMITS.window.max) numCtx?: number;
-  @IsOptional() @IsString() @MaxLength(100) region?: string;
+  @IsOptional() @IsString() @MaxLength(100) @Matches(LOCATION_ID, { message: LOCATION_ID_MESSAGE }) region?: string;
   @IsOptional() @IsString() @MaxLength(200) gcpProject?: string;
   @IsOptional() @IsString() @MaxLength(50) apiVersion?: string;
 }

@@ -40,9 +40,34 @@ export function vertexTokenSource(credentials: ProviderCredentials): TokenSource
   };
 }
 
-/** Vertex AI's REST host for a location: `https://{region}-aiplatform.googleapis.com`, or the global host. */
+/** A Vertex location id (`us-central1`, `europe-west4`, `global`): one DNS label, letters, digits, inner hyphens. */
+const LOCATION_ID = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+
+/**
+ * The project's Vertex location: `region`, default `us-central1`. It is spliced into the host name
+ * (see {@link vertexHost}), so anything but one DNS label is refused: `attacker.example/x?` would
+ * otherwise send the bearer (the project's token, or the service's ADC) to `attacker.example`, past
+ * the `baseUrl` checks.
+ *
+ * @throws AskError 412 `llm_not_configured` when `region` is not a location id.
+ */
+export function vertexLocation(region: string | undefined): string {
+  const location = region ?? 'us-central1';
+  if (!LOCATION_ID.test(location)) {
+    throw llmNotConfigured(
+      'provider=vertex: region must be a location id like us-central1 (letters, digits and inner hyphens)',
+    );
+  }
+  return location;
+}
+
+/**
+ * Vertex AI's REST host for a location: `https://{region}-aiplatform.googleapis.com`, or the global host.
+ * @throws AskError 412 `llm_not_configured` when `region` is not a location id ({@link vertexLocation}).
+ */
 export function vertexHost(region: string): string {
-  return region === 'global' ? 'https://aiplatform.googleapis.com' : `https://${region}-aiplatform.googleapis.com`;
+  const location = vertexLocation(region);
+  return location === 'global' ? 'https://aiplatform.googleapis.com' : `https://${location}-aiplatform.googleapis.com`;
 }
 
 /** `{base}/v1/projects/{project}/locations/{region}` */
