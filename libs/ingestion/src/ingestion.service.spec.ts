@@ -1,11 +1,13 @@
 import { resolve } from 'node:path';
-import type { EmbeddingProvider } from '@ask/llm-providers';
+import { countLexicalTokens, type EmbeddingProvider, type EmbeddingUsage } from '@ask/llm-providers';
+import { EmbeddingLedger } from '@ask/observability';
 import {
   CredentialsCipher,
   EmbeddingSpaceMismatchError,
   InsightsRepository,
   KnowledgeRepository,
   ProjectsRepository,
+  ProviderCallsRepository,
   RetrievalRepository,
 } from '@ask/persistence';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
@@ -35,9 +37,9 @@ class RecordingEmbedder implements EmbeddingProvider {
   get dimensions() {
     return this.inner.dimensions;
   }
-  embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+  embed(texts: string[], signal?: AbortSignal, onUsage?: (usage: EmbeddingUsage) => void): Promise<number[][]> {
     this.batches.push(texts.length);
-    return this.inner.embed(texts, signal);
+    return this.inner.embed(texts, signal, onUsage);
   }
 }
 
@@ -76,6 +78,38 @@ describe(IngestionService.name, () => {
         [4, 4],
       ]);
       expect(progress[3].chunks).toBe(55);
+    }, 30_000);
+
+    it('records each embedding batch as a provider_calls row of the project, with the tokens it embedded', async () => {
+      const project = (await projects.create({ name: 'kb-ledger' })).id;
+      const ledger = new EmbeddingLedger(new ProviderCallsRepository(db.dataSource));
+      await service.ingest(project, kb, new RecordingEmbedder(256, 16), {
+        calls: { ledger, scope: { projectId: project } },
+      });
+      const rows: Array<Record<string, unknown>> = await db.dataSource.query(
+        `SELECT operation, purpose, provider, requested_model, session_id, ask_id, input_tokens, output_tokens, cost_usd, error_code
+           FROM provider_calls WHERE project_id = $1 ORDER BY started_at, id`,
+        [project],
+      );
+      expect(rows.map((r) => r['purpose'])).toEqual(['embed', 'embed', 'embed', 'embed']);
+      for (const row of rows)
+        expect(row).toMatchObject({
+          operation: 'embeddings',
+          provider: 'local',
+          requested_model: 'local-lexical-v1',
+          session_id: null,
+          ask_id: null,
+          output_tokens: 0,
+          cost_usd: '0.000000000000',
+          error_code: null,
+        });
+      // The rows' input is exactly the stored chunks' tokens by the embedder's own rule.
+      const chunks: Array<{ text: string }> = await db.dataSource.query(
+        'SELECT text FROM knowledge_chunks WHERE project_id = $1',
+        [project],
+      );
+      const counted = chunks.reduce((sum, c) => sum + countLexicalTokens(c.text), 0);
+      expect(rows.reduce((sum, r) => sum + Number(r['input_tokens']), 0)).toBe(counted);
     }, 30_000);
 
     it('re-ingesting unchanged documents skips them and leaves the same 55 chunks', async () => {

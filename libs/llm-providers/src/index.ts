@@ -37,7 +37,7 @@ export {
   localChatCpuMicros,
 } from './local/local-chat.provider';
 export type { LocalChatOptions } from './local/local-chat.provider';
-export { LocalEmbeddingProvider } from './local/local-embedding.provider';
+export { countLexicalTokens, LocalEmbeddingProvider } from './local/local-embedding.provider';
 export {
   closeSemanticEmbeddingPools,
   LocalSemanticEmbeddingProvider,

@@ -14,7 +14,9 @@ import {
 } from '@ask/ingestion';
 import { loadConfig } from '@ask/config';
 import { createEmbeddingProvider, egressPolicyFor } from '@ask/llm-providers';
-import { InsightsRepository, KnowledgeRepository } from '@ask/persistence';
+import { EmbeddingLedger } from '@ask/observability';
+import { InsightsRepository, KnowledgeRepository, ProviderCallsRepository } from '@ask/persistence';
+import type { DataSource } from 'typeorm';
 import { withDatabase } from './db';
 
 /** Documents per `POST …/knowledge` call (the API's limit is 200). */
@@ -82,6 +84,7 @@ export async function ingestFolder(
     const failures: string[] = [];
     try {
       const result = await service.ingest(projectId, documents, embedder, {
+        calls: ledgerFor(ds, projectId),
         onProgress: (p) => bar?.update(p.done, { chunks: p.chunks, failed: p.failed ?? 0 }),
         onDocumentFailed: (uri, error) => void failures.push(`${uri}: ${error.code} ${error.details ?? error.error}`),
       });
@@ -96,6 +99,14 @@ export async function ingestFolder(
       bar?.stop();
     }
   });
+}
+
+/** Every embedding call of an offline ingestion is a provider_calls row of the project, as in the worker. */
+function ledgerFor(ds: DataSource, projectId: string) {
+  return {
+    ledger: new EmbeddingLedger(new ProviderCallsRepository(ds), loadConfig().ASK_PRICE_OVERRIDES),
+    scope: { projectId },
+  };
 }
 
 /** What {@link ingestViaGateway} did over all its calls. */
@@ -328,7 +339,10 @@ export function registerIngestCommands(program: Command): void {
           { egress: egressPolicyFor(loadConfig()) },
         );
         const service = new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds));
-        console.log(JSON.stringify(await service.ingestInsights(flags.project, file, embedder), null, 2));
+        const result = await service.ingestInsights(flags.project, file, embedder, {
+          calls: ledgerFor(ds, flags.project),
+        });
+        console.log(JSON.stringify(result, null, 2));
       });
     });
 }
