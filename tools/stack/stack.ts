@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import { PROCESS_ID_HEADER } from '@ask/ask-contracts';
 
 /** The four apps, each started as its own process. */
 export const APPS = ['api-gateway', 'retrieval-worker', 'synthesis-worker', 'ingestion-worker'] as const;
@@ -79,8 +80,10 @@ export function appCommand(name: AppName, code: StackCode = 'source'): string[] 
  * tools/run-ts.js, or with `code: 'build'` from the built dist/<app>/main.js), on free ports, with
  * `env` added to the environment, and waits until each answers its health check.
  * Logs go to `logDir/<app>-<n>.log`. `nodeArgs` go to each app's `node` before its script (e.g.
- * `--require` of a profiler preload).
- * @throws Error naming the app when one exits or is not healthy within `timeoutMs`.
+ * `--require` of a profiler preload). An app is healthy when its `/health` answers 200 with the
+ * child's own pid in {@link PROCESS_ID_HEADER}; another process answering on the same port never counts.
+ * @throws Error naming the app, with the last lines of its log, when one exits before it is healthy or
+ *   is not healthy within `timeoutMs` (naming the other process when one answered on its port).
  */
 export async function startStack(
   options: { env?: NodeJS.ProcessEnv; logDir?: string; timeoutMs?: number; code?: StackCode; nodeArgs?: string[] } = {},
@@ -112,11 +115,16 @@ export async function startStack(
       env: appEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.stdout?.pipe(log);
-    child.stderr?.pipe(log);
+    // Two sources into one file: neither may end it, the child's 'close' (both pipes drained) does.
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    const logClosed = new Promise<void>((done) => {
+      log.once('close', done);
+      child.once('close', () => log.end());
+    });
     const app: RunningApp = { name, child, healthUrl: `http://127.0.0.1:${healthPort}/health`, logFile };
     children.push(app);
-    await waitHealthy(app, options.timeoutMs ?? 60_000);
+    await waitHealthy(app, options.timeoutMs ?? 60_000, logClosed);
     return app;
   };
 
@@ -157,18 +165,70 @@ export function stopApp(app: RunningApp, graceMs = 10_000): Promise<void> {
   });
 }
 
-async function waitHealthy(app: RunningApp, timeoutMs: number): Promise<void> {
+/**
+ * Waits until `app`'s own process answers its health check: 200 with the child's pid in
+ * {@link PROCESS_ID_HEADER}. An answer from any other process (no header, or another pid) does not
+ * count. `logClosed` resolves when the child's log file is complete (its pipes drained), so an early
+ * exit's error holds the log's last lines; without it the file is read as it stands.
+ * @throws Error naming the app, its exit code or signal and its log's last lines, when the child exits
+ *   first; or, after `timeoutMs`, naming the other process when one answered on the port.
+ */
+export async function waitHealthy(app: RunningApp, timeoutMs: number, logClosed?: Promise<void>): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (app.child.exitCode !== null)
-      throw new Error(`${app.name} exited with ${app.child.exitCode}; see ${app.logFile}`);
+  const exited = new Promise<void>((done) => {
+    if (hasExited(app.child)) done();
+    else app.child.once('exit', () => done());
+  });
+  let exitedNow = false;
+  void exited.then(() => (exitedNow = true));
+  let stranger: string | undefined;
+  while (Date.now() < deadline && !exitedNow) {
     try {
-      const response = await fetch(app.healthUrl);
-      if (response.ok) return;
+      const response = await fetch(app.healthUrl, { signal: AbortSignal.timeout(2_000) });
+      await response.arrayBuffer();
+      const pid = response.headers.get(PROCESS_ID_HEADER);
+      if (pid === String(app.child.pid)) {
+        if (response.ok) return;
+      } else {
+        stranger = pid ? `process ${pid}` : `a process that sends no ${PROCESS_ID_HEADER}`;
+      }
     } catch {
       // not listening yet
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await within(exited, 200);
   }
-  throw new Error(`${app.name} not healthy after ${timeoutMs} ms; see ${app.logFile}`);
+  const answered = stranger ? `; ${app.healthUrl} answered for ${stranger}, not pid ${app.child.pid}` : '';
+  if (hasExited(app.child)) {
+    if (logClosed) await within(logClosed, 2_000);
+    const how = app.child.exitCode !== null ? `code ${app.child.exitCode}` : `signal ${app.child.signalCode}`;
+    throw new Error(`${app.name} exited with ${how} before it was healthy${answered}; ${logTail(app.logFile)}`);
+  }
+  throw new Error(`${app.name} not healthy after ${timeoutMs} ms${answered}; ${logTail(app.logFile)}`);
+}
+
+/** Waits for `promise`, or `ms` milliseconds when it takes longer (its timer cleared either way). */
+async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}
+
+function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+/** The last `lines` lines of a log file (each cut to 500 characters), introduced by its path. */
+export function logTail(file: string, lines = 20): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return `no log at ${file}`;
+  }
+  const tail = text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .slice(-lines)
+    .map((line) => (line.length > 500 ? `${line.slice(0, 500)}…` : line));
+  return tail.length ? `last lines of ${file}:\n${tail.join('\n')}` : `${file} is empty`;
 }

@@ -4,3 +4,4 @@ export * from './queue-options';
 export * from './retrieval';
 export * from './ingestion-events';
 export * from './memory';
+export * from './health';

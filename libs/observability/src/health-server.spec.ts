@@ -1,3 +1,4 @@
+import { PROCESS_ID_HEADER } from '@ask/ask-contracts';
 import { startHealthServer } from './health-server';
 import { asksTotal } from './metrics';
 
@@ -7,7 +8,7 @@ describe(startHealthServer.name, () => {
     try {
       asksTotal.inc({ outcome: 'done' });
       const health = await fetch(`http://127.0.0.1:${server.port}/health`);
-      expect(health.status).toBe(200);
+      expect([health.status, health.headers.get(PROCESS_ID_HEADER)]).toEqual([200, String(process.pid)]);
       expect(await health.json()).toEqual({ status: 'ok' });
       const metrics = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
       expect(metrics).toContain('ask_finished_total{outcome="done"} 1');
@@ -25,7 +26,7 @@ describe(startHealthServer.name, () => {
     });
     try {
       const health = await fetch(`http://127.0.0.1:${server.port}/health`);
-      expect(health.status).toBe(503);
+      expect([health.status, health.headers.get(PROCESS_ID_HEADER)]).toEqual([503, String(process.pid)]);
       expect(await health.json()).toEqual({ status: 'unavailable', failing: ['postgres'] });
     } finally {
       await server.close();

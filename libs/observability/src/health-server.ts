@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PROCESS_ID_HEADER } from '@ask/ask-contracts';
 import { registry } from './metrics';
 
 /** A named readiness check; resolves when the dependency answers, rejects otherwise. */
@@ -7,7 +8,8 @@ export type HealthCheck = () => Promise<unknown>;
 
 /**
  * A worker's small dedicated HTTP port (workers have no other HTTP server): `GET /health` runs the
- * checks (200 `{status:"ok"}` or 503 naming the failing checks), `GET /metrics` serves Prometheus text.
+ * checks (200 `{status:"ok"}` or 503 naming the failing checks; either way with the process id in the
+ * {@link PROCESS_ID_HEADER} header), `GET /metrics` serves Prometheus text.
  * Port 0 picks a free port; the returned `port` is the one bound.
  */
 export async function startHealthServer(
@@ -29,7 +31,10 @@ export async function startHealthServer(
           }),
         ),
       );
-      res.writeHead(failing.length ? 503 : 200, { 'content-type': 'application/json' });
+      res.writeHead(failing.length ? 503 : 200, {
+        'content-type': 'application/json',
+        [PROCESS_ID_HEADER]: String(process.pid),
+      });
       res.end(JSON.stringify(failing.length ? { status: 'unavailable', failing: failing.sort() } : { status: 'ok' }));
       return;
     }

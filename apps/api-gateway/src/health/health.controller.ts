@@ -1,6 +1,7 @@
 import { Controller, Get, Header, HttpException, HttpStatus, Inject } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
+import { PROCESS_ID_HEADER } from '@ask/ask-contracts';
 import { EVENTS_REDIS } from '@ask/event-stream';
 import { registry } from '@ask/observability';
 import { Public } from '../auth/access.decorators';
@@ -14,8 +15,12 @@ export class HealthController {
     @Inject(EVENTS_REDIS) private readonly redis: Redis,
   ) {}
 
-  /** 200 `{status:"ok"}` when PostgreSQL and Redis answer; 503 naming the failing ones otherwise. */
+  /**
+   * 200 `{status:"ok"}` when PostgreSQL and Redis answer; 503 naming the failing ones otherwise. The
+   * 200 carries this process's id in {@link PROCESS_ID_HEADER}, so the stack knows its own gateway answered.
+   */
   @Get('health')
+  @Header(PROCESS_ID_HEADER, String(process.pid))
   async health(): Promise<{ status: string }> {
     const failing: string[] = [];
     await Promise.all([
