@@ -30,14 +30,24 @@ export interface PriceEntry {
 }
 
 const ANTHROPIC_PRICES = 'https://docs.claude.com/en/docs/about-claude/pricing';
-const OPENAI_PRICES = 'https://platform.openai.com/docs/pricing';
+const OPENAI_MODELS = 'https://developers.openai.com/api/docs/models';
 const VERTEX_PRICES = 'https://cloud.google.com/vertex-ai/generative-ai/pricing';
 const AS_OF = '2025-11-20';
+/** The day the OpenAI and Gemini rows were checked against stored copies of the providers' pages. */
+const CHECKED = '2026-12-01';
+/**
+ * Source of a row whose figures no provider page confirmed: the search of stored copies of the
+ * provider's pages on {@link CHECKED} found none for the model, so the figures are the table's first
+ * version (2025-11-20), unconfirmed; an operator who bills on them should set `ASK_PRICE_OVERRIDES`.
+ */
+const unconfirmed = (page: string) =>
+  `not confirmed: no provider page with this model's price found on ${CHECKED} (looked for ${page}); figures unchanged since ${AS_OF}`;
 
 /**
  * The built-in price table (standard tier, no batch discount; Gemini's ≤ 200K-token prompt tier).
  * Anthropic's prices apply to Claude on Bedrock, Vertex and Foundry too (list prices are the same).
  * `local` and Ollama are self-hosted: priced 0 so their calls are costed rather than unknown.
+ * Rows no provider page confirmed say so in `source` (see {@link unconfirmed}); docs/telemetry.md lists which.
  */
 export const PRICE_TABLE: readonly PriceEntry[] = [
   {
@@ -96,8 +106,8 @@ export const PRICE_TABLE: readonly PriceEntry[] = [
     cacheRead: 0.005,
     cacheWrite: 0,
     output: 0.4,
-    source: OPENAI_PRICES,
-    asOf: AS_OF,
+    source: `${OPENAI_MODELS}/gpt-5-nano (input $0.05, cached input $0.005, output $0.40 per 1M tokens)`,
+    asOf: CHECKED,
     patterns: [/^gpt-5-nano/],
   },
   {
@@ -108,8 +118,8 @@ export const PRICE_TABLE: readonly PriceEntry[] = [
     cacheRead: 0.025,
     cacheWrite: 0,
     output: 2,
-    source: OPENAI_PRICES,
-    asOf: AS_OF,
+    source: `${OPENAI_MODELS}/gpt-5-mini (input $0.25, cached input $0.025, output $2.00 per 1M tokens)`,
+    asOf: CHECKED,
     patterns: [/^gpt-5-mini/],
   },
   {
@@ -120,8 +130,8 @@ export const PRICE_TABLE: readonly PriceEntry[] = [
     cacheRead: 0.125,
     cacheWrite: 0,
     output: 10,
-    source: OPENAI_PRICES,
-    asOf: AS_OF,
+    source: `input: ${OPENAI_MODELS}/gpt-5-codex and /gpt-5-pro (their comparison rows: GPT-5 input $1.25 per 1M tokens); cached input and output not confirmed: no page of gpt-5 itself found on ${CHECKED}, figures unchanged since ${AS_OF} (GPT-5-Codex, listed at the same input price, is $0.125 cached and $10 output)`,
+    asOf: CHECKED,
     patterns: [/^gpt-5(?![\d.])(?!-(mini|nano))/],
   },
   {
@@ -132,7 +142,7 @@ export const PRICE_TABLE: readonly PriceEntry[] = [
     cacheRead: 0.025,
     cacheWrite: 0,
     output: 0.4,
-    source: OPENAI_PRICES,
+    source: unconfirmed(`${OPENAI_MODELS}/gpt-4.1-nano`),
     asOf: AS_OF,
     patterns: [/^gpt-4\.1-nano/],
   },
@@ -144,7 +154,7 @@ export const PRICE_TABLE: readonly PriceEntry[] = [
     cacheRead: 0.1,
     cacheWrite: 0,
     output: 1.6,
-    source: OPENAI_PRICES,
+    source: unconfirmed(`${OPENAI_MODELS}/gpt-4.1-mini`),
     asOf: AS_OF,
     patterns: [/^gpt-4\.1-mini/],
   },
@@ -156,7 +166,7 @@ export const PRICE_TABLE: readonly PriceEntry[] = [
     cacheRead: 0.5,
     cacheWrite: 0,
     output: 8,
-    source: OPENAI_PRICES,
+    source: unconfirmed(`${OPENAI_MODELS}/gpt-4.1`),
     asOf: AS_OF,
     patterns: [/^gpt-4\.1(?!\d)/],
   },
@@ -168,7 +178,7 @@ export const PRICE_TABLE: readonly PriceEntry[] = [
     cacheRead: 0.075,
     cacheWrite: 0,
     output: 0.6,
-    source: OPENAI_PRICES,
+    source: unconfirmed(`${OPENAI_MODELS}/gpt-4o-mini`),
     asOf: AS_OF,
     patterns: [/^gpt-4o-mini/],
   },
@@ -180,7 +190,7 @@ export const PRICE_TABLE: readonly PriceEntry[] = [
     cacheRead: 1.25,
     cacheWrite: 0,
     output: 10,
-    source: OPENAI_PRICES,
+    source: unconfirmed(`${OPENAI_MODELS}/gpt-4o`),
     asOf: AS_OF,
     patterns: [/^gpt-4o(?!-mini)/],
   },
@@ -192,7 +202,7 @@ export const PRICE_TABLE: readonly PriceEntry[] = [
     cacheRead: 0.125,
     cacheWrite: 0,
     output: 10,
-    source: VERTEX_PRICES,
+    source: unconfirmed(VERTEX_PRICES),
     asOf: AS_OF,
     patterns: [/^gemini-2\.5-pro/],
   },
@@ -204,7 +214,7 @@ export const PRICE_TABLE: readonly PriceEntry[] = [
     cacheRead: 0.03,
     cacheWrite: 0,
     output: 2.5,
-    source: VERTEX_PRICES,
+    source: unconfirmed(VERTEX_PRICES),
     asOf: AS_OF,
     patterns: [/^gemini-2\.5-flash(?!-lite)/],
   },
@@ -216,8 +226,8 @@ export const PRICE_TABLE: readonly PriceEntry[] = [
     cacheRead: 0,
     cacheWrite: 0,
     output: 0,
-    source: OPENAI_PRICES,
-    asOf: AS_OF,
+    source: `${OPENAI_MODELS}/text-embedding-3-large (its comparison row: text-embedding-3-small $0.02 per 1M tokens)`,
+    asOf: CHECKED,
     patterns: [/^text-embedding-3-small/],
   },
   {
@@ -228,8 +238,8 @@ export const PRICE_TABLE: readonly PriceEntry[] = [
     cacheRead: 0,
     cacheWrite: 0,
     output: 0,
-    source: OPENAI_PRICES,
-    asOf: AS_OF,
+    source: `${OPENAI_MODELS}/text-embedding-3-large ($0.13 per 1M tokens)`,
+    asOf: CHECKED,
     patterns: [/^text-embedding-3-large/],
   },
   {
@@ -240,7 +250,7 @@ export const PRICE_TABLE: readonly PriceEntry[] = [
     cacheRead: 0,
     cacheWrite: 0,
     output: 0,
-    source: OPENAI_PRICES,
+    source: unconfirmed(`${OPENAI_MODELS}/text-embedding-ada-002`),
     asOf: AS_OF,
     patterns: [/^text-embedding-ada-002/],
   },
