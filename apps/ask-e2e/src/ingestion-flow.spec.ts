@@ -5,6 +5,7 @@ import { AskApiError, AskClient } from '@ask/ask-client';
 import type { IngestionCounts, IngestionEvent, IngestionView } from '@ask/ask-contracts';
 import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
 import { chunkDocument, loadDocuments, type SourceDocument } from '@ask/ingestion';
+import { countLexicalTokens } from '@ask/llm-providers';
 import { ApiKeysRepository, CredentialsCipher, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
@@ -151,6 +152,29 @@ describe('ingestion as a queued job, end to end (four processes, real PostgreSQL
             max_model: 'local/local-lexical-v1',
           }))
           .sort((a, b) => (a.uri < b.uri ? -1 : 1)),
+      );
+    });
+
+    it("records the worker's embedding batches in provider_calls: the stored chunks' tokens, no ask", async () => {
+      const calls: Array<Record<string, unknown>> = await db.dataSource.query(
+        'SELECT operation, purpose, provider, ask_id, error_code, input_tokens FROM provider_calls WHERE project_id = $1',
+        [p.id],
+      );
+      expect(calls.length).toBeGreaterThan(0);
+      for (const call of calls)
+        expect(call).toMatchObject({
+          operation: 'embeddings',
+          purpose: 'embed',
+          provider: 'local',
+          ask_id: null,
+          error_code: null,
+        });
+      const chunks: Array<{ text: string }> = await db.dataSource.query(
+        'SELECT text FROM knowledge_chunks WHERE project_id = $1',
+        [p.id],
+      );
+      expect(calls.reduce((sum, c) => sum + Number(c['input_tokens']), 0)).toBe(
+        chunks.reduce((sum, c) => sum + countLexicalTokens(c.text), 0),
       );
     });
 

@@ -5,6 +5,7 @@ import { internalError } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig, loadConfig } from '@ask/config';
 import { type ContractJob, IngestionEventStream } from '@ask/event-stream';
 import { countTokens, type IngestionEventSink, IngestionRunner } from '@ask/ingestion';
+import { inJobSpan, messagingAttributes } from '@ask/observability';
 
 /** Lock of a running ingestion job; read when the module loads, because `@Processor` options are fixed then. */
 const { INGESTION_LOCK_DURATION_MS } = loadConfig();
@@ -35,7 +36,22 @@ export class IngestionProcessor extends WorkerHost implements OnApplicationBoots
     this.worker.concurrency = this.config.INGESTION_CONCURRENCY;
   }
 
-  async process(job: ContractJob<QueueName.AskIngestion>): Promise<void> {
+  process(job: ContractJob<QueueName.AskIngestion>): Promise<void> {
+    // With tracing on, one trace per run: its embedding calls are the span's children.
+    return inJobSpan(
+      `${QueueName.AskIngestion} process`,
+      undefined,
+      () => ({
+        ...messagingAttributes(QueueName.AskIngestion, job.data.ingestionId),
+        'ask.project.id': job.data.projectId,
+        'ask.ingestion.id': job.data.ingestionId,
+        'ask.attempt': job.attemptsMade + 1,
+      }),
+      () => this.handle(job),
+    );
+  }
+
+  private async handle(job: ContractJob<QueueName.AskIngestion>): Promise<void> {
     if (job.name !== JobName.Ingest && job.name !== JobName.Reembed)
       throw new Error(`unknown job ${job.name} on ${QueueName.AskIngestion}`);
     const { ingestionId, projectId } = job.data;
