@@ -24,6 +24,29 @@ export interface StoredTokenUsageRecord extends TokenUsageRecord {
   createdAt: Date;
 }
 
+/** A `token_usage_records` row as both reads select it. */
+interface UsageRecordRow {
+  model: string;
+  counter_id: string;
+  estimated: number;
+  reported: number;
+  script: string | null;
+  source: 'usage' | 'overflow';
+  created_at: Date;
+}
+
+function recordOf(r: UsageRecordRow): StoredTokenUsageRecord {
+  return {
+    model: r.model,
+    counterId: r.counter_id,
+    estimated: r.estimated,
+    reported: r.reported,
+    script: r.script,
+    source: r.source,
+    createdAt: r.created_at,
+  };
+}
+
 /** Records of estimated vs reported prompt tokens, for per-model calibration (issue 4 item 5, issue 12 item 1). */
 @Injectable()
 export class UsageRepository {
@@ -54,25 +77,7 @@ export class UsageRepository {
         WHERE model = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
       [model, Math.max(0, Math.floor(n))],
     );
-    return rows.map(
-      (r: {
-        model: string;
-        counter_id: string;
-        estimated: number;
-        reported: number;
-        script: string | null;
-        source: 'usage' | 'overflow';
-        created_at: Date;
-      }) => ({
-        model: r.model,
-        counterId: r.counter_id,
-        estimated: r.estimated,
-        reported: r.reported,
-        script: r.script,
-        source: r.source,
-        createdAt: r.created_at,
-      }),
-    );
+    return rows.map(recordOf);
   }
 
   /**
@@ -88,24 +93,6 @@ export class UsageRepository {
        ) ranked WHERE rank <= $3 ORDER BY script NULLS LAST, created_at DESC, id DESC`,
       [model, counterId, Math.max(0, Math.floor(n))],
     );
-    return rows.map(
-      (r: {
-        model: string;
-        counter_id: string;
-        estimated: number;
-        reported: number;
-        script: string | null;
-        source: 'usage' | 'overflow';
-        created_at: Date;
-      }) => ({
-        model: r.model,
-        counterId: r.counter_id,
-        estimated: r.estimated,
-        reported: r.reported,
-        script: r.script,
-        source: r.source,
-        createdAt: r.created_at,
-      }),
-    );
+    return rows.map(recordOf);
   }
 }
