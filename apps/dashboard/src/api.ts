@@ -25,6 +25,9 @@ export interface StoredMessage {
   askId: string;
   question: string;
   answer: string;
+  /** Prompt / completion tokens the provider reported for the answer (null when it reported none). */
+  promptTokens: number | null;
+  completionTokens: number | null;
   model: string | null;
   /** The budget event the answer was planned under; null for answers stored before it was kept. */
   budget: BudgetEvent | null;
@@ -33,6 +36,37 @@ export interface StoredMessage {
 
 export interface SessionWithMessages extends SessionSummary {
   messages: StoredMessage[];
+}
+
+/**
+ * Token sums and exact cost of a set of `provider_calls` rows (docs/telemetry.md): input includes
+ * cache read and write, output includes reasoning; `costUsd` a decimal string (USD, 12 places).
+ */
+export interface UsageFigures {
+  calls: number;
+  inputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+  costUsd: string;
+  unpricedCalls: number;
+}
+
+/** `GET …/usage?groupBy=…`: `key` is a UTC date (`day`), `provider/model` (`model`) or a session id. */
+export interface ProjectUsage {
+  from: string;
+  to: string;
+  groupBy: 'day' | 'model' | 'session';
+  groups: Array<UsageFigures & { key: string }>;
+  totals: UsageFigures;
+}
+
+/** `GET …/sessions/:sessionId/usage` (the gateway's `SessionUsageDto`): the session's calls by ask. */
+export interface SessionUsage {
+  sessionId: string;
+  asks: Array<UsageFigures & { askId: string }>;
+  totals: UsageFigures;
 }
 
 export interface AskAccepted {
@@ -69,6 +103,16 @@ export class DashboardApi {
 
   getSession(projectId: string, sessionId: string): Promise<SessionWithMessages> {
     return this.request('GET', `${projectPath(projectId)}/sessions/${encodeURIComponent(sessionId)}`);
+  }
+
+  /** The session's tokens and cost by ask, summed from its stored calls. */
+  getSessionUsage(projectId: string, sessionId: string): Promise<SessionUsage> {
+    return this.request('GET', `${projectPath(projectId)}/sessions/${encodeURIComponent(sessionId)}/usage`);
+  }
+
+  /** The project's tokens and cost over the API's default range (the 30 days before now). */
+  getUsage(projectId: string, groupBy: 'day' | 'model'): Promise<ProjectUsage> {
+    return this.request('GET', `${projectPath(projectId)}/usage?groupBy=${groupBy}`);
   }
 
   async deleteSession(projectId: string, sessionId: string): Promise<void> {

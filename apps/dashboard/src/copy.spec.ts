@@ -1,6 +1,6 @@
 import type { BudgetEvent } from '@ask/ask-contracts';
 import { AskErrorCode, DASHBOARD_COPY } from '@ask/ask-errors';
-import { badgeText, budgetSummary, errorCopy, memoryLine, STREAM_LOST_CODE, STREAM_LOST_COPY } from './copy';
+import { badgeText, budgetSummary, errorCopy, memoryLine, STREAM_LOST_CODE, STREAM_LOST_COPY, usd } from './copy';
 
 const budget = (over: Partial<BudgetEvent>) =>
   ({
@@ -120,5 +120,20 @@ describe(memoryLine.name, () => {
   it('is null for a first turn and for events written before memory', () => {
     expect(memoryLine(budget({ memory: memory({}) }))).toBeNull();
     expect(memoryLine(budget({}))).toBeNull();
+  });
+});
+
+describe('usd', () => {
+  it.each([
+    ['0.002161250000', '$0.002161'],
+    ['0.002161500000', '$0.002162'],
+    ['0.000000499999', '$0.00'],
+    ['0.000000500000', '$0.000001'],
+    ['1.500000000000', '$1.50'],
+    ['0.000000000000', '$0.00'],
+    ['12345.999999500000', '$12,346.00'],
+    ['3', '$3.00'],
+  ])('reads %s as %s (half up at 6 places, integer arithmetic)', (value, text) => {
+    expect(usd(value)).toBe(text);
   });
 });

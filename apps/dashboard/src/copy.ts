@@ -29,6 +29,20 @@ export function badgeText(budget: BudgetEvent): string {
   return `${tokens(budget.used)} / ${tokens(budget.window)}`;
 }
 
+/**
+ * An exact USD decimal string (the API's `costUsd`, 12 places) for reading: rounded half up to 6
+ * places, trailing zeros dropped but 2 kept: "0.002161250000" → "$0.002161", "1.500000000000" →
+ * "$1.50", "0.000000000000" → "$0.00". Integer arithmetic only (no float rounding).
+ */
+export function usd(value: string): string {
+  const [whole, fraction = ''] = value.split('.');
+  const pico = BigInt(whole || '0') * 10n ** 12n + BigInt((fraction + '0'.repeat(12)).slice(0, 12));
+  const micro = (pico + 500_000n) / 1_000_000n;
+  const units = micro / 1_000_000n;
+  const decimals = (micro % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '').padEnd(2, '0');
+  return `$${number.format(units)}.${decimals}`;
+}
+
 function plural(count: number, one: string, many: string): string {
   return `${tokens(count)} ${count === 1 ? one : many}`;
 }
@@ -49,7 +63,7 @@ export function budgetSummary(budget: BudgetEvent): { kept: string; dropped: str
 }
 
 /** Ranges of 1-based turns in words: [[1, 12], [14, 14]] → "1–12, 14". */
-function turnRanges(ranges: ReadonlyArray<[number, number]>): string {
+export function turnRanges(ranges: ReadonlyArray<[number, number]>): string {
   return ranges.map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`)).join(', ');
 }
 

@@ -1,8 +1,10 @@
 import './styles.css';
-import { ApiError, DashboardApi, type SessionSummary } from './api';
+import { ApiError, DashboardApi, type SessionSummary, type StoredMessage } from './api';
 import { badgeText, errorCopy, STREAM_LOST_CODE, STREAM_LOST_COPY, tokens } from './copy';
+import { renderSessionPicture, sessionPicture } from './picture';
 import { followAsk } from './stream';
 import { applyEvent, failTurn, newTurn, storedTurn, type Turn } from './turn';
+import { renderProjectUsage } from './usage-view';
 import { sessionRow, TurnView } from './view';
 
 const KEY_STORAGE = 'ask.apiKey'; // sessionStorage: the key lives as long as the tab
@@ -30,6 +32,10 @@ const ui = {
   askForm: byId<HTMLFormElement>('ask-form'),
   question: byId<HTMLTextAreaElement>('question'),
   askButton: byId<HTMLButtonElement>('ask-button'),
+  picture: byId<HTMLElement>('session-picture'),
+  pictureBody: byId<HTMLDivElement>('session-picture-body'),
+  usage: byId<HTMLElement>('project-usage'),
+  usageBody: byId<HTMLDivElement>('project-usage-body'),
 };
 
 const api = new DashboardApi(() => ui.apiKey.value);
@@ -84,8 +90,47 @@ function showTurns(turns: Turn[], heading: string): void {
   setBadge(null);
 }
 
+/**
+ * Redraws the open session's picture from what is stored: its messages (with their budgets) and
+ * its calls in the ledger. Hidden for a new chat; a failed read leaves the status line to say why.
+ */
+async function refreshPicture(messages?: StoredMessage[]): Promise<void> {
+  const { projectId, sessionId } = state;
+  if (!projectId || !sessionId) {
+    ui.picture.hidden = true;
+    ui.pictureBody.replaceChildren();
+    return;
+  }
+  try {
+    const [stored, usage] = await Promise.all([
+      messages ?? api.getSession(projectId, sessionId).then((s) => s.messages),
+      api.getSessionUsage(projectId, sessionId),
+    ]);
+    if (state.sessionId !== sessionId) return;
+    ui.pictureBody.replaceChildren(renderSessionPicture(sessionPicture(stored, usage)));
+    ui.picture.hidden = false;
+  } catch (err) {
+    reportError(err);
+  }
+}
+
+/** Redraws the project usage view (per day and per model, the API's default range). */
+async function refreshUsage(): Promise<void> {
+  const projectId = state.projectId;
+  if (!projectId) return;
+  try {
+    const [byDay, byModel] = await Promise.all([api.getUsage(projectId, 'day'), api.getUsage(projectId, 'model')]);
+    if (state.projectId !== projectId) return;
+    ui.usageBody.replaceChildren(renderProjectUsage(byDay, byModel));
+    ui.usage.hidden = false;
+  } catch (err) {
+    reportError(err);
+  }
+}
+
 function newChat(): void {
   state.sessionId = null;
+  void refreshPicture();
   showTurns([], 'New chat');
   renderSessions();
   ui.question.focus();
@@ -123,6 +168,7 @@ async function openSession(sessionId: string): Promise<void> {
       session.title || 'Untitled session',
     );
     renderSessions();
+    void refreshPicture(session.messages);
     setStatus(`Opened “${session.title}”: ${session.messages.length} turns. Ask a follow-up to continue it.`);
     ui.chatHeading.focus();
   } catch (err) {
@@ -202,6 +248,8 @@ function finishTurn(): void {
   state.closeStream = null;
   setBusy(false);
   void refreshSessions();
+  void refreshPicture();
+  void refreshUsage();
 }
 
 async function openProject(): Promise<void> {
@@ -214,6 +262,8 @@ async function openProject(): Promise<void> {
   state.sessions = [];
   newChat();
   setStatus('');
+  ui.usage.hidden = true;
+  void refreshUsage();
   await refreshSessions();
 }
 
