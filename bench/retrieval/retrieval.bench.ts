@@ -32,7 +32,7 @@ import { performance } from 'node:perf_hooks';
 import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsSection } from '../common';
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
 import { type EmbeddingProvider, LocalEmbeddingProvider, LocalSemanticEmbeddingProvider } from '@ask/llm-providers';
-import { DEFAULT_RETRIEVAL, type RetrievedItem } from '@ask/ask-contracts';
+import { effectiveRetrieval, type RetrievedItem, type TextSearchConfig } from '@ask/ask-contracts';
 import {
   CredentialsCipher,
   InsightsRepository,
@@ -113,6 +113,8 @@ async function main(): Promise<void> {
   /** Per embedder model: each question's best item score under the project default method (as the stand-in's prompt shows it, before rounding). */
   const bestOfDefault: Record<string, Array<{ answerable: boolean; score: number }>> = {};
   const embedding: Record<string, { ingestSeconds: number; chunks: number; embedMedianMs: number }> = {};
+  /** Per embedder provider: the text search configuration in force after ingestion (detected language). */
+  const configInForce: Record<string, string> = {};
   try {
     const ds = db.dataSource;
     const projects = new ProjectsRepository(ds, new CredentialsCipher(undefined));
@@ -127,7 +129,7 @@ async function main(): Promise<void> {
       const project = await projects.create({
         name: `retrieval bench: ${embedder.provider}`,
         embeddingSettings: { provider: embedder.provider, model: embedder.model, dimensions: embedder.dimensions },
-        retrievalSettings: { textSearchConfig: 'english' },
+        // No retrieval settings: the project default, whose text search configuration follows the detected language.
       });
       const started = performance.now();
       const ingested = await ingestion.ingest(project.id, corpus, embedder, {
@@ -136,7 +138,11 @@ async function main(): Promise<void> {
       });
       await new KnowledgeRepository(ds).refreshStatistics();
       const ingestSeconds = (performance.now() - started) / 1000;
-      console.log(`${embedder.provider}: ${ingested.chunks} chunks in ${ingestSeconds.toFixed(1)} s`);
+      const inForce: TextSearchConfig = (await projects.findById(project.id))?.textSearchConfig ?? 'simple';
+      console.log(
+        `${embedder.provider}: ${ingested.chunks} chunks in ${ingestSeconds.toFixed(1)} s; text search configuration in force: ${inForce}`,
+      );
+      configInForce[embedder.provider] = inForce;
 
       const model = `${embedder.provider}/${embedder.model}`;
       const vectors: number[][] = [];
@@ -158,11 +164,26 @@ async function main(): Promise<void> {
         ),
       };
 
+      // What the retrieval worker does for a project that sets nothing (effectiveRetrieval).
+      const weights = effectiveRetrieval(null, { embeddingProvider: embedder.provider, textSearchConfig: inForce });
+      const defaultName = `hybrid ${embedder.model} + ${inForce} (detected), weights ${weights.vectorWeight} / ${weights.fulltextWeight} (project default)`;
+      /** `config`: the text search configuration set explicitly for the method; `default`: none (the detected language's). */
       const methods: Array<{
         name: string;
-        config?: 'simple' | 'english';
+        config?: 'simple' | 'english' | 'default';
         run: (q: Question, v: number[]) => Promise<RetrievedItem[]>;
-      }> = [{ name: `vector (${embedder.model})`, run: (_q, v) => retrieval.search(project.id, v, TOP_K, model) }];
+      }> = [
+        {
+          name: defaultName,
+          config: 'default',
+          run: (q, v) =>
+            retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, {
+              vector: weights.vectorWeight,
+              fulltext: weights.fulltextWeight,
+            }),
+        },
+        { name: `vector (${embedder.model})`, run: (_q, v) => retrieval.search(project.id, v, TOP_K, model) },
+      ];
       if (embedder.provider === 'local') {
         methods.push(
           {
@@ -188,24 +209,22 @@ async function main(): Promise<void> {
           run: (q, v) => retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, { vector, fulltext }),
         });
       }
-      methods.push({
-        name: `hybrid ${embedder.model} + simple, weights ${DEFAULT_RETRIEVAL.vectorWeight} / ${DEFAULT_RETRIEVAL.fulltextWeight} (project default)`,
-        config: DEFAULT_RETRIEVAL.textSearchConfig as 'simple',
-        run: (q, v) =>
-          retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, {
-            vector: DEFAULT_RETRIEVAL.vectorWeight,
-            fulltext: DEFAULT_RETRIEVAL.fulltextWeight,
-          }),
-      });
-      methods.push({
-        name: `hybrid ${embedder.model} + simple, weights 1 / 1`,
-        config: 'simple',
-        run: (q, v) => retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, { vector: 1, fulltext: 1 }),
-      });
-      let config = 'english';
+      for (const [vector, fulltext] of [
+        [0.5, 1],
+        [1, 1],
+      ] as const) {
+        methods.push({
+          name: `hybrid ${embedder.model} + simple, weights ${vector} / ${fulltext}`,
+          config: 'simple',
+          run: (q, v) => retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, { vector, fulltext }),
+        });
+      }
+      let config = 'default';
       for (const method of methods) {
         if (method.config && method.config !== config) {
-          await projects.updateSettings(project.id, { retrievalSettings: { textSearchConfig: method.config } });
+          await projects.updateSettings(project.id, {
+            retrievalSettings: method.config === 'default' ? null : { textSearchConfig: method.config },
+          });
           config = method.config;
         }
         const ranks: Array<number | null> = [];
@@ -298,11 +317,17 @@ async function main(): Promise<void> {
       '| --- | --- | --- | --- | --- | --- | --- | --- |',
       ...rows,
       '',
-      `Best by recall@5 on this run: **${best.method}**.`,
+      `Best by recall@5 on this run: **${best.method}**. Project default (a project that sets no retrieval settings: hybrid, the text search configuration of the`,
+      `language detected in its knowledge, the embedder's weights): ${results
+        .filter((r) => r.method.endsWith('(project default)'))
+        .map((r) => `**${r.method}**, recall@5 ${r.recallAt5}, MRR ${r.mrr}`)
+        .join('; ')}. Configuration in force after ingestion: ${Object.entries(configInForce)
+        .map(([p, c]) => `${p} ${c}`)
+        .join(', ')}.`,
       '',
       '### Abstain threshold of the stand-in, per embedder',
       '',
-      'The best item score under the project default method (hybrid, simple configuration), questions split by position:',
+      'The best item score under the project default method (hybrid, detected configuration, default weights), questions split by position:',
       'even lines fit the threshold (the 2-decimal score that maximises the mean of "answerable answered" and',
       '"unanswerable abstained"; ties to the lower), odd lines check it. `LOCAL_ABSTAIN_THRESHOLDS` in',
       'libs/llm-providers/src/local/local-chat.provider.ts takes the `use-lite-512` value from here (the lexical one comes from bench/abstain).',

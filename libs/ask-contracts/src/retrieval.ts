@@ -45,36 +45,110 @@ export type TextSearchConfig = (typeof TEXT_SEARCH_CONFIGS)[number];
 export interface RetrievalSettings {
   /** Default `hybrid` ({@link DEFAULT_RETRIEVAL}). */
   method?: RetrievalMethod;
-  /** Weight of the vector leg in hybrid fusion; default 0.5. */
+  /** Weight of the vector leg in hybrid fusion; default per embedder ({@link defaultFusionWeights}). */
   vectorWeight?: number;
-  /** Weight of the full-text leg in hybrid fusion; default 1. */
+  /** Weight of the full-text leg in hybrid fusion; default per embedder ({@link defaultFusionWeights}). */
   fulltextWeight?: number;
-  /** PostgreSQL text search configuration of the full-text leg; default `simple`. */
+  /**
+   * PostgreSQL text search configuration of the full-text leg. Unset: the one of the knowledge's
+   * detected language ({@link textSearchConfigForLanguage}), `simple` when unknown or unsupported.
+   */
   textSearchConfig?: TextSearchConfig;
 }
 
 /**
- * A project's retrieval when it sets none: hybrid, the vector leg at half the full-text leg's weight.
- * The best measured method for English knowledge with the default (lexical) embedder in bench/retrieval
- * on the PostgreSQL manual (bench/RESULTS.md, "Retrieval quality on the PostgreSQL manual": recall@5
- * and MRR above the vector leg alone and the full-text leg alone). The text search configuration
- * stays `simple` (no stemming, no stop words) since the knowledge's language is not known; a project
- * of English knowledge gains by setting `english` (same table).
+ * A project's retrieval method when it sets none: hybrid (both legs, weighted reciprocal rank
+ * fusion). With the knowledge's language detected (English for the PostgreSQL manual, so the
+ * `english` configuration) and the embedder's default weights, it is the best measured method for
+ * English knowledge in bench/retrieval (bench/RESULTS.md, "Retrieval quality on the PostgreSQL
+ * manual": recall@5 and MRR above either leg alone, per embedder).
  */
-export const DEFAULT_RETRIEVAL: Readonly<Required<RetrievalSettings>> = {
-  method: 'hybrid',
-  vectorWeight: 0.5,
-  fulltextWeight: 1,
-  textSearchConfig: 'simple',
+export const DEFAULT_RETRIEVAL: Readonly<{ method: RetrievalMethod }> = { method: 'hybrid' };
+
+/** Fusion weights of the two legs. */
+export interface FusionWeightPair {
+  vectorWeight: number;
+  fulltextWeight: number;
+}
+
+/**
+ * Hybrid weights when a project sets none, per embedder, the best measured in bench/retrieval on the
+ * PostgreSQL manual with the `english` configuration (bench/RESULTS.md, "Retrieval quality on the
+ * PostgreSQL manual"): the lexical `local` embedder's vector leg is weak (recall@5 0.36 alone), so it
+ * gets half the full-text leg's weight (0.5 / 1: recall@5 0.62, vs 0.56 at 1 / 1); a semantic
+ * embedder's vector leg is as good as full text, so equal weights (1 / 1: recall@5 0.64 for
+ * `local-semantic`, vs 0.60 at 0.5 / 1). Remote embedders are semantic: they take 1 / 1 (not measured
+ * here).
+ * @param embeddingProvider the project's embedding provider id (`local`, `local-semantic`, `openai`, …).
+ */
+export function defaultFusionWeights(embeddingProvider: string | undefined): FusionWeightPair {
+  return embeddingProvider === 'local'
+    ? { vectorWeight: 0.5, fulltextWeight: 1 }
+    : { vectorWeight: 1, fulltextWeight: 1 };
+}
+
+/**
+ * PostgreSQL text search configuration per ISO 639-1 language code (as tinyld detects them): the
+ * built-in configuration of that language, for the languages PostgreSQL 15 ships one for.
+ */
+const CONFIG_OF_LANGUAGE: Readonly<Record<string, TextSearchConfig>> = {
+  ar: 'arabic',
+  hy: 'armenian',
+  eu: 'basque',
+  ca: 'catalan',
+  da: 'danish',
+  nl: 'dutch',
+  en: 'english',
+  fi: 'finnish',
+  fr: 'french',
+  de: 'german',
+  el: 'greek',
+  hi: 'hindi',
+  hu: 'hungarian',
+  id: 'indonesian',
+  ga: 'irish',
+  it: 'italian',
+  lt: 'lithuanian',
+  ne: 'nepali',
+  no: 'norwegian',
+  nb: 'norwegian',
+  nn: 'norwegian',
+  pt: 'portuguese',
+  ro: 'romanian',
+  ru: 'russian',
+  sr: 'serbian',
+  es: 'spanish',
+  sv: 'swedish',
+  ta: 'tamil',
+  tr: 'turkish',
+  yi: 'yiddish',
 };
 
-/** The settings with every default ({@link DEFAULT_RETRIEVAL}) filled in. */
-export function effectiveRetrieval(settings: RetrievalSettings | null | undefined): Required<RetrievalSettings> {
+/**
+ * The text search configuration for knowledge in `language` (ISO 639-1, e.g. `en` → `english`,
+ * `de` → `german`); `simple` (lower-case, no stemming, no stop words) when the language is unknown
+ * (null) or PostgreSQL has no configuration for it (`zh`, `ja`, …).
+ */
+export function textSearchConfigForLanguage(language: string | null | undefined): TextSearchConfig {
+  return (language && CONFIG_OF_LANGUAGE[language.toLowerCase()]) || 'simple';
+}
+
+/**
+ * The settings with every default filled in: method {@link DEFAULT_RETRIEVAL}, weights
+ * {@link defaultFusionWeights} of the project's embedder, and the text search configuration the
+ * project's rows are indexed with (`inForce`: the explicit setting, else the one of the knowledge's
+ * detected language; `projects.text_search_config`), `simple` when not given.
+ */
+export function effectiveRetrieval(
+  settings: RetrievalSettings | null | undefined,
+  context: { embeddingProvider?: string; textSearchConfig?: TextSearchConfig } = {},
+): Required<RetrievalSettings> {
+  const weights = defaultFusionWeights(context.embeddingProvider);
   return {
     method: settings?.method ?? DEFAULT_RETRIEVAL.method,
-    vectorWeight: settings?.vectorWeight ?? DEFAULT_RETRIEVAL.vectorWeight,
-    fulltextWeight: settings?.fulltextWeight ?? DEFAULT_RETRIEVAL.fulltextWeight,
-    textSearchConfig: settings?.textSearchConfig ?? DEFAULT_RETRIEVAL.textSearchConfig,
+    vectorWeight: settings?.vectorWeight ?? weights.vectorWeight,
+    fulltextWeight: settings?.fulltextWeight ?? weights.fulltextWeight,
+    textSearchConfig: settings?.textSearchConfig ?? context.textSearchConfig ?? 'simple',
   };
 }
 

@@ -1,5 +1,11 @@
 import type { AskError } from '@ask/ask-errors';
-import { checkEmbeddingLanguage, type EmbeddingProvider } from '@ask/llm-providers';
+import {
+  checkEmbeddingLanguage,
+  detectLanguage,
+  detectLanguages,
+  type EmbeddingProvider,
+  mainLanguage,
+} from '@ask/llm-providers';
 import {
   EmbeddingSpaceMismatchError,
   InsightsRepository,
@@ -108,6 +114,11 @@ export class IngestionService {
    * title, text, chunking settings and embedding model) equals the stored one is skipped without
    * chunking or embedding; a changed one has its chunks replaced.
    *
+   * Each stored document keeps its detected language (`detectLanguage`); the project's text search
+   * configuration follows the language most of its chunks are in (`applyTextSearchConfig`: set from
+   * this upload's sample before anything is written when the project has none detected yet, and
+   * again at the end), unless the project names one.
+   *
    * Provider failures are typed (`classifyEmbeddingFailure`): retryable ones (429, 5xx) are retried
    * `providerRetries` times first. One that concerns only the text sent (too long, a 400) fails the
    * documents of that call (`onDocumentFailed`; a call spanning several documents is tried again per
@@ -128,10 +139,11 @@ export class IngestionService {
   ): Promise<IngestionResult> {
     const space = embeddingSpace(provider);
     await this.assertSpace(projectId, space);
-    checkEmbeddingLanguage(
-      provider,
-      documents.map((doc) => doc.text),
-    );
+    const texts = documents.map((doc) => doc.text);
+    const languages = detectLanguages(texts);
+    checkEmbeddingLanguage(provider, texts, languages);
+    // Before any chunk is written, so a new project's chunks are indexed with its language's configuration.
+    await this.knowledge.applyTextSearchConfig(projectId, mainLanguage(languages));
     const chunkOptions = { chunkTokens: options.chunkTokens ?? 400, overlapTokens: options.overlapTokens ?? 60 };
     const result: IngestionResult = {
       sources: documents.length,
@@ -174,7 +186,12 @@ export class IngestionService {
         }
         const stored = await this.knowledge.replaceSource(
           projectId,
-          { uri: entry.doc.uri, title: entry.doc.title, contentHash: entry.hash },
+          {
+            uri: entry.doc.uri,
+            title: entry.doc.title,
+            contentHash: entry.hash,
+            language: detectLanguage(entry.doc.text),
+          },
           entry.chunks.map((c, i) => ({ text: c.text, tokenCount: c.tokenCount, embedding: entry.embeddings[i] })),
           space.model,
         );
@@ -248,6 +265,8 @@ export class IngestionService {
     }
     while (queue.length > 0) await embedBatch(batchSize);
     await storeFinished();
+    // The main language of the project's knowledge now (these documents included) picks the configuration.
+    if (result.created + result.replaced > 0) await this.knowledge.applyTextSearchConfig(projectId);
     if (result.chunks >= STATISTICS_REFRESH_CHUNKS) await this.knowledge.refreshStatistics();
     return result;
   }
@@ -270,10 +289,14 @@ export class IngestionService {
   ): Promise<InsightsIngestionResult> {
     const space = embeddingSpace(provider);
     await this.assertSpace(projectId, space);
-    checkEmbeddingLanguage(provider, [
+    const texts = [
       ...file.insights.map((i) => `${i.name}\n${i.description}`),
       ...file.recommendations.map((r) => `${r.title}\n${r.body}`),
-    ]);
+    ];
+    const languages = detectLanguages(texts);
+    checkEmbeddingLanguage(provider, texts, languages);
+    // A project without detected knowledge takes the items' language for its full-text configuration.
+    await this.knowledge.applyTextSearchConfig(projectId, mainLanguage(languages));
     const total = file.insights.length + file.recommendations.length;
     let done = 0;
     const batchSize = Math.max(1, provider.maxBatchSize);

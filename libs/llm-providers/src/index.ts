@@ -28,7 +28,13 @@ export { VertexEmbeddingProvider } from './vertex/vertex-embedding.provider';
 export { OpenAiEmbeddingProvider } from './embedding/openai-embedding.provider';
 export { OllamaEmbeddingProvider } from './embedding/ollama-embedding.provider';
 export { checkEmbeddings } from './embedding/check-embeddings';
-export { checkEmbeddingLanguage, detectLanguages, type LanguageShare } from './embedding/check-embedding-language';
+export {
+  checkEmbeddingLanguage,
+  detectLanguage,
+  detectLanguages,
+  mainLanguage,
+  type LanguageShare,
+} from './embedding/check-embedding-language';
 export {
   composeAnswer,
   LOCAL_ABSTAIN_THRESHOLDS,

@@ -20,8 +20,14 @@ import { toSettings } from './project.command';
 import { readQuestions, runSession } from './session.command';
 
 const ROOT = resolve(__dirname, '..', '..', '..', '..');
-/** The PostgreSQL 15 manual, when the shared data folder sits beside the repo. */
-export const POSTGRES_MANUAL = resolve(ROOT, '..', 'shared', 'data', 'kb-postgresql-15-docs');
+/**
+ * The PostgreSQL 15 manual, when the shared data folder is `$ASK_SHARED_DATA` (as for the benches) or
+ * sits beside the repo (`../shared/data`).
+ */
+export const POSTGRES_MANUAL = resolve(
+  process.env['ASK_SHARED_DATA'] || resolve(ROOT, '..', 'shared', 'data'),
+  'kb-postgresql-15-docs',
+);
 /**
  * The fallback corpus that exists on any machine after `npm ci`: the README of each of these installed
  * packages, the libraries this service is built on. Each is stored under its package name, so
@@ -100,17 +106,12 @@ const HTML_TAG =
 const DEMO_TOP_K = 12;
 
 /**
- * Retrieval for the PostgreSQL manual (and `--docs`, English documentation): hybrid with the `english`
- * text search configuration, vector weight 0.5, full text 1, the best recall@5 measured for the lexical
- * embedder on the manual (0.616 against 0.457 for the language-blind default with `simple`;
- * bench/RESULTS.md "Retrieval quality on the PostgreSQL manual").
+ * Retrieval for the PostgreSQL manual (and `--docs`, English documentation): the project default,
+ * hybrid with the text search configuration of the knowledge's detected language (`english` here)
+ * and the embedder's weights (0.5 / 1 lexical, 1 / 1 semantic), the best recall@5 measured on the
+ * manual per embedder (bench/RESULTS.md "Retrieval quality on the PostgreSQL manual").
  */
-const MANUAL_RETRIEVAL: RetrievalSettings = {
-  method: 'hybrid',
-  textSearchConfig: 'english',
-  vectorWeight: 0.5,
-  fulltextWeight: 1,
-};
+const MANUAL_RETRIEVAL: RetrievalSettings = { method: 'hybrid' };
 
 /**
  * Retrieval for the fallback corpus (14 short READMEs): the vector leg alone. Judged by hand on its
@@ -219,19 +220,6 @@ export function registerDemoCommand(program: Command): void {
       const projectId = await withDatabase((ds, projects) =>
         demoProject(ds, projects, name, console.log, embedding, corpus.retrieval),
       );
-      await withDatabase(async (_ds, projects) => {
-        const project = await projects.findById(projectId);
-        const e = project?.embeddingSettings;
-        const r = effectiveRetrieval(project?.retrievalSettings);
-        console.log(
-          `embedder: ${e?.provider}/${e?.model} (${e?.dimensions} dimensions); retrieval: ${r.method}` +
-            (r.method === 'hybrid'
-              ? ` (vector weight ${r.vectorWeight}, full text ${r.fulltextWeight}, text search ${r.textSearchConfig})`
-              : r.method === 'fulltext'
-                ? ` (text search ${r.textSearchConfig})`
-                : ''),
-        );
-      });
       const apiKey = await withDatabase((ds) => demoApiKey(new ApiKeysRepository(ds), projectId));
       const uris = new Set<string>();
       for (const folder of corpus.folders) {
@@ -249,6 +237,23 @@ export function registerDemoCommand(program: Command): void {
           `removed ${removed.length} documents no longer in the corpus (${removed.slice(0, 3).join(', ')}${removed.length > 3 ? ', …' : ''})`,
         );
 
+      await withDatabase(async (_ds, projects) => {
+        const project = await projects.findById(projectId);
+        const e = project?.embeddingSettings;
+        // After ingestion: the text search configuration follows the language detected in the knowledge.
+        const r = effectiveRetrieval(project?.retrievalSettings, {
+          embeddingProvider: e?.provider,
+          textSearchConfig: project?.textSearchConfig,
+        });
+        console.log(
+          `embedder: ${e?.provider}/${e?.model} (${e?.dimensions} dimensions); retrieval: ${r.method}` +
+            (r.method === 'hybrid'
+              ? ` (vector weight ${r.vectorWeight}, full text ${r.fulltextWeight}, text search ${r.textSearchConfig})`
+              : r.method === 'fulltext'
+                ? ` (text search ${r.textSearchConfig})`
+                : ''),
+        );
+      });
       console.log('starting api-gateway, retrieval-worker and synthesis-worker…');
       const stack = await startStack({ env: { LOG_LEVEL: 'warn' } });
       console.log(`project: ${projectId}`);

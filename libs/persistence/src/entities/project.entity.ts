@@ -1,4 +1,4 @@
-import type { MemorySettings, RetrievalSettings } from '@ask/ask-contracts';
+import type { MemorySettings, RetrievalSettings, TextSearchConfig } from '@ask/ask-contracts';
 import type { EmbeddingSettings, LlmSettings } from '@ask/llm-providers';
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
@@ -26,6 +26,13 @@ export class ProjectEntity {
   /** Retrieval method, fusion weights and text search configuration; null: the defaults. */
   @Column({ name: 'retrieval_settings', type: 'jsonb', nullable: true })
   retrievalSettings: RetrievalSettings | null;
+
+  /**
+   * The text search configuration in force (explicit, else the knowledge's detected language's, else
+   * `simple`); written only by `applyTextSearchConfig`, never through the entity.
+   */
+  @Column({ name: 'text_search_config', type: 'text', default: 'simple', insert: false, update: false })
+  textSearchConfig: TextSearchConfig;
 
   /** Conversation memory mode, summariser model and summary length budget; null: the defaults. */
   @Column({ name: 'memory_settings', type: 'jsonb', nullable: true })

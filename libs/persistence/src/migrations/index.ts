@@ -8,6 +8,7 @@ import { ProviderCalls1796015480400 } from './1796015480400-provider-calls';
 import { ConversationMemory1796015480500 } from './1796015480500-conversation-memory';
 import { MessageBudgetAndSources1796015480600 } from './1796015480600-message-budget-and-sources';
 import { ProviderCallsSessionIndex1796015480700 } from './1796015480700-provider-calls-session-index';
+import { KnowledgeLanguage1796015481515 } from './1796015481515-knowledge-language';
 
 /** Every migration, oldest first. Listed as classes (not a glob) so they load under SWC and jest. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   ConversationMemory1796015480500,
   MessageBudgetAndSources1796015480600,
   ProviderCallsSessionIndex1796015480700,
+  KnowledgeLanguage1796015481515,
 ];

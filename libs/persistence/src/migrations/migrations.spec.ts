@@ -51,6 +51,7 @@ describe('migrations', () => {
       'ConversationMemory1796015480500',
       'MessageBudgetAndSources1796015480600',
       'ProviderCallsSessionIndex1796015480700',
+      'KnowledgeLanguage1796015481515',
     ]);
   });
 

@@ -1,8 +1,10 @@
+import type { TextSearchConfig } from '@ask/ask-contracts';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { EmbeddingSpaceMismatchError, type EmbeddingSpace } from '../errors';
 import { isUuid } from '../ids';
 import { assertDimensions, vectorParam } from '../vector';
+import { applyTextSearchConfig } from './text-search-config';
 
 /** A knowledge document's identity and version. */
 export interface KnowledgeSourceInput {
@@ -11,6 +13,8 @@ export interface KnowledgeSourceInput {
   title: string;
   /** SHA-256 (hex) of the document text; equal to the stored one → the document is skipped. */
   contentHash: string;
+  /** ISO 639-1 code of the document's detected language (`detectLanguage`); null/absent: unknown. */
+  language?: string | null;
 }
 
 /** One chunk to store, in document order. */
@@ -31,6 +35,8 @@ export interface KnowledgeSource {
   chunkCount: number;
   embeddingDims: number;
   embeddingModel: string;
+  /** ISO 639-1 code detected at ingestion; null: unknown. */
+  language: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -92,14 +98,31 @@ export class KnowledgeRepository {
         await manager.query('DELETE FROM knowledge_chunks WHERE source_id = $1', [sourceId]);
         await manager.query(
           `UPDATE knowledge_sources SET title = $2, content_hash = $3, chunk_count = $4, embedding_dims = $5,
-                  embedding_model = $6, updated_at = now() WHERE id = $1`,
-          [sourceId, source.title, source.contentHash, chunks.length, dimensions, embeddingModel],
+                  embedding_model = $6, language = $7, updated_at = now() WHERE id = $1`,
+          [
+            sourceId,
+            source.title,
+            source.contentHash,
+            chunks.length,
+            dimensions,
+            embeddingModel,
+            source.language ?? null,
+          ],
         );
       } else {
         const rows = await manager.query(
-          `INSERT INTO knowledge_sources (project_id, uri, title, content_hash, chunk_count, embedding_dims, embedding_model)
-           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-          [projectId, source.uri, source.title, source.contentHash, chunks.length, dimensions, embeddingModel],
+          `INSERT INTO knowledge_sources (project_id, uri, title, content_hash, chunk_count, embedding_dims, embedding_model, language)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+          [
+            projectId,
+            source.uri,
+            source.title,
+            source.contentHash,
+            chunks.length,
+            dimensions,
+            embeddingModel,
+            source.language ?? null,
+          ],
         );
         sourceId = rows[0].id;
       }
@@ -150,6 +173,22 @@ export class KnowledgeRepository {
       [projectId, uri],
     );
     return affected > 0;
+  }
+
+  /**
+   * Sets the project's text search configuration in force from its knowledge's detected language
+   * (unless the project names one) and re-derives its rows' full-text vectors when it changes
+   * ({@link applyTextSearchConfig}), in one transaction.
+   * @param provisionalLanguage an ingestion's detected language (ISO 639-1), used while the project
+   *   stores no knowledge of a detected language.
+   * @returns the configuration in force; null for an unknown project.
+   */
+  async applyTextSearchConfig(
+    projectId: string,
+    provisionalLanguage?: string | null,
+  ): Promise<TextSearchConfig | null> {
+    if (!isUuid(projectId)) return null;
+    return this.dataSource.transaction((manager) => applyTextSearchConfig(manager, projectId, provisionalLanguage));
   }
 
   /**
@@ -280,7 +319,7 @@ export class KnowledgeRepository {
 }
 
 const SOURCE_SELECT =
-  'SELECT id, uri, title, content_hash, chunk_count, embedding_dims, embedding_model, created_at, updated_at FROM knowledge_sources';
+  'SELECT id, uri, title, content_hash, chunk_count, embedding_dims, embedding_model, language, created_at, updated_at FROM knowledge_sources';
 
 interface SourceRow {
   id: string;
@@ -290,6 +329,7 @@ interface SourceRow {
   chunk_count: number;
   embedding_dims: number;
   embedding_model: string;
+  language: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -303,6 +343,7 @@ function toSource(r: SourceRow): KnowledgeSource {
     chunkCount: r.chunk_count,
     embeddingDims: r.embedding_dims,
     embeddingModel: r.embedding_model,
+    language: r.language,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };

@@ -26,6 +26,7 @@ describe(ProjectsRepository.name, () => {
         embeddingSettings: null,
         llmSettings: null,
         retrievalSettings: null,
+        textSearchConfig: 'simple',
         memorySettings: null,
         topK: 8,
         maxTokens: 2048,

@@ -1,11 +1,12 @@
 import { credentialSecrets, registerSecrets } from '@ask/ask-errors';
-import type { MemorySettings, RetrievalSettings } from '@ask/ask-contracts';
+import type { MemorySettings, RetrievalSettings, TextSearchConfig } from '@ask/ask-contracts';
 import type { EmbeddingSettings, LlmSettings, ProviderCredentials } from '@ask/llm-providers';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type Repository } from 'typeorm';
 import { CredentialsCipher } from '../credentials-cipher';
 import { ProjectEntity } from '../entities';
 import { isUuid } from '../ids';
+import { applyTextSearchConfig } from './text-search-config';
 
 /** A project as the rest of the service sees it: settings, never credentials. */
 export interface Project {
@@ -17,6 +18,12 @@ export interface Project {
   llmSettings: LlmSettings | null;
   /** Retrieval method, weights and text search configuration; null: the defaults (`effectiveRetrieval`). */
   retrievalSettings: RetrievalSettings | null;
+  /**
+   * The text search configuration in force (`projects.text_search_config`): the explicit
+   * `retrievalSettings.textSearchConfig`, else the one of the knowledge's detected language, else
+   * `simple`. The project's rows are indexed with it and the full-text leg queries with it.
+   */
+  textSearchConfig: TextSearchConfig;
   /** Conversation memory settings; null: the defaults (`effectiveMemory`). */
   memorySettings: MemorySettings | null;
   /** Items retrieved per ask. */
@@ -52,6 +59,7 @@ const PUBLIC_COLUMNS = [
   'p.embeddingSettings',
   'p.llmSettings',
   'p.retrievalSettings',
+  'p.textSearchConfig',
   'p.memorySettings',
   'p.topK',
   'p.maxTokens',
@@ -84,6 +92,9 @@ export class ProjectsRepository {
   async create(input: ProjectSettingsInput & { name: string }): Promise<Project> {
     const inserted = await this.projects.insert(this.projects.create(input));
     const id = inserted.identifiers[0]['id'] as string;
+    if (input.retrievalSettings?.textSearchConfig) {
+      await this.dataSource.transaction((manager) => applyTextSearchConfig(manager, id));
+    }
     return (await this.findById(id)) as Project;
   }
 
@@ -133,8 +144,9 @@ export class ProjectsRepository {
 
   /**
    * Applies the given settings (an explicit null clears a nullable one). A change of retrieval
-   * settings re-derives the full-text vectors of the project's rows with its text search
-   * configuration, in the same transaction.
+   * settings sets the text search configuration in force (the explicit one, else the knowledge's
+   * detected language's: `applyTextSearchConfig`) and re-derives the full-text vectors of the
+   * project's rows when it changed, in the same transaction.
    * @returns the updated project, or null when it does not exist.
    */
   async updateSettings(id: string, patch: ProjectSettingsInput): Promise<Project | null> {
@@ -143,16 +155,8 @@ export class ProjectsRepository {
     if (Object.keys(values).length > 0) {
       await this.dataSource.transaction(async (manager) => {
         await manager.getRepository(ProjectEntity).update({ id }, values as Partial<ProjectEntity>);
-        if (patch.retrievalSettings !== undefined) {
-          // Rows keep the configuration they were written with; rewriting it regenerates their tsvector.
-          const config = patch.retrievalSettings?.textSearchConfig ?? 'simple';
-          for (const table of ['insights', 'recommendations', 'knowledge_chunks']) {
-            await manager.query(
-              `UPDATE ${table} SET ts_config = $2::regconfig WHERE project_id = $1 AND ts_config <> $2::regconfig`,
-              [id, config],
-            );
-          }
-        }
+        // Rows keep the configuration they were written with; rewriting it regenerates their tsvector.
+        if (patch.retrievalSettings !== undefined) await applyTextSearchConfig(manager, id);
       });
     }
     return this.findById(id);
@@ -209,7 +213,7 @@ export class ProjectsRepository {
 
 /** The columns of a {@link Project} in plain SQL (snake case, as `ProjectEntity` maps them). */
 const PROJECT_SQL_COLUMNS =
-  'id, name, embedding_settings, llm_settings, retrieval_settings, memory_settings, top_k, max_tokens, system_prompt, max_history_messages, created_at, updated_at, credentials_encrypted IS NOT NULL AS has_credentials';
+  'id, name, embedding_settings, llm_settings, retrieval_settings, text_search_config, memory_settings, top_k, max_tokens, system_prompt, max_history_messages, created_at, updated_at, credentials_encrypted IS NOT NULL AS has_credentials';
 
 /** A `projects` row as `PROJECT_SQL_COLUMNS` selects it (jsonb parsed, timestamptz as Date by node-postgres). */
 interface ProjectRow {
@@ -218,6 +222,7 @@ interface ProjectRow {
   embedding_settings: EmbeddingSettings | null;
   llm_settings: LlmSettings | null;
   retrieval_settings: RetrievalSettings | null;
+  text_search_config: TextSearchConfig;
   memory_settings: MemorySettings | null;
   top_k: number;
   max_tokens: number;
@@ -235,6 +240,7 @@ function rowToProject(r: ProjectRow): Project {
     embeddingSettings: r.embedding_settings,
     llmSettings: r.llm_settings,
     retrievalSettings: r.retrieval_settings,
+    textSearchConfig: r.text_search_config,
     memorySettings: r.memory_settings,
     topK: r.top_k,
     maxTokens: r.max_tokens,
@@ -253,6 +259,7 @@ function toProject(e: ProjectEntity, hasCredentials: boolean): Project {
     embeddingSettings: e.embeddingSettings,
     llmSettings: e.llmSettings,
     retrievalSettings: e.retrievalSettings,
+    textSearchConfig: e.textSearchConfig,
     memorySettings: e.memorySettings,
     topK: e.topK,
     maxTokens: e.maxTokens,

@@ -163,7 +163,8 @@ export function fullTextQuery(question: string): string {
 /**
  * The full-text SQL over rows of embedding length `dimensions` ($1 project id, $2 query vector,
  * $3 top-K, $4 `fullTextQuery`, $5 the embedding model `provider/model`): each table's rows whose `tsv` matches the query under the
- * project's text search configuration, best `ts_rank_cd` first, with their cosine distance to $2
+ * project's text search configuration in force (`projects.text_search_config`, the one its rows are
+ * indexed with), best `ts_rank_cd` first, with their cosine distance to $2
  * so every item carries the same `score` as in the vector leg. Exported so a test can EXPLAIN it
  * and see the GIN indexes used.
  */
@@ -171,7 +172,8 @@ export function fullTextSql(dimensions: number): string {
   const e = (alias: string) => embeddingExpression(`${alias}.embedding`, dimensions);
   const q = isIndexedDimension(dimensions) ? `$2::vector(${dimensions})` : '$2::vector';
   // A scalar subquery (one InitPlan value) rather than a joined CTE, so `tsv @@ …` can drive the GIN index.
-  const tsquery = `(SELECT to_tsquery(COALESCE((p.retrieval_settings ->> 'textSearchConfig')::regconfig, 'simple'::regconfig), $4) FROM projects p WHERE p.id = $1)`;
+  // The project's configuration in force, the one its rows' tsv are built with (applyTextSearchConfig).
+  const tsquery = `(SELECT to_tsquery(p.text_search_config::regconfig, $4) FROM projects p WHERE p.id = $1)`;
   return `
     SELECT * FROM (
       (SELECT i.id, 'insight' AS kind, i.name AS title, i.name || E'\\n' || i.description AS text,
