@@ -75,9 +75,9 @@ export interface FusionWeightPair {
  * Hybrid weights when a project sets none, per embedder, the best measured in bench/retrieval on the
  * PostgreSQL manual with the `english` configuration (bench/RESULTS.md, "Retrieval quality on the
  * PostgreSQL manual"): the lexical `local` embedder's vector leg is weak (recall@5 0.36 alone), so it
- * gets half the full-text leg's weight (0.5 / 1: recall@5 0.62, vs 0.56 at 1 / 1); a semantic
- * embedder's vector leg is as good as full text, so equal weights (1 / 1: recall@5 0.64 for
- * `local-semantic`, vs 0.60 at 0.5 / 1). Remote embedders are semantic: they take 1 / 1 (not measured
+ * gets half the full-text leg's weight (0.5 / 1: recall@5 0.63, vs 0.56 at 1 / 1); a semantic
+ * embedder's vector leg (0.54 alone) is close to full text's (0.62), so equal weights (1 / 1: recall@5 0.66 for
+ * `local-semantic`, vs 0.62 at 0.5 / 1). Remote embedders are semantic: they take 1 / 1 (not measured
  * here).
  * @param embeddingProvider the project's embedding provider id (`local`, `local-semantic`, `openai`, …).
  */
