@@ -6,7 +6,7 @@ import { toAskError } from '../errors/to-ask-error';
 import { PLANTED_KEY, thrown } from '../testing/chat-contract';
 import { allowing } from '../testing/egress';
 import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream';
-import type { EmbeddingProvider, EmbeddingSettings, ProviderCredentials } from '../types';
+import type { EmbeddingProvider, EmbeddingSettings, EmbeddingUsage, ProviderCredentials } from '../types';
 
 interface EmbeddingCase {
   name: string;
@@ -105,6 +105,28 @@ describe('embedding adapters against the fake upstream', () => {
       expect(vectors[0]).not.toEqual(vectors[1]);
       expect(await provider.embed(['beta'])).toEqual([vectors[1]]);
       expect(fake.requests.every((r) => r.route === c.route)).toBe(true);
+    });
+
+    it("reports the call's usage as the wire sent it (issue 17 item 1)", async () => {
+      let usage: EmbeddingUsage | undefined;
+      await make().embed(['alpha', 'beta gamma'], undefined, (u) => (usage = u));
+      const raw = usage?.raw as Record<string, unknown>;
+      const reported: Record<string, () => unknown> = {
+        'openai.embeddings': () => raw['prompt_tokens'],
+        'azure.deployments.embeddings': () => raw['prompt_tokens'],
+        'ollama.embed': () => raw['prompt_eval_count'],
+        'bedrock.invoke': () => (raw['inputTextTokenCount'] as number[]).reduce((a, b) => a + b, 0),
+        'vertex.predict': () => (raw['token_count'] as number[]).reduce((a, b) => a + b, 0),
+      };
+      expect(usage?.inputTokens).toBeGreaterThan(0);
+      expect(usage?.inputTokens).toBe(reported[c.route]());
+      // The raw object holds counts, never the vectors.
+      expect(JSON.stringify(raw)).not.toMatch(/embedding|values/);
+      if (c.route.startsWith('openai') || c.route.startsWith('azure')) {
+        expect(usage?.convention).toBe('openai');
+        expect(raw['total_tokens']).toBe(raw['prompt_tokens']);
+      }
+      if (c.route === 'ollama.embed') expect([usage?.convention, usage?.model]).toEqual(['ollama', 'nomic-embed-text']);
     });
 
     it('maps a 500 to a retryable failure and a content-filter 400 to a sanitised 502', async () => {
