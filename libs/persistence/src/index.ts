@@ -10,3 +10,4 @@ export { PersistenceModule, REPOSITORIES } from './persistence.module';
 export type { PersistenceModuleOptions } from './persistence.module';
 export * from './repositories';
 export { INDEXED_EMBEDDING_DIMENSIONS, MAX_VECTOR_DIMENSIONS, parseVector, vectorParam } from './vector';
+export { pgQuery } from './pg-query';

@@ -4,7 +4,7 @@ import { embeddingNotConfigured, embeddingSpaceChanged, llmNotConfigured, notFou
 import { createEmbeddingProvider } from '@ask/llm-providers';
 import { AskEventStream } from '@ask/event-stream';
 import { inSpan, SpanKind } from '@ask/observability';
-import { AsksRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
+import { AsksRepository, ProjectsRepository } from '@ask/persistence';
 import { EventsTokenSigner } from '../auth/events-token';
 import { AskRetrievalProducer } from './ask-retrieval.producer';
 import type { AskAccepted, AskDto } from './ask.dto';
@@ -18,7 +18,6 @@ import type { AskAccepted, AskDto } from './ask.dto';
 export class AskService {
   constructor(
     private readonly projects: ProjectsRepository,
-    private readonly knowledge: KnowledgeRepository,
     private readonly asks: AsksRepository,
     private readonly events: AskEventStream,
     private readonly producer: AskRetrievalProducer,
@@ -47,15 +46,15 @@ export class AskService {
     body: AskDto,
     identified: (askId: string, sessionId: string) => void,
   ): Promise<AskAccepted> {
-    // The project and its credentials in one round trip.
-    const found = await this.projects.findWithCredentials(projectId);
+    // The project, its credentials and its stored embedding spaces in one round trip.
+    const found = await this.projects.findForAsk(projectId);
     if (!found) throw notFound('project not found');
-    const { project, credentials } = found;
+    const { project, credentials, spaces } = found;
     if (!project.embeddingSettings) throw embeddingNotConfigured();
     if (!project.llmSettings) throw llmNotConfigured();
     const embedder = createEmbeddingProvider(project.embeddingSettings, credentials ?? {});
     const space = { model: `${embedder.provider}/${embedder.model}`, dimensions: embedder.dimensions };
-    const others = await this.knowledge.spacesOtherThan(projectId, space);
+    const others = spaces.filter((s) => s.model !== space.model || s.dimensions !== space.dimensions);
     if (others.length > 0) throw embeddingSpaceChanged(others, space);
 
     const askId = randomUUID();

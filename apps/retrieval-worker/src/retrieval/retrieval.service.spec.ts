@@ -1,7 +1,7 @@
 import type { RetrieveJobData, RetrievedItem, SynthesizeJobData } from '@ask/ask-contracts';
 import type { AskEventStream } from '@ask/event-stream';
 import { loadConfig } from '@ask/config';
-import type { EmbeddingSpace, KnowledgeRepository, ProjectsRepository, RetrievalRepository } from '@ask/persistence';
+import type { EmbeddingSpace, ProjectsRepository, RetrievalRepository } from '@ask/persistence';
 import type { AskSynthesisProducer } from './ask-synthesis.producer';
 import { RetrievalService } from './retrieval.service';
 
@@ -26,7 +26,7 @@ function setup(project: unknown, items: RetrievedItem[] = [], otherSpaces: Embed
   }> = [];
   const service = new RetrievalService(
     {
-      findWithCredentials: async () => (project ? { project, credentials: null } : null),
+      findForAsk: async () => (project ? { project, credentials: null, spaces: otherSpaces } : null),
     } as unknown as ProjectsRepository,
     {
       search: async (projectId: string, vector: number[], topK: number, model: string) => {
@@ -45,7 +45,6 @@ function setup(project: unknown, items: RetrievedItem[] = [], otherSpaces: Embed
         return items;
       },
     } as unknown as RetrievalRepository,
-    { spacesOtherThan: async () => otherSpaces } as unknown as KnowledgeRepository,
     {
       publish: async (_: string, type: string, data: unknown) => void published.push({ type, data }),
     } as unknown as AskEventStream,

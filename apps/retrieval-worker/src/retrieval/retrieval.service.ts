@@ -10,12 +10,7 @@ import {
   egressPolicyFor,
 } from '@ask/llm-providers';
 import { EmbeddingLedger, inSpan } from '@ask/observability';
-import {
-  KnowledgeRepository,
-  ProjectsRepository,
-  ProviderCallsRepository,
-  RetrievalRepository,
-} from '@ask/persistence';
+import { ProjectsRepository, ProviderCallsRepository, RetrievalRepository } from '@ask/persistence';
 import { AskSynthesisProducer } from './ask-synthesis.producer';
 
 /** How many of the best items the `retrieved` event lists. */
@@ -35,7 +30,6 @@ export class RetrievalService {
   constructor(
     private readonly projects: ProjectsRepository,
     private readonly retrieval: RetrievalRepository,
-    private readonly knowledge: KnowledgeRepository,
     private readonly events: AskEventStream,
     private readonly synthesis: AskSynthesisProducer,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -91,8 +85,8 @@ export class RetrievalService {
     data: RetrieveJobData,
     recorded: Array<Promise<void>>,
   ): Promise<{ items: RetrievedItem[]; method: RetrievalMethod }> {
-    // The project and its credentials in one round trip.
-    const found = await this.projects.findWithCredentials(data.projectId);
+    // The project, its credentials and its stored embedding spaces in one round trip.
+    const found = await this.projects.findForAsk(data.projectId);
     const project = found?.project;
     if (!project?.embeddingSettings) throw embeddingNotConfigured();
     const credentials = found?.credentials;
@@ -102,7 +96,7 @@ export class RetrievalService {
     const space = { model: `${embedder.provider}/${embedder.model}`, dimensions: embedder.dimensions };
     // Vectors of another model are never ranked against this question (the search filters on the
     // model too); a project whose model changed is told to re-embed instead of getting nothing.
-    const others = await this.knowledge.spacesOtherThan(data.projectId, space);
+    const others = (found?.spaces ?? []).filter((s) => s.model !== space.model || s.dimensions !== space.dimensions);
     if (others.length > 0) throw embeddingSpaceChanged(others, space);
     let vector: number[];
     try {

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { isUuid } from '../ids';
+import { pgQuery } from '../pg-query';
 
 /** A newly created key: `key` is the plaintext, shown once and never stored. */
 export interface CreatedApiKey {
@@ -56,9 +57,12 @@ export class ApiKeysRepository {
   async verify(plaintext: string): Promise<string | null> {
     const match = KEY_PATTERN.exec(plaintext);
     if (!match) return null;
-    const rows: Array<{ project_id: string; key_hash: Buffer; revoked_at: Date | null }> = await this.dataSource.query(
+    // Every authenticated request runs this: a named statement on the pool (pg-query.ts).
+    const rows = await pgQuery<{ project_id: string; key_hash: Buffer; revoked_at: Date | null }>(
+      this.dataSource,
       'SELECT project_id, key_hash, revoked_at FROM api_keys WHERE prefix = $1',
       [match[1]],
+      'ask_api_key_by_prefix',
     );
     const row = rows[0];
     if (!row || row.revoked_at !== null) return null;

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { isUuid } from '../ids';
+import { pgQuery } from '../pg-query';
 
 /** How an ask stands in the `asks` table: open until its stream's terminal event is reconciled. */
 export type AskState = 'accepted' | 'done' | 'error';
@@ -79,11 +80,13 @@ export class AsksRepository {
    */
   async recordInSession(ask: AcceptedAsk): Promise<boolean> {
     if (!isUuid(ask.projectId) || !isUuid(ask.sessionId)) return false;
-    const rows: unknown[] = await this.dataSource.query(
+    const rows = await pgQuery<{ id: string }>(
+      this.dataSource,
       `INSERT INTO asks (id, project_id, session_id, question, accepted_at)
        SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM ask_sessions WHERE id = $3 AND project_id = $2)
        RETURNING id`,
       [ask.id, ask.projectId, ask.sessionId, ask.question, ask.acceptedAt],
+      'ask_record_in_session',
     );
     return rows.length === 1;
   }
@@ -94,12 +97,14 @@ export class AsksRepository {
    * @throws QueryFailedError for an unknown project.
    */
   async recordInNewSession(ask: Omit<AcceptedAsk, 'sessionId'>, title: string | null): Promise<string> {
-    const rows: Array<{ session_id: string }> = await this.dataSource.query(
+    const rows = await pgQuery<{ session_id: string }>(
+      this.dataSource,
       `WITH s AS (INSERT INTO ask_sessions (project_id, title) VALUES ($2, $5) RETURNING id)
        INSERT INTO asks (id, project_id, session_id, question, accepted_at)
        SELECT $1, $2, s.id, $3, $4 FROM s
        RETURNING session_id`,
       [ask.id, ask.projectId, ask.question, ask.acceptedAt, title],
+      'ask_record_in_new_session',
     );
     return rows[0].session_id;
   }

@@ -180,6 +180,37 @@ describe(KnowledgeRepository.name, () => {
     });
   });
 
+  describe('ProjectsRepository.findForAsk', () => {
+    it('returns the project, its credentials and the spaces storedEmbeddingSpaces reports, in one statement', async () => {
+      const project = await newProject();
+      expect((await projects.findForAsk(project))?.spaces).toEqual([]);
+      await knowledge.replaceSource(project, { uri: 'a.md', title: 'A', contentHash: 'v1' }, [chunk('x')], MODEL);
+      await knowledge.replaceSource(project, { uri: 'empty.md', title: 'E', contentHash: 'v1' }, [], 'empty/model');
+      await new InsightsRepository(db.dataSource).upsertInsights(
+        project,
+        [{ externalId: 'i', name: 'n', description: 'd', contentHash: 'h', embedding: [0, 1, 0] }],
+        MODEL,
+      );
+      // Writes refuse a second space; a project whose stored vectors straddle two (the state the
+      // 409 embedding_space_changed reports) is made by hand.
+      await db.dataSource.query(`UPDATE knowledge_sources SET embedding_model = 'other/model' WHERE project_id = $1`, [
+        project,
+      ]);
+      const found = await projects.findForAsk(project);
+      expect(found).toEqual({
+        project: await projects.findById(project),
+        credentials: null,
+        spaces: [
+          { model: 'other/model', dimensions: 3 },
+          { model: MODEL, dimensions: 3 },
+        ],
+      });
+      expect(found?.spaces).toEqual(await knowledge.storedEmbeddingSpaces(project));
+      expect(await projects.findForAsk('00000000-0000-4000-8000-000000000000')).toBeNull();
+      expect(await projects.findForAsk('not-a-uuid')).toBeNull();
+    });
+  });
+
   describe('deleteSource / deleteAllForProject', () => {
     it('deletes one source with its chunks, then everything of the project', async () => {
       const project = await newProject();

@@ -350,6 +350,17 @@ function toSource(r: SourceRow): KnowledgeSource {
 }
 
 /**
+ * The distinct embedding spaces (`model`, `dimensions`) of the vectors project `$1` stores: its
+ * non-empty knowledge sources, insights and recommendations (what {@link storedSpaces} returns, without
+ * the excluded source). For a subquery in one statement with other reads (`ProjectsRepository.findForAsk`).
+ */
+export const STORED_SPACES_SQL = `SELECT DISTINCT embedding_model AS model, embedding_dims AS dimensions FROM (
+     SELECT embedding_model, embedding_dims FROM knowledge_sources WHERE project_id = $1 AND chunk_count > 0
+     UNION ALL SELECT embedding_model, embedding_dims FROM insights WHERE project_id = $1
+     UNION ALL SELECT embedding_model, embedding_dims FROM recommendations WHERE project_id = $1
+   ) stored`;
+
+/**
  * Distinct (model, dimensions) of the project's stored vectors, ignoring the knowledge source
  * `exceptSourceId` (the one being replaced) and empty sources.
  */

@@ -6,6 +6,9 @@ import { DataSource, type Repository } from 'typeorm';
 import { CredentialsCipher } from '../credentials-cipher';
 import { ProjectEntity } from '../entities';
 import { isUuid } from '../ids';
+import { pgQuery } from '../pg-query';
+import type { EmbeddingSpace } from '../errors';
+import { STORED_SPACES_SQL } from './knowledge.repository';
 import { applyTextSearchConfig } from './text-search-config';
 
 /** A project as the rest of the service sees it: settings, never credentials. */
@@ -104,9 +107,11 @@ export class ProjectsRepository {
    */
   async findById(id: string): Promise<Project | null> {
     if (!isUuid(id)) return null;
-    const rows: ProjectRow[] = await this.dataSource.query(
+    const rows = await pgQuery<ProjectRow>(
+      this.dataSource,
       `SELECT ${PROJECT_SQL_COLUMNS} FROM projects WHERE id = $1`,
       [id],
+      'ask_project_by_id',
     );
     return rows[0] ? rowToProject(rows[0]) : null;
   }
@@ -118,12 +123,45 @@ export class ProjectsRepository {
    */
   async findWithCredentials(id: string): Promise<{ project: Project; credentials: ProviderCredentials | null } | null> {
     if (!isUuid(id)) return null;
-    const rows: Array<ProjectRow & { credentials_encrypted: Buffer | null }> = await this.dataSource.query(
+    const rows = await pgQuery<ProjectRow & { credentials_encrypted: Buffer | null }>(
+      this.dataSource,
       `SELECT ${PROJECT_SQL_COLUMNS}, credentials_encrypted FROM projects WHERE id = $1`,
       [id],
+      'ask_project_with_credentials',
     );
     if (!rows[0]) return null;
     return { project: rowToProject(rows[0]), credentials: this.openCredentials(id, rows[0].credentials_encrypted) };
+  }
+
+  /**
+   * What accepting or retrieving an ask reads, in one round trip instead of two: the project, its
+   * decrypted credentials (null when none are stored), and the embedding spaces of the vectors it
+   * stores (`KnowledgeRepository.storedSpaces`: distinct model and dimensions over its non-empty
+   * knowledge sources, insights and recommendations, ordered by model then dimensions). Null when
+   * there is no such project (or the id is not a UUID).
+   * @throws Error when stored credentials cannot be decrypted (wrong or missing ASK_ENCRYPTION_KEY).
+   */
+  async findForAsk(
+    id: string,
+  ): Promise<{ project: Project; credentials: ProviderCredentials | null; spaces: EmbeddingSpace[] } | null> {
+    if (!isUuid(id)) return null;
+    const rows = await pgQuery<
+      ProjectRow & { credentials_encrypted: Buffer | null; spaces: Array<{ model: string; dimensions: number }> }
+    >(
+      this.dataSource,
+      `SELECT ${PROJECT_SQL_COLUMNS}, credentials_encrypted,
+         (SELECT coalesce(json_agg(json_build_object('model', s.model, 'dimensions', s.dimensions) ORDER BY s.model, s.dimensions), '[]'::json)
+            FROM (${STORED_SPACES_SQL}) s) AS spaces
+       FROM projects WHERE id = $1`,
+      [id],
+      'ask_project_for_ask',
+    );
+    if (!rows[0]) return null;
+    return {
+      project: rowToProject(rows[0]),
+      credentials: this.openCredentials(id, rows[0].credentials_encrypted),
+      spaces: rows[0].spaces.map((s) => ({ model: s.model, dimensions: s.dimensions })),
+    };
   }
 
   /** Every project, newest first (at most `limit`, default 1,000), without credentials. */

@@ -2,6 +2,7 @@ import { CHUNK_TOKEN_COUNTER_ID, type RetrievedItem, type RetrievedKind } from '
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { isUuid } from '../ids';
+import { pgQuery } from '../pg-query';
 import { assertDimensions, embeddingExpression, isIndexedDimension, vectorParam } from '../vector';
 import { type FusionWeights, fuseRankings } from './fuse-rankings';
 
@@ -76,7 +77,8 @@ export class RetrievalRepository {
     // A small project is ranked exactly from its own rows in one statement (the project_id indexes,
     // bitmap scans, no transaction): an HNSW graph shared by every project would visit mostly other
     // projects' rows first. The statement returns nothing for a project above EXACT_SCAN_MAX_ROWS.
-    const exact: ItemRow[] = await this.dataSource.query(searchSql(embedding.length, 'exact'), params);
+    // Unnamed (its plan depends on the vector and the project's size), on the pool without TypeORM.
+    const exact = await pgQuery<ItemRow>(this.dataSource, searchSql(embedding.length, 'exact'), params);
     if (exact.length > 0) return exact.map(toItem);
     const [{ rows: projectRows }] = await this.dataSource.query(`SELECT ${PROJECT_ROWS_SQL} AS rows`, [projectId]);
     if (Number(projectRows) <= EXACT_SCAN_MAX_ROWS) return [];
