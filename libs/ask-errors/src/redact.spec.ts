@@ -37,6 +37,21 @@ describe('redactSecrets', () => {
     expect(redactSecrets(text)).toBe(text);
   });
 
+  it('redacts the same with a few registered prefixes (checked with indexOf first) and with many (scanned)', () => {
+    const text = `{"text":"key ${GATEWAY} and again ${HEX32}, nothing else"}`;
+    expect(redactSecrets(text)).toBe('{"text":"key *** and again ***, nothing else"}');
+    expect(redactSecrets('{"text":"no secret in this event at all"}')).toBe(
+      '{"text":"no secret in this event at all"}',
+    );
+    // Past 64 distinct prefixes the fast check is skipped: the same answers from the scan.
+    registerSecrets(Array.from({ length: 80 }, (_, i) => `many-secrets-${String(i).padStart(3, '0')}-value`));
+    expect(redactSecrets(text)).toBe('{"text":"key *** and again ***, nothing else"}');
+    expect(redactSecrets('saw many-secrets-042-value here')).toBe('saw *** here');
+    expect(redactSecrets('{"text":"no secret in this event at all"}')).toBe(
+      '{"text":"no secret in this event at all"}',
+    );
+  });
+
   it('runs inside sanitizeProviderMessage before the shape rules', () => {
     expect(sanitizeProviderMessage(`401 Incorrect API key provided: ${GATEWAY}`)).toBe(
       '401 Incorrect API key provided: ***',
