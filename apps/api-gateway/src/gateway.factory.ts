@@ -6,6 +6,7 @@ import { loadConfig } from '@ask/config';
 import { createNestJsonLogger, type LogIds, withLogIds } from '@ask/observability';
 import { AppModule } from './app.module';
 import { AskErrorFilter, bodyParserErrorHandler } from './errors/ask-error.filter';
+import { answerClientErrors } from './errors/client-error';
 import { rejectInvalidUtf8, TextSafetyPipe } from './errors/text-safety.pipe';
 import { askValidationPipe } from './errors/validation';
 
@@ -86,5 +87,6 @@ export async function createGateway(): Promise<NestExpressApplication> {
   app.useGlobalFilters(new AskErrorFilter());
   app.enableShutdownHooks();
   app.disable('x-powered-by');
+  answerClientErrors(app.getHttpServer());
   return app;
 }

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { type Harness, type Reply, localProject, startGateway } from './gateway-harness';
 
 /** The Content-Security-Policy the gateway sends (gateway.factory.ts `SECURITY_HEADERS`), fitted to the dashboard. */
@@ -123,6 +124,44 @@ describe('HTTP hardening (real gateway, PostgreSQL and Redis)', () => {
         headers: { 'content-type': `application/json; charset=${charset}` },
       });
       expect(reply.status).toBe(202);
+    });
+  });
+
+  describe("requests Node's HTTP parser refuses get the typed body too", () => {
+    /** Writes `payload` on a raw socket and returns the status line and the parsed JSON body. */
+    const raw = (payload: string) =>
+      new Promise<[string, unknown]>((resolve, reject) => {
+        const { port, hostname } = new URL(h.baseUrl);
+        const socket = connect(Number(port), hostname);
+        let text = '';
+        socket.on('data', (chunk) => (text += chunk));
+        socket.on('error', reject);
+        socket.on('close', () => {
+          const [head, body] = text.split('\r\n\r\n');
+          resolve([head.split('\r\n')[0], body ? JSON.parse(body) : undefined]);
+        });
+        socket.end(payload);
+      });
+
+    it.each([
+      ['a header of 20,000 characters', `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
+      ['a query string of 100,000 characters', `GET /health?q=${'a'.repeat(100_000)} HTTP/1.1\r\nHost: x\r\n\r\n`],
+    ])('%s → 431 invalid_request', async (_name, payload) => {
+      expect(await raw(payload)).toEqual([
+        'HTTP/1.1 431 Request Header Fields Too Large',
+        {
+          error: 'request header fields too large',
+          code: 'invalid_request',
+          details: 'headers: the request line and headers exceed the 16 KiB limit',
+        },
+      ]);
+    });
+
+    it('a request that is not HTTP → 400 invalid_request', async () => {
+      expect(await raw('GARBAGE\r\n\r\n')).toEqual([
+        'HTTP/1.1 400 Bad Request',
+        { error: 'malformed request', code: 'invalid_request', details: 'request: not a valid HTTP/1.1 request' },
+      ]);
     });
   });
 });
