@@ -134,20 +134,17 @@ export class AskClient {
   ): Promise<AskOutcome> {
     const accepted = await this.ask(projectId, question, options.sessionId);
     const outcome: AskOutcome = { askId: accepted.askId, sessionId: accepted.sessionId, answer: '', events: [] };
-    let lastEventId: string | undefined;
-    for (let attempt = 0; attempt <= (options.maxReconnects ?? 5); attempt += 1) {
-      try {
-        for await (const event of this.events(accepted.askId, { lastEventId, eventsUrl: accepted.eventsUrl })) {
-          lastEventId = event.id;
-          outcome.events.push(event);
-          applyEvent(outcome, event);
-          options.onEvent?.(event);
-        }
-      } catch (err) {
-        if (err instanceof AskApiError) throw err;
-      }
-      if (outcome.done || outcome.error) return outcome;
-    }
+    const ended = await followToEnd(
+      (lastEventId) => this.events(accepted.askId, { lastEventId, eventsUrl: accepted.eventsUrl }),
+      (event) => {
+        outcome.events.push(event);
+        applyEvent(outcome, event);
+        options.onEvent?.(event);
+        return Boolean(outcome.done || outcome.error);
+      },
+      options.maxReconnects,
+    );
+    if (ended) return outcome;
     throw new Error(`ask ${accepted.askId}: the event stream ended without done or error`);
   }
 
@@ -206,21 +203,19 @@ export class AskClient {
     ingestionId: string,
     options: { onEvent?: (event: IngestionEvent) => void; maxReconnects?: number } = {},
   ): Promise<{ events: IngestionEvent[]; done?: IngestionDoneEvent; error?: ErrorEvent }> {
-    const events: IngestionEvent[] = [];
-    let lastEventId: string | undefined;
-    for (let attempt = 0; attempt <= (options.maxReconnects ?? 5); attempt += 1) {
-      try {
-        for await (const event of this.ingestionEvents(projectId, ingestionId, { lastEventId })) {
-          lastEventId = event.id;
-          events.push(event);
-          options.onEvent?.(event);
-          if (event.type === 'done') return { events, done: event.data as IngestionDoneEvent };
-          if (event.type === 'error') return { events, error: event.data as ErrorEvent };
-        }
-      } catch (err) {
-        if (err instanceof AskApiError) throw err;
-      }
-    }
+    const result: { events: IngestionEvent[]; done?: IngestionDoneEvent; error?: ErrorEvent } = { events: [] };
+    const ended = await followToEnd(
+      (lastEventId) => this.ingestionEvents(projectId, ingestionId, { lastEventId }),
+      (event) => {
+        result.events.push(event);
+        options.onEvent?.(event);
+        if (event.type === 'done') result.done = event.data as IngestionDoneEvent;
+        if (event.type === 'error') result.error = event.data as ErrorEvent;
+        return Boolean(result.done || result.error);
+      },
+      options.maxReconnects,
+    );
+    if (ended) return result;
     throw new Error(`ingestion ${ingestionId}: the event stream ended without done or error`);
   }
 
@@ -272,4 +267,30 @@ export function applyEvent(outcome: AskOutcome, event: AskEvent): void {
     default:
       break;
   }
+}
+
+/**
+ * Reads the stream `open(lastEventId)` gives, and opens it again after the last event's id
+ * (`Last-Event-ID`) when it ends or drops before `take` calls an event terminal, at most
+ * `maxReconnects` times. A refused open (AskApiError: 404, 429…) is thrown as is; any other failure
+ * (a dropped connection, an `error` without an id) is one more reconnect.
+ * @returns true when a terminal event arrived; false when the stream ended for good without one.
+ */
+async function followToEnd<E extends { id: string }>(
+  open: (lastEventId: string | undefined) => AsyncIterable<E>,
+  take: (event: E) => boolean,
+  maxReconnects = 5,
+): Promise<boolean> {
+  let lastEventId: string | undefined;
+  for (let attempt = 0; attempt <= maxReconnects; attempt += 1) {
+    try {
+      for await (const event of open(lastEventId)) {
+        lastEventId = event.id;
+        if (take(event)) return true;
+      }
+    } catch (err) {
+      if (err instanceof AskApiError) throw err;
+    }
+  }
+  return false;
 }
