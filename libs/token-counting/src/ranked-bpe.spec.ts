@@ -1,5 +1,5 @@
 import { get_encoding, type Tiktoken as WasmTiktoken } from 'tiktoken';
-import { RankedBpe } from './ranked-bpe';
+import { PIECE_MEMO_LIMIT, PIECE_MEMO_MAX_LENGTH, RankedBpe } from './ranked-bpe';
 import { tiktokenBpe } from './tiktoken-counter';
 import { corpusMessages, pathologicalMessages } from './testing/corpus';
 import { hostileRuns } from './testing/hostile';
@@ -58,6 +58,42 @@ describe(RankedBpe.name, () => {
           mismatches.push(`${name} ours=${ours} gpt-tokenizer=${gpt} tiktoken=${rust}`);
       }
       expect(mismatches).toEqual([]);
+    });
+  });
+
+  describe('piece memo', () => {
+    // A table of its own, so the memo starts empty whatever ran before.
+    const bpe = new RankedBpe(require('js-tiktoken/ranks/o200k_base'));
+    const text = 'Indexes are created concurrently with CREATE INDEX CONCURRENTLY; autovacuum unfreezes them.';
+
+    it('counts a text seen before from the memo: same count, no merge, every pre-token a hit', () => {
+      const first = bpe.work();
+      const cold = bpe.count(text);
+      const warm = bpe.work();
+      expect(bpe.count(text)).toBe(cold);
+      const after = bpe.work();
+      expect(cold).toBe(gptO200k(text, noSpecial).length);
+      expect(warm.merges - first.merges).toBeGreaterThan(0);
+      expect(after.merges - warm.merges).toBe(0);
+      expect(after.memoHits - warm.memoHits).toBe(after.pretokens - warm.pretokens);
+      expect(after.bytes - warm.bytes).toBe(warm.bytes - first.bytes);
+    });
+
+    it(`holds at most ${PIECE_MEMO_LIMIT} pre-tokens of at most ${PIECE_MEMO_MAX_LENGTH} code units`, () => {
+      // Distinct lower-case words (` xq`, ` xr`, …: letters only, so each is one pre-token).
+      const letters = (n: number): string =>
+        (n < 26 ? '' : letters(Math.floor(n / 26) - 1)) + String.fromCharCode(97 + (n % 26));
+      const words = Array.from({ length: PIECE_MEMO_LIMIT + 5_000 }, (_, i) => ` x${letters(i)}`);
+      const long = ` ${'abcdefghij'.repeat(7)}`;
+      let counted = 0;
+      for (let i = 0; i < words.length; i += 1_000) counted += bpe.count(words.slice(i, i + 1_000).join(''));
+      expect(counted).toBe(gptO200k(words.join(''), noSpecial).length);
+      expect(bpe.pieceMemoSize()).toBeLessThanOrEqual(PIECE_MEMO_LIMIT);
+      // Cleared once when full, then refilled by the words after it.
+      expect(bpe.pieceMemoSize()).toBeGreaterThan(1_000);
+      const before = bpe.pieceMemoSize();
+      expect(bpe.count(long)).toBe(gptO200k(long, noSpecial).length);
+      expect(bpe.pieceMemoSize()).toBe(before);
     });
   });
 

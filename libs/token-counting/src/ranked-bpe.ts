@@ -38,6 +38,8 @@ export interface BpeWork {
   merges: number;
   /** Rank-table look-ups: at most `pretokens + 3 × bytes` (whole piece, initial pairs, 2 per merge). */
   rankLookups: number;
+  /** Pre-tokens counted from the piece memo (no merge, no pair look-up; see {@link RankedBpe.count}). */
+  memoHits: number;
 }
 
 /** 2^32: heap keys are `rank × 2^32 + position`; ranks < 2^21 and positions < 2^32 stay exact in a double. */
@@ -46,6 +48,13 @@ const POSITION_SPAN = 4_294_967_296;
 const PAIR_KEY_SPAN = 2_097_152;
 /** Entries of the pair memo before it is cleared: bounds its memory (~100 MB worst case) whatever the texts. */
 const PAIR_MEMO_LIMIT = 1_000_000;
+/**
+ * Entries of the piece memo before it is cleared: at most 65,536 pieces of at most
+ * {@link PIECE_MEMO_MAX_LENGTH} code units each (≲ 10 MB), whatever the texts.
+ */
+export const PIECE_MEMO_LIMIT = 65_536;
+/** Longest pre-token (UTF-16 code units) whose count the piece memo keeps: words repeat, long runs rarely do. */
+export const PIECE_MEMO_MAX_LENGTH = 64;
 
 /** Exact tiktoken-style BPE token counter over a rank table; see the file comment. */
 export class RankedBpe {
@@ -54,9 +63,24 @@ export class RankedBpe {
   private readonly byteRank = new Int32Array(256).fill(-1);
   /** Memo of the rank of two tokens joined, keyed `rankA × 2^21 + rankB`; cleared past {@link PAIR_MEMO_LIMIT}. */
   private readonly pairMemo = new Map<number, number>();
+  /**
+   * Memo of the token count of each pre-token seen (1 for a token, the merge loop's count for a word
+   * of several tokens) with its UTF-8 length, packed `bytes × 256 + tokens`, keyed by the pre-token's text: the count depends on its bytes alone, so a
+   * memoised count is the count the merge loop returns. A small map of the words in use, looked up
+   * before the 200k-entry rank table. Cleared past {@link PIECE_MEMO_LIMIT} entries.
+   */
+  private readonly pieceMemo = new Map<string, number>();
   private readonly maxTokenBytes: number;
   private readonly pattern: RegExp;
-  private readonly counters: BpeWork = { texts: 0, codeUnits: 0, pretokens: 0, bytes: 0, merges: 0, rankLookups: 0 };
+  private readonly counters: BpeWork = {
+    texts: 0,
+    codeUnits: 0,
+    pretokens: 0,
+    bytes: 0,
+    merges: 0,
+    rankLookups: 0,
+    memoHits: 0,
+  };
   // Scratch buffers grown on demand and reused, so a count allocates nothing per merge.
   private next = new Int32Array(0);
   private prev = new Int32Array(0);
@@ -90,22 +114,52 @@ export class RankedBpe {
     return { ...this.counters };
   }
 
-  /** Tokens of `text` (no special tokens, no framing); 0 for the empty string. */
+  /** Pre-tokens held by the piece memo now (at most {@link PIECE_MEMO_LIMIT}). */
+  pieceMemoSize(): number {
+    return this.pieceMemo.size;
+  }
+
+  /**
+   * Tokens of `text` (no special tokens, no framing); 0 for the empty string. A pre-token that is a
+   * token counts 1, otherwise its parts are merged; either count is memoised by the pre-token's text
+   * (pieces up to {@link PIECE_MEMO_MAX_LENGTH} code units), so a word seen before costs one look-up
+   * in a small map.
+   */
   count(text: string): number {
     if (text.length === 0) return 0;
     const work = this.counters;
     work.texts++;
     work.codeUnits += text.length;
     let tokens = 0;
-    this.pattern.lastIndex = 0;
-    for (const match of text.matchAll(this.pattern)) {
+    const memo = this.pieceMemo;
+    const pattern = this.pattern;
+    pattern.lastIndex = 0;
+    let match: RegExpExecArray | null;
+    while ((match = pattern.exec(text)) !== null) {
       const piece = match[0];
-      const bytes = isAscii(piece) ? piece : Buffer.from(piece, 'utf8').toString('latin1');
+      // An empty match (no table's pattern has one) is skipped as matchAll skips it: by one code point.
+      if (piece.length === 0) {
+        pattern.lastIndex += (text.codePointAt(pattern.lastIndex) ?? 0) > 0xffff ? 2 : 1;
+        continue;
+      }
       work.pretokens++;
+      const memoised = piece.length <= PIECE_MEMO_MAX_LENGTH ? memo.get(piece) : undefined;
+      if (memoised !== undefined) {
+        // Packed `bytes × 256 + tokens` (a memoised piece has at most 4 × 64 bytes, so tokens < 256).
+        work.memoHits++;
+        work.bytes += memoised >>> 8;
+        tokens += memoised & 0xff;
+        continue;
+      }
+      const bytes = isAscii(piece) ? piece : Buffer.from(piece, 'utf8').toString('latin1');
       work.bytes += bytes.length;
       work.rankLookups++;
-      if (bytes.length === 1 || this.ranks.has(bytes)) tokens += 1;
-      else tokens += this.mergeCount(bytes);
+      const parts = bytes.length === 1 || this.ranks.has(bytes) ? 1 : this.mergeCount(bytes);
+      if (piece.length <= PIECE_MEMO_MAX_LENGTH) {
+        if (memo.size >= PIECE_MEMO_LIMIT) memo.clear();
+        memo.set(piece, bytes.length * 256 + parts);
+      }
+      tokens += parts;
     }
     return tokens;
   }
