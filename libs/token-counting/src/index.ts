@@ -12,3 +12,4 @@ export * from './script-calibration';
 export * from './ranked-bpe';
 export * from './bounded-pieces';
 export * from './count-once';
+export * from './count-cache';

@@ -21,7 +21,7 @@ import {
   type SummaryCallOutcome,
   UsageRepository,
 } from '@ask/persistence';
-import { selectTokenCounter } from '@ask/token-counting';
+import { selectTokenCounter, sharedCountCache } from '@ask/token-counting';
 import { PlanningMemory, type Planning } from '../synthesis/planning-memory';
 import { summaryCounts } from './summary-counts';
 import { ExtractiveSummariser, ProviderSummariser, type Summariser, SummariserError } from './summarisers';
@@ -93,8 +93,9 @@ export class SummaryService {
     if (!project?.llmSettings) return skipped;
     const settings = effectiveMemory(project.memorySettings);
     if (settings.mode === 'off') return skipped;
-    if (!(await this.sessions.findForProject(project.id, data.sessionId))) return { turn: 'gone', session: 'skipped' };
-    const history = await this.sessions.history(data.sessionId);
+    // The session's check and its pairs in one round trip.
+    const history = await this.sessions.historyForProject(project.id, data.sessionId);
+    if (!history) return { turn: 'gone', session: 'skipped' };
     const index = history.findIndex((m) => m.id === data.messageId);
     if (index < 0) return { turn: 'gone', session: 'skipped' };
 
@@ -107,7 +108,9 @@ export class SummaryService {
       { provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl },
       model.tokenizer,
     );
-    const planning = await this.planningMemory.planning(choice, model.model);
+    const planned = await this.planningMemory.planning(choice, model.model);
+    // An exact counter through the process-wide count cache: the pair was just counted by its ask.
+    const planning: Planning = planned.scripted ? planned : { ...planned, counter: sharedCountCache(planned.counter) };
     const summaryModel = settings.summaryModel ?? llm.model;
     let summariser: Summariser;
     try {

@@ -112,9 +112,11 @@ export class PlanningMemory {
    * estimate, floor and script classes are cached under three ids (`approx:script-v1`,
    * `approx:script-v1-floor`, {@link CLASSES_ID}), measured once and stored; the calibrated count is
    * computed from them at plan time, so a new factor never re-counts the history.
+   * @param stored the session's pairs when the caller already read them (`historyForProject`);
+   *   read here otherwise.
    */
-  async history(sessionId: string, planning: Planning): Promise<CountedTurn[]> {
-    const messages = await this.sessions.history(sessionId);
+  async history(sessionId: string, planning: Planning, stored?: StoredMessage[]): Promise<CountedTurn[]> {
+    const messages = stored ?? (await this.sessions.history(sessionId));
     const { scripted, counter } = planning;
     if (!scripted) {
       const missing = messages.filter((m) => !m.tokenCounts?.[counter.id]);

@@ -57,7 +57,13 @@ import {
   SummariesRepository,
   UsageRepository,
 } from '@ask/persistence';
-import { countOnce, type CounterChoice, selectTokenCounter, type TokenCounter } from '@ask/token-counting';
+import {
+  countOnce,
+  type CounterChoice,
+  selectTokenCounter,
+  sharedCountCache,
+  type TokenCounter,
+} from '@ask/token-counting';
 import { type CountedTurn, factorsOf, type Planning, PlanningMemory } from './planning-memory';
 import { DeltaCoalescer } from './delta-coalescer';
 import { CallLedger, type CallScope } from './call-ledger';
@@ -191,8 +197,10 @@ export class SynthesisService {
   }
 
   private async run(data: SynthesizeJobData, signal: AbortSignal, run: Run): Promise<void> {
-    // A session deleted before this run: the ask ends with one 404, before any upstream call.
-    if (!(await this.sessions.findForProject(data.projectId, data.sessionId))) throw sessionGone(data.sessionId);
+    // A session deleted before this run: the ask ends with one 404, before any upstream call. Its
+    // pairs come in the same round trip as the check.
+    const pairs = await this.sessions.historyForProject(data.projectId, data.sessionId);
+    if (!pairs) throw sessionGone(data.sessionId);
     const project = await this.projects.findById(data.projectId);
     if (!project?.llmSettings) throw llmNotConfigured();
     const llm = project.llmSettings;
@@ -206,10 +214,12 @@ export class SynthesisService {
     // window under them: a typed 413 with the figures, never a RangeError retried into a 500.
     assertFits(model.model, model.window, maxTokens, choice.exactPlan);
     const planning = await this.memory.planning(choice, model.model);
-    // Each text of this request is tokenised once, however often it is re-planned or stored.
-    const counter = countOnce(planning.counter);
+    // Each text of this request is tokenised once, however often it is re-planned or stored; an exact
+    // counter also goes through the process-wide count cache, so texts counted on earlier asks (the
+    // system prompt, the turns the local stand-in recounts) are not tokenised again.
+    const counter = countOnce(planning.scripted ? planning.counter : sharedCountCache(planning.counter));
     const provider = await this.provider(project, counter);
-    const counted = await this.memory.history(data.sessionId, planning);
+    const counted = await this.memory.history(data.sessionId, planning, pairs);
     const recalled = this.conversation
       ? await this.conversation.load(project, data.sessionId, counted, planning)
       : undefined;

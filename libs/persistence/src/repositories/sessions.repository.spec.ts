@@ -87,6 +87,28 @@ describe(SessionsRepository.name, () => {
       expect(n).toBe(1);
     });
 
+    it('stores a pair, bumps its session and returns the row in one statement (no transaction)', async () => {
+      const session = await sessions.create(projectA);
+      const query = jest.spyOn(db.dataSource, 'query');
+      const transaction = jest.spyOn(db.dataSource, 'transaction');
+      try {
+        const first = await append(session.id, 'ask-one-trip');
+        const again = await append(session.id, 'ask-one-trip');
+        expect([first.inserted, again.inserted]).toEqual([true, false]);
+        expect(again.message).toEqual(first.message);
+        expect(query).toHaveBeenCalledTimes(2);
+        expect(transaction).not.toHaveBeenCalled();
+      } finally {
+        query.mockRestore();
+        transaction.mockRestore();
+      }
+      const [row] = await db.dataSource.query(
+        'SELECT s.updated_at > s.created_at AS bumped FROM ask_sessions s WHERE s.id = $1',
+        [session.id],
+      );
+      expect(row.bumped).toBe(true);
+    });
+
     it('stores one row under concurrent attempts of the same ask', async () => {
       const session = await sessions.create(projectA);
       const results = await Promise.all([1, 2, 3, 4].map(() => append(session.id, 'ask-race')));
@@ -109,6 +131,20 @@ describe(SessionsRepository.name, () => {
       const sessionB = await sessions.create(projectB);
       await append(sessionA.id, 'ask-shared');
       await expect(append(sessionB.id, 'ask-shared', projectB)).rejects.toThrow(SessionNotFoundError);
+    });
+  });
+
+  describe('historyForProject', () => {
+    it("returns the project's own session's pairs oldest first, [] when it has none, null otherwise", async () => {
+      const session = await sessions.create(projectA);
+      expect(await sessions.historyForProject(projectA, session.id)).toEqual([]);
+      for (const askId of ['p1', 'p2', 'p3']) await append(session.id, askId);
+      const pairs = await sessions.historyForProject(projectA, session.id);
+      expect(pairs).toEqual(await sessions.history(session.id));
+      expect(pairs?.map((m) => m.askId)).toEqual(['p1', 'p2', 'p3']);
+      expect(await sessions.historyForProject(projectB, session.id)).toBeNull();
+      expect(await sessions.historyForProject(projectA, UNKNOWN_ID)).toBeNull();
+      expect(await sessions.historyForProject(projectA, 'not-a-uuid')).toBeNull();
     });
   });
 

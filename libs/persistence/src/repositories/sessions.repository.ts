@@ -177,49 +177,74 @@ export class SessionsRepository {
   }
 
   /**
-   * Stores the pair of one ask, once: `INSERT … ON CONFLICT (ask_id) DO NOTHING`, then the stored
-   * row either way, so a retried job neither fails nor stores twice. Bumps the session's
-   * `updated_at` when a row is inserted.
+   * The session's pairs as {@link history} returns them (oldest first, all of them), in the same round
+   * trip as {@link findForProject}'s check: null when the session does not exist or belongs to
+   * another project, `[]` for a session without pairs.
+   */
+  async historyForProject(projectId: string, sessionId: string): Promise<StoredMessage[] | null> {
+    if (!isUuid(projectId) || !isUuid(sessionId)) return null;
+    const rows: Array<Partial<MessageRow>> = await this.dataSource.query(
+      `SELECT ${MESSAGE_COLUMNS} FROM ask_sessions s
+         LEFT JOIN ask_session_messages m ON m.session_id = s.id
+        WHERE s.id = $1 AND s.project_id = $2
+        ORDER BY m.created_at, m.seq`,
+      [sessionId, projectId],
+    );
+    if (rows.length === 0) return null;
+    return rows.filter((r): r is MessageRow => r.id !== null && r.id !== undefined).map(toMessage);
+  }
+
+  /**
+   * Stores the pair of one ask, once, in one round trip: one statement inserts the row (`INSERT …
+   * ON CONFLICT (ask_id) DO NOTHING`, only into the project's own session), bumps the session's
+   * `updated_at` when it inserted, and otherwise returns the row an earlier attempt of the same ask
+   * stored; so a retried job neither fails nor stores twice. When a concurrent attempt committed the
+   * row after this statement's snapshot was taken (the conflict waited for it, the snapshot cannot see
+   * it), a second query reads it.
    * @throws SessionNotFoundError when the session does not exist or belongs to another project.
    */
   async appendMessage(input: AppendMessageInput): Promise<AppendMessageResult> {
     if (!isUuid(input.projectId) || !isUuid(input.sessionId)) throw new SessionNotFoundError(input.sessionId);
-    return this.dataSource.transaction(async (manager) => {
-      const inserted: MessageRow[] = await manager.query(
-        `INSERT INTO ask_session_messages
+    const rows: Array<MessageRow & { inserted: boolean }> = await this.dataSource.query(
+      `WITH inserted AS (
+         INSERT INTO ask_session_messages
            (session_id, ask_id, question, answer, token_counts, prompt_tokens, completion_tokens, provider, model, budget, sources)
          SELECT s.id, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11::jsonb, $12::jsonb
            FROM ask_sessions s WHERE s.id = $1 AND s.project_id = $2
          ON CONFLICT (ask_id) DO NOTHING
-         RETURNING ${MESSAGE_COLUMNS.replace(/m\./g, '')}`,
-        [
-          input.sessionId,
-          input.projectId,
-          input.askId,
-          input.question,
-          input.answer,
-          JSON.stringify(input.tokenCounts ?? {}),
-          input.promptTokens ?? null,
-          input.completionTokens ?? null,
-          input.provider ?? null,
-          input.model ?? null,
-          input.budget ? JSON.stringify(input.budget) : null,
-          JSON.stringify(input.sources ?? []),
-        ],
-      );
-      if (inserted[0]) {
-        await manager.query('UPDATE ask_sessions SET updated_at = now() WHERE id = $1', [input.sessionId]);
-        return { message: toMessage(inserted[0]), inserted: true };
-      }
-      const existing: MessageRow[] = await manager.query(
-        `SELECT ${MESSAGE_COLUMNS} FROM ask_session_messages m
-           JOIN ask_sessions s ON s.id = m.session_id
-          WHERE m.ask_id = $1 AND s.project_id = $2`,
-        [input.askId, input.projectId],
-      );
-      if (!existing[0]) throw new SessionNotFoundError(input.sessionId);
-      return { message: toMessage(existing[0]), inserted: false };
-    });
+         RETURNING ${MESSAGE_COLUMNS.replace(/m\./g, '')}
+       ), bumped AS (
+         UPDATE ask_sessions SET updated_at = now() WHERE id = $1 AND EXISTS (SELECT 1 FROM inserted) RETURNING id
+       )
+       SELECT true AS inserted, inserted.* FROM inserted
+       UNION ALL
+       SELECT false AS inserted, ${MESSAGE_COLUMNS} FROM ask_session_messages m
+         JOIN ask_sessions s ON s.id = m.session_id
+        WHERE m.ask_id = $3 AND s.project_id = $2 AND NOT EXISTS (SELECT 1 FROM inserted)`,
+      [
+        input.sessionId,
+        input.projectId,
+        input.askId,
+        input.question,
+        input.answer,
+        JSON.stringify(input.tokenCounts ?? {}),
+        input.promptTokens ?? null,
+        input.completionTokens ?? null,
+        input.provider ?? null,
+        input.model ?? null,
+        input.budget ? JSON.stringify(input.budget) : null,
+        JSON.stringify(input.sources ?? []),
+      ],
+    );
+    if (rows[0]) return { message: toMessage(rows[0]), inserted: rows[0].inserted };
+    const existing: MessageRow[] = await this.dataSource.query(
+      `SELECT ${MESSAGE_COLUMNS} FROM ask_session_messages m
+         JOIN ask_sessions s ON s.id = m.session_id
+        WHERE m.ask_id = $1 AND s.project_id = $2`,
+      [input.askId, input.projectId],
+    );
+    if (!existing[0]) throw new SessionNotFoundError(input.sessionId);
+    return { message: toMessage(existing[0]), inserted: false };
   }
 
   /**
