@@ -2,6 +2,7 @@ import { renderContextItem } from '@ask/context-budget';
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
 import {
   composeAnswer,
+  letterShare,
   LOCAL_ABSTAIN_THRESHOLDS,
   LocalChatProvider,
   localAbstainThreshold,
@@ -339,6 +340,23 @@ describe(LocalChatProvider.name, () => {
       await it.next();
       controller.abort();
       await expect(it.next()).rejects.toMatchObject({ name: 'AbortError' });
+    });
+  });
+
+  describe('letterShare', () => {
+    // The figure of matching the whole text with /[\p{L}\s]/gu (code points) over its UTF-16 length.
+    const byRegex = (text: string) => (text.match(/[\p{L}\s]/gu)?.length ?? 0) / text.length;
+    it.each([
+      'Add jobs to the queue with queue.add(name, data).',
+      'const x = await q.add("a", { b: 1 }); // 42',
+      '\t\v\f\r\n  |---|---|',
+      'Größe: naïve café — ½ ² ₃',
+      'Японский 日本語の文章。한국어 문장 ١٢٣',
+      '😀 emoji 𝒜𝒷 math letters 𝟙',
+      'lone \ud800 high and \udc00 low surrogates',
+      '\u00a0no-break\u3000ideographic\u2028line\ufeffbom',
+    ])('equals the regex count over the length for %j', (text) => {
+      expect(letterShare(text)).toBe(byRegex(text));
     });
   });
 });
