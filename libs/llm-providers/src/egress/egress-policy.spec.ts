@@ -157,7 +157,7 @@ describe(EgressPolicy.name, () => {
       await policy.close();
     });
 
-    it('reaches an allow-listed origin, and refuses a redirect from it to a refused target', async () => {
+    it('reaches an allow-listed origin, and refuses a redirect from it (to a refused target) without following it', async () => {
       const policy = new EgressPolicy({
         allowList: [{ origin: `http://allowed.example.com:${port}`, pathPrefix: '' }],
         staticHosts: [{ host: 'allowed.example.com', addresses: ['127.0.0.1'] }],
@@ -169,7 +169,7 @@ describe(EgressPolicy.name, () => {
         .fetch(FIELD)(`http://allowed.example.com:${port}/redirect`)
         .catch((e: unknown) => e);
       expect(findEgressRefusal(err)?.message).toBe(
-        `${FIELD}: a loopback address is not allowed unless the operator allow-lists it`,
+        `${FIELD}: the provider answered with a redirect (302), which is not followed`,
       );
       // The redirect's first hop reused the kept-alive socket or opened one; the refused hop opened none.
       expect(connections - before).toBeLessThanOrEqual(1);

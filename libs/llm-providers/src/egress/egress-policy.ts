@@ -284,13 +284,30 @@ export class EgressPolicy {
     return dispatcher;
   }
 
-  /** `fetch` through {@link dispatcher} (undici's fetch; the SDKs accept it). Cached per field. */
+  /**
+   * `fetch` through {@link dispatcher} (undici's fetch; the SDKs accept it). Cached per field.
+   * Redirects are never followed: a 3xx answer with a `Location` rejects with {@link EgressRefusedError}
+   * (its body discarded). fetch drops only `Authorization` on a cross-origin hop, so a redirect would
+   * carry `x-api-key` (Anthropic) or `api-key` (Azure) to a host the credential was not given for.
+   */
   fetch(field: string): FetchLike {
     let guarded = this.fetches.get(field);
     if (!guarded) {
       const dispatcher = this.dispatcher(field);
-      guarded = ((input: Parameters<FetchLike>[0], init?: Parameters<FetchLike>[1]) =>
-        undiciFetch(input as never, { ...(init as object), dispatcher } as never)) as unknown as FetchLike;
+      guarded = (async (input: Parameters<FetchLike>[0], init?: Parameters<FetchLike>[1]) => {
+        const response = await undiciFetch(
+          input as never,
+          { ...(init as object), dispatcher, redirect: 'manual' } as never,
+        );
+        if (response.status >= 300 && response.status < 400 && response.headers.has('location')) {
+          await response.body?.cancel().catch(() => undefined);
+          throw new EgressRefusedError(
+            field,
+            `the provider answered with a redirect (${response.status}), which is not followed`,
+          );
+        }
+        return response;
+      }) as unknown as FetchLike;
       this.fetches.set(field, guarded);
     }
     return guarded;
