@@ -1,5 +1,5 @@
 import { effectiveMemory, type MemoryMode } from '@ask/ask-contracts';
-import type { Project, SummariesRepository, SummaryTokenCounts } from '@ask/persistence';
+import type { Project, SummariesRepository, SummaryTokenCounts, TurnSummary } from '@ask/persistence';
 import type { CountedTurn, Planning } from '../synthesis/planning-memory';
 import { summaryCounts, summaryTokens } from './summary-counts';
 
@@ -25,10 +25,12 @@ export class ConversationMemory {
     sessionId: string,
     history: CountedTurn[],
     planning: Planning,
+    turnSummaries?: Map<string, TurnSummary>,
   ): Promise<{ history: RememberedTurn[]; memory: MemoryInput }> {
     const { mode } = effectiveMemory(project.memorySettings);
     if (mode === 'off') return { history, memory: { mode } };
-    const stored = await this.summaries.turnSummaries(sessionId);
+    // Read with the session's pairs by the caller (`historyWithTurnSummaries`), or here.
+    const stored = turnSummaries ?? (await this.summaries.turnSummaries(sessionId));
     const recount: Array<{ messageId: string; tokenCounts: SummaryTokenCounts }> = [];
     const remembered = history.map((turn): RememberedTurn => {
       const summary = stored.get(turn.message.id);

@@ -93,9 +93,10 @@ export class SummaryService {
     if (!project?.llmSettings) return skipped;
     const settings = effectiveMemory(project.memorySettings);
     if (settings.mode === 'off') return skipped;
-    // The session's check and its pairs in one round trip.
-    const history = await this.sessions.historyForProject(project.id, data.sessionId);
-    if (!history) return { turn: 'gone', session: 'skipped' };
+    // The session's check, its pairs and their summaries in one round trip.
+    const stored = await this.sessions.historyWithTurnSummaries(project.id, data.sessionId);
+    if (!stored) return { turn: 'gone', session: 'skipped' };
+    const history = stored.pairs;
     const index = history.findIndex((m) => m.id === data.messageId);
     if (index < 0) return { turn: 'gone', session: 'skipped' };
 
@@ -136,7 +137,7 @@ export class SummaryService {
     }
     const context = { project, planning, summariser, sessionId: data.sessionId, askId: data.askId };
 
-    const existing = await this.summaries.turnSummaries(data.sessionId);
+    const existing = stored.turnSummaries;
     let turn: SummaryJobResult['turn'] = 'exists';
     if (!existing.has(data.messageId)) {
       const message = history[index];

@@ -198,9 +198,10 @@ export class SynthesisService {
 
   private async run(data: SynthesizeJobData, signal: AbortSignal, run: Run): Promise<void> {
     // A session deleted before this run: the ask ends with one 404, before any upstream call. Its
-    // pairs come in the same round trip as the check.
-    const pairs = await this.sessions.historyForProject(data.projectId, data.sessionId);
-    if (!pairs) throw sessionGone(data.sessionId);
+    // pairs and their summaries come in the same round trip as the check.
+    const session = await this.sessions.historyWithTurnSummaries(data.projectId, data.sessionId);
+    if (!session) throw sessionGone(data.sessionId);
+    const { pairs, turnSummaries } = session;
     const project = await this.projects.findById(data.projectId);
     if (!project?.llmSettings) throw llmNotConfigured();
     const llm = project.llmSettings;
@@ -221,7 +222,7 @@ export class SynthesisService {
     const provider = await this.provider(project, counter);
     const counted = await this.memory.history(data.sessionId, planning, pairs);
     const recalled = this.conversation
-      ? await this.conversation.load(project, data.sessionId, counted, planning)
+      ? await this.conversation.load(project, data.sessionId, counted, planning, turnSummaries)
       : undefined;
     const history = recalled?.history ?? counted;
 

@@ -3,6 +3,7 @@ import { SessionNotFoundError } from '../errors';
 import { createTestDatabase, type TestDatabase } from '../testing';
 import { ProjectsRepository } from './projects.repository';
 import { SessionsRepository } from './sessions.repository';
+import { SummariesRepository } from './summaries.repository';
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
@@ -145,6 +146,40 @@ describe(SessionsRepository.name, () => {
       expect(await sessions.historyForProject(projectB, session.id)).toBeNull();
       expect(await sessions.historyForProject(projectA, UNKNOWN_ID)).toBeNull();
       expect(await sessions.historyForProject(projectA, 'not-a-uuid')).toBeNull();
+    });
+  });
+
+  describe('historyWithTurnSummaries', () => {
+    it('returns the pairs as history does and the summaries stored for them, by message id, in one query', async () => {
+      const summaries = new SummariesRepository(db.dataSource);
+      const session = await sessions.create(projectA);
+      expect(await sessions.historyWithTurnSummaries(projectA, session.id)).toEqual({
+        pairs: [],
+        turnSummaries: new Map(),
+      });
+      for (const askId of ['w1', 'w2', 'w3']) await append(session.id, askId);
+      const [first, , third] = await sessions.history(session.id);
+      for (const m of [first, third])
+        await summaries.saveTurnSummary({
+          messageId: m.id,
+          text: `summary of ${m.askId}`,
+          tokenCounts: { 'tiktoken:o200k_base': 4 },
+          provider: 'local',
+          model: 'extractive',
+        });
+      const query = jest.spyOn(db.dataSource, 'query');
+      let read: Awaited<ReturnType<SessionsRepository['historyWithTurnSummaries']>>;
+      try {
+        read = await sessions.historyWithTurnSummaries(projectA, session.id);
+        expect(query).toHaveBeenCalledTimes(1);
+      } finally {
+        query.mockRestore();
+      }
+      expect(read?.pairs).toEqual(await sessions.history(session.id));
+      expect(read?.turnSummaries).toEqual(await summaries.turnSummaries(session.id));
+      expect([...(read?.turnSummaries.keys() ?? [])].sort()).toEqual([first.id, third.id].sort());
+      expect(await sessions.historyWithTurnSummaries(projectB, session.id)).toBeNull();
+      expect(await sessions.historyWithTurnSummaries(projectA, UNKNOWN_ID)).toBeNull();
     });
   });
 

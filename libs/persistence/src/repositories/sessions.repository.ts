@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import type { TokenCountsByCounter } from '../entities';
 import { SessionNotFoundError } from '../errors';
 import { isUuid } from '../ids';
+import type { SummaryTokenCounts, TurnSummary } from './summaries.repository';
 
 /** A session of one project. */
 export interface Session {
@@ -192,6 +193,46 @@ export class SessionsRepository {
     );
     if (rows.length === 0) return null;
     return rows.filter((r): r is MessageRow => r.id !== null && r.id !== undefined).map(toMessage);
+  }
+
+  /**
+   * {@link historyForProject} and the session's pair summaries (`SummariesRepository.turnSummaries`,
+   * by message id) in one round trip: null when the session does not exist or belongs to another
+   * project.
+   */
+  async historyWithTurnSummaries(
+    projectId: string,
+    sessionId: string,
+  ): Promise<{ pairs: StoredMessage[]; turnSummaries: Map<string, TurnSummary> } | null> {
+    if (!isUuid(projectId) || !isUuid(sessionId)) return null;
+    const rows: Array<Partial<MessageRow> & Record<`t_${string}`, unknown>> = await this.dataSource.query(
+      `SELECT ${MESSAGE_COLUMNS}, t.message_id AS t_message_id, t.text AS t_text, t.token_counts AS t_token_counts,
+              t.provider AS t_provider, t.model AS t_model, t.created_at AS t_created_at
+         FROM ask_sessions s
+         LEFT JOIN ask_session_messages m ON m.session_id = s.id
+         LEFT JOIN turn_summaries t ON t.message_id = m.id
+        WHERE s.id = $1 AND s.project_id = $2
+        ORDER BY m.created_at, m.seq`,
+      [sessionId, projectId],
+    );
+    if (rows.length === 0) return null;
+    const pairs: StoredMessage[] = [];
+    const turnSummaries = new Map<string, TurnSummary>();
+    for (const r of rows) {
+      if (r.id === null || r.id === undefined) continue;
+      pairs.push(toMessage(r as MessageRow));
+      if (r.t_message_id !== null && r.t_message_id !== undefined)
+        turnSummaries.set(r.id, {
+          messageId: r.id,
+          sessionId,
+          text: r.t_text as string,
+          tokenCounts: r.t_token_counts as SummaryTokenCounts,
+          provider: r.t_provider as string,
+          model: r.t_model as string,
+          createdAt: r.t_created_at as Date,
+        });
+    }
+    return { pairs, turnSummaries };
   }
 
   /**
