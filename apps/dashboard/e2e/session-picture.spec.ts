@@ -189,7 +189,7 @@ describe('the session picture and the project usage view', () => {
           'askId',
           'used',
           'window',
-          'available',
+          'inputLimit',
           'promptTokens',
           'turnsDropped',
           'dropped',
@@ -204,7 +204,7 @@ describe('the session picture and the project usage view', () => {
         askId: m.ask_id,
         used: String(m.budget.used),
         window: String(m.budget.window),
-        available: String(m.budget.available),
+        inputLimit: String(m.budget.window - m.budget.maxTokens - m.budget.margin),
         promptTokens: m.prompt_tokens === null ? '' : String(m.prompt_tokens),
         turnsDropped: String(m.budget.turnsDropped),
         dropped: JSON.stringify(m.budget.memory?.dropped ?? []),
@@ -215,6 +215,9 @@ describe('the session picture and the project usage view', () => {
     );
     // The setup's premise: this session has turns summarised by one prompt and dropped by another.
     expect(messages.some((m) => (m.budget.memory?.summarised.length ?? 0) > 0)).toBe(true);
+    // No planned prompt (system prompt included) crosses its input limit: the dashed line is a ceiling.
+    const over = messages.filter((m) => m.budget.used > m.budget.window - m.budget.maxTokens - m.budget.margin);
+    expect(over.map((m) => m.id)).toEqual([]);
     expect(messages.some((m) => (m.budget.memory?.dropped.length ?? 0) > 0)).toBe(true);
     expect(bars.some((b) => b['fate'] === 'dropped')).toBe(true);
     // Readable numbers beside the bars: each bar's planned tokens as text, its marks under it.
@@ -268,7 +271,7 @@ describe('the session picture and the project usage view', () => {
     for (const [i, label] of labels.entries()) {
       const b = bars[i];
       expect(label).toContain(
-        `Turn ${i + 1}: prompt ${Number(b['used']).toLocaleString('en-US')} of ${Number(b['window']).toLocaleString('en-US')} tokens (input limit ${Number(b['available']).toLocaleString('en-US')})`,
+        `Turn ${i + 1}: prompt ${Number(b['used']).toLocaleString('en-US')} of ${Number(b['window']).toLocaleString('en-US')} tokens (input limit ${Number(b['inputLimit']).toLocaleString('en-US')})`,
       );
     }
   });

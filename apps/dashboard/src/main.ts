@@ -73,7 +73,10 @@ function setBadge(turn: Turn | null): void {
     delete ui.badge.dataset['window'];
     ui.badge.setAttribute('aria-label', 'Tokens: no turn yet');
   }
-  ui.badge.classList.toggle('badge-tight', !!budget && budget.used > budget.available);
+  // Tight: the prompt fills 90% or more of its input limit (window − max_tokens − margin), so the next
+  // turn will likely drop or summarise earlier ones.
+  const tight = !!budget && budget.used >= 0.9 * (budget.window - budget.maxTokens - budget.margin);
+  ui.badge.classList.toggle('badge-tight', tight);
 }
 
 function stopStream(): void {

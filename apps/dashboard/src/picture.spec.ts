@@ -38,7 +38,17 @@ const message = (n: number, budget: Partial<BudgetEvent> | null): StoredMessage 
   completionTokens: 5,
   model: 'local',
   budget: budget
-    ? ({ window: 2048, available: 1329, used: 800, turnsDropped: 0, keptTurnIds: [], ...budget } as BudgetEvent)
+    ? ({
+        window: 2048,
+        maxTokens: 512,
+        reserve: 104,
+        margin: 103,
+        available: 1329,
+        used: 800,
+        turnsDropped: 0,
+        keptTurnIds: [],
+        ...budget,
+      } as BudgetEvent)
     : null,
   sources: [],
 });
@@ -76,7 +86,7 @@ describe('sessionPicture', () => {
     expect(picture.bars[0].usage).toEqual(figures(1, '0.000100000000'));
     expect(picture.totals).toBe(usage.totals);
     expect(barLabel(picture.bars[3])).toBe(
-      'Turn 4: prompt 1,100 of 2,048 tokens (input limit 1,329); its prompt dropped turn 1; summarised turn 2; the newest turn.',
+      'Turn 4: prompt 1,100 of 2,048 tokens (input limit 1,433); its prompt dropped turn 1; summarised turn 2; the newest turn.',
     );
   });
 

@@ -18,10 +18,14 @@ export interface PictureBar {
   /** 1-based position in the session. */
   turn: number;
   askId: string;
-  /** The stored budget's planned prompt tokens (`used`), window and input limit (`available`); null without a budget. */
+  /**
+   * The stored budget's planned prompt tokens (`used`, system prompt included), window, and the
+   * prompt's input limit `window − maxTokens − margin` (= `available + reserve`: `used` never exceeds
+   * it); null without a budget.
+   */
   used: number | null;
   window: number | null;
-  available: number | null;
+  inputLimit: number | null;
   /** The prompt tokens the provider reported for the answer (the message's `promptTokens`). */
   promptTokens: number | null;
   /** Earlier turns this turn's prompt dropped / summarised / compacted (budget `memory`, 1-based ranges). */
@@ -100,7 +104,7 @@ export function sessionPicture(messages: readonly StoredMessage[], usage: Sessio
       askId: m.askId,
       used: b?.used ?? null,
       window: b?.window ?? null,
-      available: b?.available ?? null,
+      inputLimit: b ? inputLimitOf(b) : null,
       promptTokens: m.promptTokens,
       turnsDropped: b?.turnsDropped ?? 0,
       dropped: b?.memory?.dropped ?? [],
@@ -111,6 +115,12 @@ export function sessionPicture(messages: readonly StoredMessage[], usage: Sessio
     };
   });
   return { bars, totals: usage.totals };
+}
+
+/** The prompt's input limit of a stored budget (window − max_tokens − margin); null when a figure is missing. */
+function inputLimitOf(b: BudgetEvent): number | null {
+  const limit = b.window - b.maxTokens - b.margin;
+  return Number.isFinite(limit) ? limit : null;
 }
 
 const FATE_WORDS: Record<TurnFate, string> = {
@@ -133,7 +143,7 @@ export function barLabel(bar: PictureBar): string {
   const parts = [
     bar.used === null
       ? `Turn ${bar.turn}: no budget stored`
-      : `Turn ${bar.turn}: prompt ${tokens(bar.used)} of ${tokens(bar.window ?? 0)} tokens (input limit ${tokens(bar.available ?? 0)})`,
+      : `Turn ${bar.turn}: prompt ${tokens(bar.used)} of ${tokens(bar.window ?? 0)} tokens (input limit ${tokens(bar.inputLimit ?? 0)})`,
   ];
   if (bar.dropped.length) parts.push(`its prompt dropped ${turnsText(bar.dropped)}`);
   else if (bar.turnsDropped) parts.push(`its prompt dropped ${tokens(bar.turnsDropped)} earlier turns`);
@@ -166,7 +176,7 @@ function marks(bar: PictureBar): string[] {
  * tokens with the number above it, the window (solid line) and the budget's input limit (dashed)
  * over its slot, marks under it for the turns its prompt dropped or summarised, the bar's fill saying
  * how the newest prompt carried the turn; a legend; the session's totals. Every bar carries its
- * figures as data attributes (`data-used`, `data-window`, `data-available`, `data-prompt-tokens`,
+ * figures as data attributes (`data-used`, `data-window`, `data-input-limit`, `data-prompt-tokens`,
  * `data-dropped` JSON ranges, `data-fate`, the ask's ledger figures).
  */
 export function renderSessionPicture(picture: SessionPicture): HTMLElement {
@@ -201,7 +211,7 @@ export function renderSessionPicture(picture: SessionPicture): HTMLElement {
       'data-ask-id': bar.askId,
       'data-used': bar.used === null ? '' : String(bar.used),
       'data-window': bar.window === null ? '' : String(bar.window),
-      'data-available': bar.available === null ? '' : String(bar.available),
+      'data-input-limit': bar.inputLimit === null ? '' : String(bar.inputLimit),
       'data-prompt-tokens': bar.promptTokens === null ? '' : String(bar.promptTokens),
       'data-turns-dropped': String(bar.turnsDropped),
       'data-dropped': JSON.stringify(bar.dropped),
@@ -211,22 +221,24 @@ export function renderSessionPicture(picture: SessionPicture): HTMLElement {
       ...(bar.usage ? figureAttrs(bar.usage) : {}),
     };
     const g = svg('g', attrs);
-    if (bar.window !== null && bar.available !== null) {
+    if (bar.window !== null && bar.inputLimit !== null) {
       g.append(
         svg('line', { class: 'window-line', x1: x0, x2: x0 + SLOT, y1: y(bar.window), y2: y(bar.window) }),
-        svg('line', { class: 'limit-line', x1: x0, x2: x0 + SLOT, y1: y(bar.available), y2: y(bar.available) }),
+        svg('line', { class: 'limit-line', x1: x0, x2: x0 + SLOT, y1: y(bar.inputLimit), y2: y(bar.inputLimit) }),
       );
       // The lines' values, where they start or change.
       if (bar.window !== lastWindow)
         g.append(
           svg('text', { class: 'line-label', x: x0 + 2, y: y(bar.window) - 4 }, [`window ${tokens(bar.window)}`]),
         );
-      if (bar.available !== lastLimit)
+      if (bar.inputLimit !== lastLimit)
         g.append(
-          svg('text', { class: 'line-label', x: x0 + 2, y: y(bar.available) + 12 }, [`limit ${tokens(bar.available)}`]),
+          svg('text', { class: 'line-label', x: x0 + 2, y: y(bar.inputLimit) + 12 }, [
+            `limit ${tokens(bar.inputLimit)}`,
+          ]),
         );
       lastWindow = bar.window;
-      lastLimit = bar.available;
+      lastLimit = bar.inputLimit;
     }
     if (bar.used !== null) {
       g.append(

@@ -108,10 +108,10 @@ export const usageInconsistentTotal = new Counter({
   registers: [registry],
 });
 
-/** Share of the prompt budget a plan used: planned prompt tokens ÷ tokens available to the prompt. */
+/** Share of the prompt's limit a plan used: planned prompt tokens ÷ (window − max_tokens − margin); at most 1. */
 export const budgetFillRatio = new Histogram({
   name: 'ask_budget_fill_ratio',
-  help: 'Planned prompt tokens divided by the tokens available to the prompt (window minus max_tokens, reserve and margin)',
+  help: 'Planned prompt tokens (system prompt included) divided by the prompt limit: window minus max_tokens and margin',
   labelNames: ['model'] as const,
   buckets: [0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1],
   registers: [registry],

@@ -557,7 +557,10 @@ export class SynthesisService {
     };
     await this.events.publish(ctx.askId, 'budget', budget, ctx.run.claim);
     promptTokensPlanned.observe({ model: model.model }, plan.used);
-    if (plan.available > 0) budgetFillRatio.observe({ model: model.model }, plan.used / plan.available);
+    // Against the prompt's own limit (window − max_tokens − margin): `used` includes the system prompt,
+    // which the reserve holds, so `available` (net of the reserve) would read over 1 on a full plan.
+    const inputLimit = budget.window - budget.maxTokens - budget.margin;
+    if (inputLimit > 0) budgetFillRatio.observe({ model: model.model }, plan.used / inputLimit);
     if (plan.turnsDropped) turnsDroppedTotal.inc({ model: model.model }, plan.turnsDropped);
     return budget;
   }
