@@ -18,15 +18,14 @@ import { AskError, AskErrorCode, invalidRequest, notFound } from '@ask/ask-error
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventRelay, AskEventStream, isValidStreamId } from '@ask/event-stream';
 import { AsksRepository } from '@ask/persistence';
-import { askErrorOf } from '../errors/ask-error.filter';
 import { uuidParam } from '../errors/params';
 import { AskEventsAccess } from '../auth/access.decorators';
 import { canSeeProject, principalOf } from '../auth/principal';
 import { RateLimit } from '../rate-limit/rate-limit';
 import { AskService } from './ask.service';
 import { AskDto, type AskAccepted } from './ask.dto';
-import { SseResponse } from './sse-response';
-import { StreamCaps } from './stream-caps';
+import { serveStream, type StreamRoute } from '../sse/serve-stream';
+import { StreamCaps } from '../sse/stream-caps';
 
 /** How long after an ask's deadline the events route waits for the worker's own terminal event (ms). */
 const DEADLINE_GRACE_MS = 10_000;
@@ -35,8 +34,8 @@ const DEADLINE_GRACE_MS = 10_000;
 export class AskController implements BeforeApplicationShutdown {
   /** Open SSE relays; ended on shutdown so the HTTP server can close (clients resume elsewhere with Last-Event-ID). */
   private readonly relays = new Set<AbortController>();
-  private readonly caps: StreamCaps;
-  private readonly logger = new Logger('SSE');
+  /** The events route's caps, relays, buffer limit and logger ({@link serveStream}). */
+  private readonly route: StreamRoute;
 
   constructor(
     private readonly asks: AskService,
@@ -45,7 +44,12 @@ export class AskController implements BeforeApplicationShutdown {
     private readonly records: AsksRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
-    this.caps = new StreamCaps({ perAsk: config.ASK_STREAMS_PER_ASK, perProject: config.ASK_STREAMS_PER_PROJECT });
+    this.route = {
+      caps: new StreamCaps({ perAsk: config.ASK_STREAMS_PER_ASK, perProject: config.ASK_STREAMS_PER_PROJECT }),
+      relays: this.relays,
+      maxBufferedBytes: config.ASK_STREAM_BUFFER_BYTES,
+      logger: new Logger('SSE'),
+    };
   }
 
   /** SIGTERM: end every open event stream so the server closes; each client reconnects with Last-Event-ID. */
@@ -103,37 +107,30 @@ export class AskController implements BeforeApplicationShutdown {
     if (!meta || !allowed) throw notFound('ask not found');
     const start = await this.relay.resumePoint(askId, lastEventId);
     if (controller.signal.aborted) return;
-    const release = this.caps.acquire(askId, meta.projectId);
-    this.relays.add(controller);
-    const sse = new SseResponse(request, response, this.config.ASK_STREAM_BUFFER_BYTES);
-    try {
-      sse.open();
-      // Past the ask's deadline (plus a grace for the worker's own 504) no worker will finish it: the
-      // stream ends with a typed 504 instead of leaving the client waiting (e.g. jobs lost with Redis).
-      const deadlineAt = Date.parse(meta.acceptedAt) + this.config.ASK_DEADLINE_MS + DEADLINE_GRACE_MS;
-      const end = await this.relay.relay(askId, start, {
-        signal: controller.signal,
-        deadlineAt,
-        write: (events) => {
-          for (const event of events) {
-            if (!sse.send(event)) {
-              // Gone, or dropped for leaving too much unread: it resumes with its Last-Event-ID.
-              controller.abort();
-              return;
+    // Past the ask's deadline (plus a grace for the worker's own 504) no worker will finish it: the
+    // stream ends with a typed 504 instead of leaving the client waiting (e.g. jobs lost with Redis).
+    const deadlineAt = Date.parse(meta.acceptedAt) + this.config.ASK_DEADLINE_MS + DEADLINE_GRACE_MS;
+    await serveStream(
+      this.route,
+      { request, response, controller, streamId: askId, projectId: meta.projectId },
+      async (sse) => {
+        const end = await this.relay.relay(askId, start, {
+          signal: controller.signal,
+          deadlineAt,
+          write: (events) => {
+            for (const event of events) {
+              if (!sse.send(event)) {
+                // Gone, or dropped for leaving too much unread: it resumes with its Last-Event-ID.
+                controller.abort();
+                return;
+              }
             }
-          }
-          return sse.drained();
-        },
-      });
-      if (end.reason === 'failed' && !sse.closed)
-        sse.send({ type: 'error', data: askErrorOf(end.cause, this.logger).toEvent() });
-    } catch (err) {
-      if (!sse.closed) sse.send({ type: 'error', data: askErrorOf(err, this.logger).toEvent() });
-    } finally {
-      release();
-      this.relays.delete(controller);
-      sse.end();
-    }
+            return sse.drained();
+          },
+        });
+        if (end.reason === 'failed') throw end.cause;
+      },
+    );
   }
 
   /**

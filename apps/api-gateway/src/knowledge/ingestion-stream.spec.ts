@@ -72,7 +72,10 @@ describe('the ingestion events route', () => {
     expect(followers.map((f) => f.status)).toEqual([200, 200, 200]);
     const fourth = await h.call('GET', eventsUrl, { key: project.key });
     expect(fourth.status).toBe(429);
-    expect(fourth.body).toMatchObject({ code: 'rate_limited', details: 'limit=streams_per_ask max=3 retry_after=5' });
+    expect(fourth.body).toMatchObject({
+      code: 'rate_limited',
+      details: 'limit=streams_per_ingestion max=3 retry_after=5',
+    });
 
     const ids = [
       await append('started', { documents: 1 }),

@@ -19,9 +19,8 @@ import { invalidRequest, notFound } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { IngestionEventStream } from '@ask/event-stream';
 import { IngestionsRepository } from '@ask/persistence';
-import { SseResponse } from '../asks/sse-response';
-import { StreamCaps } from '../asks/stream-caps';
-import { askErrorOf } from '../errors/ask-error.filter';
+import { serveStream, type StreamRoute } from '../sse/serve-stream';
+import { StreamCaps } from '../sse/stream-caps';
 import { uuidParam } from '../errors/params';
 import { RateLimit } from '../rate-limit/rate-limit';
 import { IngestInsightsDto, IngestKnowledgeDto } from './knowledge.dto';
@@ -39,9 +38,8 @@ import { KnowledgeService } from './knowledge.service';
 export class KnowledgeController implements BeforeApplicationShutdown {
   /** Open SSE relays; ended on shutdown so the HTTP server can close (clients resume with Last-Event-ID). */
   private readonly relays = new Set<AbortController>();
-  /** Open ingestion streams per ingestion and per project: the ask streams' limits, counted apart. */
-  private readonly caps: StreamCaps;
-  private readonly logger = new Logger('SSE');
+  /** The events route's caps (the ask streams' limits, counted apart), relays, buffer limit, logger. */
+  private readonly route: StreamRoute;
 
   constructor(
     private readonly knowledge: KnowledgeService,
@@ -49,7 +47,15 @@ export class KnowledgeController implements BeforeApplicationShutdown {
     private readonly events: IngestionEventStream,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
-    this.caps = new StreamCaps({ perAsk: config.ASK_STREAMS_PER_ASK, perProject: config.ASK_STREAMS_PER_PROJECT });
+    this.route = {
+      caps: new StreamCaps(
+        { perAsk: config.ASK_STREAMS_PER_ASK, perProject: config.ASK_STREAMS_PER_PROJECT },
+        { perStream: 'streams_per_ingestion', perProject: 'ingestion_streams_per_project' },
+      ),
+      relays: this.relays,
+      maxBufferedBytes: config.ASK_STREAM_BUFFER_BYTES,
+      logger: new Logger('SSE'),
+    };
   }
 
   beforeApplicationShutdown(): void {
@@ -126,7 +132,7 @@ export class KnowledgeController implements BeforeApplicationShutdown {
    * Last-Event-ID). A failure after the headers is a typed `error` event without an id, then the end.
    * @throws AskError 400 for a malformed Last-Event-ID; 404 for an unknown ingestion; 429
    *   `rate_limited` over ASK_STREAMS_PER_ASK streams of one ingestion or ASK_STREAMS_PER_PROJECT
-   *   ingestion streams of one project (`details` `limit=streams_per_ask|streams_per_project max=N`).
+   *   ingestion streams of one project (`details` `limit=streams_per_ingestion|ingestion_streams_per_project max=N`).
    */
   @Get('ingestions/:ingestionId/events')
   async stream(
@@ -145,11 +151,7 @@ export class KnowledgeController implements BeforeApplicationShutdown {
     const view = await this.ingestions.find(projectId, ingestionId);
     if (!view) throw notFound('ingestion not found');
     if (controller.signal.aborted) return;
-    const release = this.caps.acquire(ingestionId, projectId);
-    this.relays.add(controller);
-    const sse = new SseResponse(request, response, this.config.ASK_STREAM_BUFFER_BYTES);
-    try {
-      sse.open();
+    await serveStream(this.route, { request, response, controller, streamId: ingestionId, projectId }, async (sse) => {
       // A finished run whose stream has expired (or was lost with Redis): its row says how it ended.
       if ((view.status === 'completed' || view.status === 'failed') && (await this.events.length(ingestionId)) === 0) {
         if (!lastEventId) {
@@ -166,12 +168,6 @@ export class KnowledgeController implements BeforeApplicationShutdown {
         if (!sse.send({ id: event.id, type: event.type, data: event.data })) break;
         await sse.drained();
       }
-    } catch (err) {
-      if (!sse.closed) sse.send({ type: 'error', data: askErrorOf(err, this.logger).toEvent() });
-    } finally {
-      release();
-      this.relays.delete(controller);
-      sse.end();
-    }
+    });
   }
 }
