@@ -187,8 +187,9 @@ export function chooseCorpus(
 
 /**
  * `ask demo`: migrates, creates (or reuses) a project with the embedded local providers, ingests the
- * corpus, starts the gateway and both workers as separate processes, and runs a multi-turn session
- * over HTTP + SSE, printing each streamed answer and each turn's budget.
+ * corpus, starts the gateway and the three workers (retrieval, synthesis, ingestion) as separate
+ * processes, and runs a multi-turn session over HTTP + SSE, printing each streamed answer and each
+ * turn's budget.
  */
 export function registerDemoCommand(program: Command): void {
   program
@@ -254,7 +255,7 @@ export function registerDemoCommand(program: Command): void {
                 : ''),
         );
       });
-      console.log('starting api-gateway, retrieval-worker and synthesis-worker…');
+      console.log('starting api-gateway, retrieval-worker, synthesis-worker and ingestion-worker…');
       const stack = await startStack({ env: { LOG_LEVEL: 'warn' } });
       console.log(`project: ${projectId}`);
       console.log(`api key: ${apiKey} (shown once, stored hashed; earlier demo keys of this project are revoked)`);
