@@ -384,7 +384,7 @@ const WHY_MISSED = [
   'Per ask the pipeline makes three BullMQ jobs (retrieval, synthesis, and the memory summary after `done`), each an add, a fetch and a finish script plus the workers\' empty fetches and blocking pops (counted with `MONITOR` on the bench\'s Redis: about seven round trips per job), one fenced `EVALSHA` per event, and its PostgreSQL statements, each costing client CPU in the app that sends it (see "Per-call client CPU").',
   'The `writev` / `writeUtf8String` / `writeBuffer` frames of the profiles are those loopback writes to Redis, PostgreSQL and the HTTP client, not log lines: at `LOG_LEVEL=warn` the apps wrote no line per ask.',
   'The rest is Express and Nest routing, guards and pipes, ioredis and node-postgres framing, BullMQ and garbage collection, a few percent each; getting to 12 ms means fewer hops per ask (processes, queue jobs, round trips), not a faster function.',
-  "Latencies and asks/s were taken at load averages near 20 on 2 cores shared with six other engineers' jobs, so the stage medians are mostly scheduler wait; the CPU figures are the comparable ones.",
+  "Both columns ran on 2 cores shared with six other engineers' jobs (load averages above: the before column near 22, this run lower), so latencies, stage medians and asks/s are mostly scheduler wait, and even CPU per ask moves with the load (the stand-in's own, unchanged work cost 4.9 ms per ask in the before run and 6.2 ms in a run at load 19–24 at a1f0702 between them): part of the drop from one column to the other is the machine.",
 ].join(' ');
 
 /** The goals of issue 19 item 2 against this run: met, or missed by how much. */
