@@ -81,7 +81,7 @@ export function redactSecrets(text: string): string {
   if (values.size === 0 || typeof text !== 'string' || text.length < MIN_SECRET_CHARS) return text;
   byPrefix ??= index();
   // Nearly every text holds no secret: with few prefixes, a native search for each rules that out at
-  // once (measured: 118 µs → a few µs for a 2,284-character event with 3 secrets registered).
+  // once, instead of the walk below over every character.
   if (byPrefix.size <= FAST_CHECK_MAX_PREFIXES && !containsAnyPrefix(text, byPrefix)) return text;
   let out = '';
   let last = 0;

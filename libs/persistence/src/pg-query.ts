@@ -7,12 +7,10 @@ import { type DataSource, QueryFailedError } from 'typeorm';
  * `QueryFailedError` around the driver's error (its `code`, like `23505`, in `driverError`), as
  * `DataSource.query` throws it.
  *
- * For the statements every ask runs (key check, project lookup, ask record, search). Measured on the
- * 2-core bench machine at load 19–21 (client CPU per statement, `process.cpuUsage` over 2,000 runs):
- * `DataSource.query` 185–240 µs, the pool's `query` 67–136 µs, the pool's `query` with a statement
- * name 52 µs. With `name`, the statement is a named prepared statement: parsed once per pooled
- * connection (node-postgres keeps the names per connection and prepares again on a new one), then
- * only bound and executed, which also saves PostgreSQL's parse on the same cores. A name must always
+ * For the statements every ask runs (key check, project lookup, ask record, search): it skips the
+ * query runner's per-call work (bench/pipeline reports the apps' CPU per ask). With `name`, the
+ * statement is a named prepared statement: parsed once per pooled connection (node-postgres keeps
+ * the names per connection and prepares again on a new one), then only bound and executed, which also saves PostgreSQL's parse on the same cores. A name must always
  * go with the same text; keep names for statements whose plan does not depend on the values (not the
  * vector searches, whose plans PostgreSQL chooses per call).
  *
@@ -21,6 +19,8 @@ import { type DataSource, QueryFailedError } from 'typeorm';
  * @throws QueryFailedError when PostgreSQL refuses the statement.
  */
 export async function pgQuery<R>(dataSource: DataSource, sql: string, params: unknown[], name?: string): Promise<R[]> {
+  // TypeORM's postgres driver keeps its pg pool in `master` (not part of its typed API): when a
+  // TypeORM upgrade moves it, this falls back to DataSource.query, slower but the same results.
   const pool = (dataSource.driver as unknown as { master?: Pool }).master;
   if (!pool || !dataSource.isInitialized) return dataSource.query(sql, params);
   try {

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { maxHeaderSize, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AskError, AskErrorCode } from '@ask/ask-errors';
 
@@ -11,7 +11,7 @@ function parserRefusal(code: string | undefined): { status: number; reason: stri
       error: new AskError(AskErrorCode.InvalidRequest, {
         status: 431,
         error: 'request header fields too large',
-        details: 'headers: the request line and headers exceed the 16 KiB limit',
+        details: `headers: the request line and headers exceed the ${maxHeaderSize}-byte limit`,
       }),
     };
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
@@ -35,7 +35,8 @@ function parserRefusal(code: string | undefined): { status: number; reason: stri
 }
 
 /**
- * Answers what Node's HTTP parser refuses (a request line or headers over 16 KiB: 431; a request
+ * Answers what Node's HTTP parser refuses (a request line or headers over `http.maxHeaderSize`,
+ * 16 KiB unless `--max-http-header-size` changes it: 431; a request
  * that is not HTTP: 400; headers or body too slow: 408) with the typed JSON body every other error
  * has, instead of Node's bare status line, then closes the connection. A socket already reset or
  * half-answered is destroyed. Installed by `createGateway` on the app's HTTP server.

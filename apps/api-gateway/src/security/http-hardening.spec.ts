@@ -152,7 +152,7 @@ describe('HTTP hardening (real gateway, PostgreSQL and Redis)', () => {
         {
           error: 'request header fields too large',
           code: 'invalid_request',
-          details: 'headers: the request line and headers exceed the 16 KiB limit',
+          details: 'headers: the request line and headers exceed the 16384-byte limit',
         },
       ]);
     });
