@@ -1,4 +1,4 @@
-import type { BudgetEvent, DoneEvent, ErrorEvent } from '@ask/ask-contracts';
+import type { BudgetEvent, DoneEvent, ErrorEvent, UsageTotals } from '@ask/ask-contracts';
 
 /** A non-2xx answer of the API with its typed body (`{ error, code, details? }` plus the status). */
 export class ApiError extends Error {
@@ -38,20 +38,8 @@ export interface SessionWithMessages extends SessionSummary {
   messages: StoredMessage[];
 }
 
-/**
- * Token sums and exact cost of a set of `provider_calls` rows (docs/telemetry.md): input includes
- * cache read and write, output includes reasoning; `costUsd` a decimal string (USD, 12 places).
- */
-export interface UsageFigures {
-  calls: number;
-  inputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  outputTokens: number;
-  reasoningTokens: number;
-  costUsd: string;
-  unpricedCalls: number;
-}
+/** Token sums and exact cost of a set of `provider_calls` rows (docs/telemetry.md): the usage routes' shape. */
+export type UsageFigures = UsageTotals;
 
 /** `GET …/usage?groupBy=…`: `key` is a UTC date (`day`), `provider/model` (`model`) or a session id. */
 export interface ProjectUsage {

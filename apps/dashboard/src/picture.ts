@@ -45,27 +45,9 @@ export interface SessionPicture {
 }
 
 /** The figures of one ask's calls, without its id. */
-function figuresOf(ask: UsageFigures): UsageFigures {
-  const {
-    calls,
-    inputTokens,
-    cacheReadTokens,
-    cacheWriteTokens,
-    outputTokens,
-    reasoningTokens,
-    costUsd,
-    unpricedCalls,
-  } = ask;
-  return {
-    calls,
-    inputTokens,
-    cacheReadTokens,
-    cacheWriteTokens,
-    outputTokens,
-    reasoningTokens,
-    costUsd,
-    unpricedCalls,
-  };
+function figuresOf(ask: UsageFigures & { askId?: string }): UsageFigures {
+  const { askId: _askId, ...figures } = ask;
+  return figures;
 }
 
 function within(ranges: Ranges | undefined, turn: number): boolean {

@@ -5,3 +5,4 @@ export * from './retrieval';
 export * from './ingestion-events';
 export * from './memory';
 export * from './health';
+export * from './usage';

@@ -1,3 +1,4 @@
+import type { UsageTotals } from '@ask/ask-contracts';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 
@@ -48,18 +49,7 @@ export interface StoredProviderCall extends Required<Omit<ProviderCallRecord, 'r
 /** How usage is grouped: by UTC day, by provider and requested model, or by session. */
 export type UsageGroupBy = 'day' | 'model' | 'session';
 
-/** Token sums and cost of a set of calls. Costs are exact decimal strings (USD, 12 places). */
-export interface UsageTotals {
-  calls: number;
-  inputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  outputTokens: number;
-  reasoningTokens: number;
-  costUsd: string;
-  /** Calls without a cost (no price for the model, or no usable usage): their tokens count, their cost does not. */
-  unpricedCalls: number;
-}
+export type { UsageTotals } from '@ask/ask-contracts';
 
 /** One group of a usage summary: `key` is `YYYY-MM-DD`, `provider/model` or the session id. */
 export interface UsageGroup extends UsageTotals {
