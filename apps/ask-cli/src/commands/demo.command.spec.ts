@@ -8,6 +8,7 @@ import {
   NOT_DOCUMENTATION,
   prepareDocument,
   readableReadme,
+  withoutLicenceSections,
   SEMANTIC_SUBSET,
 } from './demo.command';
 
@@ -80,6 +81,43 @@ describe('the fallback corpus', () => {
     });
     expect(prepareDocument(folder, { uri: '@nestjs/bullmq/docs/a.md', title: 'A', text: '<p>x</p>' }).text).toBe(
       '<p>x</p>',
+    );
+  });
+});
+
+describe(withoutLicenceSections.name, () => {
+  it('drops each License/Licence section up to the next heading of its level or higher, not headings in code', () => {
+    const text = [
+      '# pkg',
+      'Intro.',
+      '## License',
+      'Permission is hereby granted, free of charge…',
+      '### MIT terms',
+      'THE SOFTWARE IS PROVIDED "AS IS"…',
+      '## Usage',
+      '```md',
+      '## License',
+      '```',
+      '## Licence and copyright',
+      '(c) someone',
+      '# Appendix',
+      'Kept.',
+      '## Licensing questions are not a licence heading',
+      'Kept too.',
+    ].join('\n');
+    expect(withoutLicenceSections(text)).toBe(
+      [
+        '# pkg',
+        'Intro.',
+        '## Usage',
+        '```md',
+        '## License',
+        '```',
+        '# Appendix',
+        'Kept.',
+        '## Licensing questions are not a licence heading',
+        'Kept too.',
+      ].join('\n'),
     );
   });
 });

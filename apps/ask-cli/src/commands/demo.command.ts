@@ -87,12 +87,37 @@ export function readableReadme(text: string): string {
 }
 
 /**
- * A corpus document as the demo ingests it: a package folder's README is titled `<package> README`
- * and made readable ({@link readableReadme}); anything else is left as loaded.
+ * `text` without its licence sections: each Markdown heading named License / Licence (any level,
+ * optionally with words after it, like "License and copyright") and everything up to the next
+ * heading of the same or a higher level. A README's licence text answers no question about the
+ * package and once filled a demo answer ("Permission is hereby granted…"). Headings inside fenced
+ * code are not headings. Linear in the text's length.
+ */
+export function withoutLicenceSections(text: string): string {
+  const out: string[] = [];
+  let skipping = 0; // the level of the licence heading being skipped, 0 when keeping
+  let inCode = false;
+  for (const line of text.split('\n')) {
+    if (/^[ \t]*```/.test(line)) inCode = !inCode;
+    const heading = inCode ? null : /^(#{1,6})[ \t]+(.*)$/.exec(line);
+    if (heading) {
+      const level = heading[1].length;
+      if (skipping && level <= skipping) skipping = 0;
+      if (!skipping && /^licen[cs]e\b/i.test(heading[2].trim())) skipping = level;
+    }
+    if (!skipping) out.push(line);
+  }
+  return out.join('\n').trim();
+}
+
+/**
+ * A corpus document as the demo ingests it: a package folder's README is titled `<package> README`,
+ * made readable ({@link readableReadme}) and loses its licence sections ({@link withoutLicenceSections});
+ * anything else is left as loaded.
  */
 export function prepareDocument(folder: CorpusFolder, doc: SourceDocument): SourceDocument {
   if (!folder.title || !/(?:^|\/)readme\.md$/i.test(doc.uri)) return doc;
-  return { ...doc, title: folder.title, text: readableReadme(doc.text) };
+  return { ...doc, title: folder.title, text: withoutLicenceSections(readableReadme(doc.text)) };
 }
 
 /** The HTML elements READMEs use for layout, logos and badges (not `<T>` or `<string>` in prose). */
