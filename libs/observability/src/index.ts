@@ -5,3 +5,4 @@ export * from './redacting-logger';
 export * from './json-logger';
 export * from './tracing';
 export * from './embedding-ledger';
+export * from './ask-job';

@@ -1,4 +1,4 @@
-import { inJobSpan, messagingAttributes, withLogIds } from '@ask/observability';
+import { inAskJob } from '@ask/observability';
 import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { JobName, QueueName } from '@ask/ask-contracts';
@@ -25,23 +25,8 @@ export class RetrievalProcessor extends WorkerHost implements OnApplicationBoots
   }
 
   async process(job: ContractJob<QueueName.AskRetrieval>): Promise<void> {
-    // Every log line of this job carries its ask, session and project ids; its span continues the
-    // trace the job carries (tracing on), a child of the producer's send span.
-    const { askId, sessionId, projectId } = job.data;
-    return withLogIds({ askId, sessionId, projectId }, () =>
-      inJobSpan(
-        `${QueueName.AskRetrieval} process`,
-        job.data.trace,
-        () => ({
-          ...messagingAttributes(QueueName.AskRetrieval, askId),
-          'ask.id': askId,
-          'ask.session.id': sessionId,
-          'ask.project.id': projectId,
-          'ask.attempt': job.attemptsMade + 1,
-        }),
-        () => this.handle(job),
-      ),
-    );
+    // Log lines with the job's ids; with tracing on, its span continues the trace the job carries.
+    return inAskJob(QueueName.AskRetrieval, job, () => this.handle(job));
   }
 
   private async handle(job: ContractJob<QueueName.AskRetrieval>): Promise<void> {
