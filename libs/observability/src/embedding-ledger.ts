@@ -3,7 +3,8 @@ import { classifyEmbeddingFailure, type EmbeddingProvider, type EmbeddingUsage }
 import { findPrice, type PriceOverride, type ProviderId } from '@ask/model-catalog';
 import type { ProviderCallRecord, ProviderCallsRepository } from '@ask/persistence';
 import { callCostUsd, InconsistentUsageError, type NormalizedUsage, normalizeUsage } from '@ask/usage-accounting';
-import { genAiOperationDuration, genAiTokenUsage, usageInconsistentTotal } from './metrics';
+import { genAiOperationDuration, genAiTokenUsage } from './metrics';
+import { refuseUsage } from './usage-refusal';
 import { fail, type Span, SpanKind, startSpan } from './tracing';
 
 /** Who an embedding call is for: the project, and the ask and session when it embeds a question. */
@@ -58,10 +59,7 @@ export function embeddingUsageColumns(
       usageError: null,
     };
   } catch (err) {
-    if (!(err instanceof InconsistentUsageError)) throw err;
-    usageInconsistentTotal.inc({ gen_ai_provider_name: provider });
-    logger.error(`${provider} embedding usage refused: ${err.reason}; raw usage ${JSON.stringify(err.raw)}`);
-    return { usage: null, usageError: err.message };
+    return refuseUsage(err, provider, logger, 'embedding usage');
   }
 }
 

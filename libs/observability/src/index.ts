@@ -6,3 +6,4 @@ export * from './json-logger';
 export * from './tracing';
 export * from './embedding-ledger';
 export * from './ask-job';
+export * from './usage-refusal';

@@ -9,10 +9,10 @@ import {
   type Span,
   SpanKind,
   startSpan,
-  usageInconsistentTotal,
+  refuseUsage,
 } from '@ask/observability';
 import type { ProviderCallPurpose, ProviderCallRecord, ProviderCallsRepository } from '@ask/persistence';
-import { callCostUsd, InconsistentUsageError, type NormalizedUsage, normalizeUsage } from '@ask/usage-accounting';
+import { callCostUsd, type NormalizedUsage, normalizeUsage } from '@ask/usage-accounting';
 
 /** Who a call is for: the ask, its session and project, and why it is made. */
 export interface CallScope {
@@ -123,10 +123,7 @@ export function normaliseChunk(
   try {
     return { usage: normalizeUsage(chunk.convention, chunk.raw), usageError: null };
   } catch (err) {
-    if (!(err instanceof InconsistentUsageError)) throw err;
-    usageInconsistentTotal.inc({ gen_ai_provider_name: provider });
-    logger.error(`${provider} usage refused: ${err.reason}; raw usage ${JSON.stringify(err.raw)}`);
-    return { usage: null, usageError: err.message };
+    return refuseUsage(err, provider, logger);
   }
 }
 
