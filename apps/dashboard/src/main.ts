@@ -1,4 +1,5 @@
 import './styles.css';
+import { promptInputLimit } from '@ask/ask-contracts';
 import { ApiError, DashboardApi, type SessionSummary, type StoredMessage } from './api';
 import { badgeText, errorCopy, STREAM_LOST_CODE, STREAM_LOST_COPY, tokens } from './copy';
 import { renderSessionPicture, sessionPicture } from './picture';
@@ -75,7 +76,7 @@ function setBadge(turn: Turn | null): void {
   }
   // Tight: the prompt fills 90% or more of its input limit (window − max_tokens − margin), so the next
   // turn will likely drop or summarise earlier ones.
-  const tight = !!budget && budget.used >= 0.9 * (budget.window - budget.maxTokens - budget.margin);
+  const tight = !!budget && budget.used >= 0.9 * promptInputLimit(budget);
   ui.badge.classList.toggle('badge-tight', tight);
 }
 

@@ -1,4 +1,4 @@
-import type { BudgetEvent } from '@ask/ask-contracts';
+import { type BudgetEvent, promptInputLimit } from '@ask/ask-contracts';
 import type { SessionUsage, StoredMessage, UsageFigures } from './api';
 import { chartRoot, figureAttrs, figuresText, svg, totalsList } from './chart';
 import { tokens, turnRanges, usd } from './copy';
@@ -101,7 +101,7 @@ export function sessionPicture(messages: readonly StoredMessage[], usage: Sessio
 
 /** The prompt's input limit of a stored budget (window − max_tokens − margin); null when a figure is missing. */
 function inputLimitOf(b: BudgetEvent): number | null {
-  const limit = b.window - b.maxTokens - b.margin;
+  const limit = promptInputLimit(b);
   return Number.isFinite(limit) ? limit : null;
 }
 

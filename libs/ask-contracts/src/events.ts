@@ -135,3 +135,12 @@ export interface AskEvent<T extends AskEventType = AskEventType> {
 
 /** Events after which the stream has ended. */
 export const TERMINAL_EVENTS: ReadonlySet<AskEventType> = new Set(['done', 'error']);
+
+/**
+ * The prompt's input limit of a `budget` event, in tokens: `window − maxTokens − margin`
+ * (= `available + reserve`). `used` (system prompt included) never exceeds it; `available` is net of
+ * the reserve that holds the system prompt, so it is not the prompt's ceiling.
+ */
+export function promptInputLimit(budget: Pick<BudgetEvent, 'window' | 'maxTokens' | 'margin'>): number {
+  return budget.window - budget.maxTokens - budget.margin;
+}

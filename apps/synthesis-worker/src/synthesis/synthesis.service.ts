@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import type { BudgetEvent, BudgetMemory, SynthesizeJobData } from '@ask/ask-contracts';
+import { type BudgetEvent, type BudgetMemory, promptInputLimit, type SynthesizeJobData } from '@ask/ask-contracts';
 import {
   AskErrorCode,
   contextOverflow,
@@ -559,7 +559,7 @@ export class SynthesisService {
     promptTokensPlanned.observe({ model: model.model }, plan.used);
     // Against the prompt's own limit (window − max_tokens − margin): `used` includes the system prompt,
     // which the reserve holds, so `available` (net of the reserve) would read over 1 on a full plan.
-    const inputLimit = budget.window - budget.maxTokens - budget.margin;
+    const inputLimit = promptInputLimit(budget);
     if (inputLimit > 0) budgetFillRatio.observe({ model: model.model }, plan.used / inputLimit);
     if (plan.turnsDropped) turnsDroppedTotal.inc({ model: model.model }, plan.turnsDropped);
     return budget;
