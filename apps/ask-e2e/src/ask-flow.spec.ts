@@ -207,6 +207,23 @@ describe('the ask flow, end to end (three processes, real PostgreSQL and Redis)'
       expect([error.status, error.body]).toEqual([412, embeddingNotConfigured().toBody()]);
     });
 
+    it('answers 412 embedding_not_configured naming the field for an embedding provider without its credential, storing no ask', async () => {
+      const keyless = await projects.create({
+        name: 'embedding without key',
+        llmSettings: { provider: 'local', model: 'local' },
+        embeddingSettings: { provider: 'openai', model: 'text-embedding-3-small', dimensions: 256 },
+      });
+      const error = (await (await clientFor(keyless.id)).ask(keyless.id, 'Anything?').catch((e) => e)) as AskApiError;
+      expect([error.status, error.body]).toEqual([
+        412,
+        embeddingNotConfigured('embedding provider=openai: apiKey is not set').toBody(),
+      ]);
+      const [{ asks }] = await db.dataSource.query('SELECT count(*)::int AS asks FROM asks WHERE project_id = $1', [
+        keyless.id,
+      ]);
+      expect(asks).toBe(0);
+    });
+
     it('answers 400 naming the field for a question over 4,000 tokens (o200k_base), before queueing', async () => {
       const question = '向量索引如何工作？'.repeat(880); // 7,920 characters, 6,160 tokens
       const error = (await client.ask(projectId, question).catch((e) => e)) as AskApiError;

@@ -2,9 +2,13 @@ import { AskError } from './ask-error';
 import { AskErrorCode, UPSTREAM_TIMEOUT_MESSAGE } from './codes';
 import { sanitizeProviderMessage } from './sanitize';
 
-/** 412 `embedding_not_configured`: the project has no embedding provider set (seed 000). */
-export function embeddingNotConfigured(): AskError {
-  return new AskError(AskErrorCode.EmbeddingNotConfigured);
+/**
+ * 412 `embedding_not_configured`: the project has no embedding provider set (seed 000), or the one
+ * set lacks a setting or credential it needs.
+ * @param details what is missing, e.g. `embedding provider=openai: apiKey is not set`; sanitised before use.
+ */
+export function embeddingNotConfigured(details?: string): AskError {
+  return new AskError(AskErrorCode.EmbeddingNotConfigured, { details: optionalDetails(details) });
 }
 
 /**

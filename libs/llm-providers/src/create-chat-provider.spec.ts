@@ -135,9 +135,36 @@ describe('createEmbeddingProvider', () => {
       createEmbeddingProvider({ provider: 'bedrock', model: 'amazon.titan-embed-text-v2:0', dimensions: 1024 }, {}),
     ).toThrow(
       expect.objectContaining({
-        code: AskErrorCode.LlmNotConfigured,
+        code: AskErrorCode.EmbeddingNotConfigured,
+        status: 412,
         details: 'embedding provider=bedrock: region is not set',
       }),
     );
   });
+
+  it.each([
+    [
+      { provider: 'openai' as const, model: 'text-embedding-3-small', dimensions: 256 },
+      {},
+      'embedding provider=openai: apiKey is not set',
+    ],
+    [
+      {
+        provider: 'vertex' as const,
+        model: 'text-embedding-005',
+        dimensions: 256,
+        gcpProject: 'p',
+        region: 'us-central1',
+      },
+      { gcpServiceAccountJson: '{not json' },
+      'embedding provider=vertex: gcpServiceAccountJson is not valid JSON',
+    ],
+  ])(
+    'refuses %j with a missing or broken credential as 412 embedding_not_configured',
+    (settings, credentials, details) => {
+      expect(() => createEmbeddingProvider(settings, credentials)).toThrow(
+        expect.objectContaining({ code: AskErrorCode.EmbeddingNotConfigured, status: 412, details }),
+      );
+    },
+  );
 });

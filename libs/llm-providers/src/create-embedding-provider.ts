@@ -1,4 +1,4 @@
-import { forbidden, isAskError, llmNotConfigured } from '@ask/ask-errors';
+import { AskErrorCode, embeddingNotConfigured, forbidden, isAskError } from '@ask/ask-errors';
 import OpenAI from 'openai';
 import {
   azureOpenAiClient,
@@ -20,7 +20,7 @@ import type { EmbeddingProvider, EmbeddingProviderId, EmbeddingSettings, Provide
 
 function requireField<T>(value: T | undefined, provider: EmbeddingProviderId, what: string): T {
   if (value === undefined || value === null || value === '') {
-    throw llmNotConfigured(`embedding provider=${provider}: ${what} is not set`);
+    throw embeddingNotConfigured(`embedding provider=${provider}: ${what} is not set`);
   }
   return value;
 }
@@ -103,20 +103,22 @@ export function createEmbeddingProvider(
         new BedrockEmbeddingProvider({ client, model: settings.model, dimensions: settings.dimensions }),
       );
     }
-    case 'vertex': {
-      const project = requireField(settings.gcpProject, 'vertex', 'gcpProject');
-      const region = vertexLocation(settings.region);
-      const host = override ?? settings.baseUrl ?? vertexHost(region);
-      return refusalsTyped(
-        new VertexEmbeddingProvider({
-          locationUrl: vertexLocationPath(host, project, region),
-          token: vertexTokenSource(credentials),
-          model: settings.model,
-          dimensions: settings.dimensions,
-          fetch: providerTransport(options, field, host).fetch,
-        }),
-      );
-    }
+    case 'vertex':
+      // The location and credential helpers are the chat adapter's: their 412 is re-coded here.
+      return asEmbeddingRefusal(() => {
+        const project = requireField(settings.gcpProject, 'vertex', 'gcpProject');
+        const region = vertexLocation(settings.region);
+        const host = override ?? settings.baseUrl ?? vertexHost(region);
+        return refusalsTyped(
+          new VertexEmbeddingProvider({
+            locationUrl: vertexLocationPath(host, project, region),
+            token: vertexTokenSource(credentials),
+            model: settings.model,
+            dimensions: settings.dimensions,
+            fetch: providerTransport(options, field, host).fetch,
+          }),
+        );
+      });
     case 'ollama': {
       const baseUrl = override ?? settings.baseUrl ?? DEFAULT_BASE_URLS.ollama;
       return refusalsTyped(
@@ -137,6 +139,23 @@ export function createEmbeddingProvider(
         allowOtherLanguages: settings.allowOtherLanguages,
         threads: options.embeddingThreads,
       });
+  }
+}
+
+/**
+ * Runs `build`, which uses helpers shared with the chat adapters (Vertex location and credential),
+ * whose own refusal is 412 `llm_not_configured`: for the embedding provider it is 412
+ * `embedding_not_configured` with the same details prefixed `embedding `, so the caller is told
+ * which of the two providers to fix.
+ * @throws AskError 412 `embedding_not_configured`; any other error unchanged.
+ */
+function asEmbeddingRefusal<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (err) {
+    if (isAskError(err) && err.code === AskErrorCode.LlmNotConfigured)
+      throw embeddingNotConfigured(`embedding ${err.details ?? ''}`.trim());
+    throw err;
   }
 }
 

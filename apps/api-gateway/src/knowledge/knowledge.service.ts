@@ -22,8 +22,8 @@ export class KnowledgeService {
   ) {}
 
   /**
-   * @throws AskError 404 not_found, 412 embedding_not_configured / llm_not_configured (a missing
-   *   embedding setting or credential), 409 embedding_space_changed (uploads only), 400
+   * @throws AskError 404 not_found, 412 embedding_not_configured (none set, or a missing embedding
+   *   setting or credential), 409 embedding_space_changed (uploads only), 400
    *   invalid_request for knowledge mostly in languages the embedding model does not cover.
    */
   async accept(projectId: string, kind: IngestionKind, items: readonly IngestionItem[]): Promise<IngestionAccepted> {

@@ -62,8 +62,9 @@ describe('Vertex region is a location id, never a host', () => {
     return `connected ${looked.join(' ')}`;
   };
 
-  const refused =
-    '412 llm_not_configured provider=vertex: region must be a location id like us-central1 (letters, digits and inner hyphens)';
+  const why = 'provider=vertex: region must be a location id like us-central1 (letters, digits and inner hyphens)';
+  const refused = `412 llm_not_configured ${why}`;
+  const refusedEmbedder = `412 embedding_not_configured embedding ${why}`;
 
   it.each([
     ['a path after a host', 'attacker.example/x?'],
@@ -76,7 +77,10 @@ describe('Vertex region is a location id, never a host', () => {
     ['a trailing dot', 'us-central1.'],
     ['an empty region', ''],
   ])('refuses %s (%j) before any connection, for chat and embeddings', async (_name, region) => {
-    expect([await outcome(() => chat(region)), await outcome(() => embedder(region))]).toEqual([refused, refused]);
+    expect([await outcome(() => chat(region)), await outcome(() => embedder(region))]).toEqual([
+      refused,
+      refusedEmbedder,
+    ]);
     expect(looked).toEqual([]);
   });
 
