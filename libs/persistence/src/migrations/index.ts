@@ -9,6 +9,7 @@ import { ConversationMemory1796015480500 } from './1796015480500-conversation-me
 import { MessageBudgetAndSources1796015480600 } from './1796015480600-message-budget-and-sources';
 import { ProviderCallsSessionIndex1796015480700 } from './1796015480700-provider-calls-session-index';
 import { KnowledgeLanguage1796015481515 } from './1796015481515-knowledge-language';
+import { EmbeddingsInline1796015481600 } from './1796015481600-embeddings-inline';
 
 /** Every migration, oldest first. Listed as classes (not a glob) so they load under SWC and jest. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   MessageBudgetAndSources1796015480600,
   ProviderCallsSessionIndex1796015480700,
   KnowledgeLanguage1796015481515,
+  EmbeddingsInline1796015481600,
 ];

@@ -52,6 +52,7 @@ describe('migrations', () => {
       'MessageBudgetAndSources1796015480600',
       'ProviderCallsSessionIndex1796015480700',
       'KnowledgeLanguage1796015481515',
+      'EmbeddingsInline1796015481600',
     ]);
   });
 
@@ -116,5 +117,47 @@ describe('migrations', () => {
     expect(await tables()).toEqual(['migrations']);
     expect((await runMigrations(db.url)).map((m) => m.name)).toEqual(MIGRATIONS.map((m) => m.name));
     expect(await tables()).toEqual(TABLES);
+  });
+
+  it('up: keeps every embedding in its row (STORAGE MAIN), moving the out-of-line ones of existing rows in', async () => {
+    const storage = async () =>
+      (
+        await db.dataSource.query(
+          `SELECT c.relname, a.attstorage FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+            WHERE a.attname = 'embedding' AND c.relname IN ('insights', 'recommendations', 'knowledge_chunks')
+            ORDER BY 1`,
+        )
+      ).map((r: { relname: string; attstorage: string }) => `${r.relname} ${r.attstorage}`);
+    const outOfLine = async () => {
+      const [{ toast }] = await db.dataSource.query(
+        `SELECT reltoastrelid::regclass::text AS toast FROM pg_class WHERE relname = 'knowledge_chunks'`,
+      );
+      const [{ n }] = await db.dataSource.query(`SELECT count(DISTINCT chunk_id)::int AS n FROM ${toast}`);
+      return n;
+    };
+    expect(await storage()).toEqual(['insights m', 'knowledge_chunks m', 'recommendations m']);
+    expect(await revertMigrations(db.url, 1)).toBe(1);
+    expect(await storage()).toEqual(['insights e', 'knowledge_chunks e', 'recommendations e']);
+    // A row written with EXTERNAL: its 600-dimension embedding (2,404 bytes) goes out of line.
+    const embedding = `[${Array.from({ length: 600 }, (_, i) => (i % 7) / 7).join(',')}]`;
+    const [{ id: project }] = await db.dataSource.query(`INSERT INTO projects (name) VALUES ('p') RETURNING id`);
+    const [{ id: source }] = await db.dataSource.query(
+      `INSERT INTO knowledge_sources (project_id, uri, title, content_hash, chunk_count, embedding_dims, embedding_model)
+       VALUES ($1, 'u', 't', 'h', 1, 600, 'm/x') RETURNING id`,
+      [project],
+    );
+    await db.dataSource.query(
+      `INSERT INTO knowledge_chunks (source_id, project_id, ordinal, text, token_count, embedding, embedding_dims, embedding_model)
+       VALUES ($1, $2, 0, 'short', 1, $3, 600, 'm/x')`,
+      [source, project, embedding],
+    );
+    expect(await outOfLine()).toBe(1);
+    expect((await runMigrations(db.url)).map((m) => m.name)).toEqual(['EmbeddingsInline1796015481600']);
+    expect(await storage()).toEqual(['insights m', 'knowledge_chunks m', 'recommendations m']);
+    expect(await outOfLine()).toBe(0);
+    const [{ same }] = await db.dataSource.query(`SELECT embedding = $1::vector AS same FROM knowledge_chunks`, [
+      embedding,
+    ]);
+    expect(same).toBe(true);
   });
 });

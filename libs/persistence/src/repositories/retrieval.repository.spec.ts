@@ -198,6 +198,40 @@ describe(RetrievalRepository.name, () => {
       expect(exactText).not.toContain('hnsw');
       expect(exactText).toMatch(/Scan on knowledge_chunks k\n/);
     }, 60_000);
+
+    it("ranks a small project exactly without reading its rows' embeddings out of line (TOAST)", async () => {
+      // Rows past PostgreSQL's 2 KB TOAST threshold with the embedding their largest value, like the
+      // PostgreSQL manual's chunks (text ~720 bytes compressed, tsv ~1 KB, a 256-dimension embedding of
+      // 1,028 bytes). With pgvector's default storage (EXTERNAL) every embedding went out of line, and
+      // the exact scan fetched each through the TOAST index: 284 blocks for these 120 rows (migration
+      // EmbeddingsInline1796015481600).
+      const project = (await projects.create({ name: 'Prose' })).id;
+      const random = seededRandom(7);
+      const letter = () => String.fromCharCode(97 + Math.floor(random() * 26));
+      const words = Array.from({ length: 40 }, () =>
+        Array.from({ length: 3 + Math.floor(random() * 7) }, letter).join(''),
+      );
+      const prose = () => Array.from({ length: 250 }, () => words[Math.floor(random() * words.length)]).join(' ');
+      const vectors = randomUnitVectors(120, 256, 11);
+      await knowledge.replaceSource(
+        project,
+        { uri: 'prose.md', title: 'Prose', contentHash: 'h' },
+        vectors.map((embedding, i) => ({ text: `${i} ${prose()}`, tokenCount: 250, embedding })),
+        'test/prose-256',
+      );
+      const [{ 'QUERY PLAN': explained }] = await db.dataSource.query(
+        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${searchSql(256, 'exact')}`,
+        [project, vectorParam(vectors[3]), 8, 'test/prose-256'],
+      );
+      const plan = explained[0].Plan;
+      // An embedding read out of line costs a TOAST index block and a TOAST heap block: a plan reading
+      // fewer blocks than the project has rows read none (the heap and index blocks only).
+      expect(plan['Actual Rows']).toBe(8);
+      expect(plan['Shared Hit Blocks'] + plan['Shared Read Blocks']).toBeLessThan(120);
+      const items = await retrieval.search(project, vectors[3], 8, 'test/prose-256');
+      expect(items[0].text.startsWith('3 ')).toBe(true);
+      expect(items[0].score).toBeCloseTo(1, 6);
+    });
   });
 
   describe('searchFullText', () => {
