@@ -10,8 +10,9 @@ import { SynthesisProcessor } from './synthesis/synthesis.processor';
 import { SynthesisService } from './synthesis/synthesis.service';
 
 /**
- * The synthesis worker: BullMQ processors on `ask-synthesis` (answers) and `ask-memory` (the
- * summaries of conversation memory, enqueued after each `done`). No HTTP server beyond its health port.
+ * The synthesis worker: BullMQ processors on `ask-synthesis` (answers, and the extractive summary of
+ * each stored pair right after its `done`) and `ask-memory` (the summaries a provider writes, enqueued
+ * after `done`). No HTTP server beyond its health port.
  */
 @Module({
   imports: [

@@ -78,9 +78,10 @@ export async function startFixture(options: FixtureOptions): Promise<FaultFixtur
       name: 'faults',
       llmSettings: (options.llmSettings ?? { provider: 'local', model: 'local' }) as never,
       embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
-      // Conversation memory summarises each answered pair in a job of its own, through the project's
-      // provider unless the summariser is the built-in extractive one: these suites count the answer
-      // path's upstream calls, so the summaries run without any (the memory suites test the other).
+      // Conversation memory summarises each answered pair through the project's provider (in a job of
+      // its own) unless the summariser is the built-in extractive one (in the ask's job, after done):
+      // these suites count the answer path's upstream calls, so the summaries run without any (the
+      // memory suites test the other).
       memorySettings: { summaryModel: 'extractive' },
       topK: 6,
     });

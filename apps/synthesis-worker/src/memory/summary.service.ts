@@ -19,6 +19,7 @@ import {
   type StoredMessage,
   SummariesRepository,
   type SummaryCallOutcome,
+  type TurnSummary,
   UsageRepository,
 } from '@ask/persistence';
 import { selectTokenCounter, sharedCountCache } from '@ask/token-counting';
@@ -87,14 +88,35 @@ export class SummaryService {
     this.planningMemory = new PlanningMemory(usage, windows, sessions);
   }
 
-  async summarize(data: SummarizeJobData): Promise<SummaryJobResult> {
+  /**
+   * True when the project's pairs are summarised by the built-in extractive summariser (the `local`
+   * stand-in, or `summaryModel: extractive`): no upstream call, so the synthesis worker runs the
+   * summary itself right after `done` ({@link summarize} with what the run read) instead of
+   * enqueueing an `ask-memory` job. False for a provider summariser (and with a test factory).
+   */
+  summarisesInline(project: Project): boolean {
+    const llm = project.llmSettings;
+    if (this.factory || !llm) return false;
+    const { mode, summaryModel } = effectiveMemory(project.memorySettings);
+    return mode !== 'off' && (llm.provider === 'local' || (summaryModel ?? llm.model) === EXTRACTIVE_SUMMARISER);
+  }
+
+  /**
+   * Runs one summary job (the steps above). `known` is what the synthesis run of the same ask
+   * already read, for the inline run after its `done`: the project, and the session's pairs (the
+   * newly stored one included) with their pair summaries; without it (the `ask-memory` job) both are
+   * read here, in two round trips.
+   * @throws the infrastructure error (database) for BullMQ to retry; a summariser's own failure is an
+   *   outcome, never thrown.
+   */
+  async summarize(data: SummarizeJobData, known?: KnownSession): Promise<SummaryJobResult> {
     const skipped: SummaryJobResult = { turn: 'skipped', session: 'skipped' };
-    const project = await this.projects.findById(data.projectId);
+    const project = known ? known.project : await this.projects.findById(data.projectId);
     if (!project?.llmSettings) return skipped;
     const settings = effectiveMemory(project.memorySettings);
     if (settings.mode === 'off') return skipped;
     // The session's check, its pairs and their summaries in one round trip.
-    const stored = await this.sessions.historyWithTurnSummaries(project.id, data.sessionId);
+    const stored = known ?? (await this.sessions.historyWithTurnSummaries(project.id, data.sessionId));
     if (!stored) return { turn: 'gone', session: 'skipped' };
     const history = stored.pairs;
     const index = history.findIndex((m) => m.id === data.messageId);
@@ -297,6 +319,15 @@ export class SummaryService {
     const chat = createChatProvider({ ...llm, model }, credentials, { egress: egressPolicyFor(this.config) });
     return new ProviderSummariser(chat, llm.provider, model);
   }
+}
+
+/** What an inline run hands {@link SummaryService.summarize}: read by the ask's synthesis run. */
+export interface KnownSession {
+  project: Project;
+  /** The session's pairs, oldest first, the one to summarise included. */
+  pairs: StoredMessage[];
+  /** Their stored pair summaries, by message id. */
+  turnSummaries: Map<string, TurnSummary>;
 }
 
 interface Context {

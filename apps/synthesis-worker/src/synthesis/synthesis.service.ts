@@ -69,6 +69,7 @@ import { DeltaCoalescer } from './delta-coalescer';
 import { CallLedger, type CallScope } from './call-ledger';
 import { ConversationMemory } from '../memory/conversation-memory';
 import { SummaryProducer } from '../memory/summary.producer';
+import { type KnownSession, SummaryService } from '../memory/summary.service';
 
 /** Reported prompt tokens above our estimate by more than this factor are logged as a counting fault. */
 const COUNTING_FAULT_RATIO = 1.15;
@@ -121,7 +122,8 @@ export class SynthesisService {
   /**
    * `summaries` and `summaryQueue` wire conversation memory (issue 16): stored summaries are read
    * into the plan, and a summary job is enqueued after each `done`. Without them the worker plans
-   * with trimming only.
+   * with trimming only. With `summaryService`, a pair whose summariser is the built-in extractive
+   * one is summarised in this run right after `done` instead of in a job (see `summarise`).
    */
   constructor(
     private readonly projects: ProjectsRepository,
@@ -133,6 +135,7 @@ export class SynthesisService {
     @Optional() calls?: ProviderCallsRepository,
     @Optional() summaries?: SummariesRepository,
     @Optional() private readonly summaryQueue?: SummaryProducer,
+    @Optional() private readonly summaryService?: SummaryService,
   ) {
     this.memory = new PlanningMemory(usage, windows, sessions);
     this.ledger = new CallLedger(calls ?? { record: async () => undefined }, config.ASK_PRICE_OVERRIDES);
@@ -354,25 +357,49 @@ export class SynthesisService {
     );
     asksTotal.inc({ outcome: 'done' });
     askDurationSeconds.observe((Date.now() - Date.parse(data.acceptedAt)) / 1000);
-    if (recalled && recalled.memory.mode !== 'off') await this.enqueueSummary(data, stored.message.id, sized.plan);
+    if (recalled && recalled.memory.mode !== 'off') {
+      const pairs = session.pairs.some((m) => m.id === stored.message.id)
+        ? session.pairs
+        : [...session.pairs, stored.message];
+      await this.summarise(data, stored.message.id, sized.plan, { project, pairs, turnSummaries });
+    }
   }
 
   /**
-   * After `done`: the summary job of the stored pair (never delays or fails the reply; a lost
-   * enqueue only means that pair has no summary, and the planner then treats it as trimming does).
+   * After `done`, the summary of the stored pair (never delays or fails the reply). With the
+   * built-in extractive summariser (no upstream call: `SummaryService.summarisesInline`) it runs
+   * here, through the same `SummaryService.summarize` as the `ask-memory` job, on what this run
+   * read (no second read of the project and the session); a provider summariser, or an inline run
+   * that hit an infrastructure error, gets the job. A lost enqueue only means that pair has no
+   * summary, and the planner then treats it as trimming does.
    */
-  private async enqueueSummary(data: SynthesizeJobData, messageId: string, plan: PromptPlan): Promise<void> {
-    if (!this.summaryQueue) return;
+  private async summarise(
+    data: SynthesizeJobData,
+    messageId: string,
+    plan: PromptPlan,
+    known: KnownSession,
+  ): Promise<void> {
     // Dropped pairs are newer than the compacted ones (planMemory): the newest evicted pair.
     const newest = plan.memory.droppedTurnIds.at(-1) ?? plan.memory.compactedTurnIds.at(-1) ?? null;
+    const job = {
+      projectId: data.projectId,
+      sessionId: data.sessionId,
+      messageId,
+      askId: data.askId,
+      evictedUpTo: newest,
+    };
+    if (this.summaryService?.summarisesInline(known.project)) {
+      try {
+        const result = await this.summaryService.summarize(job, known);
+        this.logger.debug(`ask ${data.askId}: turn summary ${result.turn}, session summary ${result.session}`);
+        return;
+      } catch (err) {
+        this.logger.warn(`ask ${data.askId}: inline summary failed, enqueued instead: ${(err as Error).message}`);
+      }
+    }
+    if (!this.summaryQueue) return;
     try {
-      await this.summaryQueue.enqueue({
-        projectId: data.projectId,
-        sessionId: data.sessionId,
-        messageId,
-        askId: data.askId,
-        evictedUpTo: newest,
-      });
+      await this.summaryQueue.enqueue(job);
     } catch (err) {
       this.logger.warn(`ask ${data.askId}: summary job not enqueued: ${(err as Error).message}`);
     }
