@@ -118,12 +118,11 @@ export class AskController implements BeforeApplicationShutdown {
           signal: controller.signal,
           deadlineAt,
           write: (events) => {
-            for (const event of events) {
-              if (!sse.send(event)) {
-                // Gone, or dropped for leaving too much unread: it resumes with its Last-Event-ID.
-                controller.abort();
-                return;
-              }
+            // One write per batch the relay hands over (a page of the backlog, a read of the hub).
+            if (!sse.sendAll(events)) {
+              // Gone, or dropped for leaving too much unread: it resumes with its Last-Event-ID.
+              controller.abort();
+              return;
             }
             return sse.drained();
           },

@@ -57,9 +57,22 @@ export class SseResponse {
    * `maxBufferedBytes` waited unread.
    */
   send(event: SseEvent): boolean {
+    return this.sendAll([event]);
+  }
+
+  /**
+   * Writes `events` in order, as one write to the response: the frames are exactly those of one
+   * {@link send} per event (same bytes, same ids), in one chunk of the response instead of one per
+   * event (a socket write and its chunk framing each: issue 19). Returns false when the client is
+   * gone or was just dropped because more than `maxBufferedBytes` waited unread; nothing is written
+   * to a closed response.
+   */
+  sendAll(events: readonly SseEvent[]): boolean {
     if (this.closed) return false;
-    const id = event.id === undefined ? '' : `id: ${event.id.replace(/[\r\n]/g, '')}\n`;
-    this.response.write(`event: ${event.type.replace(/[\r\n]/g, '')}\n${id}data: ${JSON.stringify(event.data)}\n\n`);
+    if (events.length === 0) return true;
+    let frames = '';
+    for (const event of events) frames += frame(event);
+    this.response.write(frames);
     if (this.response.writableLength > this.maxBufferedBytes) {
       this.dropped = true;
       this.response.destroy();
@@ -86,4 +99,10 @@ export class SseResponse {
   end(): void {
     if (!this.response.writableEnded && !this.response.destroyed) this.response.end();
   }
+}
+
+/** One event's frame: `event:`, `id:` (when it has one), one `data:` line of JSON, a blank line. */
+function frame(event: SseEvent): string {
+  const id = event.id === undefined ? '' : `id: ${event.id.replace(/[\r\n]/g, '')}\n`;
+  return `event: ${event.type.replace(/[\r\n]/g, '')}\n${id}data: ${JSON.stringify(event.data)}\n\n`;
 }
