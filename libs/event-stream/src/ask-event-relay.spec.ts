@@ -91,6 +91,49 @@ describe(AskEventRelay.name, () => {
     });
   });
 
+  describe('metaAndResumePoint', () => {
+    /** A connection of its own, so that its socket writes are the call's only. */
+    const own = new Redis(url);
+    const ownRelay = new AskEventRelay(own, hub, new AskEventStream(own, prefix, 120), 120);
+    afterAll(() => own.disconnect());
+    const outcome = (point: Promise<unknown>) =>
+      point.then(
+        (value) => ({ value }),
+        (err: AskError) => `${err.status} ${err.code} ${err.details}`,
+      );
+
+    it('answers what meta and resumePoint answer, for every kind of Last-Event-ID, in one socket write', async () => {
+      const askId = randomUUID();
+      const meta = { projectId: randomUUID(), sessionId: randomUUID(), acceptedAt: new Date().toISOString() };
+      const accepted = (await events.open(askId, meta, { askId, sessionId: meta.sessionId })) as string;
+      const delta = await events.publish(askId, 'delta', { text: 'x' });
+      const done = await events.publish(askId, 'done', { messageId: 'm', usage, sources: [] });
+      const [ms] = done.split('-');
+      await own.ping();
+      const writes = jest.spyOn(own.stream, 'write');
+      for (const lastEventId of [undefined, '', accepted, delta, done, '5-0', `${BigInt(ms) + 1n}-0`]) {
+        writes.mockClear();
+        const both = await ownRelay.metaAndResumePoint(askId, lastEventId);
+        expect(writes).toHaveBeenCalledTimes(1);
+        expect(both.meta).toEqual(meta);
+        expect(both.meta).toEqual(await events.meta(askId));
+        expect(await outcome(both.resumePoint())).toEqual(await outcome(relay.resumePoint(askId, lastEventId)));
+      }
+      writes.mockRestore();
+      expect((await (await ownRelay.metaAndResumePoint(askId, done)).resumePoint()).ended).toBe(true);
+    });
+
+    it('answers a null meta and an empty start for an unknown ask; a malformed id is a typed 400', async () => {
+      const askId = randomUUID();
+      const both = await ownRelay.metaAndResumePoint(askId, undefined);
+      expect(both.meta).toBeNull();
+      expect(await both.resumePoint()).toEqual({ after: '0', ended: false, backlog: [] });
+      expect(await rejection(ownRelay.metaAndResumePoint(askId, 'x-1'))).toBe(
+        '400 invalid_request Last-Event-ID: must be an event id of this stream (like 1718000000000-0) or absent',
+      );
+    });
+  });
+
   describe('relay', () => {
     it('replays from the start, then follows live events to the terminal one', async () => {
       const askId = randomUUID();

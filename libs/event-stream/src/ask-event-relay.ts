@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import { type AskEvent, type AskEventType, TERMINAL_EVENTS } from '@ask/ask-contracts';
 import { AskError, AskErrorCode, invalidRequest, isAskError, llmUpstream } from '@ask/ask-errors';
-import type { AskEventStream } from './ask-event-stream';
+import { type AskEventStream, type AskMeta, metaOf } from './ask-event-stream';
 import { publishErrorUnlessEnded } from './deadline-publish';
 import type { HubSubscription, StreamEntry, StreamHub } from './stream-hub';
 import { compareStreamIds, isValidStreamId } from './stream-ids';
@@ -67,13 +67,46 @@ export class AskEventRelay {
    */
   async resumePoint(askId: string, lastEventId: string | undefined): Promise<ResumePoint> {
     const key = this.events.streamKey(askId);
-    if (lastEventId === undefined || lastEventId === '') {
-      return { after: '0', ended: false, backlog: await this.redis.xrange(key, '-', '+', 'COUNT', PAGE) };
-    }
-    if (!isValidStreamId(lastEventId)) {
-      throw invalidRequest('Last-Event-ID: must be an event id of this stream (like 1718000000000-0) or absent');
-    }
-    const [entry, ...backlog] = await this.redis.xrange(key, lastEventId, '+', 'COUNT', PAGE + 1);
+    const [from, count] = firstRead(lastEventId);
+    return this.pointAfter(key, lastEventId, await this.redis.xrange(key, from, '+', 'COUNT', count));
+  }
+
+  /**
+   * The ask's meta ({@link AskEventStream.meta}) and its resume point ({@link resumePoint}) read in
+   * one round trip (a pipeline of the `HGETALL` and the first `XRANGE`), for the events route, which
+   * needs both (issue 19: one Redis round trip per events request instead of two). The resume point
+   * is checked only when asked for, after the caller has checked the meta: a caller who may not see
+   * the ask is refused without learning anything of its stream.
+   * @throws AskError 400 `invalid_request` for a `Last-Event-ID` that is not a stream id; Redis errors.
+   *   `resumePoint()` rejects as {@link resumePoint} does.
+   */
+  async metaAndResumePoint(
+    askId: string,
+    lastEventId: string | undefined,
+  ): Promise<{ meta: AskMeta | null; resumePoint: () => Promise<ResumePoint> }> {
+    const key = this.events.streamKey(askId);
+    const [from, count] = firstRead(lastEventId);
+    const replies = await this.redis
+      .pipeline()
+      .hgetall(this.events.metaKey(askId))
+      .xrange(key, from, '+', 'COUNT', count)
+      .exec();
+    const [[metaErr, raw], [rangeErr, entries]] = replies ?? [
+      [new Error('no reply'), null],
+      [null, null],
+    ];
+    if (metaErr) throw metaErr;
+    return {
+      meta: metaOf(raw as Record<string, string>),
+      resumePoint: () =>
+        rangeErr ? Promise.reject(rangeErr) : this.pointAfter(key, lastEventId, entries as StreamEntry[]),
+    };
+  }
+
+  /** The resume point from the first `XRANGE` of {@link firstRead} (`entries`); more reads only for a rebuilt stream. */
+  private async pointAfter(key: string, lastEventId: string | undefined, entries: StreamEntry[]): Promise<ResumePoint> {
+    if (lastEventId === undefined || lastEventId === '') return { after: '0', ended: false, backlog: entries };
+    const [entry, ...backlog] = entries;
     if (!entry || entry[0] !== lastEventId) {
       // The stream was rebuilt after Redis lost it (the reconciler re-opened the ask and its first
       // entry is `reset`), or is empty while it is being rebuilt: an id of the lost stream, earlier
@@ -202,6 +235,19 @@ export function streamUnavailable(cause: unknown): AskError {
     details: 'the event stream is unreachable; reconnect with Last-Event-ID',
     cause,
   });
+}
+
+/**
+ * The first `XRANGE` of a resume: from the start (a page) without `Last-Event-ID`, else from the id
+ * itself (a page and the entry at the id, which must be there).
+ * @throws AskError 400 `invalid_request` naming `Last-Event-ID` when it is not a stream id.
+ */
+function firstRead(lastEventId: string | undefined): [from: string, count: number] {
+  if (lastEventId === undefined || lastEventId === '') return ['-', PAGE];
+  if (!isValidStreamId(lastEventId)) {
+    throw invalidRequest('Last-Event-ID: must be an event id of this stream (like 1718000000000-0) or absent');
+  }
+  return [lastEventId, PAGE + 1];
 }
 
 function isTerminal(entry: StreamEntry): boolean {

@@ -147,7 +147,8 @@ export class AskEventStream {
     return tag ? `${this.prefix}:ask:${tag}:${askId}:events` : `${this.prefix}:${askStreamKey(askId)}`;
   }
 
-  private metaKey(askId: string): string {
+  /** The Redis key of the ask's meta hash (who owns it: {@link AskMeta}), beside its stream. */
+  metaKey(askId: string): string {
     const tag = streamHashTag(this.prefix, askId, this.hashTags);
     return tag ? `${this.prefix}:ask:${tag}:${askId}:meta` : `${this.prefix}:ask:${askId}:meta`;
   }
@@ -202,9 +203,7 @@ export class AskEventStream {
 
   /** The ask's owner, or null when the ask is unknown (or expired). */
   async meta(askId: string): Promise<AskMeta | null> {
-    const raw = await this.redis.hgetall(this.metaKey(askId));
-    if (!raw || !raw.projectId) return null;
-    return { projectId: raw.projectId, sessionId: raw.sessionId, acceptedAt: raw.acceptedAt };
+    return metaOf(await this.redis.hgetall(this.metaKey(askId)));
   }
 
   /**
@@ -276,6 +275,12 @@ export class AskEventStream {
     const entries = await this.redis.xrange(this.streamKey(askId), '-', '+');
     return entries.map(([id, fields]) => toEvent(id, fields));
   }
+}
+
+/** The meta of an ask from its meta hash as `HGETALL` answers it; null when the hash is gone (no `projectId`). */
+export function metaOf(raw: Record<string, string> | null | undefined): AskMeta | null {
+  if (!raw || !raw.projectId) return null;
+  return { projectId: raw.projectId, sessionId: raw.sessionId, acceptedAt: raw.acceptedAt };
 }
 
 function toEvent(id: string, fields: string[]): AskEvent {

@@ -16,7 +16,7 @@ import {
 import type { Request, Response } from 'express';
 import { AskError, AskErrorCode, invalidRequest, notFound } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { AskEventRelay, AskEventStream, isValidStreamId } from '@ask/event-stream';
+import { AskEventRelay, isValidStreamId } from '@ask/event-stream';
 import { AsksRepository } from '@ask/persistence';
 import { uuidParam } from '../errors/params';
 import { AskEventsAccess } from '../auth/access.decorators';
@@ -39,7 +39,6 @@ export class AskController implements BeforeApplicationShutdown {
 
   constructor(
     private readonly asks: AskService,
-    private readonly events: AskEventStream,
     private readonly relay: AskEventRelay,
     private readonly records: AsksRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -97,7 +96,8 @@ export class AskController implements BeforeApplicationShutdown {
     // Listen before the first await: a client that leaves during the checks must not hold a relay.
     const controller = new AbortController();
     response.on('close', () => controller.abort());
-    const meta = await this.events.meta(askId);
+    // The meta and the first page of the stream in one round trip; the page is used only once allowed.
+    const { meta, resumePoint } = await this.relay.metaAndResumePoint(askId, lastEventId);
     const principal = principalOf(request);
     const allowed =
       principal.kind === 'ask-token'
@@ -105,7 +105,7 @@ export class AskController implements BeforeApplicationShutdown {
         : meta !== null && canSeeProject(principal, meta.projectId);
     if (!meta) await this.refuseLost(askId, request);
     if (!meta || !allowed) throw notFound('ask not found');
-    const start = await this.relay.resumePoint(askId, lastEventId);
+    const start = await resumePoint();
     if (controller.signal.aborted) return;
     // Past the ask's deadline (plus a grace for the worker's own 504) no worker will finish it: the
     // stream ends with a typed 504 instead of leaving the client waiting (e.g. jobs lost with Redis).
