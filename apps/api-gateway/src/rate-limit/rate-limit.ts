@@ -1,9 +1,9 @@
 import { type ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { ThrottlerGuard, type ThrottlerLimitDetail, type ThrottlerModuleOptions } from '@nestjs/throttler';
-import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import type Redis from 'ioredis';
 import { rateLimited } from '@ask/ask-errors';
 import type { AppConfig } from '@ask/config';
+import { ScriptedThrottlerStorage } from './throttler-storage';
 
 /** The rate-limited kinds of route; each has its own per-project budget per minute. */
 export type RateLimitName = 'ask' | 'ingest';
@@ -18,7 +18,7 @@ export const RateLimit = (name: RateLimitName) => SetMetadata(RATE_LIMIT_METADAT
  * Options of `ThrottlerModule`: one throttler per {@link RateLimitName}, each applying only to the
  * routes marked with it, `limit` calls per project per 60 s window (ASK_RATE_LIMIT_PER_MINUTE,
  * INGEST_RATE_LIMIT_PER_MINUTE). Counters live in Redis (`{ASK_KEY_PREFIX:rate:<name>:project:<id>:<name>}:hits`)
- * so every gateway replica shares them.
+ * so every gateway replica shares them; counted by {@link ScriptedThrottlerStorage}.
  */
 export function throttlerOptions(config: AppConfig, redis: Redis): ThrottlerModuleOptions {
   const only = (name: RateLimitName) => (context: ExecutionContext) =>
@@ -28,7 +28,8 @@ export function throttlerOptions(config: AppConfig, redis: Redis): ThrottlerModu
       { name: 'ask', ttl: WINDOW_MS, limit: config.ASK_RATE_LIMIT_PER_MINUTE, skipIf: only('ask') },
       { name: 'ingest', ttl: WINDOW_MS, limit: config.INGEST_RATE_LIMIT_PER_MINUTE, skipIf: only('ingest') },
     ],
-    storage: new ThrottlerStorageRedisService(redis),
+    // The library's script, sent by hash (EVALSHA) instead of whole on every call.
+    storage: new ScriptedThrottlerStorage(redis),
     // Retry-After is set by the error filter from the typed error; no per-throttler header variants.
     setHeaders: false,
     generateKey: (_context, tracker, name) => `${config.ASK_KEY_PREFIX}:rate:${name}:${tracker}`,
