@@ -13,10 +13,33 @@ export function isValidStreamId(id: string): boolean {
   return !!match && BigInt(match[1]) <= MAX_PART && BigInt(match[2]) <= MAX_PART;
 }
 
-/** Compares two stream ids numerically: negative when a < b, 0 when equal. `0` counts as `0-0`. */
+/**
+ * Compares two stream ids numerically: negative when a < b, 0 when equal. `0` counts as `0-0` (a
+ * missing sequence part is 0). For ids of the form {@link isValidStreamId} accepts (leading zeros
+ * allowed). Compares the digits in place (a part's value orders by its length without leading zeros,
+ * then by its digits), with no BigInt and no array per call: the hub and the relay compare ids for
+ * every entry they hand over (issue 19).
+ */
 export function compareStreamIds(a: string, b: string): number {
-  const [am, as = 0n] = a.split('-').map(BigInt);
-  const [bm, bs = 0n] = b.split('-').map(BigInt);
-  if (am !== bm) return am < bm ? -1 : 1;
-  return as === bs ? 0 : as < bs ? -1 : 1;
+  if (a === b) return 0;
+  const aDash = a.indexOf('-');
+  const bDash = b.indexOf('-');
+  const aMsEnd = aDash < 0 ? a.length : aDash;
+  const bMsEnd = bDash < 0 ? b.length : bDash;
+  const ms = compareDigits(a, 0, aMsEnd, b, 0, bMsEnd);
+  if (ms !== 0) return ms;
+  return compareDigits(a, aDash < 0 ? a.length : aDash + 1, a.length, b, bDash < 0 ? b.length : bDash + 1, b.length);
+}
+
+/** Compares the unsigned decimal numbers `a[aFrom, aTo)` and `b[bFrom, bTo)`; an empty range is 0. */
+function compareDigits(a: string, aFrom: number, aTo: number, b: string, bFrom: number, bTo: number): number {
+  while (aFrom < aTo && a.charCodeAt(aFrom) === 48) aFrom += 1; // leading zeros (and a lone 0) say nothing
+  while (bFrom < bTo && b.charCodeAt(bFrom) === 48) bFrom += 1;
+  const length = aTo - aFrom - (bTo - bFrom);
+  if (length !== 0) return length < 0 ? -1 : 1;
+  for (; aFrom < aTo; aFrom += 1, bFrom += 1) {
+    const d = a.charCodeAt(aFrom) - b.charCodeAt(bFrom);
+    if (d !== 0) return d < 0 ? -1 : 1;
+  }
+  return 0;
 }
