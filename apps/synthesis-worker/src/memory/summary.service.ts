@@ -7,7 +7,7 @@ import {
 } from '@ask/ask-contracts';
 import type { ExtractiveSource } from '@ask/context-budget';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { createChatProvider, egressPolicyFor } from '@ask/llm-providers';
+import { createChatProvider, egressPolicyFor, type ProviderCredentials } from '@ask/llm-providers';
 import { resolveModel } from '@ask/model-catalog';
 import {
   LearnedWindowsRepository,
@@ -18,12 +18,13 @@ import {
   SessionsRepository,
   type StoredMessage,
   SummariesRepository,
+  type SummaryCall,
   type SummaryCallOutcome,
   type TurnSummary,
   UsageRepository,
 } from '@ask/persistence';
 import { selectTokenCounter, sharedCountCache } from '@ask/token-counting';
-import { PlanningMemory, type Planning } from '../synthesis/planning-memory';
+import { CALIBRATION_READ, PlanningMemory, type Planning } from '../synthesis/planning-memory';
 import { summaryCounts } from './summary-counts';
 import { ExtractiveSummariser, ProviderSummariser, type Summariser, SummariserError } from './summarisers';
 
@@ -105,13 +106,15 @@ export class SummaryService {
    * Runs one summary job (the steps above). `known` is what the synthesis run of the same ask
    * already read, for the inline run after its `done`: the project, and the session's pairs (the
    * newly stored one included) with their pair summaries; without it (the `ask-memory` job) both are
-   * read here, in two round trips.
+   * read here, in two round trips (the project with its calibration records and credentials, then the
+   * session).
    * @throws the infrastructure error (database) for BullMQ to retry; a summariser's own failure is an
    *   outcome, never thrown.
    */
   async summarize(data: SummarizeJobData, known?: KnownSession): Promise<SummaryJobResult> {
     const skipped: SummaryJobResult = { turn: 'skipped', session: 'skipped' };
-    const project = known ? known.project : await this.projects.findById(data.projectId);
+    const found = known ? null : await this.projects.findForSynthesis(data.projectId, CALIBRATION_READ);
+    const project = known ? known.project : found?.project;
     if (!project?.llmSettings) return skipped;
     const settings = effectiveMemory(project.memorySettings);
     if (settings.mode === 'off') return skipped;
@@ -131,13 +134,14 @@ export class SummaryService {
       { provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl },
       model.tokenizer,
     );
-    const planned = await this.planningMemory.planning(choice, model.model);
+    // Read with the project by the job; read now by the inline run (this ask's usage record is in it).
+    const planned = await this.planningMemory.planning(choice, model.model, found?.calibration);
     // An exact counter through the process-wide count cache: the pair was just counted by its ask.
     const planning: Planning = planned.scripted ? planned : { ...planned, counter: sharedCountCache(planned.counter) };
     const summaryModel = settings.summaryModel ?? llm.model;
     let summariser: Summariser;
     try {
-      summariser = await this.summariser(project, summaryModel, planning);
+      summariser = await this.summariser(project, summaryModel, planning, found?.credentials);
     } catch (err) {
       // A provider that cannot be instantiated (missing key, refused endpoint): nothing is summarised.
       this.logger.warn(
@@ -178,14 +182,18 @@ export class SummaryService {
           { label: 'A', text: message.answer },
         ],
         budget,
-        (text, counts) =>
-          this.summaries.saveTurnSummary({
-            messageId: message.id,
-            text,
-            tokenCounts: counts,
-            provider: summariser.provider,
-            model: summariser.model,
-          }),
+        // The summary and its call's usage row in one statement.
+        (text, counts, call) =>
+          this.summaries.saveTurnSummary(
+            {
+              messageId: message.id,
+              text,
+              tokenCounts: counts,
+              provider: summariser.provider,
+              model: summariser.model,
+            },
+            call,
+          ),
       );
     }
     if (settings.mode !== 'compaction' || data.evictedUpTo === null) return { turn, session: 'skipped' };
@@ -224,8 +232,8 @@ export class SummaryService {
           ...history.slice(covered + 1, target + 1).map((m, i) => turn(m, covered + 1 + i)),
         ];
     const rollingUpdates = full ? 0 : (previous as SessionSummaryRow).rollingUpdates + 1;
-    return this.write(context, 'session', null, sources, maxTokens, (text, counts) =>
-      this.summaries.saveSessionSummary({
+    return this.write(context, 'session', null, sources, maxTokens, async (text, counts, call) => {
+      const saved = await this.summaries.saveSessionSummary({
         sessionId: context.sessionId,
         text,
         coversUpTo: history[target].id,
@@ -234,13 +242,16 @@ export class SummaryService {
         provider: context.summariser.provider,
         model: context.summariser.model,
         rollingUpdates,
-      }),
-    );
+      });
+      await this.summaries.recordCall({ ...call, outcome: saved ? 'stored' : 'gone' });
+      return saved;
+    });
   }
 
   /**
    * One summariser call: commits the text with `save` only when the call succeeded, the text is not
-   * blank and fits `maxTokens` (planning counter); records the call's usage row either way.
+   * blank and fits `maxTokens` (planning counter); records the call's usage row either way (`save`
+   * records it when it is called: outcome `stored` when it wrote the text, `gone` when not).
    */
   private async write(
     context: Context,
@@ -248,7 +259,11 @@ export class SummaryService {
     messageId: string | null,
     sources: ExtractiveSource[],
     maxTokens: number,
-    save: (text: string, counts: ReturnType<typeof summaryCounts>) => Promise<boolean>,
+    save: (
+      text: string,
+      counts: ReturnType<typeof summaryCounts>,
+      call: Omit<SummaryCall, 'outcome'>,
+    ) => Promise<boolean>,
   ): Promise<SummaryCallOutcome> {
     const { summariser, planning, project, sessionId } = context;
     let outcome: SummaryCallOutcome;
@@ -257,6 +272,18 @@ export class SummaryService {
       completionTokens: null,
       cacheReadTokens: null,
     };
+    const callRow = (): Omit<SummaryCall, 'outcome'> => ({
+      projectId: project.id,
+      sessionId,
+      messageId,
+      kind,
+      provider: summariser.provider,
+      model: summariser.model,
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+      cacheReadTokens: usage.cacheReadTokens,
+    });
+    let recorded = false;
     const startedAt = new Date();
     try {
       const result = await summariser.summarise(
@@ -268,7 +295,10 @@ export class SummaryService {
       const text = result.text.trim();
       if (text === '') outcome = 'empty';
       else if (planning.counter.countText(text) > maxTokens) outcome = 'overflow';
-      else outcome = (await save(text, summaryCounts(planning, text))) ? 'stored' : 'gone';
+      else {
+        recorded = true;
+        outcome = (await save(text, summaryCounts(planning, text), callRow())) ? 'stored' : 'gone';
+      }
     } catch (err) {
       if (!(err instanceof SummariserError)) throw err;
       outcome = err.outcome;
@@ -277,16 +307,7 @@ export class SummaryService {
       );
     }
     // A session deleted meanwhile: its usage still happened (summary_calls has no foreign key to it).
-    await this.summaries.recordCall({
-      projectId: project.id,
-      sessionId,
-      messageId,
-      kind,
-      provider: summariser.provider,
-      model: summariser.model,
-      ...usage,
-      outcome,
-    });
+    if (!recorded) await this.summaries.recordCall({ ...callRow(), outcome });
     // A provider call is also a row of the project's call ledger (issue 17's provider_calls), purpose `summary`.
     if (this.calls && summariser instanceof ProviderSummariser) {
       await this.calls.record({
@@ -311,11 +332,16 @@ export class SummaryService {
     return outcome;
   }
 
-  private async summariser(project: Project, model: string, planning: Planning): Promise<Summariser> {
+  private async summariser(
+    project: Project,
+    model: string,
+    planning: Planning,
+    credentialsOf?: () => ProviderCredentials | null,
+  ): Promise<Summariser> {
     if (this.factory) return this.factory(project, model, planning);
     const llm = project.llmSettings!;
     if (llm.provider === 'local' || model === EXTRACTIVE_SUMMARISER) return new ExtractiveSummariser(planning.counter);
-    const credentials = (await this.projects.getCredentials(project.id)) ?? {};
+    const credentials = (credentialsOf ? credentialsOf() : await this.projects.getCredentials(project.id)) ?? {};
     const chat = createChatProvider({ ...llm, model }, credentials, { egress: egressPolicyFor(this.config) });
     return new ProviderSummariser(chat, llm.provider, model);
   }

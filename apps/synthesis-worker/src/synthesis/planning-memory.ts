@@ -2,7 +2,9 @@ import { Logger } from '@nestjs/common';
 import type { ResolvedModel } from '@ask/model-catalog';
 import { calibrationFactor } from '@ask/observability';
 import type {
+  LearnedWindow,
   LearnedWindowsRepository,
+  StoredTokenUsageRecord,
   SessionsRepository,
   StoredMessage,
   TokenCountsByCounter,
@@ -28,6 +30,13 @@ const ESTIMATE_ID = approximateCounter().id;
 const FLOOR_ID = calibrationBaseCounter().id;
 /** Holds each text's script-class bitmask (token-counting `TextMeasure.mask`), not a token count. */
 export const CLASSES_ID = 'approx:script-v1-classes';
+
+/**
+ * Which calibration records {@link PlanningMemory.planning} learns from (`UsageRepository.recentPerScript`'s
+ * counter id and count per script class), for a caller that reads them with the project
+ * (`ProjectsRepository.findForSynthesis`).
+ */
+export const CALIBRATION_READ = { counterId: FLOOR_ID, perScript: SCRIPT_CALIBRATION_DEFAULTS.recent } as const;
 
 /** The counter a turn plans with. */
 export interface Planning {
@@ -67,12 +76,17 @@ export class PlanningMemory {
   /**
    * The model with its window lowered to the one the provider disclosed for this project, when that
    * is smaller. `remembered` is that window (tokens), or undefined.
+   * @param known the project's remembered windows when the caller already read them
+   *   (`ProjectsRepository.findForSynthesis`); read here otherwise.
    */
   async withRememberedWindow(
     projectId: string,
     model: ResolvedModel,
+    known?: readonly LearnedWindow[],
   ): Promise<{ model: ResolvedModel; remembered?: number }> {
-    const learned = await this.windows.find(projectId, model.provider, model.model);
+    const learned = known
+      ? known.find((w) => w.provider === model.provider && w.model === model.model)
+      : await this.windows.find(projectId, model.provider, model.model);
     if (!learned || learned.window >= model.window) return { model };
     return { model: { ...model, window: learned.window }, remembered: learned.window };
   }
@@ -95,10 +109,12 @@ export class PlanningMemory {
    * The counter to plan with. Exact counters plan as they are. The approximate estimate plans
    * through `ScriptCalibratedCounter`, with the factors learned from the model's newest records per
    * script class (`learnScriptCalibration`: the worst recent ratio, no record discarded).
+   * @param known the model's records as {@link CALIBRATION_READ} selects them, when the caller already
+   *   read them (`ProjectsRepository.findForSynthesis`); read here otherwise.
    */
-  async planning(choice: CounterChoice, model: string): Promise<Planning> {
+  async planning(choice: CounterChoice, model: string, known?: StoredTokenUsageRecord[]): Promise<Planning> {
     if (choice.exactPlan || choice.counter.id !== ESTIMATE_ID) return { counter: choice.counter, calibration: {} };
-    const records = await this.usage.recentPerScript(model, FLOOR_ID, SCRIPT_CALIBRATION_DEFAULTS.recent);
+    const records = known ?? (await this.usage.recentPerScript(model, FLOOR_ID, SCRIPT_CALIBRATION_DEFAULTS.recent));
     const calibration = learnScriptCalibration(records);
     for (const [script, learned] of Object.entries(calibration))
       if (learned) calibrationFactor.set({ model, script }, learned.factor);

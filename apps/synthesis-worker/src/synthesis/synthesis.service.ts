@@ -24,6 +24,7 @@ import {
   type ChatProvider,
   type ChatRequest,
   classifyUpstreamError,
+  type ProviderCredentials,
   countWithRetry,
   createChatProvider,
   localAbstainThreshold,
@@ -64,7 +65,7 @@ import {
   sharedCountCache,
   type TokenCounter,
 } from '@ask/token-counting';
-import { type CountedTurn, factorsOf, type Planning, PlanningMemory } from './planning-memory';
+import { CALIBRATION_READ, type CountedTurn, factorsOf, type Planning, PlanningMemory } from './planning-memory';
 import { DeltaCoalescer } from './delta-coalescer';
 import { CallLedger, type CallScope } from './call-ledger';
 import { ConversationMemory } from '../memory/conversation-memory';
@@ -205,24 +206,26 @@ export class SynthesisService {
     const session = await this.sessions.historyWithTurnSummaries(data.projectId, data.sessionId);
     if (!session) throw sessionGone(data.sessionId);
     const { pairs, turnSummaries } = session;
-    const project = await this.projects.findById(data.projectId);
-    if (!project?.llmSettings) throw llmNotConfigured();
+    // The project, its remembered windows and its model's calibration records in one round trip.
+    const found = await this.projects.findForSynthesis(data.projectId, CALIBRATION_READ);
+    const project = found?.project;
+    if (!found || !project?.llmSettings) throw llmNotConfigured();
     const llm = project.llmSettings;
     const ref: ModelRef = { provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl };
     const resolved = resolveModel(ref, { contextWindow: llm.contextWindow, maxContextTokens: llm.maxContextTokens });
     // A smaller window the provider disclosed for this project's model earlier (issue 12 item 2).
-    const { model, remembered } = await this.memory.withRememberedWindow(project.id, resolved);
+    const { model, remembered } = await this.memory.withRememberedWindow(project.id, resolved, found.windows);
     const choice = selectTokenCounter(ref, model.tokenizer);
     const maxTokens = llm.maxTokens ?? project.maxTokens ?? DEFAULT_MAX_TOKENS;
     // Settings refused at PATCH can still be stored from before, or a catalog change can shrink the
     // window under them: a typed 413 with the figures, never a RangeError retried into a 500.
     assertFits(model.model, model.window, maxTokens, choice.exactPlan);
-    const planning = await this.memory.planning(choice, model.model);
+    const planning = await this.memory.planning(choice, model.model, found.calibration);
     // Each text of this request is tokenised once, however often it is re-planned or stored; an exact
     // counter also goes through the process-wide count cache, so texts counted on earlier asks (the
     // system prompt, the turns the local stand-in recounts) are not tokenised again.
     const counter = countOnce(planning.scripted ? planning.counter : sharedCountCache(planning.counter));
-    const provider = await this.provider(project, counter);
+    const provider = this.provider(project, counter, found.credentials);
     const counted = await this.memory.history(data.sessionId, planning, pairs);
     const recalled = this.conversation
       ? await this.conversation.load(project, data.sessionId, counted, planning, turnSummaries)
@@ -630,7 +633,11 @@ export class SynthesisService {
     return undefined;
   }
 
-  private async provider(project: Project, counter: TokenCounter): Promise<ChatProvider> {
+  private provider(
+    project: Project,
+    counter: TokenCounter,
+    credentialsOf: () => ProviderCredentials | null,
+  ): ChatProvider {
     const llm = project.llmSettings!;
     if (llm.provider === 'local') {
       return new LocalChatProvider({
@@ -643,7 +650,7 @@ export class SynthesisService {
           : {}),
       });
     }
-    const credentials = (await this.projects.getCredentials(project.id)) ?? {};
+    const credentials = credentialsOf() ?? {};
     try {
       return createChatProvider(llm, credentials, { egress: egressPolicyFor(this.config) });
     } catch (err) {

@@ -1,7 +1,9 @@
 import { CredentialsCipher } from '../credentials-cipher';
 import { CredentialsUndecryptableError, EncryptionKeyMissingError } from '../errors';
 import { createTestDatabase, type TestDatabase } from '../testing';
+import { LearnedWindowsRepository } from './learned-windows.repository';
 import { ProjectsRepository } from './projects.repository';
+import { UsageRepository } from './usage.repository';
 
 const KEY = 'c'.repeat(64);
 const PLANTED = 'sk-planted-4f9a0c1e7b';
@@ -104,6 +106,55 @@ describe(ProjectsRepository.name, () => {
       });
       expect(await projects.findWithCredentials(UNKNOWN_ID)).toBeNull();
       expect(await projects.findWithCredentials('not-a-uuid')).toBeNull();
+    });
+  });
+
+  describe('findForSynthesis', () => {
+    const floor = 'approx:script-v1-floor';
+    it('reads the project, its remembered windows and its model calibration records as the separate reads do', async () => {
+      const project = await projects.create({
+        name: 'Synth',
+        llmSettings: { provider: 'openai', model: 'gpt-x', baseUrl: 'http://127.0.0.1:9/v1' } as never,
+      });
+      await projects.setCredentials(project.id, { apiKey: PLANTED });
+      const windows = new LearnedWindowsRepository(db.dataSource);
+      await windows.remember(project.id, 'openai', 'gpt-x', 6000);
+      await windows.remember(project.id, 'openai', 'gpt-old', 4000);
+      const usage = new UsageRepository(db.dataSource);
+      for (const [script, reported] of [
+        ['latin', 110],
+        ['latin', 120],
+        ['latin', 130],
+        ['cjk', 200],
+        [null, 90],
+      ] as Array<[string | null, number]>)
+        await usage.record({ model: 'gpt-x', counterId: floor, estimated: 100, reported, script });
+      await usage.record({ model: 'gpt-other', counterId: floor, estimated: 100, reported: 500, script: 'latin' });
+      await usage.record({ model: 'gpt-x', counterId: 'tiktoken:o200k_base', estimated: 100, reported: 500 });
+
+      const found = await projects.findForSynthesis(project.id, { counterId: floor, perScript: 2 });
+      expect(found?.project).toEqual(await projects.findById(project.id));
+      expect(found?.windows).toEqual(await windows.list(project.id));
+      expect(found?.calibration).toEqual(await usage.recentPerScript('gpt-x', floor, 2));
+      expect(found?.calibration.map((r) => [r.script, r.reported])).toEqual([
+        ['cjk', 200],
+        ['latin', 130],
+        ['latin', 120],
+        [null, 90],
+      ]);
+      expect(found?.credentials()).toEqual({ apiKey: PLANTED });
+    });
+
+    it('a project without LLM settings or remembered windows: empty lists; no such project: null', async () => {
+      const project = await projects.create({ name: 'Bare' });
+      const found = await projects.findForSynthesis(project.id, { counterId: floor, perScript: 2 });
+      expect({ windows: found?.windows, calibration: found?.calibration, credentials: found?.credentials() }).toEqual({
+        windows: [],
+        calibration: [],
+        credentials: null,
+      });
+      expect(await projects.findForSynthesis(UNKNOWN_ID, { counterId: floor, perScript: 2 })).toBeNull();
+      expect(await projects.findForSynthesis('not-a-uuid', { counterId: floor, perScript: 2 })).toBeNull();
     });
   });
 

@@ -10,6 +10,8 @@ import { pgQuery } from '../pg-query';
 import type { EmbeddingSpace } from '../errors';
 import { STORED_SPACES_SQL } from './knowledge.repository';
 import { applyTextSearchConfig } from './text-search-config';
+import type { LearnedWindow } from './learned-windows.repository';
+import { recentPerScriptSql, recordOf, type StoredTokenUsageRecord, type UsageRecordRow } from './usage.repository';
 
 /** A project as the rest of the service sees it: settings, never credentials. */
 export interface Project {
@@ -41,6 +43,17 @@ export interface Project {
   hasCredentials: boolean;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** What {@link ProjectsRepository.findForSynthesis} returns. */
+export interface SynthesisProject {
+  project: Project;
+  /** The windows providers disclosed for the project's models, by provider then model. */
+  windows: LearnedWindow[];
+  /** The LLM model's newest calibration records per script class (`UsageRepository.recentPerScript`'s order). */
+  calibration: StoredTokenUsageRecord[];
+  /** The project's decrypted credentials (null: none stored); decrypted and registered as secrets on call. */
+  credentials(): ProviderCredentials | null;
 }
 
 /** Settings a project is created with or updated to; omitted fields keep their value (or default). */
@@ -161,6 +174,55 @@ export class ProjectsRepository {
       project: rowToProject(rows[0]),
       credentials: this.openCredentials(id, rows[0].credentials_encrypted),
       spaces: rows[0].spaces.map((s) => ({ model: s.model, dimensions: s.dimensions })),
+    };
+  }
+
+  /**
+   * What a synthesis run (and a summary job) reads about its project, in one round trip instead of
+   * three or four: the project; the windows its providers disclosed (`LearnedWindowsRepository.list`,
+   * every model of the project); the calibration records of its LLM model
+   * (`UsageRepository.recentPerScript` for `llm_settings.model`, `calibration.counterId` and
+   * `calibration.perScript`; `[]` without LLM settings); and its credentials, decrypted only when
+   * `credentials()` is called (null when none are stored). Null when there is no such project (or the
+   * id is not a UUID). Named statement.
+   * @throws from `credentials()`: EncryptionKeyMissingError / CredentialsUndecryptableError as
+   *   {@link getCredentials}.
+   */
+  async findForSynthesis(
+    id: string,
+    calibration: { counterId: string; perScript: number },
+  ): Promise<SynthesisProject | null> {
+    if (!isUuid(id)) return null;
+    const rows = await pgQuery<
+      ProjectRow & {
+        credentials_encrypted: Buffer | null;
+        windows: Array<{ provider: string; model: string; window_tokens: number; disclosed_at: string }>;
+        calibration: Array<Omit<UsageRecordRow, 'created_at'> & { created_at: string }>;
+      }
+    >(
+      this.dataSource,
+      `SELECT ${PROJECT_SQL_COLUMNS}, credentials_encrypted,
+         (SELECT coalesce(json_agg(json_build_object('provider', w.provider, 'model', w.model,
+                   'window_tokens', w.window_tokens, 'disclosed_at', w.disclosed_at) ORDER BY w.provider, w.model), '[]'::json)
+            FROM learned_windows w WHERE w.project_id = projects.id) AS windows,
+         (SELECT coalesce(json_agg(row_to_json(r) ORDER BY r.script NULLS LAST, r.created_at DESC, r.id DESC), '[]'::json)
+            FROM (${recentPerScriptSql("projects.llm_settings->>'model'", '$2', '$3')}) r) AS calibration
+       FROM projects WHERE id = $1`,
+      [id, calibration.counterId, Math.max(0, Math.floor(calibration.perScript))],
+      'ask_project_for_synthesis',
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      project: rowToProject(row),
+      windows: row.windows.map((w) => ({
+        provider: w.provider,
+        model: w.model,
+        window: w.window_tokens,
+        disclosedAt: new Date(w.disclosed_at),
+      })),
+      calibration: row.calibration.map((r) => recordOf({ ...r, created_at: new Date(r.created_at) })),
+      credentials: () => this.openCredentials(id, row.credentials_encrypted),
     };
   }
 

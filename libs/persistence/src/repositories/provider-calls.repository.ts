@@ -1,6 +1,7 @@
 import type { UsageTotals } from '@ask/ask-contracts';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { pgQuery } from '../pg-query';
 
 /** What a call was for: the answer, its one re-plan after an overflow, a count endpoint, an embedding. */
 export type ProviderCallPurpose = 'answer' | 'overflow_retry' | 'count' | 'embed' | 'summary';
@@ -101,12 +102,13 @@ export class ProviderCallsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /**
-   * Stores one call.
+   * Stores one call (a named statement: every upstream call of every ask writes one).
    * @throws QueryFailedError for a negative figure, a cache larger than the input, reasoning larger
    *   than the output, or an unknown operation/purpose (the table's checks).
    */
   async record(call: ProviderCallRecord): Promise<void> {
-    await this.dataSource.query(
+    await pgQuery(
+      this.dataSource,
       `INSERT INTO provider_calls (project_id, session_id, ask_id, operation, purpose, provider, requested_model, answering_model,
          raw_usage, usage_error, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens,
          planned_tokens, time_to_first_chunk_ms, duration_ms, finish_reason, error_code, cost_usd, price_family, started_at)
@@ -136,6 +138,7 @@ export class ProviderCallsRepository {
         call.priceFamily ?? null,
         call.startedAt,
       ],
+      'ask_record_provider_call',
     );
   }
 

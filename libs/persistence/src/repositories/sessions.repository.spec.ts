@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { CredentialsCipher } from '../credentials-cipher';
 import { SessionNotFoundError } from '../errors';
 import { createTestDatabase, type TestDatabase } from '../testing';
@@ -90,7 +91,8 @@ describe(SessionsRepository.name, () => {
 
     it('stores a pair, bumps its session and returns the row in one statement (no transaction)', async () => {
       const session = await sessions.create(projectA);
-      const query = jest.spyOn(db.dataSource, 'query');
+      // Every statement on the wire, whichever path sends it (TypeORM's query runner or pgQuery).
+      const query = jest.spyOn(Client.prototype, 'query');
       const transaction = jest.spyOn(db.dataSource, 'transaction');
       try {
         const first = await append(session.id, 'ask-one-trip');
@@ -167,7 +169,7 @@ describe(SessionsRepository.name, () => {
           provider: 'local',
           model: 'extractive',
         });
-      const query = jest.spyOn(db.dataSource, 'query');
+      const query = jest.spyOn(Client.prototype, 'query');
       let read: Awaited<ReturnType<SessionsRepository['historyWithTurnSummaries']>>;
       try {
         read = await sessions.historyWithTurnSummaries(projectA, session.id);

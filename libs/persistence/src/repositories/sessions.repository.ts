@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import type { TokenCountsByCounter } from '../entities';
 import { SessionNotFoundError } from '../errors';
 import { isUuid } from '../ids';
+import { pgQuery } from '../pg-query';
 import type { SummaryTokenCounts, TurnSummary } from './summaries.repository';
 
 /** A session of one project. */
@@ -197,15 +198,16 @@ export class SessionsRepository {
 
   /**
    * {@link historyForProject} and the session's pair summaries (`SummariesRepository.turnSummaries`,
-   * by message id) in one round trip: null when the session does not exist or belongs to another
-   * project.
+   * by message id) in one round trip (a named statement: every synthesis run reads it): null when the
+   * session does not exist or belongs to another project.
    */
   async historyWithTurnSummaries(
     projectId: string,
     sessionId: string,
   ): Promise<{ pairs: StoredMessage[]; turnSummaries: Map<string, TurnSummary> } | null> {
     if (!isUuid(projectId) || !isUuid(sessionId)) return null;
-    const rows: Array<Partial<MessageRow> & Record<`t_${string}`, unknown>> = await this.dataSource.query(
+    const rows = await pgQuery<Partial<MessageRow> & Record<`t_${string}`, unknown>>(
+      this.dataSource,
       `SELECT ${MESSAGE_COLUMNS}, t.message_id AS t_message_id, t.text AS t_text, t.token_counts AS t_token_counts,
               t.provider AS t_provider, t.model AS t_model, t.created_at AS t_created_at
          FROM ask_sessions s
@@ -214,6 +216,7 @@ export class SessionsRepository {
         WHERE s.id = $1 AND s.project_id = $2
         ORDER BY m.created_at, m.seq`,
       [sessionId, projectId],
+      'ask_session_history_with_summaries',
     );
     if (rows.length === 0) return null;
     const pairs: StoredMessage[] = [];
@@ -241,12 +244,13 @@ export class SessionsRepository {
    * `updated_at` when it inserted, and otherwise returns the row an earlier attempt of the same ask
    * stored; so a retried job neither fails nor stores twice. When a concurrent attempt committed the
    * row after this statement's snapshot was taken (the conflict waited for it, the snapshot cannot see
-   * it), a second query reads it.
+   * it), a second query reads it. Named statement.
    * @throws SessionNotFoundError when the session does not exist or belongs to another project.
    */
   async appendMessage(input: AppendMessageInput): Promise<AppendMessageResult> {
     if (!isUuid(input.projectId) || !isUuid(input.sessionId)) throw new SessionNotFoundError(input.sessionId);
-    const rows: Array<MessageRow & { inserted: boolean }> = await this.dataSource.query(
+    const rows = await pgQuery<MessageRow & { inserted: boolean }>(
+      this.dataSource,
       `WITH inserted AS (
          INSERT INTO ask_session_messages
            (session_id, ask_id, question, answer, token_counts, prompt_tokens, completion_tokens, provider, model, budget, sources)
@@ -276,6 +280,7 @@ export class SessionsRepository {
         input.budget ? JSON.stringify(input.budget) : null,
         JSON.stringify(input.sources ?? []),
       ],
+      'ask_append_message',
     );
     if (rows[0]) return { message: toMessage(rows[0]), inserted: rows[0].inserted };
     const existing: MessageRow[] = await this.dataSource.query(

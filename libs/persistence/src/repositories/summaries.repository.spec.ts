@@ -102,6 +102,42 @@ describe(SummariesRepository.name, () => {
     });
   });
 
+  describe('saveTurnSummary with its call', () => {
+    const call = (sessionId: string, messageId: string) => ({
+      projectId,
+      sessionId,
+      messageId,
+      kind: 'turn' as const,
+      provider: 'local',
+      model: 'extractive',
+      promptTokens: 0,
+      completionTokens: 0,
+      cacheReadTokens: null,
+    });
+    const outcomes = async () =>
+      (await summaries.calls(projectId)).map((c) => [c.messageId, c.outcome, c.promptTokens, c.cacheReadTokens]);
+
+    it('stores the summary and its call row (stored) in one statement; a second write records gone', async () => {
+      const { sessionId, ids } = await sessionWith(1);
+      const before = await outcomes();
+      expect(await summaries.saveTurnSummary(turn(ids[0]), call(sessionId, ids[0]))).toBe(true);
+      expect(await summaries.saveTurnSummary(turn(ids[0], 'another text'), call(sessionId, ids[0]))).toBe(false);
+      expect((await summaries.turnSummaries(sessionId)).get(ids[0])?.text).toBe('Ingrid chose Frankfurt.');
+      expect((await outcomes()).slice(before.length)).toEqual([
+        [ids[0], 'stored', 0, null],
+        [ids[0], 'gone', 0, null],
+      ]);
+    });
+
+    it('a deleted session: no summary, the call row says gone', async () => {
+      const { sessionId, ids } = await sessionWith(1);
+      await sessions.delete(projectId, sessionId);
+      const before = await outcomes();
+      expect(await summaries.saveTurnSummary(turn(ids[0]), call(sessionId, ids[0]))).toBe(false);
+      expect((await outcomes()).slice(before.length)).toEqual([[ids[0], 'gone', 0, null]]);
+    });
+  });
+
   describe('saveSessionSummary', () => {
     const session = (sessionId: string, coversUpTo: string, coversTurns: number, text = `turns 1–${coversTurns}`) => ({
       sessionId,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { isUuid } from '../ids';
+import { pgQuery } from '../pg-query';
 
 /** Token counts of one summary text per counter id (`{ [counterId]: tokens }`; script-class masks under their own id). */
 export type SummaryTokenCounts = Record<string, number>;
@@ -91,18 +92,72 @@ export class SummariesRepository {
 
   /**
    * Stores the summary of one pair, once (a retried job keeps the first). Nothing is stored when the
-   * message (or its session) is gone.
+   * message (or its session) is gone. Named statement (one per stored pair). With `call`, the usage row
+   * of the summariser call that wrote it is recorded in the same statement (outcome `stored`, or
+   * `gone` when nothing was written).
    * @returns true when a row was written.
    * @throws RangeError when the text is blank (never stored: a failed call is not a summary).
    */
-  async saveTurnSummary(input: Omit<TurnSummary, 'sessionId' | 'createdAt'>): Promise<boolean> {
+  async saveTurnSummary(
+    input: Omit<TurnSummary, 'sessionId' | 'createdAt'>,
+    call?: Omit<SummaryCall, 'outcome'>,
+  ): Promise<boolean> {
     assertText(input.text);
+    if (call) return this.saveTurnSummaryWithCall(input, call);
     if (!isUuid(input.messageId)) return false;
-    const rows = await this.dataSource.query(
+    const rows = await pgQuery(
+      this.dataSource,
       `INSERT INTO turn_summaries (message_id, session_id, text, token_counts, provider, model)
        SELECT m.id, m.session_id, $2, $3::jsonb, $4, $5 FROM ask_session_messages m WHERE m.id = $1
        ON CONFLICT (message_id) DO NOTHING RETURNING message_id`,
       [input.messageId, input.text, JSON.stringify(input.tokenCounts), input.provider, input.model],
+      'ask_save_turn_summary',
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * {@link saveTurnSummary} and {@link recordCall} of the call that wrote it in one statement: the
+   * call's row says `stored` when the summary was written, `gone` when not (the message is gone, or
+   * an earlier job of the pair wrote its summary first), as two statements would record it.
+   */
+  private async saveTurnSummaryWithCall(
+    input: Omit<TurnSummary, 'sessionId' | 'createdAt'>,
+    call: Omit<SummaryCall, 'outcome'>,
+  ): Promise<boolean> {
+    if (!isUuid(input.messageId)) {
+      await this.recordCall({ ...call, outcome: 'gone' });
+      return false;
+    }
+    const rows = await pgQuery<{ message_id: string }>(
+      this.dataSource,
+      `WITH saved AS (
+         INSERT INTO turn_summaries (message_id, session_id, text, token_counts, provider, model)
+         SELECT m.id, m.session_id, $2, $3::jsonb, $4, $5 FROM ask_session_messages m WHERE m.id = $1
+         ON CONFLICT (message_id) DO NOTHING RETURNING message_id
+       ), recorded AS (
+         INSERT INTO summary_calls (project_id, session_id, message_id, kind, provider, model, prompt_tokens, completion_tokens, cache_read_tokens, outcome)
+         SELECT $6::uuid, $7::uuid, $8::uuid, $9, $10, $11, $12::int, $13::int, $14::int,
+                CASE WHEN EXISTS (SELECT 1 FROM saved) THEN 'stored' ELSE 'gone' END
+       )
+       SELECT message_id FROM saved`,
+      [
+        input.messageId,
+        input.text,
+        JSON.stringify(input.tokenCounts),
+        input.provider,
+        input.model,
+        call.projectId,
+        call.sessionId,
+        call.messageId,
+        call.kind,
+        call.provider,
+        call.model,
+        call.promptTokens,
+        call.completionTokens,
+        call.cacheReadTokens,
+      ],
+      'ask_save_turn_summary_with_call',
     );
     return rows.length > 0;
   }
@@ -178,9 +233,10 @@ export class SummariesRepository {
     );
   }
 
-  /** Records one summariser call's usage (its own row, apart from the answers' usage). */
+  /** Records one summariser call's usage (its own row, apart from the answers' usage). Named statement. */
   async recordCall(call: SummaryCall): Promise<void> {
-    await this.dataSource.query(
+    await pgQuery(
+      this.dataSource,
       `INSERT INTO summary_calls (project_id, session_id, message_id, kind, provider, model, prompt_tokens, completion_tokens, cache_read_tokens, outcome)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
       [
@@ -195,6 +251,7 @@ export class SummariesRepository {
         call.cacheReadTokens,
         call.outcome,
       ],
+      'ask_record_summary_call',
     );
   }
 

@@ -25,7 +25,7 @@ export interface StoredTokenUsageRecord extends TokenUsageRecord {
 }
 
 /** A `token_usage_records` row as both reads select it. */
-interface UsageRecordRow {
+export interface UsageRecordRow {
   model: string;
   counter_id: string;
   estimated: number;
@@ -35,7 +35,22 @@ interface UsageRecordRow {
   created_at: Date;
 }
 
-function recordOf(r: UsageRecordRow): StoredTokenUsageRecord {
+/**
+ * The rows of {@link UsageRepository.recentPerScript} as SQL, for the given SQL expressions of the
+ * model, the counter id and `n` (placeholders or columns): one statement text shared by that read and
+ * `ProjectsRepository.findForSynthesis`, which reads it with the project.
+ */
+export function recentPerScriptSql(model: string, counterId: string, n: string): string {
+  return `SELECT id, model, counter_id, estimated, reported, script, source, created_at FROM (
+         SELECT *, row_number() OVER (PARTITION BY script ORDER BY created_at DESC, id DESC) AS rank
+           FROM token_usage_records WHERE model = ${model} AND counter_id = ${counterId}
+       ) ranked WHERE rank <= ${n}`;
+}
+
+/** The order of {@link recentPerScriptSql}'s rows: by script class (null last), newest first within each. */
+export const RECENT_PER_SCRIPT_ORDER = 'script NULLS LAST, created_at DESC, id DESC';
+
+export function recordOf(r: UsageRecordRow): StoredTokenUsageRecord {
   return {
     model: r.model,
     counterId: r.counter_id,
@@ -87,10 +102,7 @@ export class UsageRepository {
    */
   async recentPerScript(model: string, counterId: string, n: number): Promise<StoredTokenUsageRecord[]> {
     const rows = await this.dataSource.query(
-      `SELECT model, counter_id, estimated, reported, script, source, created_at FROM (
-         SELECT *, row_number() OVER (PARTITION BY script ORDER BY created_at DESC, id DESC) AS rank
-           FROM token_usage_records WHERE model = $1 AND counter_id = $2
-       ) ranked WHERE rank <= $3 ORDER BY script NULLS LAST, created_at DESC, id DESC`,
+      `${recentPerScriptSql('$1', '$2', '$3')} ORDER BY ${RECENT_PER_SCRIPT_ORDER}`,
       [model, counterId, Math.max(0, Math.floor(n))],
     );
     return rows.map(recordOf);
