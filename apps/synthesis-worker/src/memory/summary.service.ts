@@ -24,7 +24,7 @@ import {
   UsageRepository,
 } from '@ask/persistence';
 import { selectTokenCounter, sharedCountCache } from '@ask/token-counting';
-import { CALIBRATION_READ, PlanningMemory, type Planning } from '../synthesis/planning-memory';
+import { CALIBRATION_READ, PlanningMemory, type Planning, storedPairTokens } from '../synthesis/planning-memory';
 import { summaryCounts } from './summary-counts';
 import { ExtractiveSummariser, ProviderSummariser, type Summariser, SummariserError } from './summarisers';
 
@@ -168,7 +168,7 @@ export class SummaryService {
     if (!existing.has(data.messageId)) {
       const message = history[index];
       // A summary must save room: at most 70% of the pair (floor 32 tokens: room for one sentence and its label), at most the setting.
-      const pairTokens = planning.counter.countText(message.question) + planning.counter.countText(message.answer);
+      const pairTokens = storedPairTokens(planning, message);
       const budget = Math.min(
         settings.summaryMaxTokens,
         Math.max(MIN_SUMMARY_TOKENS, Math.floor(pairTokens * SUMMARY_SHARE_OF_PAIR)),

@@ -252,6 +252,30 @@ export class PlanningMemory {
   }
 }
 
+/**
+ * A pair's planning tokens (question + answer) from the counts it was stored with
+ * (`PlanningMemory.countsToStore`, or cached by {@link PlanningMemory.history}): the exact counter's
+ * cached counts, or the per-script estimate's calibrated count of the cached measures (the same
+ * figure as `countText`, which is `countMeasured(measure(text))`). Counted only when no counts are
+ * cached under the planning counter.
+ */
+export function storedPairTokens(
+  planning: Planning,
+  message: Pick<StoredMessage, 'question' | 'answer' | 'tokenCounts'>,
+): number {
+  const c = message.tokenCounts ?? {};
+  const { scripted, counter } = planning;
+  if (!scripted) {
+    const cached = c[counter.id];
+    if (cached) return cached.question + cached.answer;
+  } else if (c[ESTIMATE_ID] && c[FLOOR_ID] && c[CLASSES_ID]) {
+    const side = (k: 'question' | 'answer') =>
+      scripted.countMeasured({ estimate: c[ESTIMATE_ID][k], floor: c[FLOOR_ID][k], mask: c[CLASSES_ID][k] });
+    return side('question') + side('answer');
+  }
+  return counter.countText(message.question) + counter.countText(message.answer);
+}
+
 function measuresToCounts(q: TextMeasure, a: TextMeasure): TokenCountsByCounter {
   return {
     [ESTIMATE_ID]: { question: q.estimate, answer: a.estimate },
