@@ -268,6 +268,16 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
     });
 
     it('continues the reopened session with a follow-up and deletes it', async () => {
+      // The list refresh after the answer ends is held until the first delete click: the redraw it
+      // brings must keep the pending confirmation (before, a slow refresh reset it under the pointer).
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((r) => (release = r));
+      const sessionsList = /\/api\/v1\/projects\/[^/]+\/sessions$/;
+      await page.route(sessionsList, async (route) => {
+        await held;
+        await route.continue();
+      });
+      const redrawn = page.waitForResponse((r) => r.request().method() === 'GET' && sessionsList.test(r.url()));
       const { accepted } = await askOnPage('Does pgvector support halfvec?', 4);
       expect(accepted.sessionId).toBe(turns[0].accepted.sessionId);
       expect(await turn(4).locator('[data-role=answer]').textContent()).toBe(await storedAnswer(accepted.askId));
@@ -275,6 +285,10 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
         .getByRole('button', { name: /^Delete session/ })
         .first()
         .click();
+      release();
+      await redrawn;
+      await page.unroute(sessionsList);
+      await page.locator('button.session-open small', { hasText: '4 turns' }).first().waitFor();
       await page.getByRole('button', { name: /^Confirm: delete session/ }).click();
       await page.locator(`button.session-open[data-session-id="${accepted.sessionId}"]`).waitFor({ state: 'detached' });
       const [{ count }] = await db.dataSource.query(

@@ -48,7 +48,9 @@ const state: {
   sessions: SessionSummary[];
   /** Closes the events stream of the ask in flight. */
   closeStream: (() => void) | null;
-} = { projectId: null, sessionId: null, views: [], sessions: [], closeStream: null };
+  /** The session whose delete waits for its confirming click, and until when (epoch ms): kept across redraws. */
+  armedDelete: { sessionId: string; until: number } | null;
+} = { projectId: null, sessionId: null, views: [], sessions: [], closeStream: null, armedDelete: null };
 
 function setStatus(text: string): void {
   ui.status.textContent = text;
@@ -144,10 +146,19 @@ function renderSessions(): void {
   ui.sessionsEmpty.hidden = state.sessions.length > 0;
   ui.sessionList.replaceChildren(
     ...state.sessions.map((session) =>
-      sessionRow(session, session.id === state.sessionId, {
-        open: () => void openSession(session.id),
-        remove: () => void deleteSession(session),
-      }),
+      sessionRow(
+        session,
+        session.id === state.sessionId,
+        {
+          open: () => void openSession(session.id),
+          remove: () => void deleteSession(session),
+          armed: (until) => {
+            if (until !== null) state.armedDelete = { sessionId: session.id, until };
+            else if (state.armedDelete?.sessionId === session.id) state.armedDelete = null;
+          },
+        },
+        state.armedDelete?.sessionId === session.id ? state.armedDelete.until : null,
+      ),
     ),
   );
 }

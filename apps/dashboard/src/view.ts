@@ -107,15 +107,24 @@ export class TurnView {
   }
 }
 
+/** How long a row's delete button waits for its confirming second click (ms). */
+export const DELETE_CONFIRM_MS = 5000;
+
 /**
- * One row of the sessions list: open (continue) and delete, the delete asking for a second click. The
- * title (the session's first question) shows on up to two lines and whole on hover (`title`), so
- * sessions that start alike ("How do I create…") can be told apart.
+ * One row of the sessions list: open (continue) and delete, the delete asking for a second click
+ * within {@link DELETE_CONFIRM_MS}. The title (the session's first question) shows on up to two lines
+ * and whole on hover (`title`), so sessions that start alike ("How do I create…") can be told apart.
+ *
+ * The armed state (first click given, waiting for the confirmation) belongs to the caller: `armedUntil`
+ * (epoch ms, or null) draws the row armed until then, and `actions.armed` reports each change, so a
+ * list redrawn meanwhile (the refresh after an answer ends) keeps a pending confirmation instead of
+ * silently resetting it under the user's pointer.
  */
 export function sessionRow(
   session: SessionSummary,
   current: boolean,
-  actions: { open(): void; remove(): void },
+  actions: { open(): void; remove(): void; armed?(until: number | null): void },
+  armedUntil: number | null = null,
 ): HTMLLIElement {
   const title = session.title || 'Untitled session';
   const when = new Date(session.updatedAt);
@@ -138,19 +147,30 @@ export function sessionRow(
     attrs: { type: 'button', 'aria-label': `Delete session “${title}”` },
   });
   let armed: ReturnType<typeof setTimeout> | null = null;
-  remove.addEventListener('click', () => {
-    if (armed) {
-      clearTimeout(armed);
-      actions.remove();
-      return;
-    }
+  const disarm = () => {
+    armed = null;
+    remove.textContent = 'Delete';
+    remove.setAttribute('aria-label', `Delete session “${title}”`);
+    actions.armed?.(null);
+  };
+  const arm = (until: number) => {
     remove.textContent = 'Confirm';
     remove.setAttribute('aria-label', `Confirm: delete session “${title}”`);
     armed = setTimeout(() => {
+      if (remove.isConnected) disarm();
+    }, until - Date.now());
+    actions.armed?.(until);
+  };
+  if (armedUntil !== null && armedUntil > Date.now()) arm(armedUntil);
+  remove.addEventListener('click', () => {
+    if (armed) {
+      clearTimeout(armed);
       armed = null;
-      remove.textContent = 'Delete';
-      remove.setAttribute('aria-label', `Delete session “${title}”`);
-    }, 5000);
+      actions.armed?.(null);
+      actions.remove();
+      return;
+    }
+    arm(Date.now() + DELETE_CONFIRM_MS);
   });
   return el('li', { className: current ? 'session current' : 'session' }, [open, remove]);
 }
