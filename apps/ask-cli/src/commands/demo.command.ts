@@ -240,6 +240,10 @@ export function registerDemoCommand(program: Command): void {
       if (subset)
         corpus.name = `${corpus.name}, semantic subset (the 50 pages of the session's chapters, SEMANTIC_SUBSET)`;
       console.log(`corpus: ${corpus.name}`);
+      if (!flags.docs && !flags.fallback && corpus.folders[0]?.dir !== POSTGRES_MANUAL)
+        console.log(
+          '  (the PostgreSQL 15 manual is not at ../shared/data/kb-postgresql-15-docs nor at $ASK_SHARED_DATA/kb-postgresql-15-docs: put it there to ask it instead)',
+        );
       const embedding = flags.semantic ? 'local-semantic' : 'local';
       // One project per corpus and embedder: two embedding spaces never share a project.
       const name = `demo: ${corpus.name}${flags.semantic && !subset ? ' (semantic)' : ''}`;
