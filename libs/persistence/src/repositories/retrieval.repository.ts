@@ -209,15 +209,38 @@ export function fullTextSql(dimensions: number): string {
  * expression (`embedding::vector(N)`), so the planner can use them; `exact` orders by the bare
  * column, which no HNSW index matches, so the rows are found through the project_id indexes and
  * ranked exactly, and returns nothing when the project holds more than {@link EXACT_SCAN_MAX_ROWS}
- * rows. Exported so a test can EXPLAIN it and see which indexes are used.
+ * rows. In `exact` the project's size is counted once (a materialized CTE, not one InitPlan per
+ * table) and a chunk's text is read only for the top-K (joined back by id), not carried through the
+ * sort for every row of the project. Exported so a test can EXPLAIN it and see which indexes are used.
  */
 export function searchSql(dimensions: number, mode: 'index' | 'exact' = 'index'): string {
   assertDimensions(dimensions);
   const e = (alias: string) =>
     mode === 'exact' ? `${alias}.embedding` : embeddingExpression(`${alias}.embedding`, dimensions);
   const q = mode === 'index' && isIndexedDimension(dimensions) ? `$2::vector(${dimensions})` : '$2::vector';
-  const small = mode === 'exact' ? ` AND ${PROJECT_ROWS_SQL} <= ${EXACT_SCAN_MAX_ROWS}` : '';
-  return `
+  const exact = mode === 'exact';
+  // The size check once for the three tables; `small` is a one-row CTE, evaluated on first use.
+  const withSmall = exact
+    ? `WITH small AS MATERIALIZED (SELECT ${PROJECT_ROWS_SQL} <= ${EXACT_SCAN_MAX_ROWS} AS ok)`
+    : '';
+  const small = exact ? ' AND (SELECT ok FROM small)' : '';
+  // An exact scan sorts every row of the project: it carries the chunk's id, not its text, which is
+  // read for the top-K only.
+  const knowledge = exact
+    ? `(SELECT c.id, 'knowledge', s.title, t.text, s.uri, c.token_count, c.distance
+         FROM (SELECT k.id, k.source_id, k.token_count, ${e('k')} <=> ${q} AS distance
+                 FROM knowledge_chunks k
+                WHERE k.project_id = $1 AND k.embedding_dims = ${dimensions} AND k.embedding_model = $4${small}
+                ORDER BY ${e('k')} <=> ${q} LIMIT $3) c
+         JOIN knowledge_chunks t ON t.id = c.id
+         JOIN knowledge_sources s ON s.id = c.source_id)`
+    : `(SELECT c.id, 'knowledge', s.title, c.text, s.uri, c.token_count, c.distance
+         FROM (SELECT k.id, k.source_id, k.text, k.token_count, ${e('k')} <=> ${q} AS distance
+                 FROM knowledge_chunks k
+                WHERE k.project_id = $1 AND k.embedding_dims = ${dimensions} AND k.embedding_model = $4
+                ORDER BY ${e('k')} <=> ${q} LIMIT $3) c
+         JOIN knowledge_sources s ON s.id = c.source_id)`;
+  return `${withSmall}
     SELECT * FROM (
       (SELECT i.id, 'insight' AS kind, i.name AS title, i.name || E'\\n' || i.description AS text,
               NULL::text AS source, NULL::int AS token_count, ${e('i')} <=> ${q} AS distance
@@ -231,12 +254,7 @@ export function searchSql(dimensions: number, mode: 'index' | 'exact' = 'index')
         WHERE r.project_id = $1 AND r.embedding_dims = ${dimensions} AND r.embedding_model = $4${small}
         ORDER BY ${e('r')} <=> ${q} LIMIT $3)
       UNION ALL
-      (SELECT c.id, 'knowledge', s.title, c.text, s.uri, c.token_count, c.distance
-         FROM (SELECT k.id, k.source_id, k.text, k.token_count, ${e('k')} <=> ${q} AS distance
-                 FROM knowledge_chunks k
-                WHERE k.project_id = $1 AND k.embedding_dims = ${dimensions} AND k.embedding_model = $4${small}
-                ORDER BY ${e('k')} <=> ${q} LIMIT $3) c
-         JOIN knowledge_sources s ON s.id = c.source_id)
+      ${knowledge}
     ) ranked
     ORDER BY distance, kind, id
     LIMIT $3`;
