@@ -10,13 +10,13 @@ import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { createChatProvider, egressPolicyFor, type ProviderCredentials } from '@ask/llm-providers';
 import { resolveModel } from '@ask/model-catalog';
 import {
+  type HistoryPair,
   LearnedWindowsRepository,
   type Project,
   ProjectsRepository,
   ProviderCallsRepository,
   type SessionSummaryRow,
   SessionsRepository,
-  type StoredMessage,
   SummariesRepository,
   type SummaryCall,
   type SummaryCallOutcome,
@@ -209,7 +209,7 @@ export class SummaryService {
   /** Moves the session summary forward when the ask's plan evicted pairs it does not cover yet. */
   private async compact(
     context: Context,
-    history: StoredMessage[],
+    history: HistoryPair[],
     evictedUpTo: string,
     maxTokens: number,
   ): Promise<SummaryJobResult['session']> {
@@ -221,7 +221,7 @@ export class SummaryService {
     const covered = previous ? history.findIndex((m) => m.id === previous.coversUpTo) : -1;
     if (target < 0 || target <= covered) return 'skipped';
     const full = !previous || covered < 0 || previous.rollingUpdates + 1 >= FULL_REBUILD_EVERY;
-    const turn = (m: StoredMessage, i: number): ExtractiveSource => ({
+    const turn = (m: HistoryPair, i: number): ExtractiveSource => ({
       label: `Turn ${i + 1}`,
       text: `${m.question}\n${m.answer}`,
     });
@@ -351,7 +351,7 @@ export class SummaryService {
 export interface KnownSession {
   project: Project;
   /** The session's pairs, oldest first, the one to summarise included. */
-  pairs: StoredMessage[];
+  pairs: HistoryPair[];
   /** Their stored pair summaries, by message id. */
   turnSummaries: Map<string, TurnSummary>;
 }

@@ -4,9 +4,9 @@ import { calibrationFactor } from '@ask/observability';
 import type {
   LearnedWindow,
   LearnedWindowsRepository,
+  HistoryPair,
   StoredTokenUsageRecord,
   SessionsRepository,
-  StoredMessage,
   TokenCountsByCounter,
   UsageRepository,
 } from '@ask/persistence';
@@ -50,7 +50,7 @@ export interface Planning {
 
 /** One earlier turn with its planning counts, for `sizePrompt`. */
 export interface CountedTurn {
-  message: StoredMessage;
+  message: HistoryPair;
   questionTokens: number;
   answerTokens: number;
   /** Measures of the question and the answer, when planning with the per-script estimate. */
@@ -131,7 +131,7 @@ export class PlanningMemory {
    * @param stored the session's pairs when the caller already read them (`historyForProject`);
    *   read here otherwise.
    */
-  async history(sessionId: string, planning: Planning, stored?: StoredMessage[]): Promise<CountedTurn[]> {
+  async history(sessionId: string, planning: Planning, stored?: HistoryPair[]): Promise<CountedTurn[]> {
     const messages = stored ?? (await this.sessions.history(sessionId));
     const { scripted, counter } = planning;
     if (!scripted) {
@@ -261,7 +261,7 @@ export class PlanningMemory {
  */
 export function storedPairTokens(
   planning: Planning,
-  message: Pick<StoredMessage, 'question' | 'answer' | 'tokenCounts'>,
+  message: Pick<HistoryPair, 'question' | 'answer' | 'tokenCounts'>,
 ): number {
   const c = message.tokenCounts ?? {};
   const { scripted, counter } = planning;

@@ -152,15 +152,24 @@ describe(SessionsRepository.name, () => {
   });
 
   describe('historyWithTurnSummaries', () => {
-    it('returns the pairs as history does and the summaries stored for them, by message id, in one query', async () => {
+    it('returns the pairs as history does without budget and sources, and their summaries by message id, in one query', async () => {
       const summaries = new SummariesRepository(db.dataSource);
       const session = await sessions.create(projectA);
       expect(await sessions.historyWithTurnSummaries(projectA, session.id)).toEqual({
         pairs: [],
         turnSummaries: new Map(),
       });
-      for (const askId of ['w1', 'w2', 'w3']) await append(session.id, askId);
+      for (const askId of ['w1', 'w2']) await append(session.id, askId);
+      await sessions.appendMessage({
+        projectId: projectA,
+        sessionId: session.id,
+        askId: 'w3',
+        question: 'q w3',
+        answer: 'a w3',
+        sources: [{ kind: 'chunk', id: 'c1', title: 'Manual', source: 'manual.md' }],
+      });
       const [first, , third] = await sessions.history(session.id);
+      expect(third.sources).toHaveLength(1);
       for (const m of [first, third])
         await summaries.saveTurnSummary({
           messageId: m.id,
@@ -174,10 +183,16 @@ describe(SessionsRepository.name, () => {
       try {
         read = await sessions.historyWithTurnSummaries(projectA, session.id);
         expect(query).toHaveBeenCalledTimes(1);
+        // The stored budget and sources columns are neither read nor returned (the session API's read keeps them).
+        const sql = JSON.stringify(query.mock.calls[0][0]);
+        expect(sql).toMatch(/token_counts/);
+        expect(sql).not.toMatch(/budget|sources/);
       } finally {
         query.mockRestore();
       }
-      expect(read?.pairs).toEqual(await sessions.history(session.id));
+      expect(read?.pairs).toStrictEqual(
+        (await sessions.history(session.id)).map(({ budget: _budget, sources: _sources, ...pair }) => pair),
+      );
       expect(read?.turnSummaries).toEqual(await summaries.turnSummaries(session.id));
       expect([...(read?.turnSummaries.keys() ?? [])].sort()).toEqual([first.id, third.id].sort());
       expect(await sessions.historyWithTurnSummaries(projectB, session.id)).toBeNull();

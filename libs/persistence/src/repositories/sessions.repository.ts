@@ -44,6 +44,14 @@ export interface StoredMessage {
   createdAt: Date;
 }
 
+/**
+ * One stored pair as the synthesis worker's history read returns it
+ * ({@link SessionsRepository.historyWithTurnSummaries}): a {@link StoredMessage} without the
+ * `budget` and `sources` JSON columns, which planning, memory and summaries never read (parsing them
+ * for every earlier pair was synthesis CPU on each ask, issue 19). A full {@link StoredMessage} fits.
+ */
+export type HistoryPair = Omit<StoredMessage, 'budget' | 'sources'>;
+
 /** What the synthesis worker stores when an answer is complete. */
 export interface AppendMessageInput {
   /** The project the session must belong to. */
@@ -90,9 +98,16 @@ interface MessageRow {
   created_at: Date;
 }
 
+type HistoryPairRow = Omit<MessageRow, 'budget' | 'sources'>;
+
 const MESSAGE_COLUMNS =
   'm.id, m.session_id, m.ask_id, m.question, m.answer, m.status, m.token_counts, m.prompt_tokens, ' +
   'm.completion_tokens, m.provider, m.model, m.budget, m.sources, m.created_at';
+
+/** {@link MESSAGE_COLUMNS} less `budget` and `sources`: the columns of a {@link HistoryPair}. */
+const HISTORY_PAIR_COLUMNS =
+  'm.id, m.session_id, m.ask_id, m.question, m.answer, m.status, m.token_counts, m.prompt_tokens, ' +
+  'm.completion_tokens, m.provider, m.model, m.created_at';
 
 /**
  * Ask sessions and their question/answer pairs. Every read that takes a project id is scoped to
@@ -197,18 +212,20 @@ export class SessionsRepository {
   }
 
   /**
-   * {@link historyForProject} and the session's pair summaries (`SummariesRepository.turnSummaries`,
-   * by message id) in one round trip (a named statement: every synthesis run reads it): null when the
-   * session does not exist or belongs to another project.
+   * {@link historyForProject}'s pairs as {@link HistoryPair}s (without `budget` and `sources`: the
+   * synthesis worker's planning and summaries never read them) and the session's pair summaries
+   * (`SummariesRepository.turnSummaries`, by message id) in one round trip (a named statement: every
+   * synthesis run reads it): null when the session does not exist or belongs to another project.
+   * The session API reads {@link historyForProject}, which keeps both columns.
    */
   async historyWithTurnSummaries(
     projectId: string,
     sessionId: string,
-  ): Promise<{ pairs: StoredMessage[]; turnSummaries: Map<string, TurnSummary> } | null> {
+  ): Promise<{ pairs: HistoryPair[]; turnSummaries: Map<string, TurnSummary> } | null> {
     if (!isUuid(projectId) || !isUuid(sessionId)) return null;
-    const rows = await pgQuery<Partial<MessageRow> & Record<`t_${string}`, unknown>>(
+    const rows = await pgQuery<Partial<HistoryPairRow> & Record<`t_${string}`, unknown>>(
       this.dataSource,
-      `SELECT ${MESSAGE_COLUMNS}, t.message_id AS t_message_id, t.text AS t_text, t.token_counts AS t_token_counts,
+      `SELECT ${HISTORY_PAIR_COLUMNS}, t.message_id AS t_message_id, t.text AS t_text, t.token_counts AS t_token_counts,
               t.provider AS t_provider, t.model AS t_model, t.created_at AS t_created_at
          FROM ask_sessions s
          LEFT JOIN ask_session_messages m ON m.session_id = s.id
@@ -219,11 +236,11 @@ export class SessionsRepository {
       'ask_session_history_with_summaries',
     );
     if (rows.length === 0) return null;
-    const pairs: StoredMessage[] = [];
+    const pairs: HistoryPair[] = [];
     const turnSummaries = new Map<string, TurnSummary>();
     for (const r of rows) {
       if (r.id === null || r.id === undefined) continue;
-      pairs.push(toMessage(r as MessageRow));
+      pairs.push(toHistoryPair(r as HistoryPairRow));
       if (r.t_message_id !== null && r.t_message_id !== undefined)
         turnSummaries.set(r.id, {
           messageId: r.id,
@@ -331,6 +348,23 @@ interface SessionRow {
 
 function toSession(r: SessionRow): Session {
   return { id: r.id, projectId: r.project_id, title: r.title, createdAt: r.created_at, updatedAt: r.updated_at };
+}
+
+function toHistoryPair(r: HistoryPairRow): HistoryPair {
+  return {
+    id: r.id,
+    sessionId: r.session_id,
+    askId: r.ask_id,
+    question: r.question,
+    answer: r.answer,
+    status: r.status,
+    tokenCounts: r.token_counts,
+    promptTokens: r.prompt_tokens,
+    completionTokens: r.completion_tokens,
+    provider: r.provider,
+    model: r.model,
+    createdAt: r.created_at,
+  };
 }
 
 function toMessage(r: MessageRow): StoredMessage {
