@@ -376,15 +376,16 @@ interface SavedResults extends RunFigures {
 }
 
 /**
- * Why the goals are missed, as far as issue 19's second pass measured it (the per-call figures are the
+ * Why the goals are missed, as far as issue 19's third pass measured it (the per-call figures are the
  * "Per-call client CPU (pipeline)" section, the frames the "Pipeline CPU profiles" section).
  */
 const WHY_MISSED = [
-  'Why they are missed: the CPU per ask is spread over the framework code of three Node processes and the socket calls under it, with no hot spot left in the gateway or the retrieval worker.',
-  'Per ask the pipeline makes three BullMQ jobs (retrieval, synthesis, and the memory summary after `done`), each an add, a fetch and a finish script plus the workers\' empty fetches and blocking pops (counted with `MONITOR` on the bench\'s Redis: about seven round trips per job), one fenced `EVALSHA` per event, and its PostgreSQL statements, each costing client CPU in the app that sends it (see "Per-call client CPU").',
-  'The `writev` / `writeUtf8String` / `writeBuffer` frames of the profiles are those loopback writes to Redis, PostgreSQL and the HTTP client, not log lines: at `LOG_LEVEL=warn` the apps wrote no line per ask.',
-  'The rest is Express and Nest routing, guards and pipes, ioredis and node-postgres framing, BullMQ and garbage collection, a few percent each; getting to 12 ms means fewer hops per ask (processes, queue jobs, round trips), not a faster function.',
-  "Both columns ran on 2 cores shared with six other engineers' jobs (load averages above: the before column near 22, this run lower), so latencies, stage medians and asks/s are mostly scheduler wait, and even CPU per ask moves with the load (the stand-in's own, unchanged work cost 4.9 ms per ask in the before run and 6.2 ms in a run at load 19–24 at a1f0702 between them): part of the drop from one column to the other is the machine.",
+  "What the third pass cut (before = f35f004, after = the run beside it, back to back with nothing else running): retrieval stores embeddings in the row (migration `EmbeddingsInline`: pgvector's default `EXTERNAL` storage had the exact scan of a small project fetch every embedding through TOAST) and its exact search reads text for the top-K only, which is most of the `accepted` → `retrieved` drop; the built-in extractive summary runs in the synthesis job after `done` instead of a third BullMQ job (most of the Redis commands saved); the synthesis worker sends 5 named PostgreSQL statements instead of 7 and reads history without the stored budgets and sources; the throttler sends its script by hash; the events route reads meta and resume point in one round trip.",
+  'Why they are still missed: the CPU per ask is spread over the framework code of three Node processes and the socket calls under it, with no hot spot left.',
+  'Per ask the pipeline still makes two BullMQ jobs (retrieval, synthesis), each an add, a fetch and a finish script plus the workers\' empty fetches and blocking pops, one fenced `EVALSHA` per event, and its PostgreSQL statements, each costing client CPU in the app that sends it (see "Per-call client CPU"); the `writev` / `writeUtf8String` / `writeBuffer` frames of the profiles are those loopback writes, not log lines (at `LOG_LEVEL=warn` the apps write no line per ask).',
+  'POST → `budget` is now mostly the exact scan of this 5,863-chunk project in PostgreSQL (exact so that recall stays 1: the shared HNSW index under a tenant filter gives less, see "Vector search at 100K chunks") plus two queue hops; 8 ms would need an index path per project.',
+  '150 asks/s on 2 cores leaves about 13 ms of CPU per ask for everything, PostgreSQL, Redis and the client included: that means fewer hops per ask (processes, queue jobs, round trips), not a faster function.',
+  'CPU per ask moves with the machine: both columns ran at the load averages shown, and the before commit measured about a fifth lower in a run at load ≈1 earlier the same day, so the Redis commands and stage medians are the firmer part of the comparison.',
 ].join(' ');
 
 /** The goals of issue 19 item 2 against this run: met, or missed by how much. */
