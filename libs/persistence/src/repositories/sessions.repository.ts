@@ -368,20 +368,5 @@ function toHistoryPair(r: HistoryPairRow): HistoryPair {
 }
 
 function toMessage(r: MessageRow): StoredMessage {
-  return {
-    id: r.id,
-    sessionId: r.session_id,
-    askId: r.ask_id,
-    question: r.question,
-    answer: r.answer,
-    status: r.status,
-    tokenCounts: r.token_counts,
-    promptTokens: r.prompt_tokens,
-    completionTokens: r.completion_tokens,
-    provider: r.provider,
-    model: r.model,
-    budget: r.budget ?? null,
-    sources: r.sources ?? [],
-    createdAt: r.created_at,
-  };
+  return { ...toHistoryPair(r), budget: r.budget ?? null, sources: r.sources ?? [] };
 }
