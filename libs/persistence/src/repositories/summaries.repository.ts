@@ -147,15 +147,7 @@ export class SummariesRepository {
         JSON.stringify(input.tokenCounts),
         input.provider,
         input.model,
-        call.projectId,
-        call.sessionId,
-        call.messageId,
-        call.kind,
-        call.provider,
-        call.model,
-        call.promptTokens,
-        call.completionTokens,
-        call.cacheReadTokens,
+        ...callColumns(call),
       ],
       'ask_save_turn_summary_with_call',
     );
@@ -239,18 +231,7 @@ export class SummariesRepository {
       this.dataSource,
       `INSERT INTO summary_calls (project_id, session_id, message_id, kind, provider, model, prompt_tokens, completion_tokens, cache_read_tokens, outcome)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [
-        call.projectId,
-        call.sessionId,
-        call.messageId,
-        call.kind,
-        call.provider,
-        call.model,
-        call.promptTokens,
-        call.completionTokens,
-        call.cacheReadTokens,
-        call.outcome,
-      ],
+      [...callColumns(call), call.outcome],
       'ask_record_summary_call',
     );
   }
@@ -276,4 +257,22 @@ export class SummariesRepository {
       outcome: r['outcome'] as SummaryCallOutcome,
     }));
   }
+}
+
+/**
+ * A summariser call's values in `summary_calls` column order, up to but without `outcome`
+ * (project_id … cache_read_tokens): the parameters both the insert and the combined summary write bind.
+ */
+function callColumns(call: Omit<SummaryCall, 'outcome'>): unknown[] {
+  return [
+    call.projectId,
+    call.sessionId,
+    call.messageId,
+    call.kind,
+    call.provider,
+    call.model,
+    call.promptTokens,
+    call.completionTokens,
+    call.cacheReadTokens,
+  ];
 }
