@@ -66,14 +66,30 @@ export function machine() {
   };
 }
 
-/** The short commit the benchmark ran on, or `unknown` outside a checkout. */
+/**
+ * The short commit the benchmark ran on, with `-dirty` when tracked files differ from it (a figure
+ * measured on uncommitted code names no commit anyone can check out), or `unknown` outside a checkout.
+ * Files the benches themselves write (bench/RESULTS.md, bench/<name>/*.json|csv) do not count as dirt:
+ * a bench that reruns after another has written its section still ran on the commit.
+ */
 export function gitCommit(): string {
   try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: BENCH_ROOT, encoding: 'utf8' }).trim();
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: BENCH_ROOT, encoding: 'utf8' }).trim();
+    const changed = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: BENCH_ROOT,
+      encoding: 'utf8',
+    })
+      .split('\n')
+      .map((line) => line.slice(3).trim())
+      .filter((path) => path && !BENCH_OUTPUT.test(path));
+    return changed.length ? `${commit}-dirty` : commit;
   } catch {
     return 'unknown';
   }
 }
+
+/** What the benches write themselves: their RESULTS.md sections and result files beside each bench. */
+const BENCH_OUTPUT = /^bench\/(RESULTS\.md|[^/]+\/[^/]+\.(json|csv))$/;
 
 /**
  * Replaces the section headed `heading` (a `## ` line) of bench/RESULTS.md with `markdown`, or appends

@@ -9,7 +9,7 @@
  * (see measure.ts); the first run counts ~7 M characters with 11 tokenizers (about 9 minutes on 2 cores).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -33,7 +33,7 @@ import {
 } from '../../libs/token-counting/src/testing/corpus';
 import { Budget, packRequests, PackedRequest, PACKING_SYSTEM_PROMPT } from '../../libs/token-counting/src/testing/pack';
 import { heldOutDescription, isHeldOut } from '../../libs/token-counting/src/testing/split';
-import { sharedDataDir } from '../common';
+import { gitCommit, sharedDataDir, writeResultsSection } from '../common';
 import { measureCorpus, quantile } from './measure';
 
 const ROOT = join(__dirname, '..', '..');
@@ -327,7 +327,8 @@ const machine = {
   cpu: cpus()[0]?.model ?? 'unknown',
   node: process.version,
   date: new Date().toISOString().slice(0, 10),
-  command: `${SPEED_BYTES !== 1_000_000 ? `COUNTING_SPEED_BYTES=${SPEED_BYTES} ` : ''}node tools/run-ts.js bench/counting/bench.ts`,
+  commit: gitCommit(),
+  command: `${SPEED_BYTES !== 1_000_000 ? `COUNTING_SPEED_BYTES=${SPEED_BYTES} ` : ''}${process.env['COUNTING_MAX_MESSAGES'] ? `COUNTING_MAX_MESSAGES=${process.env['COUNTING_MAX_MESSAGES']} ` : ''}node tools/run-ts.js bench/counting/bench.ts`,
 };
 writeFileSync(
   join(__dirname, 'results.json'),
@@ -352,7 +353,7 @@ const refs = references.map((r) => r.name);
 const md: string[] = [];
 md.push('## Token counting', '');
 md.push(
-  `Machine: ${machine.nproc} cores (${machine.cpu}), Node ${machine.node}, ${machine.date}. Command: \`${machine.command}\` ` +
+  `Machine: ${machine.nproc} cores (${machine.cpu}), Node ${machine.node}, ${machine.date}, commit ${machine.commit}. Command: \`${machine.command}\` ` +
     '(true counts cached outside the repo; full data in `bench/counting/results.json` and `results.csv`). ' +
     'Rates of `approx:script-v1` come from `bench/counting/derive-rates.ts`, its common-word list from `derive-common-words.ts`.',
   '',
@@ -491,13 +492,4 @@ for (const l of loads) {
 }
 md.push('');
 
-const resultsPath = join(ROOT, 'bench', 'RESULTS.md');
-const section = md.join('\n');
-let doc = existsSync(resultsPath) ? readFileSync(resultsPath, 'utf8') : '# Benchmark results\n';
-const start = doc.indexOf('## Token counting');
-if (start >= 0) {
-  const next = doc.indexOf('\n## ', start + 3);
-  doc = doc.slice(0, start) + section + (next >= 0 ? '\n' + doc.slice(next + 1) : '');
-} else doc = doc.trimEnd() + '\n\n' + section;
-writeFileSync(resultsPath, doc.endsWith('\n') ? doc : doc + '\n');
-log('wrote bench/RESULTS.md (Token counting), bench/counting/results.json, results.csv');
+writeResultsSection('## Token counting', md.join('\n'));

@@ -43,7 +43,7 @@ import {
 import type { TokenCounter } from '../../libs/token-counting/src/token-counter';
 import { CORPUS_DATA_SETS, corpusSessions, type CorpusSession } from '../../libs/token-counting/src/testing/corpus';
 import { referenceTokenizers } from '../../libs/token-counting/src/testing/references';
-import { machine, sharedDataDir, writeResultsSection } from '../common';
+import { gitCommit, machine, sharedDataDir, writeResultsSection } from '../common';
 
 const DATA = sharedDataDir(CORPUS_DATA_SETS);
 const SECTION = '## Packing against the seed ceiling';
@@ -296,7 +296,7 @@ const m = machine();
 const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : '–');
 const md: string[] = [SECTION, ''];
 md.push(
-  `${new Date().toISOString()} · \`node tools/run-ts.js bench/packing/packing.bench.ts\` · ${m.nproc} CPUs · Node ${process.version} · load average at the end ${loadavg()[0].toFixed(2)}`,
+  `${new Date().toISOString()} · \`node tools/run-ts.js bench/packing/packing.bench.ts\` · commit ${gitCommit()} · ${m.nproc} CPUs · Node ${process.version} · load average at the end ${loadavg()[0].toFixed(2)}`,
   '',
   `Sessions: ${sessions.length} real multi-turn sessions of ../shared/data (${KINDS.join(', ')}), every turn asked in order through \`sizePrompt\` (libs/context-budget, the worker's sizer) with the default system prompt, max_tokens ${MAX_TOKENS}, no retrieved items; only requests where trimming applied count. fill = (true prompt + max_tokens) ÷ window; ceiling = the seed formula's largest fill with an exact counter, (window − 600 − ⌈5% window⌉ + the system message's true tokens) ÷ window: ${WINDOWS.map((w) => `${f3(ceilingFor(w))} at ${w}`).join(', ')} with o200k (the issue's 0.884 / 0.917). Goals: ≥ 0.95 of the ceiling exact, ≥ 0.85 calibrated.`,
   '',

@@ -20,7 +20,7 @@ import {
 } from '@ask/context-budget';
 import { DEFAULT_SYSTEM_PROMPT, renderedItemTokens } from '@ask/context-budget';
 import { TiktokenCounter, tiktokenEncoder } from '@ask/token-counting';
-import { sharedDataDir, writeResultsSection } from '../common';
+import { gitCommit, sharedDataDir, writeResultsSection } from '../common';
 
 /** The full data sets (../shared/data, or $ASK_SHARED_DATA); throws naming what is missing. */
 const DATA = sharedDataDir(['mt-bench-101', 'arena-hard-en', 'kb-postgresql-15-docs']);
@@ -314,6 +314,7 @@ async function main(): Promise<void> {
   const result = {
     date,
     command,
+    commit: gitCommit(),
     machine,
     langchainCore: lcVersion,
     session: {
@@ -387,7 +388,7 @@ function writeSection(r: any): void {
   const body = [
     SECTION,
     '',
-    `${r.date} · \`${r.command}\` · ${r.machine.nproc} CPUs (${r.machine.cpu}) · Node ${r.machine.node} · @langchain/core ${r.langchainCore}`,
+    `${r.date} · \`${r.command}\` · commit ${r.commit ?? gitCommit()} · ${r.machine.nproc} CPUs (${r.machine.cpu}) · Node ${r.machine.node} · @langchain/core ${r.langchainCore}`,
     '',
     `Session: ${r.session.pairs} question/answer pairs (${r.session.sources}), ${r.session.chars.toLocaleString('en-US')} chars, ` +
       `${r.session.tokens.toLocaleString('en-US')} o200k tokens; new question ${r.session.newQuestionTokens} tokens; ` +

@@ -49,6 +49,8 @@ const TOP_K = 10;
 const dataArg = process.argv.indexOf('--data');
 const DATA = dataArg >= 0 ? resolve(process.argv[dataArg + 1]) : sharedDataDir(['kb-postgresql-15-docs']);
 const DISTRACTORS = numberArg('distractors', 250, 0);
+/** `--questions N`: only the first N answerable and first N unanswerable questions (bench:verify's small run); all by default. */
+const QUESTION_LIMIT = numberArg('questions', Number.MAX_SAFE_INTEGER);
 
 interface Question {
   question: string;
@@ -85,7 +87,10 @@ async function main(): Promise<void> {
   const questions: Question[] = readFileSync(join(__dirname, 'questions.jsonl'), 'utf8')
     .split('\n')
     .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l));
+    .map((l) => JSON.parse(l) as Question)
+    .filter(
+      (q, i, all) => all.slice(0, i).filter((o) => o.pages.length > 0 === q.pages.length > 0).length < QUESTION_LIMIT,
+    );
   const answerable = questions.filter((q) => q.pages.length > 0);
   const unanswerable = questions.filter((q) => q.pages.length === 0);
   const all = await loadDocuments(join(DATA, 'kb-postgresql-15-docs'), { sourceName: 'postgresql-15' });
@@ -365,7 +370,7 @@ async function main(): Promise<void> {
 
 /** Pieces of this many characters (about one 400-token chunk of English prose) for the throughput run. */
 const PIECE_CHARACTERS = 1_600;
-const PIECES = 240;
+const PIECES = numberArg('pieces', 240);
 
 /**
  * Semantic embedding throughput in this process: the same 240 pieces of the corpus (1,600 characters
