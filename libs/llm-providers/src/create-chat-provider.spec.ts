@@ -34,7 +34,7 @@ describe('createChatProvider', () => {
     [{ provider: 'anthropic', model: 'claude-sonnet-4-6' }, { apiKey: SECRET }, AnthropicChatProvider, 'anthropic'],
     [
       { provider: 'bedrock', model: 'anthropic.claude-sonnet-4-5-20250929-v1:0', region: 'eu-central-1' },
-      {},
+      { awsAccessKeyId: 'AKIAFAKEFAKEFAKEFAKE', awsSecretAccessKey: 'fakeSecretKey0000000000000000000000000000' },
       BedrockChatProvider,
       'bedrock',
     ],
