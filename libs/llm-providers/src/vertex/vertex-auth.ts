@@ -46,8 +46,9 @@ export interface VertexTokenOptions {
  *
  * @throws AskError 412 `llm_not_configured` naming the field when the service-account JSON fails its
  *   schema (its text is never echoed), or when nothing is stored and ambient credentials are off.
- *   The token call itself rejects with google-auth-library's error (an EgressRefusedError as its cause
- *   when the policy refused the connection).
+ *   The token call itself rejects with the policy's EgressRefusedError (field
+ *   `credentials.gcpServiceAccountJson`, classified as 403 `forbidden`) when the connection is refused,
+ *   else with google-auth-library's error.
  */
 export function vertexTokenSource(credentials: ProviderCredentials, options: VertexTokenOptions): TokenSource {
   if (credentials.gcpAccessToken) {
@@ -94,7 +95,7 @@ export function vertexTokenSource(credentials: ProviderCredentials, options: Ver
 /** `fetch` that only ever calls Google's token endpoint (anything else is refused before a connection). */
 function tokenEndpointOnly(fetchImpl: FetchLike): FetchLike {
   return ((input: Parameters<FetchLike>[0], init?: Parameters<FetchLike>[1]) => {
-    // gaxios passes a URL (possibly of another realm); a Request carries `url`.
+    // gaxios passes the URL as a string; a Request would carry it as `url`.
     const url =
       typeof input === 'object' && input !== null && 'url' in input && typeof input.url === 'string'
         ? input.url
