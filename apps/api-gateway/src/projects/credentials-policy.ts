@@ -25,15 +25,16 @@ export function assertCredentialsAccepted(body: ProjectSettingsDto): void {
 /**
  * Save-time check that a Vertex or Bedrock block has the credentials it needs, as the project would
  * be after the write: the body's credentials, else the stored ones unless this write drops them
- * (`credentialsAfter`). Skipped when the operator lets the project use ambient credentials
- * (`ambient`), and when the write touches neither the providers nor the credentials.
+ * (`credentialsAfter`: null for none, undefined when stored ones cannot be read here). Skipped when
+ * the operator lets the project use ambient credentials (`ambient`), when the write touches neither
+ * the providers nor the credentials, and when the stored credentials cannot be read.
  * @throws AskError 412 `llm_not_configured` / `embedding_not_configured` naming the missing field.
  */
 export async function assertCloudCredentialsPresent(
   body: ProjectSettingsDto,
   stored: Project | null,
   ambient: boolean,
-  credentialsAfter: () => Promise<ProviderCredentials | null>,
+  credentialsAfter: () => Promise<ProviderCredentials | null | undefined>,
 ): Promise<void> {
   if (ambient) return;
   if (body.llm === undefined && body.embedding === undefined && body.credentials === undefined) return;
@@ -45,7 +46,10 @@ export async function assertCloudCredentialsPresent(
     embedding?.provider === 'vertex' ||
     embedding?.provider === 'bedrock';
   if (!needs) return;
-  const credentials = (await credentialsAfter()) ?? {};
+  const after = await credentialsAfter();
+  // Stored credentials this process cannot read: the ask-time check (same rule) still holds.
+  if (after === undefined) return;
+  const credentials = after ?? {};
   const forLlm = llm ? missingCloudCredential(llm.provider, credentials) : undefined;
   if (forLlm) throw llmNotConfigured(`provider=${llm?.provider}: ${forLlm}`);
   const forEmbedding = embedding ? missingCloudCredential(embedding.provider, credentials) : undefined;

@@ -113,7 +113,7 @@ export class ProjectsService {
     await assertCloudCredentialsPresent(body, stored, ambientCredentialsAllowed(this.config, projectId), async () => {
       if (body.credentials) return body.credentials;
       if (!stored.hasCredentials || dropsCredentials(body, stored)) return null;
-      return this.projects.getCredentials(projectId);
+      return this.projects.getCredentials(projectId).catch(() => undefined);
     });
     const updated = await this.projects.updateSettings(projectId, { ...toSettings(body), name: body.name });
     if (!updated) throw notFound('project not found');
