@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { registerSecrets } from '@ask/ask-errors';
 import { parsePriceOverrides } from '@ask/model-catalog';
+import { parseAmbientCredentialsProjects } from './ambient-credentials';
 import { parseAllowList, parseStaticHosts } from './egress';
 
 /** A string setting parsed by `parse`; a parse error becomes the variable's validation message. */
@@ -49,6 +50,14 @@ const schema = z.object({
    * between entries, like curl's `--resolve`). The addresses are checked like DNS answers.
    */
   ASK_PROVIDER_RESOLVE: parsedString(parseStaticHosts),
+  /**
+   * Projects (ids, comma- or space-separated) that may call Vertex or Bedrock with this process's own
+   * cloud credentials (Google Application Default Credentials: GOOGLE_APPLICATION_CREDENTIALS, gcloud's
+   * ADC file, the metadata server; the AWS default chain: AWS_* variables, profiles, container or
+   * instance roles) when they store none. Unset (default): none; such a project gets the typed 412.
+   * Set the same value on the gateway and every worker.
+   */
+  ASK_AMBIENT_CREDENTIALS_PROJECTS: parsedString(parseAmbientCredentialsProjects),
   /** Health/metrics port of each worker; 0 picks a free port. */
   RETRIEVAL_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(3101),
   SYNTHESIS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(3102),

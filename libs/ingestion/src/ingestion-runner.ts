@@ -23,7 +23,7 @@ import {
   ProjectsRepository,
   ProviderCallsRepository,
 } from '@ask/persistence';
-import { APP_CONFIG, type AppConfig } from '@ask/config';
+import { ambientCredentialsAllowed, APP_CONFIG, type AppConfig } from '@ask/config';
 import { EmbeddingLedger } from '@ask/observability';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { EmbedRetryOptions } from './embed-with-retry';
@@ -68,7 +68,7 @@ export class IngestionRunner {
     private readonly service: IngestionService,
     private readonly reembedder: ReembedService,
     @Optional() calls?: ProviderCallsRepository,
-    @Optional() @Inject(APP_CONFIG) config?: AppConfig,
+    @Optional() @Inject(APP_CONFIG) private readonly config?: AppConfig,
   ) {
     if (calls) this.ledger = new EmbeddingLedger(calls, config?.ASK_PRICE_OVERRIDES ?? []);
   }
@@ -205,6 +205,7 @@ export class IngestionRunner {
     if (!project.embeddingSettings) throw embeddingNotConfigured();
     return createEmbeddingProvider(project.embeddingSettings, (await this.projects.getCredentials(projectId)) ?? {}, {
       embeddingThreads,
+      ambientCredentials: this.config ? ambientCredentialsAllowed(this.config, projectId) : false,
     });
   }
 }

@@ -34,7 +34,7 @@ describe('createChatProvider', () => {
     [{ provider: 'anthropic', model: 'claude-sonnet-4-6' }, { apiKey: SECRET }, AnthropicChatProvider, 'anthropic'],
     [
       { provider: 'bedrock', model: 'anthropic.claude-sonnet-4-5-20250929-v1:0', region: 'eu-central-1' },
-      {},
+      { awsAccessKeyId: 'AKIAFAKEFAKEFAKEFAKE', awsSecretAccessKey: 'fakeSecretKey0000000000000000000000000000' },
       BedrockChatProvider,
       'bedrock',
     ],
@@ -82,7 +82,7 @@ describe('createChatProvider', () => {
     [
       { provider: 'vertex', model: 'gemini-2.5-pro', gcpProject: 'p' },
       { gcpServiceAccountJson: `{"private_key":"${SECRET}"` },
-      'provider=vertex: gcpServiceAccountJson is not valid JSON',
+      'provider=vertex: credentials.gcpServiceAccountJson: not valid JSON',
     ],
   ] as const)(
     'refuses %j with 412 llm_not_configured, never echoing a credential',
@@ -157,7 +157,7 @@ describe('createEmbeddingProvider', () => {
         region: 'us-central1',
       },
       { gcpServiceAccountJson: '{not json' },
-      'embedding provider=vertex: gcpServiceAccountJson is not valid JSON',
+      'embedding provider=vertex: credentials.gcpServiceAccountJson: not valid JSON',
     ],
   ])(
     'refuses %j with a missing or broken credential as 412 embedding_not_configured',

@@ -5,12 +5,14 @@ import Anthropic from '@anthropic-ai/sdk';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttp2Handler } from '@smithy/node-http-handler';
 import OpenAI, { AzureOpenAI } from 'openai';
+import { missingCloudCredential } from './cloud-credentials';
 import { AnthropicChatProvider } from './chat/anthropic-chat.provider';
 import { BedrockChatProvider } from './chat/bedrock-chat.provider';
 import { OllamaChatProvider } from './chat/ollama-chat.provider';
 import { OpenAiChatProvider, openAiCompatibleFetch } from './chat/openai-chat.provider';
 import { LocalChatProvider } from './local/local-chat.provider';
 import { vertexHost, vertexLocation, vertexLocationPath, vertexTokenSource } from './vertex/vertex-auth';
+import { VERTEX_TOKEN_FIELD } from './vertex/vertex-credentials';
 import { VertexClaudeChatProvider } from './vertex/vertex-claude-chat.provider';
 import { VertexGeminiChatProvider } from './vertex/vertex-gemini-chat.provider';
 import { defaultEgressPolicy, type EgressPolicy, EgressRefusedError } from './egress/egress-policy';
@@ -52,6 +54,13 @@ export interface ProviderFactoryOptions {
   baseUrlOverrides?: Partial<Record<ProviderId, string>>;
   /** The `local` provider's token counter; defaults to the catalog's choice for `local`. */
   counter?: TokenCounter;
+  /**
+   * The operator enabled ambient cloud credentials for this project (`ASK_AMBIENT_CREDENTIALS_PROJECTS`,
+   * see `ambientCredentialsAllowed` in @ask/config): a Vertex or Bedrock project that stores none then
+   * uses the process's own (Application Default Credentials, the AWS default chain). Default false:
+   * such a project is refused with the typed 412, and no tenant runs as the operator.
+   */
+  ambientCredentials?: boolean;
 }
 
 function requireField<T>(value: T | undefined, provider: string, what: string): T {
@@ -149,18 +158,28 @@ export function anthropicClient(baseURL: string, apiKey: string, fetchImpl?: Fet
 }
 
 /**
- * A Bedrock Runtime client: static keys when the project stored them, else the SDK's default credential
- * chain (environment, shared config/SSO profile, container or instance role); SigV4 signing by the SDK;
- * `endpoint` overrides the regional `bedrock-runtime.{region}.amazonaws.com` (VPC endpoints, tests);
- * one attempt (retries are `streamWithRetry`'s).
+ * A Bedrock Runtime client: the project's static keys (SigV4 only: an operator's
+ * `AWS_BEARER_TOKEN_BEDROCK` in the environment is never used for them); without keys, the SDK's
+ * default credential chain (environment, shared config/SSO profile, container or instance role) only
+ * when `ambientCredentials` is true, i.e. the operator enabled it for the project. SigV4 signing by
+ * the SDK; `endpoint` overrides the regional `bedrock-runtime.{region}.amazonaws.com` (VPC endpoints,
+ * tests); one attempt (retries are `streamWithRetry`'s); `defaultsMode: 'legacy'` (the SDK's own
+ * default), so an `AWS_DEFAULTS_MODE=auto` never asks the instance metadata service for a region.
+ *
+ * @throws AskError 412 `llm_not_configured` naming `credentials.awsAccessKeyId` /
+ *   `credentials.awsSecretAccessKey` when either is missing and ambient credentials are off.
  */
 export function bedrockClient(
   region: string,
   endpoint: string | undefined,
   credentials: ProviderCredentials,
   transport?: { policy: EgressPolicy; field: EndpointField },
+  ambientCredentials = false,
 ): BedrockRuntimeClient {
   const { awsAccessKeyId, awsSecretAccessKey, awsSessionToken } = credentials;
+  const missing = missingCloudCredential('bedrock', credentials);
+  const staticKeys = missing === undefined;
+  if (missing && !ambientCredentials) throw llmNotConfigured(`provider=bedrock: ${missing}`);
   // The SDK's HTTP/2 handler, with every host name it connects to resolved through the egress check.
   const checked = transport && !(endpoint && transport.policy.isAllowListed(endpoint));
   const requestHandler = transport
@@ -173,15 +192,17 @@ export function bedrockClient(
     region,
     ...(requestHandler ? { requestHandler } : {}),
     ...(endpoint ? { endpoint: trimSlash(endpoint) } : {}),
-    ...(awsAccessKeyId && awsSecretAccessKey
+    ...(staticKeys
       ? {
           credentials: {
-            accessKeyId: awsAccessKeyId,
-            secretAccessKey: awsSecretAccessKey,
+            accessKeyId: awsAccessKeyId as string,
+            secretAccessKey: awsSecretAccessKey as string,
             ...(awsSessionToken ? { sessionToken: awsSessionToken } : {}),
           },
+          authSchemePreference: ['sigv4'],
         }
       : {}),
+    defaultsMode: 'legacy',
     maxAttempts: 1,
   });
 }
@@ -207,8 +228,8 @@ export function isClaude(model: string): boolean {
  * | `openai` | OpenAI Chat Completions; `baseUrl` set → an OpenAI-compatible gateway (vLLM, llama.cpp) | `apiKey` (optional with `baseUrl`) |
  * | `azure-foundry` | Claude models → Anthropic wire at `{baseUrl}/anthropic`; others → OpenAI wire (deployment path with `apiVersion`, else v1) | `baseUrl` (resource endpoint), `apiKey` |
  * | `anthropic` | Anthropic Messages + `count_tokens` | `apiKey` |
- * | `bedrock` | ConverseStream, SigV4 via the AWS SDK (keys, or the default credential chain) | `region` |
- * | `vertex` | Gemini `streamGenerateContent` + `:countTokens`; Claude via `streamRawPredict`; Llama/Qwen/DeepSeek/Mistral via the OpenAI-compatible MaaS endpoint | `gcpProject`, `region` (default `us-central1`), ADC / service account / access token |
+ * | `bedrock` | ConverseStream, SigV4 via the AWS SDK | `region`, `awsAccessKeyId` + `awsSecretAccessKey` (or ambient credentials the operator enabled) |
+ * | `vertex` | Gemini `streamGenerateContent` + `:countTokens`; Claude via `streamRawPredict`; Llama/Qwen/DeepSeek/Mistral via the OpenAI-compatible MaaS endpoint | `gcpProject`, `region` (default `us-central1`), a service-account key or access token (or ambient ADC the operator enabled) |
  * | `ollama` | native `/api/chat` | nothing (`baseUrl` default `http://localhost:11434`) |
  * | `local` | the in-process stand-in | nothing |
  *
@@ -269,7 +290,9 @@ export function createChatProvider(
       const region = requireField(settings.region, 'bedrock', 'region');
       const endpoint = override ?? settings.baseUrl;
       const { policy } = providerTransport(options, field, endpoint);
-      return new BedrockChatProvider(bedrockClient(region, endpoint, credentials, { policy, field }));
+      return new BedrockChatProvider(
+        bedrockClient(region, endpoint, credentials, { policy, field }, options.ambientCredentials),
+      );
     }
     case 'vertex': {
       const project = requireField(settings.gcpProject, 'vertex', 'gcpProject');
@@ -277,7 +300,10 @@ export function createChatProvider(
       const host = override ?? settings.baseUrl ?? vertexHost(region);
       const transport = providerTransport(options, field, host);
       const locationUrl = vertexLocationPath(host, project, region);
-      const token = vertexTokenSource(credentials);
+      const token = vertexTokenSource(credentials, {
+        fetch: options.fetch ?? transport.policy.fetch(VERTEX_TOKEN_FIELD),
+        ambientCredentials: options.ambientCredentials,
+      });
       const wire = vertexWire(settings.model);
       if (wire === 'claude') return new VertexClaudeChatProvider({ locationUrl, token, fetch: transport.fetch });
       if (wire === 'gemini') return new VertexGeminiChatProvider({ locationUrl, token, fetch: transport.fetch });

@@ -8,6 +8,7 @@ import {
   type ProviderFactoryOptions,
   providerTransport,
 } from './create-chat-provider';
+import { VERTEX_TOKEN_FIELD } from './vertex/vertex-credentials';
 import { findEgressRefusal } from './egress/egress-policy';
 import { BedrockEmbeddingProvider } from './embedding/bedrock-embedding.provider';
 import { OllamaEmbeddingProvider } from './embedding/ollama-embedding.provider';
@@ -43,7 +44,8 @@ function requireField<T>(value: T | undefined, provider: EmbeddingProviderId, wh
  * (the endpoint resolved to an internal address, a redirect led to one) rejects `embed` with the typed
  * 403 `forbidden` naming `embedding.baseUrl`, wherever the call runs (gateway, worker, CLI).
  *
- * @throws AskError 412 `llm_not_configured` when a required field or credential is missing; 403
+ * @throws AskError 412 `embedding_not_configured` when a required field or credential is missing (a
+ *   Vertex or Bedrock project without stored credentials unless `options.ambientCredentials`); 403
  *   `forbidden` naming `embedding.baseUrl` when the endpoint is refused; RangeError from the local
  *   embedder for dimensions outside 8..16000, and from the semantic one for any length but 512.
  */
@@ -94,28 +96,34 @@ export function createEmbeddingProvider(
         }),
       );
     }
-    case 'bedrock': {
-      const region = requireField(settings.region, 'bedrock', 'region');
-      const endpoint = override ?? settings.baseUrl;
-      const { policy } = providerTransport(options, field, endpoint);
-      const client = bedrockClient(region, endpoint, credentials, { policy, field });
-      return refusalsTyped(
-        new BedrockEmbeddingProvider({ client, model: settings.model, dimensions: settings.dimensions }),
-      );
-    }
+    case 'bedrock':
+      // The credential check is the chat adapter's: its 412 is re-coded here.
+      return asEmbeddingRefusal(() => {
+        const region = requireField(settings.region, 'bedrock', 'region');
+        const endpoint = override ?? settings.baseUrl;
+        const { policy } = providerTransport(options, field, endpoint);
+        const client = bedrockClient(region, endpoint, credentials, { policy, field }, options.ambientCredentials);
+        return refusalsTyped(
+          new BedrockEmbeddingProvider({ client, model: settings.model, dimensions: settings.dimensions }),
+        );
+      });
     case 'vertex':
       // The location and credential helpers are the chat adapter's: their 412 is re-coded here.
       return asEmbeddingRefusal(() => {
         const project = requireField(settings.gcpProject, 'vertex', 'gcpProject');
         const region = vertexLocation(settings.region);
         const host = override ?? settings.baseUrl ?? vertexHost(region);
+        const transport = providerTransport(options, field, host);
         return refusalsTyped(
           new VertexEmbeddingProvider({
             locationUrl: vertexLocationPath(host, project, region),
-            token: vertexTokenSource(credentials),
+            token: vertexTokenSource(credentials, {
+              fetch: options.fetch ?? transport.policy.fetch(VERTEX_TOKEN_FIELD),
+              ambientCredentials: options.ambientCredentials,
+            }),
             model: settings.model,
             dimensions: settings.dimensions,
-            fetch: providerTransport(options, field, host).fetch,
+            fetch: transport.fetch,
           }),
         );
       });

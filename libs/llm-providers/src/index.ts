@@ -9,6 +9,13 @@ export * from './silent-truncation';
 export * from './create-chat-provider';
 export * from './create-embedding-provider';
 export * from './egress/egress-policy';
+export { missingCloudCredential } from './cloud-credentials';
+export {
+  CredentialSchemaError,
+  GOOGLE_TOKEN_URL,
+  parseServiceAccountJson,
+  type ServiceAccountKey,
+} from './vertex/vertex-credentials';
 export { refusedName, refusedRange } from './egress/address-ranges';
 export { OpenAiChatProvider, openAiCompatibleFetch } from './chat/openai-chat.provider';
 export { OllamaChatProvider } from './chat/ollama-chat.provider';
@@ -22,6 +29,7 @@ export {
   vertexLocation,
   vertexLocationPath,
   type TokenSource,
+  type VertexTokenOptions,
 } from './vertex/vertex-auth';
 export { BedrockEmbeddingProvider } from './embedding/bedrock-embedding.provider';
 export { VertexEmbeddingProvider } from './vertex/vertex-embedding.provider';

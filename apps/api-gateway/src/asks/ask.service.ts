@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { embeddingNotConfigured, embeddingSpaceChanged, llmNotConfigured, notFound } from '@ask/ask-errors';
+import { ambientCredentialsAllowed, APP_CONFIG, type AppConfig } from '@ask/config';
 import { createEmbeddingProvider } from '@ask/llm-providers';
 import { AskEventStream } from '@ask/event-stream';
 import { inSpan, SpanKind } from '@ask/observability';
@@ -22,6 +23,7 @@ export class AskService {
     private readonly events: AskEventStream,
     private readonly producer: AskRetrievalProducer,
     private readonly tokens: EventsTokenSigner,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -52,7 +54,9 @@ export class AskService {
     const { project, credentials, spaces } = found;
     if (!project.embeddingSettings) throw embeddingNotConfigured();
     if (!project.llmSettings) throw llmNotConfigured();
-    const embedder = createEmbeddingProvider(project.embeddingSettings, credentials ?? {});
+    const embedder = createEmbeddingProvider(project.embeddingSettings, credentials ?? {}, {
+      ambientCredentials: ambientCredentialsAllowed(this.config, projectId),
+    });
     const space = { model: `${embedder.provider}/${embedder.model}`, dimensions: embedder.dimensions };
     const others = spaces.filter((s) => s.model !== space.model || s.dimensions !== space.dimensions);
     if (others.length > 0) throw embeddingSpaceChanged(others, space);

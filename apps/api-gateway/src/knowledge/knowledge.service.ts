@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { type IngestionAccepted, type IngestionKind, JobName } from '@ask/ask-contracts';
 import { embeddingNotConfigured, embeddingSpaceChanged, notFound } from '@ask/ask-errors';
+import { ambientCredentialsAllowed, APP_CONFIG, type AppConfig } from '@ask/config';
 import { checkEmbeddingLanguage, createEmbeddingProvider } from '@ask/llm-providers';
 import { type IngestionItem, IngestionsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
 import { IngestionProducer } from './ingestion.producer';
@@ -19,6 +20,7 @@ export class KnowledgeService {
     private readonly knowledge: KnowledgeRepository,
     private readonly ingestions: IngestionsRepository,
     private readonly producer: IngestionProducer,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -33,6 +35,7 @@ export class KnowledgeService {
     const embedder = createEmbeddingProvider(
       project.embeddingSettings,
       (await this.projects.getCredentials(projectId)) ?? {},
+      { ambientCredentials: ambientCredentialsAllowed(this.config, projectId) },
     );
     if (kind !== 'reembed') {
       const space = { model: `${embedder.provider}/${embedder.model}`, dimensions: embedder.dimensions };

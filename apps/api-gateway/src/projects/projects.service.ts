@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { invalidRequest, notFound } from '@ask/ask-errors';
-import { APP_CONFIG, type AppConfig } from '@ask/config';
+import { ambientCredentialsAllowed, APP_CONFIG, type AppConfig } from '@ask/config';
 import {
   LearnedWindowsRepository,
   type Project,
@@ -17,6 +17,7 @@ import {
 } from '@ask/token-counting';
 import { egressPolicyFor } from '@ask/llm-providers';
 import type { Principal } from '../auth/principal';
+import { assertCloudCredentialsPresent, assertCredentialsAccepted } from './credentials-policy';
 import { assertEndpointsAllowed, dropsCredentials } from './endpoint-policy';
 import type { CreateProjectDto, ProjectSettingsDto, UpdateProjectDto } from './project.dto';
 import { assertSettingsFit } from './settings-fit';
@@ -38,13 +39,17 @@ export class ProjectsService {
   ) {}
 
   /**
-   * @throws AskError 400 when credentials are sent and no ASK_ENCRYPTION_KEY is set, when the settings
-   *   leave no room for a prompt (`assertSettingsFit`), or a `baseUrl` is refused; nothing is stored then.
+   * @throws AskError 400 when credentials are sent and no ASK_ENCRYPTION_KEY is set, when a credential
+   *   fails its schema (`assertCredentialsAccepted`), when the settings leave no room for a prompt
+   *   (`assertSettingsFit`), or a `baseUrl` is refused; 412 when a Vertex or Bedrock block comes without
+   *   its credentials (`assertCloudCredentialsPresent`); nothing is stored then.
    */
   async create(body: CreateProjectDto, principal: Principal): Promise<Project> {
     this.assertCanStore(body);
     assertSettingsFit({ llm: body.llm, maxTokens: body.maxTokens });
     await assertEndpointsAllowed(body, null, principal, egressPolicyFor(this.config));
+    // A new project's id is in no operator list yet: a Vertex or Bedrock block needs its credentials.
+    await assertCloudCredentialsPresent(body, null, false, async () => body.credentials ?? null);
     const project = await this.projects.create({ ...toSettings(body), name: body.name });
     if (body.credentials) await this.projects.setCredentials(project.id, body.credentials);
     return (await this.projects.findById(project.id)) as Project;
@@ -89,8 +94,11 @@ export class ProjectsService {
 
   /**
    * Applies only the fields present in the body. The settings as they would be after the update must
-   * leave room for a prompt (`assertSettingsFit`), and a `baseUrl` must pass `assertEndpointsAllowed`.
-   * @throws AskError 404 not_found; 400 invalid_request, 403 forbidden (nothing is stored).
+   * leave room for a prompt (`assertSettingsFit`), a `baseUrl` must pass `assertEndpointsAllowed`,
+   * credentials their schema (`assertCredentialsAccepted`), and a Vertex or Bedrock block must have its
+   * credentials unless the operator enabled ambient ones for the project (`assertCloudCredentialsPresent`).
+   * @throws AskError 404 not_found; 400 invalid_request, 403 forbidden, 412 llm_not_configured /
+   *   embedding_not_configured (nothing is stored).
    */
   async update(projectId: string, body: UpdateProjectDto, principal: Principal): Promise<ProjectRead> {
     this.assertCanStore(body);
@@ -102,6 +110,11 @@ export class ProjectsService {
       });
     }
     await assertEndpointsAllowed(body, stored, principal, egressPolicyFor(this.config));
+    await assertCloudCredentialsPresent(body, stored, ambientCredentialsAllowed(this.config, projectId), async () => {
+      if (body.credentials) return body.credentials;
+      if (!stored.hasCredentials || dropsCredentials(body, stored)) return null;
+      return this.projects.getCredentials(projectId).catch(() => undefined);
+    });
     const updated = await this.projects.updateSettings(projectId, { ...toSettings(body), name: body.name });
     if (!updated) throw notFound('project not found');
     // New LLM settings may point at another server: windows disclosed by the old one no longer hold.
@@ -113,6 +126,7 @@ export class ProjectsService {
 
   private assertCanStore(body: ProjectSettingsDto): void {
     assertCanStoreCredentials(body, this.config);
+    assertCredentialsAccepted(body);
   }
 }
 

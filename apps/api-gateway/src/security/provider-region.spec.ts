@@ -50,7 +50,7 @@ describe('provider region on PATCH (real gateway, PostgreSQL and Redis)', () => 
   it('stores a location id (europe-west4) for Vertex and Bedrock (us-east-1)', async () => {
     const vertex = await h.call('PATCH', `/api/v1/projects/${project.id}`, {
       key: project.key,
-      json: llm('europe-west4'),
+      json: { ...llm('europe-west4'), credentials: { gcpAccessToken: 'ya29.region-spec' } },
     });
     expect([vertex.status, (vertex.body?.['llmSettings'] as { region?: string })?.region]).toEqual([
       200,
@@ -58,7 +58,13 @@ describe('provider region on PATCH (real gateway, PostgreSQL and Redis)', () => 
     ]);
     const aws = await h.call('PATCH', `/api/v1/projects/${project.id}`, {
       key: project.key,
-      json: bedrock('us-east-1'),
+      json: {
+        ...bedrock('us-east-1'),
+        credentials: {
+          awsAccessKeyId: 'AKIAFAKEFAKEFAKEFAKE',
+          awsSecretAccessKey: 'fakeSecretKey0000000000000000000000000000',
+        },
+      },
     });
     expect([aws.status, (aws.body?.['llmSettings'] as { region?: string })?.region]).toEqual([200, 'us-east-1']);
   });

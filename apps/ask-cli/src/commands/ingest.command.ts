@@ -12,7 +12,7 @@ import {
   ReembedService,
   type SourceDocument,
 } from '@ask/ingestion';
-import { loadConfig } from '@ask/config';
+import { ambientCredentialsAllowed, loadConfig } from '@ask/config';
 import { createEmbeddingProvider, egressPolicyFor } from '@ask/llm-providers';
 import { EmbeddingLedger } from '@ask/observability';
 import { InsightsRepository, KnowledgeRepository, ProviderCallsRepository } from '@ask/persistence';
@@ -75,6 +75,7 @@ export async function ingestFolder(
       {
         egress: egressPolicyFor(config),
         embeddingThreads: config.INGESTION_EMBEDDING_THREADS,
+        ambientCredentials: ambientCredentialsAllowed(config, projectId),
       },
     );
     const service = new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds));
@@ -243,6 +244,10 @@ export async function reembedProject(
       const embedder = createEmbeddingProvider(
         project.embeddingSettings,
         (await projects.getCredentials(projectId)) ?? {},
+        {
+          egress: egressPolicyFor(loadConfig()),
+          ambientCredentials: ambientCredentialsAllowed(loadConfig(), projectId),
+        },
       );
       const service = new ReembedService(new KnowledgeRepository(ds), new InsightsRepository(ds));
       bar?.start(await service.pending(projectId, embedder), 0, { chunks: 0, failed: 0 });
@@ -336,7 +341,10 @@ export function registerIngestCommands(program: Command): void {
         const embedder = createEmbeddingProvider(
           project.embeddingSettings,
           (await projects.getCredentials(flags.project)) ?? {},
-          { egress: egressPolicyFor(loadConfig()) },
+          {
+            egress: egressPolicyFor(loadConfig()),
+            ambientCredentials: ambientCredentialsAllowed(loadConfig(), flags.project),
+          },
         );
         const service = new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds));
         const result = await service.ingestInsights(flags.project, file, embedder, {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { effectiveRetrieval, type RetrievalMethod, type RetrieveJobData, type RetrievedItem } from '@ask/ask-contracts';
 import { embeddingNotConfigured, embeddingSpaceChanged, isAskError, toErrorEvent } from '@ask/ask-errors';
-import { APP_CONFIG, type AppConfig } from '@ask/config';
+import { ambientCredentialsAllowed, APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
 import {
   checkEmbeddings,
@@ -92,6 +92,7 @@ export class RetrievalService {
     const credentials = found?.credentials;
     const embedder = createEmbeddingProvider(project.embeddingSettings, credentials ?? {}, {
       egress: egressPolicyFor(this.config),
+      ambientCredentials: ambientCredentialsAllowed(this.config, data.projectId),
     });
     const space = { model: `${embedder.provider}/${embedder.model}`, dimensions: embedder.dimensions };
     // Vectors of another model are never ranked against this question (the search filters on the

@@ -6,7 +6,7 @@ import {
   type SummarizeJobData,
 } from '@ask/ask-contracts';
 import type { ExtractiveSource } from '@ask/context-budget';
-import { APP_CONFIG, type AppConfig } from '@ask/config';
+import { ambientCredentialsAllowed, APP_CONFIG, type AppConfig } from '@ask/config';
 import { createChatProvider, egressPolicyFor, type ProviderCredentials } from '@ask/llm-providers';
 import { resolveModel } from '@ask/model-catalog';
 import {
@@ -342,7 +342,10 @@ export class SummaryService {
     const llm = project.llmSettings!;
     if (llm.provider === 'local' || model === EXTRACTIVE_SUMMARISER) return new ExtractiveSummariser(planning.counter);
     const credentials = (credentialsOf ? credentialsOf() : await this.projects.getCredentials(project.id)) ?? {};
-    const chat = createChatProvider({ ...llm, model }, credentials, { egress: egressPolicyFor(this.config) });
+    const chat = createChatProvider({ ...llm, model }, credentials, {
+      egress: egressPolicyFor(this.config),
+      ambientCredentials: ambientCredentialsAllowed(this.config, project.id),
+    });
     return new ProviderSummariser(chat, llm.provider, model);
   }
 }

@@ -18,7 +18,7 @@ import {
   sizePrompt,
   type SizedPrompt,
 } from '@ask/context-budget';
-import { APP_CONFIG, type AppConfig } from '@ask/config';
+import { ambientCredentialsAllowed, APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventStream, FencedPublishError, type RunClaim } from '@ask/event-stream';
 import {
   type ChatProvider,
@@ -652,7 +652,10 @@ export class SynthesisService {
     }
     const credentials = credentialsOf() ?? {};
     try {
-      return createChatProvider(llm, credentials, { egress: egressPolicyFor(this.config) });
+      return createChatProvider(llm, credentials, {
+        egress: egressPolicyFor(this.config),
+        ambientCredentials: ambientCredentialsAllowed(this.config, project.id),
+      });
     } catch (err) {
       // The factory's own 412 names the missing field; anything else is a provider that failed to instantiate.
       if (isAskError(err)) throw err;

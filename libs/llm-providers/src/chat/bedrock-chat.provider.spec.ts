@@ -71,5 +71,24 @@ describe(BedrockChatProvider.name, () => {
         await fake.close();
       }
     });
+
+    it("signs the project's keys with SigV4 even when the operator's AWS_BEARER_TOKEN_BEDROCK is in the environment", async () => {
+      const fake = await startFakeUpstream();
+      const before = process.env['AWS_BEARER_TOKEN_BEDROCK'];
+      process.env['AWS_BEARER_TOKEN_BEDROCK'] = 'operator-bedrock-api-key-0000000000';
+      try {
+        const provider = createChatProvider({ provider: 'bedrock', model: CLAUDE, region: 'us-east-1' }, CREDENTIALS, {
+          baseUrlOverrides: { bedrock: fake.url },
+        });
+        await collect(
+          provider.streamChat({ model: CLAUDE, messages: [{ role: 'user', content: 'Hi' }], maxTokens: 16 }),
+        );
+        expect(fake.requests.map((r) => `${r.route} ${r.auth}`)).toEqual(['bedrock.converse-stream aws-sigv4']);
+      } finally {
+        if (before === undefined) delete process.env['AWS_BEARER_TOKEN_BEDROCK'];
+        else process.env['AWS_BEARER_TOKEN_BEDROCK'] = before;
+        await fake.close();
+      }
+    });
   });
 });
