@@ -206,7 +206,7 @@ export class SynthesisService {
     const session = await this.sessions.historyWithTurnSummaries(data.projectId, data.sessionId);
     if (!session) throw sessionGone(data.sessionId);
     const { pairs, turnSummaries } = session;
-    // The project, its remembered windows and its model's calibration records in one round trip.
+    // The project, its remembered windows and its model's calibration records (its own and the model-wide prior) in one round trip.
     const found = await this.projects.findForSynthesis(data.projectId, CALIBRATION_READ);
     const project = found?.project;
     if (!found || !project?.llmSettings) throw llmNotConfigured();
@@ -220,7 +220,7 @@ export class SynthesisService {
     // Settings refused at PATCH can still be stored from before, or a catalog change can shrink the
     // window under them: a typed 413 with the figures, never a RangeError retried into a 500.
     assertFits(model.model, model.window, maxTokens, choice.exactPlan);
-    const planning = await this.memory.planning(choice, model.model, found.calibration);
+    const planning = await this.memory.planning(choice, model.model, project.id, found);
     // Each text of this request is tokenised once, however often it is re-planned or stored; an exact
     // counter also goes through the process-wide count cache, so texts counted on earlier asks (the
     // system prompt, the turns the local stand-in recounts) are not tokenised again.
@@ -547,6 +547,7 @@ export class SynthesisService {
     await this.memory.rememberWindow(ctx.projectId, ctx.model, sized.window, overflow.limit);
     if (overflow.promptTokens !== undefined) {
       await this.memory.record(
+        ctx.projectId,
         ctx.model.model,
         ctx.planning,
         { sized, question: ctx.question, history: ctx.history },
@@ -613,6 +614,7 @@ export class SynthesisService {
     // The plan already counted what was sent (cached measures): no second pass over the prompt here.
     const planned = sized.plan.used;
     await this.memory.record(
+      ctx.projectId,
       model.model,
       planning,
       { sized, question: ctx.question, history: ctx.history },
