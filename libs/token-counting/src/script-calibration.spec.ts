@@ -1,5 +1,6 @@
 import {
   classesOf,
+  learnEstimatePrior,
   learnScriptCalibration,
   measureText,
   ScriptCalibratedCounter,
@@ -151,23 +152,30 @@ describe(learnScriptCalibration.name, () => {
   });
 });
 
+describe(learnEstimatePrior.name, () => {
+  it('keeps, per class, the largest reported ÷ estimate above 1 of the records listing it; records without masses teach nothing', () => {
+    expect(
+      learnEstimatePrior([
+        // Estimate 2 × floor + 11 of framing: 2,011; reported 11 + 3 × 1,000 + 5.5 = 3,016.5 → 1.5.
+        request({ latin: [200, 3], hangul: [800, 3] }, 5.5),
+        request({ latin: [1000, 1.2] }),
+        { estimated: 1000, reported: 5000, script: 'cyrillic' },
+      ]),
+    ).toEqual({ latin: 1.5, hangul: 1.5 });
+  });
+});
+
 describe(ScriptCalibratedCounter.name, () => {
   describe('countText', () => {
-    it('takes a model-wide prior for a text the project has no evidence for only where it is larger than the estimate', () => {
+    it('takes a model-wide prior for a text the project has no evidence for: the estimate raised where the model id counted more than it', () => {
       const estimate = approximateCounter().countText(HINDI);
       const floor = calibrationBaseCounter().countText(HINDI);
-      const high = (estimate / floor) * 1.5;
-      expect(new ScriptCalibratedCounter({}, { devanagari: { factor: high, samples: 50 } }).countText(HINDI)).toBe(
-        Math.ceil(floor * high - 1e-9),
+      expect(new ScriptCalibratedCounter({}, { devanagari: 1.5 }).countText(HINDI)).toBe(
+        Math.ceil(estimate * 1.5 - 1e-9),
       );
-      expect(new ScriptCalibratedCounter({}, { devanagari: { factor: 1.01, samples: 50 } }).countText(HINDI)).toBe(
-        estimate,
-      );
+      expect(new ScriptCalibratedCounter({}, { cjk: 1.5 }).countText(HINDI)).toBe(estimate);
       // The project's own evidence decides once it has it, even when the prior is larger.
-      const own = new ScriptCalibratedCounter(
-        { devanagari: { factor: 1.2, samples: 6 } },
-        { devanagari: { factor: high, samples: 50 } },
-      );
+      const own = new ScriptCalibratedCounter({ devanagari: { factor: 1.2, samples: 6 } }, { devanagari: 3 });
       expect(own.countText(HINDI)).toBe(Math.ceil(floor * 1.2 - 1e-9));
     });
 

@@ -348,6 +348,30 @@ export function learnScriptCalibration(
   return out;
 }
 
+/** Per class, how far a model id's reported prompt tokens went above the uncalibrated estimate (factors > 1). */
+export type EstimatePrior = Partial<Record<ScriptClass, number>>;
+
+/**
+ * The model-wide prior: for each class, the largest reported ÷ estimate (the uncalibrated estimate of
+ * the whole request: Σ of its classes' estimate plus the floor's framing) of the records that list
+ * it, kept only when above 1: the model id counts more than the estimate, meant never to be low,
+ * assumed. A mixed record's ratio goes to every class it lists (the safe side). Records without
+ * masses (stored before issue 26) carry no estimate and teach nothing. Never throws.
+ */
+export function learnEstimatePrior(records: readonly ScriptUsageRecord[]): EstimatePrior {
+  const out: EstimatePrior = {};
+  for (const r of records) {
+    if (!r.masses) continue;
+    const o = observationOf(r);
+    if (!o) continue;
+    const planned = o.framing + o.estimate.reduce((sum, e) => sum + e, 0);
+    const ratio = o.reported / planned;
+    if (!(ratio > 1) || !Number.isFinite(ratio)) continue;
+    for (const c of o.listed) out[SCRIPT_CLASSES[c]] = Math.max(out[SCRIPT_CLASSES[c]] ?? 1, Number(ratio.toFixed(6)));
+  }
+  return out;
+}
+
 /**
  * The floor estimate, the script classes and the per-class masses of a request from the measures of
  * its parts (system prompt, context, kept turns, question), plus OpenAI-like framing (4 per message,
@@ -393,11 +417,12 @@ function round3(n: number): number {
  * switches script mid-way, plans its new texts as if nothing had been learned. Framing is the
  * estimate's (8 per message, 8 per request).
  *
- * A model-wide prior (`prior`: the factors learned from every project's records of the model id) is
- * used only for a text the project has no evidence for, and only where it is the safer figure: such a
- * text counts `max(estimate, ⌈floor × the largest prior of its classes⌉)` when every class has a
- * prior, else the estimate. So another project's traffic can make a plan larger, never smaller
- * (issue 26 item 2).
+ * A model-wide prior (`prior`: {@link learnEstimatePrior} over every project's records of the model
+ * id) is used only for a text the project has no evidence for, and only where it is the safer figure:
+ * such a text counts `⌈estimate × the largest prior of its classes⌉` (each prior > 1: the model id
+ * was seen to count more than the estimate itself). So another project's traffic can make a plan
+ * larger, never smaller, and only when the estimate was seen to be low for that model id: a denser
+ * language of the same class elsewhere (German beside English) does not move it (issue 26 item 2).
  *
  * `id` is `approx:script-v1` when no class is calibrated (the counts are then exactly the estimate's),
  * else `approx:script-v1+calibration`. Measures are memoised per instance: make one per ask.
@@ -414,7 +439,7 @@ export class ScriptCalibratedCounter implements TokenCounter {
 
   constructor(
     readonly calibration: ScriptCalibration,
-    readonly prior: ScriptCalibration = {},
+    readonly prior: EstimatePrior = {},
   ) {
     this.id = Object.keys(calibration).length ? 'approx:script-v1+calibration' : 'approx:script-v1';
   }
@@ -429,17 +454,13 @@ export class ScriptCalibratedCounter implements TokenCounter {
     return m;
   }
 
-  /**
-   * The factor for a text of these classes: the largest of the project's, or undefined when one has
-   * none. `withPrior`: a class the project has no factor for takes the model-wide prior's.
-   */
-  factorFor(mask: number, withPrior = false): number | undefined {
+  /** The factor for a text of these classes: the largest of the project's, or undefined when one has none. */
+  factorFor(mask: number): number | undefined {
     if (mask === 0) return 1;
     let factor = 0;
     for (let c = 0; c < SCRIPT_CLASSES.length; c++) {
       if ((mask & (1 << c)) === 0) continue;
-      const cls = SCRIPT_CLASSES[c];
-      const learned = this.calibration[cls] ?? (withPrior ? this.prior[cls] : undefined);
+      const learned = this.calibration[SCRIPT_CLASSES[c]];
       if (!learned) return undefined;
       factor = Math.max(factor, learned.factor);
     }
@@ -450,9 +471,10 @@ export class ScriptCalibratedCounter implements TokenCounter {
   countMeasured(m: TextMeasure): number {
     const factor = this.factorFor(m.mask);
     if (factor === undefined) {
-      // No evidence of the project's own: the estimate, or the model-wide prior where that is larger.
-      const prior = this.factorFor(m.mask, true);
-      return prior === undefined ? m.estimate : Math.max(m.estimate, Math.ceil(m.floor * prior - 1e-9));
+      // No evidence of the project's own: the estimate, raised by the model-wide prior where it is above 1.
+      let prior = 1;
+      for (const cls of classesOf(m.mask)) prior = Math.max(prior, this.prior[cls] ?? 1);
+      return prior > 1 ? Math.ceil(m.estimate * prior - 1e-9) : m.estimate;
     }
     this.maxApplied = Math.max(this.maxApplied, factor);
     return m.floor === 0 ? 0 : Math.ceil(m.floor * factor - 1e-9);

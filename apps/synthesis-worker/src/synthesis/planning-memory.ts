@@ -15,6 +15,8 @@ import {
   calibrationBaseCounter,
   classesOf,
   type CounterChoice,
+  type EstimatePrior,
+  learnEstimatePrior,
   learnScriptCalibration,
   SCRIPT_CALIBRATION_DEFAULTS,
   ScriptCalibratedCounter,
@@ -47,8 +49,8 @@ export interface Planning {
   scripted?: ScriptCalibratedCounter;
   /** The project's learned per-class factors (empty for exact counters). */
   calibration: ScriptCalibration;
-  /** The model-wide prior (every project's records of the model id): used only where it is safer (`ScriptCalibratedCounter`). */
-  prior?: ScriptCalibration;
+  /** The model-wide prior (every project's records of the model id, `learnEstimatePrior`): used only where it is safer (`ScriptCalibratedCounter`). */
+  prior?: EstimatePrior;
 }
 
 /** One earlier turn with its planning counts, for `sizePrompt`. */
@@ -128,7 +130,7 @@ export class PlanningMemory {
     const own = known?.calibration ?? (await this.usage.recentPerScript(model, FLOOR_ID, n, projectId));
     const all = known?.calibrationPrior ?? (await this.usage.recentPerScript(model, FLOOR_ID, n));
     const calibration = learnScriptCalibration(own.map(asScriptRecord));
-    const prior = learnScriptCalibration(all.map(asScriptRecord));
+    const prior = learnEstimatePrior(all.map(asScriptRecord));
     for (const [script, learned] of Object.entries(calibration))
       if (learned) calibrationFactor.set({ model, script }, learned.factor);
     const scripted = new ScriptCalibratedCounter(calibration, prior);
