@@ -15,14 +15,6 @@ const CHINESE = '向量索引如何工作？HNSW 索引创建一个多层图，�
 const HINDI = 'एचएनएसडब्ल्यू इंडेक्स एक बहुस्तरीय ग्राफ बनाता है जिसकी क्वेरी गति बेहतर होती है।';
 const MIXED = 'HNSW index: एचएनएसडब्ल्यू इंडेक्स एक बहुस्तरीय ग्राफ बनाता है and is faster.';
 
-const usage = (
-  script: string | null,
-  ratio: number,
-  n: number,
-  source: 'usage' | 'overflow' = 'usage',
-): ScriptUsageRecord[] =>
-  Array.from({ length: n }, () => ({ estimated: 1000, reported: Math.round(1000 * ratio), script, source }));
-
 describe(measureText.name, () => {
   it.each([ENGLISH, CHINESE, HINDI, MIXED, '12345 + 678 = 13023;', ''])(
     'gives the estimate and the floor of the counters themselves: %s',
