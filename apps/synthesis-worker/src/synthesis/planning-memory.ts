@@ -126,11 +126,10 @@ export class PlanningMemory {
     known?: { calibration: StoredTokenUsageRecord[]; calibrationPrior: StoredTokenUsageRecord[] },
   ): Promise<Planning> {
     if (choice.exactPlan || choice.counter.id !== ESTIMATE_ID) return { counter: choice.counter, calibration: {} };
-    const n = SCRIPT_CALIBRATION_DEFAULTS.recent;
-    const own = known?.calibration ?? (await this.usage.recentPerScript(model, FLOOR_ID, n, projectId));
-    const all = known?.calibrationPrior ?? (await this.usage.recentPerScript(model, FLOOR_ID, n));
-    const calibration = learnScriptCalibration(own.map(asScriptRecord));
-    const prior = learnEstimatePrior(all.map(asScriptRecord));
+    const records =
+      known ?? (await this.usage.calibrationRecords(model, FLOOR_ID, SCRIPT_CALIBRATION_DEFAULTS.recent, projectId));
+    const calibration = learnScriptCalibration(records.calibration.map(asScriptRecord));
+    const prior = learnEstimatePrior(records.calibrationPrior.map(asScriptRecord));
     for (const [script, learned] of Object.entries(calibration))
       if (learned) calibrationFactor.set({ model, script }, learned.factor);
     const scripted = new ScriptCalibratedCounter(calibration, prior);

@@ -93,6 +93,11 @@ describe(UsageRepository.name, () => {
       expect((await usage.recentPerScript('m-shared', 'floor', 2, b)).map((r) => r.reported)).toEqual([119, 118]);
       // Model-wide (the prior): every project's, newest first.
       expect((await usage.recentPerScript('m-shared', 'floor', 2)).map((r) => r.reported)).toEqual([119, 118]);
+      // Both in one statement, as the two reads give them.
+      expect(await usage.calibrationRecords('m-shared', 'floor', 2, a)).toEqual({
+        calibration: await usage.recentPerScript('m-shared', 'floor', 2, a),
+        calibrationPrior: await usage.recentPerScript('m-shared', 'floor', 2),
+      });
     });
 
     it('rejects a negative count', async () => {

@@ -101,6 +101,31 @@ export class UsageRepository {
     );
   }
 
+  /**
+   * What a plan learns from, in one statement: the project's `n` newest records of the model per
+   * script class (`calibration`) and every project's (`calibrationPrior`), each as
+   * {@link recentPerScript} orders them.
+   */
+  async calibrationRecords(
+    model: string,
+    counterId: string,
+    n: number,
+    projectId: string,
+  ): Promise<{ calibration: StoredTokenUsageRecord[]; calibrationPrior: StoredTokenUsageRecord[] }> {
+    const agg = `coalesce(json_agg(row_to_json(r) ORDER BY r.script NULLS LAST, r.created_at DESC, r.id DESC), '[]'::json)`;
+    const rows: Array<{
+      own: Array<Omit<UsageRecordRow, 'created_at'> & { created_at: string }>;
+      prior: Array<Omit<UsageRecordRow, 'created_at'> & { created_at: string }>;
+    }> = await this.dataSource.query(
+      `SELECT (SELECT ${agg} FROM (${recentPerScriptSql('$1', '$2', '$3', '$4')}) r) AS own,
+              (SELECT ${agg} FROM (${recentPerScriptSql('$1', '$2', '$3')}) r) AS prior`,
+      [model, counterId, Math.max(0, Math.floor(n)), projectId],
+    );
+    const read = (list: (typeof rows)[number]['own']) =>
+      list.map((r) => recordOf({ ...r, created_at: new Date(r.created_at) }));
+    return { calibration: read(rows[0].own), calibrationPrior: read(rows[0].prior) };
+  }
+
   /** The model's `n` most recent records, newest first. */
   async recent(model: string, n: number): Promise<StoredTokenUsageRecord[]> {
     const rows = await this.dataSource.query(
