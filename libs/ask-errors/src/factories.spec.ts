@@ -7,10 +7,28 @@ import {
   llmSynthesisFailed,
   llmUpstream,
   notFound,
+  QUESTION_OVERFLOW_MESSAGE,
+  questionOverflow,
   rateLimited,
   unauthorized,
 } from './factories';
 import { DASHBOARD_COPY } from './codes';
+
+describe(questionOverflow.name, () => {
+  it('says the question alone is too large and names its size and the disclosed prompt', () => {
+    const err = questionOverflow({ model: 'my model', window: 8192, maxTokens: 1024, question: 11520, prompt: 11580 });
+    expect(err.status).toBe(413);
+    expect(err.toBody()).toEqual({
+      error: QUESTION_OVERFLOW_MESSAGE,
+      code: 'context_overflow',
+      details: 'model=my_model window=8192 maxTokens=1024 question=11520 prompt=11580',
+    });
+    expect(QUESTION_OVERFLOW_MESSAGE).toBe("the question alone is too large for the model's context window");
+    expect(questionOverflow({ model: 'm', window: 10, maxTokens: 2, question: 9 }).details).toBe(
+      'model=m window=10 maxTokens=2 question=9',
+    );
+  });
+});
 
 describe(contextOverflow.name, () => {
   it("produces the seed's sample 413 body exactly", () => {

@@ -46,6 +46,38 @@ export function contextOverflow(figures: ContextOverflowFigures): AskError {
   });
 }
 
+/** What `questionOverflow` reports, in tokens except `model`. */
+export interface QuestionOverflowFigures {
+  model: string;
+  /** The context window planned against. */
+  window: number;
+  maxTokens: number;
+  /** Tokens of the question: the provider's own count when it disclosed the request's size, else ours. */
+  question: number;
+  /** The bare request's size (system prompt + question) as the provider disclosed it; absent: not disclosed. */
+  prompt?: number;
+}
+
+/** The `error` of {@link questionOverflow}: the question alone, not the conversation, is too large. */
+export const QUESTION_OVERFLOW_MESSAGE = "the question alone is too large for the model's context window";
+
+/**
+ * 413 `context_overflow` when the question itself cannot fit: even the bare request (system prompt +
+ * question + max_tokens, no retrieved item and no earlier turn) was refused as too large by the
+ * provider (issue 26 item 4). Its `error` says so (not "this conversation has grown past…", which a
+ * first turn would not understand); `details` name the question's size,
+ * `model=gpt-4o window=8192 maxTokens=1024 question=9120 prompt=9180`.
+ */
+export function questionOverflow(figures: QuestionOverflowFigures): AskError {
+  const { model, window, maxTokens, question, prompt } = figures;
+  return new AskError(AskErrorCode.ContextOverflow, {
+    error: QUESTION_OVERFLOW_MESSAGE,
+    details: `model=${model.replace(/\s+/g, '_')} window=${window} maxTokens=${maxTokens} question=${question}${
+      prompt === undefined ? '' : ` prompt=${prompt}`
+    }`,
+  });
+}
+
 /** The figures of settings that leave no room for a prompt, all in tokens except `model`. */
 export interface SettingsOverflowFigures {
   model: string;

@@ -1,5 +1,5 @@
 import { TiktokenCounter } from '@ask/token-counting';
-import { extractiveSummary, sentenceScore, splitSentences } from './extractive-summary';
+import { cutToTokens, extractiveSummary, sentenceScore, splitSentences } from './extractive-summary';
 
 const counter = new TiktokenCounter('o200k_base');
 const count = (text: string) => counter.countText(text);
@@ -75,5 +75,36 @@ describe(extractiveSummary.name, () => {
 
   it('returns an empty text for empty sources', () => {
     expect(extractiveSummary([{ label: 'Q', text: '  ' }], 50, count)).toBe('');
+  });
+});
+
+describe(cutToTokens.name, () => {
+  const thai = 'ปฏิญญาสากลว่าด้วยสิทธิมนุษยชนได้รับการรับรองโดยสมัชชาใหญ่แห่งสหประชาชาติเมื่อวันที่สิบธันวาคม';
+
+  it('keeps a text that fits, and cuts one that does not to the longest head that fits, at a space when that keeps most of it', () => {
+    expect(cutToTokens('  short text ', 10, count)).toBe('short text');
+    const long = 'The planner keeps the newest pairs that fit and drops the oldest ones first. '.repeat(5);
+    const cut = cutToTokens(long, 20, count);
+    expect(count(cut)).toBeLessThanOrEqual(20);
+    expect(long.startsWith(cut)).toBe(true);
+    expect(count(`${cut} planner`)).toBeGreaterThan(20 - 3);
+    expect(cut.endsWith(' ')).toBe(false);
+  });
+
+  it('cuts a text without spaces (Thai) by characters', () => {
+    const cut = cutToTokens(thai, 8, count);
+    expect(cut.length).toBeGreaterThan(0);
+    expect(count(cut)).toBeLessThanOrEqual(8);
+    expect(thai.startsWith(cut)).toBe(true);
+  });
+});
+
+describe('extractiveSummary of a text without spaces longer than the budget', () => {
+  it('cuts its best sentence by characters instead of returning nothing', () => {
+    const thai = 'ปฏิญญาสากลว่าด้วยสิทธิมนุษยชนได้รับการรับรองโดยสมัชชาใหญ่แห่งสหประชาชาติเมื่อวันที่สิบธันวาคม';
+    const summary = extractiveSummary([{ label: 'Q', text: thai }], 12, count);
+    expect(summary.startsWith('Q: ')).toBe(true);
+    expect(summary.length).toBeGreaterThan(3);
+    expect(count(summary)).toBeLessThanOrEqual(12);
   });
 });

@@ -122,5 +122,30 @@ export function extractiveSummary(
     if (countText(`${prefix}${next}`) > maxTokens) break;
     cut = next;
   }
-  return cut ? `${prefix}${cut}` : '';
+  if (cut) return `${prefix}${cut}`;
+  // Its first word alone is over the budget (Thai, Japanese, Chinese: no spaces): cut by characters.
+  const head = cutToTokens(`${prefix}${best.text}`, maxTokens, countText);
+  return head.length > prefix.trim().length ? head : '';
+}
+
+/**
+ * The longest head of `text` (whole code points) that `countText` counts at most `maxTokens`,
+ * ending at the last space when that keeps at least 60% of it; trimmed. The text itself when it
+ * fits; '' when not even one character does. A binary search: about log₂(length) counts of the text.
+ *
+ * @param countText tokens of a text under the planning counter (the budget's unit).
+ */
+export function cutToTokens(text: string, maxTokens: number, countText: (text: string) => number): string {
+  if (countText(text) <= maxTokens) return text.trim();
+  const chars = Array.from(text);
+  let lo = 0;
+  let hi = chars.length - 1;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (countText(chars.slice(0, mid).join('')) <= maxTokens) lo = mid;
+    else hi = mid - 1;
+  }
+  const head = chars.slice(0, lo).join('');
+  const space = head.search(/\s\S*$/u);
+  return (space >= 0.6 * head.length ? head.slice(0, space) : head).trim();
 }

@@ -1,5 +1,6 @@
 import {
   classesOf,
+  learnEstimatePrior,
   learnScriptCalibration,
   measureText,
   ScriptCalibratedCounter,
@@ -13,14 +14,6 @@ const ENGLISH = 'An HNSW index creates a multilayer graph with better query perf
 const CHINESE = '向量索引如何工作？HNSW 索引创建一个多层图，查询性能更好。';
 const HINDI = 'एचएनएसडब्ल्यू इंडेक्स एक बहुस्तरीय ग्राफ बनाता है जिसकी क्वेरी गति बेहतर होती है।';
 const MIXED = 'HNSW index: एचएनएसडब्ल्यू इंडेक्स एक बहुस्तरीय ग्राफ बनाता है and is faster.';
-
-const usage = (
-  script: string | null,
-  ratio: number,
-  n: number,
-  source: 'usage' | 'overflow' = 'usage',
-): ScriptUsageRecord[] =>
-  Array.from({ length: n }, () => ({ estimated: 1000, reported: Math.round(1000 * ratio), script, source }));
 
 describe(measureText.name, () => {
   it.each([ENGLISH, CHINESE, HINDI, MIXED, '12345 + 678 = 13023;', ''])(
@@ -46,43 +39,138 @@ describe(measureText.name, () => {
   });
 });
 
+/** A record of one request: floor tokens per class with their estimate (2 × floor), 11 tokens of framing, reported = framing + Σ factor × floor. */
+const request = (
+  parts: Partial<Record<'latin' | 'hangul' | 'cyrillic' | 'indic', [floor: number, factor: number]>>,
+  extra = 0,
+  source: 'usage' | 'overflow' = 'usage',
+): ScriptUsageRecord => {
+  const entries = Object.entries(parts) as Array<[string, [number, number]]>;
+  const total = entries.reduce((s, [, [f]]) => s + f, 0);
+  return {
+    estimated: total + 11,
+    reported: 11 + entries.reduce((s, [, [f, k]]) => s + f * k, 0) + extra,
+    script: entries
+      .filter(([, [f]]) => f >= 0.1 * total)
+      .map(([c]) => c)
+      .join('+'),
+    source,
+    masses: Object.fromEntries(entries.map(([c, [f]]) => [c, [f, f * 2]])),
+  };
+};
+const times = (n: number, r: ScriptUsageRecord) => Array.from({ length: n }, () => r);
+
 describe(learnScriptCalibration.name, () => {
   it.each([
     [
-      '10 single-class records: calibrated at their worst ratio',
-      [...usage('latin', 1.2, 9), ...usage('latin', 1.3, 1)],
-      { latin: { factor: 1.3, samples: 10 } },
+      'pure requests: calibrated at their worst ratio (framing taken out) once 6 requests of evidence are in',
+      [...times(5, request({ latin: [1000, 1.2] })), request({ latin: [1000, 1.3] })],
+      { latin: { factor: 1.3, samples: 6, evidence: 6 } },
     ],
-    ['9 records: not yet', usage('latin', 1.2, 9), {}],
+    ['5 requests of evidence: not yet', times(5, request({ latin: [1000, 1.2] })), {}],
     [
       'one overflow record calibrates its class at once',
-      usage('devanagari', 2.5, 1, 'overflow'),
-      { devanagari: { factor: 2.5, samples: 1 } },
+      [request({ indic: [1000, 2.5] }, 0, 'overflow')],
+      { indic: { factor: 2.5, samples: 1, evidence: 0 } },
     ],
     [
       'a ratio far above the rest is evidence, not a fault',
-      [...usage('cjk', 3.0, 1), ...usage('cjk', 1.1, 19)],
-      { cjk: { factor: 3, samples: 20 } },
+      [request({ hangul: [1000, 3] }), ...times(19, request({ hangul: [1000, 1.1] }))],
+      { hangul: { factor: 3, samples: 20, evidence: 20 } },
     ],
     [
-      'a mixed record raises each listed class but enables none',
-      [...usage('latin+devanagari', 2.0, 5), ...usage('latin', 1.2, 10)],
-      { latin: { factor: 2, samples: 15 } },
+      'mixed requests: each class gets its own share of the reported tokens (Korean answers with Latin code)',
+      [
+        ...times(8, request({ latin: [200, 1.2], hangul: [800, 1.6] })),
+        ...times(8, request({ latin: [600, 1.2], hangul: [400, 1.6] })),
+      ],
+      { latin: { factor: 1.2, samples: 16, evidence: 6.4 }, hangul: { factor: 1.6, samples: 16, evidence: 9.6 } },
+    ],
+    [
+      'a class learns from mixed requests alone, with no pure request of its own',
+      [
+        ...times(6, request({ latin: [300, 1.1], hangul: [700, 1.7] })),
+        ...times(6, request({ latin: [500, 1.1], hangul: [500, 1.7] })),
+      ],
+      // Latin carries 4.8 requests' worth: it keeps the estimate (2 × floor here), which covers it.
+      { hangul: { factor: 1.7, samples: 12, evidence: 7.2 } },
+    ],
+    [
+      'a class with too little evidence keeps the estimate, never the majority’s factor',
+      [
+        ...times(20, request({ latin: [1000, 1.2] })),
+        ...times(3, request({ latin: [700, 1.2], cyrillic: [300, 1.9] })),
+      ],
+      { latin: { factor: 1.2, samples: 23, evidence: 22.1 } },
     ],
     [
       'only the 50 newest records of a class count',
-      [...usage('latin', 1.1, 50), ...usage('latin', 3.0, 10)],
-      { latin: { factor: 1.1, samples: 50 } },
+      [...times(50, request({ latin: [1000, 1.1] })), ...times(10, request({ latin: [1000, 3] }))],
+      { latin: { factor: 1.1, samples: 50, evidence: 50 } },
     ],
-    ['a ratio under 1 gives factor 1', usage('hangul', 0.8, 10), { hangul: { factor: 1, samples: 10 } }],
-    ['records without a class teach nothing', usage(null, 2.0, 30), {}],
-  ] as const)('%s', (_label, records, expected) => {
+    [
+      'a ratio under 1 gives factor 1',
+      times(10, request({ hangul: [1000, 0.8] })),
+      { hangul: { factor: 1, samples: 10, evidence: 10 } },
+    ],
+    [
+      'records stored before issue 26 (no masses) share their floor evenly among their classes',
+      times(6, { estimated: 1000, reported: 1200, script: 'latin' }),
+      { latin: { factor: 1.2, samples: 6, evidence: 6 } },
+    ],
+    ['records without a class teach nothing', times(30, { estimated: 1000, reported: 2000, script: null }), {}],
+  ] as Array<[string, ScriptUsageRecord[], object]>)('%s', (_label, records, expected) => {
     expect(learnScriptCalibration(records)).toEqual(expected);
+  });
+
+  it('never under-counts an observed request: the least-known class of a request over the fit is raised', () => {
+    const records = [
+      // One Korean request 100 tokens over what the others say (a denser answer).
+      request({ latin: [200, 1.2], hangul: [800, 1.6] }, 100),
+      ...times(30, request({ latin: [1000, 1.2] })),
+      ...times(9, request({ latin: [200, 1.2], hangul: [800, 1.6] })),
+    ];
+    const learned = learnScriptCalibration(records);
+    const latin = learned.latin?.factor as number;
+    const hangul = learned.hangul?.factor as number;
+    for (const r of records) {
+      const m = r.masses as Record<string, [number, number]>;
+      expect(11 + latin * m['latin'][0] + hangul * (m['hangul']?.[0] ?? 0)).toBeGreaterThanOrEqual(r.reported - 1e-6);
+    }
+    // The bound raised hangul (8 requests of evidence against latin's 32), not latin.
+    expect(latin).toBeCloseTo(1.2, 2);
+    expect(hangul).toBeGreaterThan(1.6);
+    expect(hangul).toBeLessThanOrEqual(1.6 + 100 / 800 + 0.01);
+  });
+});
+
+describe(learnEstimatePrior.name, () => {
+  it('keeps, per class, the largest reported ÷ estimate above 1 of the records listing it; records without masses teach nothing', () => {
+    expect(
+      learnEstimatePrior([
+        // Estimate 2 × floor + 11 of framing: 2,011; reported 11 + 3 × 1,000 + 5.5 = 3,016.5 → 1.5.
+        request({ latin: [200, 3], hangul: [800, 3] }, 5.5),
+        request({ latin: [1000, 1.2] }),
+        { estimated: 1000, reported: 5000, script: 'cyrillic' },
+      ]),
+    ).toEqual({ latin: 1.5, hangul: 1.5 });
   });
 });
 
 describe(ScriptCalibratedCounter.name, () => {
   describe('countText', () => {
+    it('takes a model-wide prior for a text the project has no evidence for: the estimate raised where the model id counted more than it', () => {
+      const estimate = approximateCounter().countText(HINDI);
+      const floor = calibrationBaseCounter().countText(HINDI);
+      expect(new ScriptCalibratedCounter({}, { devanagari: 1.5 }).countText(HINDI)).toBe(
+        Math.ceil(estimate * 1.5 - 1e-9),
+      );
+      expect(new ScriptCalibratedCounter({}, { cjk: 1.5 }).countText(HINDI)).toBe(estimate);
+      // The project's own evidence decides once it has it, even when the prior is larger.
+      const own = new ScriptCalibratedCounter({ devanagari: { factor: 1.2, samples: 6 } }, { devanagari: 3 });
+      expect(own.countText(HINDI)).toBe(Math.ceil(floor * 1.2 - 1e-9));
+    });
+
     it('is the uncalibrated estimate, with its id, when nothing is learned', () => {
       const counter = new ScriptCalibratedCounter({});
       expect(counter.id).toBe('approx:script-v1');
@@ -113,11 +201,30 @@ describe(ScriptCalibratedCounter.name, () => {
 });
 
 describe(usageRecordOf.name, () => {
-  it('adds the floor estimates of the parts and OpenAI framing, and lists the classes of ≥ 10%', () => {
+  it('adds the floor estimates of the parts and OpenAI framing, lists the classes of ≥ 10%, and the floor and estimate of each class', () => {
     const parts = [ENGLISH, HINDI, HINDI, HINDI].map((t) => measureText(t));
     const floor = parts.reduce((s, p) => s + p.floor, 0);
-    expect(usageRecordOf(parts, 3)).toEqual({ estimated: floor + 4 * 3 + 3, script: 'latin+devanagari' });
+    const [en, hi] = [measureText(ENGLISH), measureText(HINDI)];
+    expect(usageRecordOf(parts, 3)).toEqual({
+      estimated: floor + 4 * 3 + 3,
+      script: 'latin+devanagari',
+      masses: { latin: [en.floor, en.estimate], devanagari: [3 * hi.floor, 3 * hi.estimate] },
+    });
     expect(usageRecordOf([measureText(HINDI)], 2).script).toBe('devanagari');
-    expect(usageRecordOf([], 0)).toEqual({ estimated: 3, script: null });
+    expect(usageRecordOf([], 0)).toEqual({ estimated: 3, script: null, masses: {} });
+  });
+
+  it('splits a mixed text by its classes’ shares of its letters, evenly when the shares are not known (cached counts)', () => {
+    const mixed = measureText(MIXED);
+    const shares = mixed.shares as Record<string, number>;
+    expect(shares['latin'] + shares['devanagari']).toBeCloseTo(1, 9);
+    expect(shares['devanagari']).toBeGreaterThan(shares['latin']);
+    const { masses } = usageRecordOf([mixed], 1);
+    expect(masses.devanagari?.[0]).toBeCloseTo(mixed.floor * shares['devanagari'], 2);
+    const cached = usageRecordOf([{ estimate: mixed.estimate, floor: mixed.floor, mask: mixed.mask }], 1).masses;
+    expect(cached).toEqual({
+      latin: [mixed.floor / 2, mixed.estimate / 2],
+      devanagari: [mixed.floor / 2, mixed.estimate / 2],
+    });
   });
 });

@@ -79,6 +79,12 @@ export interface TextMeasure {
   floor: number;
   /** Bit i set: class `SCRIPT_CLASSES[i]` carries ≥ 10% of the text's letter tokens; 0 for the empty text. */
   mask: number;
+  /**
+   * When the mask has two classes or more and the text was measured now (not read from cached
+   * counts): each mask class's share of the text's letter floor (shares sum to 1). Calibration
+   * attributes the text's floor and estimate by these shares; without them, evenly.
+   */
+  shares?: Partial<Record<ScriptClass, number>>;
 }
 
 /**
@@ -110,7 +116,19 @@ export function measureText(text: string, scratch = new Float64Array(FEATURE_COU
   } else {
     mask = SYMBOLS_BIT;
   }
-  return { estimate: Math.ceil(estimate), floor: Math.ceil(floor), mask };
+  const m: TextMeasure = { estimate: Math.ceil(estimate), floor: Math.ceil(floor), mask };
+  const classes = classIndexes(mask);
+  if (classes.length > 1) {
+    const inMask = classes.reduce((sum, c) => sum + byClass[c], 0);
+    m.shares = Object.fromEntries(classes.map((c) => [SCRIPT_CLASSES[c], byClass[c] / inMask]));
+  }
+  return m;
+}
+
+function classIndexes(mask: number): number[] {
+  const out: number[] = [];
+  for (let c = 0; c < SCRIPT_CLASSES.length; c++) if ((mask & (1 << c)) !== 0) out.push(c);
+  return out;
 }
 
 /** The classes of a mask, in `SCRIPT_CLASSES` order. */
@@ -120,14 +138,23 @@ export function classesOf(mask: number): ScriptClass[] {
 
 /** One class's learned factor. */
 export interface ScriptFactor {
-  /** reported ÷ floor estimate: the worst (largest) of the class's recent records, ≥ 1. */
+  /**
+   * Tokens per floor token of this class (≥ 1): the least-squares share of the reported prompt
+   * tokens, raised until no record the class appears in is under-counted (see
+   * {@link learnScriptCalibration}).
+   */
   factor: number;
-  /** Records it was learned from. */
+  /** Records that list the class (≥ 10% of the request's floor). */
   samples: number;
+  /** Σ of the class's share of each usage record's floor: requests' worth of evidence (a pure request is 1). */
+  evidence?: number;
 }
 
 /** Per-class factors; a class without enough evidence is absent (its texts plan with the estimate). */
 export type ScriptCalibration = Partial<Record<ScriptClass, ScriptFactor>>;
+
+/** One class's part of a request: `[floor tokens, estimate tokens]` (no framing). */
+export type ClassMass = readonly [floor: number, estimate: number];
 
 /** One calibration observation: the floor estimate of what was sent and what the provider counted. */
 export interface ScriptUsageRecord {
@@ -139,85 +166,247 @@ export interface ScriptUsageRecord {
   script: string | null;
   /** `usage`: an answer's reported usage; `overflow`: the prompt size an overflow disclosed. Default `usage`. */
   source?: 'usage' | 'overflow';
+  /**
+   * The request's floor and estimate per class (framing excluded: it is `estimated` − Σ floors).
+   * Absent on records stored before issue 26: then `estimated` is shared evenly among `script`'s
+   * classes, with the floor standing for the estimate.
+   */
+  masses?: Partial<Record<ScriptClass, ClassMass>>;
 }
 
 /** Options of {@link learnScriptCalibration}. */
 export interface ScriptCalibrationOptions {
-  /** Records a class needs before it is calibrated; default 10. */
-  minSamples?: number;
+  /** Requests' worth of evidence (Σ of the class's share of each usage record) a class needs; default 6. */
+  minEvidence?: number;
   /** Newest records per class considered; default 50. */
   recent?: number;
 }
 
 /** Defaults of {@link ScriptCalibrationOptions}. */
-export const SCRIPT_CALIBRATION_DEFAULTS: Required<ScriptCalibrationOptions> = { minSamples: 10, recent: 50 };
+export const SCRIPT_CALIBRATION_DEFAULTS: Required<ScriptCalibrationOptions> = { minEvidence: 6, recent: 50 };
+
+/** A record as the learner reads it: framing, reported and the class masses (floor, estimate) by class index. */
+interface Observation {
+  framing: number;
+  reported: number;
+  floor: Float64Array;
+  estimate: Float64Array;
+  /** Σ floor over classes. */
+  total: number;
+  overflow: boolean;
+  listed: number[];
+}
+
+function observationOf(r: ScriptUsageRecord): Observation | undefined {
+  if (!(r.estimated > 0 && r.reported > 0 && Number.isFinite(r.estimated + r.reported))) return undefined;
+  const floor = new Float64Array(SCRIPT_CLASSES.length);
+  const estimate = new Float64Array(SCRIPT_CLASSES.length);
+  if (r.masses) {
+    for (const [cls, mass] of Object.entries(r.masses)) {
+      const c = SCRIPT_CLASSES.indexOf(cls as ScriptClass);
+      if (c < 0 || !mass || !(mass[0] >= 0 && mass[1] >= 0)) continue;
+      floor[c] += mass[0];
+      estimate[c] += mass[1];
+    }
+  } else {
+    const classes = (r.script ?? '')
+      .split('+')
+      .map((cls) => SCRIPT_CLASSES.indexOf(cls as ScriptClass))
+      .filter((c) => c >= 0);
+    for (const c of classes) {
+      floor[c] += r.estimated / classes.length;
+      estimate[c] += r.estimated / classes.length;
+    }
+  }
+  const total = floor.reduce((sum, f) => sum + f, 0);
+  if (!(total > 0)) return undefined;
+  const listed = classIndexes(
+    floor.reduce((mask, f, c) => (f >= RECORD_CLASS_SHARE * total ? mask | (1 << c) : mask), 0),
+  );
+  return {
+    framing: Math.max(0, r.estimated - total),
+    reported: r.reported,
+    floor,
+    estimate,
+    total,
+    overflow: r.source === 'overflow',
+    listed,
+  };
+}
 
 /**
- * Learns one factor per script class from records (newest first), so that calibration can only make
- * planning safer under drift:
+ * Bounded least squares: g ≥ 0 minimising Σ_i (Σ_c g_c x_ic − y_i)², by projected Gauss–Seidel on
+ * the normal equations (k ≤ 13 unknowns: k² per sweep). Converges to a minimiser for any data; on a
+ * consistent system with a unique solution, to that solution.
+ */
+function nonNegativeLeastSquares(rows: readonly Float64Array[], y: readonly number[], k: number): Float64Array {
+  const a = new Float64Array(k * k);
+  const b = new Float64Array(k);
+  rows.forEach((x, i) => {
+    for (let c = 0; c < k; c++) {
+      if (x[c] === 0) continue;
+      b[c] += x[c] * y[i];
+      for (let d = 0; d < k; d++) a[c * k + d] += x[c] * x[d];
+    }
+  });
+  const g = new Float64Array(k);
+  for (let sweep = 0; sweep < 5000; sweep++) {
+    let moved = 0;
+    for (let c = 0; c < k; c++) {
+      const acc = a[c * k + c];
+      if (!(acc > 0)) continue;
+      let r = b[c];
+      for (let d = 0; d < k; d++) if (d !== c) r -= a[c * k + d] * g[d];
+      const next = Math.max(0, r / acc);
+      moved = Math.max(moved, Math.abs(next - g[c]));
+      g[c] = next;
+    }
+    if (moved < 1e-12) break;
+  }
+  return g;
+}
+
+/**
+ * Learns one factor per script class from a project's records (newest first), mixed-script
+ * requests included (issue 26 item 1):
  *
- * - a class is calibrated once it has `minSamples` single-class usage records (the request was in
- *   that class alone), or at once after one overflow record that lists it (the provider disclosed
- *   how much we under-counted: the next ask must not overflow again);
- * - its factor is the LARGEST reported ÷ estimated of the `recent` newest records that list it,
- *   mixed ones included, never below 1. Nothing is discarded as a fault: a ratio far above the rest
- *   is exactly the evidence of a change (another tokenizer behind the id, another language), so it
- *   raises the factor at once, and leaves it only when `recent` newer records have replaced it.
+ * 1. **Attribution.** Each record says: reported ≈ framing + Σ_c factor_c × floor_c, over the floor
+ *    tokens of each class in the request (`masses`). The factors are fitted by least squares with
+ *    every factor ≥ 1 (the floor is at or under every reference tokenizer), over the `recent` newest
+ *    records that list each class, so a class learns from the requests it shares with others.
+ * 2. **Evidence.** A class is calibrated once the shares of the usage records' floor it carries add
+ *    up to `minEvidence` requests (a pure request counts 1, a request it is 30% of counts 0.3), or at
+ *    once when an overflow record lists it (the provider disclosed how much we under-counted). A
+ *    class short of that is absent: its texts keep the uncalibrated estimate (the safe side), never
+ *    the factor of the classes it was mixed with.
+ * 3. **Bound.** No record may be under-counted by what the planner would count for it: framing +
+ *    Σ over calibrated classes factor × floor + Σ over the others their estimate. Where a record is,
+ *    the calibrated class of that record with the least evidence (the least known) is raised until it
+ *    is not. So a factor is at least what every observed request supports; with one class alone it is
+ *    the largest ratio of its records, as before issue 26.
  *
- * A mixed record's ratio is an average over its classes, so it raises each listed class's factor but
- * never enables a class by itself. Never throws.
+ * Deterministic; never throws. Records without masses (stored before issue 26) share their floor
+ * evenly among their `script` classes.
  */
 export function learnScriptCalibration(
   records: readonly ScriptUsageRecord[],
   options: ScriptCalibrationOptions = {},
 ): ScriptCalibration {
-  const { minSamples, recent } = { ...SCRIPT_CALIBRATION_DEFAULTS, ...options };
-  const ratios = new Map<ScriptClass, number[]>();
-  const single = new Map<ScriptClass, number>();
-  const overflowed = new Set<ScriptClass>();
+  const { minEvidence, recent } = { ...SCRIPT_CALIBRATION_DEFAULTS, ...options };
+  const k = SCRIPT_CLASSES.length;
+  const taken = new Int32Array(k);
+  const observations: Observation[] = [];
   for (const r of records) {
-    if (!(r.estimated > 0 && r.reported > 0 && Number.isFinite(r.estimated + r.reported))) continue;
-    const classes = (r.script ?? '')
-      .split('+')
-      .filter((c): c is ScriptClass => (SCRIPT_CLASSES as readonly string[]).includes(c));
-    for (const cls of classes) {
-      const list = ratios.get(cls) ?? [];
-      if (list.length >= recent) continue;
-      list.push(r.reported / r.estimated);
-      ratios.set(cls, list);
-      if (r.source === 'overflow') overflowed.add(cls);
-      else if (classes.length === 1) single.set(cls, (single.get(cls) ?? 0) + 1);
+    const o = observationOf(r);
+    if (!o || o.listed.length === 0 || o.listed.every((c) => taken[c] >= recent)) continue;
+    for (const c of o.listed) taken[c] += 1;
+    observations.push(o);
+  }
+  const evidence = new Float64Array(k);
+  const overflowed = new Set<number>();
+  for (const o of observations) {
+    if (o.overflow) o.listed.forEach((c) => overflowed.add(c));
+    else for (let c = 0; c < k; c++) evidence[c] += o.floor[c] / o.total;
+  }
+  // Fit g = factor − 1 ≥ 0 on y = reported − framing − Σ floor.
+  const g = nonNegativeLeastSquares(
+    observations.map((o) => o.floor),
+    observations.map((o) => o.reported - o.framing - o.total),
+    k,
+  );
+  const factor = Array.from(g, (x) => 1 + x);
+  const calibrated = Array.from(
+    { length: k },
+    (_, c) => taken[c] > 0 && (evidence[c] >= minEvidence - 1e-9 || overflowed.has(c)),
+  );
+  for (const o of observations) {
+    let planned = o.framing;
+    for (let c = 0; c < k; c++) planned += calibrated[c] ? factor[c] * o.floor[c] : o.estimate[c];
+    const short = o.reported - planned;
+    if (!(short > 1e-9)) continue;
+    let target = -1;
+    for (let c = 0; c < k; c++) {
+      if (!calibrated[c] || !(o.floor[c] > 0)) continue;
+      if (
+        target < 0 ||
+        evidence[c] < evidence[target] - 1e-9 ||
+        (Math.abs(evidence[c] - evidence[target]) <= 1e-9 && o.floor[c] > o.floor[target])
+      )
+        target = c;
     }
+    if (target >= 0) factor[target] += short / o.floor[target];
   }
   const out: ScriptCalibration = {};
-  for (const cls of SCRIPT_CLASSES) {
-    const list = ratios.get(cls);
-    if (!list || ((single.get(cls) ?? 0) < minSamples && !overflowed.has(cls))) continue;
-    out[cls] = { factor: Math.max(1, ...list), samples: list.length };
+  for (let c = 0; c < k; c++) {
+    if (!calibrated[c]) continue;
+    out[SCRIPT_CLASSES[c]] = {
+      factor: Number(factor[c].toFixed(6)),
+      samples: taken[c],
+      evidence: Number(evidence[c].toFixed(3)),
+    };
+  }
+  return out;
+}
+
+/** Per class, how far a model id's reported prompt tokens went above the uncalibrated estimate (factors > 1). */
+export type EstimatePrior = Partial<Record<ScriptClass, number>>;
+
+/**
+ * The model-wide prior: for each class, the largest reported ÷ estimate (the uncalibrated estimate of
+ * the whole request: Σ of its classes' estimate plus the floor's framing) of the records that list
+ * it, kept only when above 1: the model id counts more than the estimate, meant never to be low,
+ * assumed. A mixed record's ratio goes to every class it lists (the safe side). Records without
+ * masses (stored before issue 26) carry no estimate and teach nothing. Never throws.
+ */
+export function learnEstimatePrior(records: readonly ScriptUsageRecord[]): EstimatePrior {
+  const out: EstimatePrior = {};
+  for (const r of records) {
+    if (!r.masses) continue;
+    const o = observationOf(r);
+    if (!o) continue;
+    const planned = o.framing + o.estimate.reduce((sum, e) => sum + e, 0);
+    const ratio = o.reported / planned;
+    if (!(ratio > 1) || !Number.isFinite(ratio)) continue;
+    for (const c of o.listed) out[SCRIPT_CLASSES[c]] = Math.max(out[SCRIPT_CLASSES[c]] ?? 1, Number(ratio.toFixed(6)));
   }
   return out;
 }
 
 /**
- * The floor estimate and the script classes of a request from the measures of its parts (system
- * prompt, context, kept turns, question), plus OpenAI-like framing (4 per message, 3 per request,
- * the calibration base's): what a usage record stores. A part's floor estimate is shared evenly
- * among its classes; `script` lists the classes with ≥ 10% of the total, joined by `+` in
- * `SCRIPT_CLASSES` order (`latin`, `cjk+devanagari`), or null when there is none.
+ * The floor estimate, the script classes and the per-class masses of a request from the measures of
+ * its parts (system prompt, context, kept turns, question), plus OpenAI-like framing (4 per message,
+ * 3 per request, the calibration base's): what a usage record stores. A part's floor and estimate
+ * go to its classes by its `shares` (evenly without them); `script` lists the classes with ≥ 10% of
+ * the floor, joined by `+` in `SCRIPT_CLASSES` order (`latin`, `cjk+devanagari`), or null when there
+ * is none.
  */
 export function usageRecordOf(
   parts: readonly TextMeasure[],
   messages: number,
-): { estimated: number; script: string | null } {
+): { estimated: number; script: string | null; masses: Partial<Record<ScriptClass, ClassMass>> } {
   let total = 0;
-  const byClass = new Float64Array(SCRIPT_CLASSES.length);
+  const floor = new Float64Array(SCRIPT_CLASSES.length);
+  const estimate = new Float64Array(SCRIPT_CLASSES.length);
   for (const p of parts) {
     total += p.floor;
     const classes = classesOf(p.mask);
-    for (const cls of classes) byClass[SCRIPT_CLASSES.indexOf(cls)] += p.floor / classes.length;
+    for (const cls of classes) {
+      const share = p.shares?.[cls] ?? 1 / classes.length;
+      const c = SCRIPT_CLASSES.indexOf(cls);
+      floor[c] += p.floor * share;
+      estimate[c] += p.estimate * share;
+    }
   }
-  const listed = SCRIPT_CLASSES.filter((_, c) => total > 0 && byClass[c] >= RECORD_CLASS_SHARE * total);
-  return { estimated: total + 4 * messages + 3, script: listed.length ? listed.join('+') : null };
+  const listed = SCRIPT_CLASSES.filter((_, c) => total > 0 && floor[c] >= RECORD_CLASS_SHARE * total);
+  const masses: Partial<Record<ScriptClass, ClassMass>> = {};
+  SCRIPT_CLASSES.forEach((cls, c) => {
+    if (floor[c] > 0) masses[cls] = [round3(floor[c]), round3(estimate[c])];
+  });
+  return { estimated: total + 4 * messages + 3, script: listed.length ? listed.join('+') : null, masses };
+}
+
+function round3(n: number): number {
+  return Math.round(n * 1000) / 1000;
 }
 
 /**
@@ -227,6 +416,13 @@ export function usageRecordOf(
  * calibration tightens only the scripts it has evidence for, and a new script, or a session that
  * switches script mid-way, plans its new texts as if nothing had been learned. Framing is the
  * estimate's (8 per message, 8 per request).
+ *
+ * A model-wide prior (`prior`: {@link learnEstimatePrior} over every project's records of the model
+ * id) is used only for a text the project has no evidence for, and only where it is the safer figure:
+ * such a text counts `⌈estimate × the largest prior of its classes⌉` (each prior > 1: the model id
+ * was seen to count more than the estimate itself). So another project's traffic can make a plan
+ * larger, never smaller, and only when the estimate was seen to be low for that model id: a denser
+ * language of the same class elsewhere (German beside English) does not move it (issue 26 item 2).
  *
  * `id` is `approx:script-v1` when no class is calibrated (the counts are then exactly the estimate's),
  * else `approx:script-v1+calibration`. Measures are memoised per instance: make one per ask.
@@ -241,7 +437,10 @@ export class ScriptCalibratedCounter implements TokenCounter {
   /** The largest factor applied to any text counted so far (1 when none). */
   maxApplied = 1;
 
-  constructor(readonly calibration: ScriptCalibration) {
+  constructor(
+    readonly calibration: ScriptCalibration,
+    readonly prior: EstimatePrior = {},
+  ) {
     this.id = Object.keys(calibration).length ? 'approx:script-v1+calibration' : 'approx:script-v1';
   }
 
@@ -255,7 +454,7 @@ export class ScriptCalibratedCounter implements TokenCounter {
     return m;
   }
 
-  /** The factor for a text of these classes: the largest of theirs, or undefined when one has none. */
+  /** The factor for a text of these classes: the largest of the project's, or undefined when one has none. */
   factorFor(mask: number): number | undefined {
     if (mask === 0) return 1;
     let factor = 0;
@@ -271,7 +470,12 @@ export class ScriptCalibratedCounter implements TokenCounter {
   /** Planning tokens of a measured text (e.g. one read from a message's cached counts). */
   countMeasured(m: TextMeasure): number {
     const factor = this.factorFor(m.mask);
-    if (factor === undefined) return m.estimate;
+    if (factor === undefined) {
+      // No evidence of the project's own: the estimate, raised by the model-wide prior where it is above 1.
+      let prior = 1;
+      for (const cls of classesOf(m.mask)) prior = Math.max(prior, this.prior[cls] ?? 1);
+      return prior > 1 ? Math.ceil(m.estimate * prior - 1e-9) : m.estimate;
+    }
     this.maxApplied = Math.max(this.maxApplied, factor);
     return m.floor === 0 ? 0 : Math.ceil(m.floor * factor - 1e-9);
   }

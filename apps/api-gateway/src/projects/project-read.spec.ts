@@ -27,6 +27,18 @@ describe('GET /api/v1/projects/:projectId (what planning learned)', () => {
         estimated: 1000,
         reported: 1250,
         script: 'latin',
+        projectId: project.id,
+      });
+    // Another project on the same model id: its records are not this project's calibration.
+    const other = await h.projects.create({ name: 'other tenant' });
+    for (let i = 0; i < 10; i += 1)
+      await usage.record({
+        model,
+        counterId: 'approx:script-v1-floor',
+        estimated: 1000,
+        reported: 1900,
+        script: 'latin',
+        projectId: other.id,
       });
     await usage.record({
       model,
@@ -35,6 +47,7 @@ describe('GET /api/v1/projects/:projectId (what planning learned)', () => {
       reported: 2600,
       script: 'devanagari',
       source: 'overflow',
+      projectId: project.id,
     });
 
     const read = await h.call('GET', `/api/v1/projects/${project.id}`, { key: h.adminKey });
@@ -44,7 +57,10 @@ describe('GET /api/v1/projects/:projectId (what planning learned)', () => {
       calibration: {
         model,
         base: 'approx:script-v1-floor',
-        byScript: { latin: { factor: 1.25, samples: 10 }, devanagari: { factor: 2.6, samples: 1 } },
+        byScript: {
+          latin: { factor: 1.25, samples: 10, evidence: 10 },
+          devanagari: { factor: 2.6, samples: 1, evidence: 0 },
+        },
       },
     });
 

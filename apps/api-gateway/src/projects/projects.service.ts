@@ -70,8 +70,8 @@ export class ProjectsService {
   /**
    * What the worker learned from the provider for this project (issue 12): windows the provider
    * disclosed that are smaller than the configured one, and, when the project's model plans with the
-   * approximate estimate, the calibration factor per script class (learned per model from reported
-   * usage and disclosed overflow sizes; token-counting `learnScriptCalibration`).
+   * approximate estimate, the calibration factor per script class (learned from the project's own
+   * reported usage and disclosed overflow sizes for its model; token-counting `learnScriptCalibration`).
    */
   private async learned(project: Project): Promise<LearnedPlanning> {
     const windows = (await this.windows.list(project.id)).map(({ provider, model, window, disclosedAt }) => ({
@@ -86,9 +86,9 @@ export class ProjectsService {
     const choice = selectTokenCounter(ref, resolveModel(ref).tokenizer);
     if (choice.exactPlan) return { windows, calibration: null };
     const floor = calibrationBaseCounter().id;
-    const byScript = learnScriptCalibration(
-      await this.usage.recentPerScript(llm.model, floor, SCRIPT_CALIBRATION_DEFAULTS.recent),
-    );
+    // The project's own records: what its plans learn from (another project's never move them).
+    const records = await this.usage.recentPerScript(llm.model, floor, SCRIPT_CALIBRATION_DEFAULTS.recent, project.id);
+    const byScript = learnScriptCalibration(records.map(({ masses, ...r }) => ({ ...r, masses: masses ?? undefined })));
     return { windows, calibration: { model: llm.model, base: floor, byScript } };
   }
 

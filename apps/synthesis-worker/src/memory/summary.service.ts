@@ -5,7 +5,7 @@ import {
   SESSION_SUMMARY_FACTOR,
   type SummarizeJobData,
 } from '@ask/ask-contracts';
-import type { ExtractiveSource } from '@ask/context-budget';
+import { cutToTokens, type ExtractiveSource } from '@ask/context-budget';
 import { ambientCredentialsAllowed, APP_CONFIG, type AppConfig } from '@ask/config';
 import { createChatProvider, egressPolicyFor, type ProviderCredentials } from '@ask/llm-providers';
 import { resolveModel } from '@ask/model-catalog';
@@ -65,8 +65,8 @@ export const SUMMARISER_FACTORY = Symbol('SUMMARISER_FACTORY');
  *    the newly covered pairs' original text), rebuilt from every original pair it covers every
  *    {@link FULL_REBUILD_EVERY} updates (docs/ARCHITECTURE.md, "Conversation memory").
  *
- * A summary is committed only when the call succeeded, its text is not blank and it fits its length
- * budget; otherwise nothing changes and the next ask plans without it. Every summariser call records
+ * A summary is committed only when the call succeeded and its text is not blank, cut to its length
+ * budget (planning counter) when longer; otherwise nothing changes and the next ask plans without it. Every summariser call records
  * its own usage row (`summary_calls`). A session deleted meanwhile ends the job cleanly (outcome
  * `gone`): no row written, nothing thrown. Infrastructure errors (database) are thrown for BullMQ to
  * retry.
@@ -135,7 +135,7 @@ export class SummaryService {
       model.tokenizer,
     );
     // Read with the project by the job; read now by the inline run (this ask's usage record is in it).
-    const planned = await this.planningMemory.planning(choice, model.model, found?.calibration);
+    const planned = await this.planningMemory.planning(choice, model.model, project.id, found ?? undefined);
     // An exact counter through the process-wide count cache: the pair was just counted by its ask.
     const planning: Planning = planned.scripted ? planned : { ...planned, counter: sharedCountCache(planned.counter) };
     const summaryModel = settings.summaryModel ?? llm.model;
@@ -249,8 +249,9 @@ export class SummaryService {
   }
 
   /**
-   * One summariser call: commits the text with `save` only when the call succeeded, the text is not
-   * blank and fits `maxTokens` (planning counter); records the call's usage row either way (`save`
+   * One summariser call: commits the text with `save` only when the call succeeded and the text is
+   * not blank, cut to `maxTokens` of the planning counter (`cutToTokens`) when it is longer; records
+   * the call's usage row either way (`save`
    * records it when it is called: outcome `stored` when it wrote the text, `gone` when not).
    */
   private async write(
@@ -292,9 +293,10 @@ export class SummaryService {
         AbortSignal.timeout(this.config.MEMORY_SUMMARY_TIMEOUT_MS),
       );
       usage = result;
-      const text = result.text.trim();
+      // Over its budget under the planning counter (an estimate that over-counts the script, or a
+      // provider that wrote past it): cut to the budget, never refused for an estimate (issue 26 item 5).
+      const text = cutToTokens(result.text.trim(), maxTokens, (t) => planning.counter.countText(t));
       if (text === '') outcome = 'empty';
-      else if (planning.counter.countText(text) > maxTokens) outcome = 'overflow';
       else {
         recorded = true;
         outcome = (await save(text, summaryCounts(planning, text), callRow())) ? 'stored' : 'gone';

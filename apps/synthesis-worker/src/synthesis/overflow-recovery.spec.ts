@@ -147,19 +147,31 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
         ['overflow', 'latin', disclosed],
       ]);
 
-      // The next ask of the same script, in another session, plans with what the overflow taught: no second overflow.
-      const next = await newProject(
+      // The next ask of the same project, in another session, plans with what its overflow taught: no second overflow.
+      const session2 = (await sessions.create(ids.projectId, 's2')).id;
+      const again = upstream.requests.length;
+      const later = await ask({ projectId: ids.projectId, sessionId: session2 }, 'And which pairs does it drop?');
+      expect(chatsSince(again)).toHaveLength(1);
+      const [plan] = budgetOf(later.events);
+      // One class: its factor is the largest (reported − framing) ÷ floor of its records.
+      const perFloor = records.map((r) => {
+        const floor = (r.masses as Record<string, [number, number]>)['latin'][0];
+        return (r.reported - (r.estimated - floor)) / floor;
+      });
+      expect(plan.calibrationByScript).toEqual({ latin: Number(Math.max(...perFloor).toFixed(4)) });
+      expect(later.events.at(-1)?.type).toBe('done');
+
+      // Another project on the same model id has no evidence of its own: it keeps its own (empty)
+      // calibration, and the model-wide prior, larger than the estimate here, still spares it the overflow.
+      const other = await newProject(
         { provider: 'openai', model: 'dense-gw', baseUrl: `${upstream.url}/v1`, contextWindow: 8192, maxTokens: 1024 },
         12,
       );
-      const again = upstream.requests.length;
-      const later = await ask(next, 'And which pairs does it drop?');
-      expect(chatsSince(again)).toHaveLength(1);
-      const [plan] = budgetOf(later.events);
-      const overflowRatio = disclosed / records[1].estimated;
-      const usageRatio = (chats[1].promptTokens as number) / records[0].estimated;
-      expect(plan.calibrationByScript).toEqual({ latin: Number(Math.max(overflowRatio, usageRatio).toFixed(4)) });
-      expect(later.events.at(-1)?.type).toBe('done');
+      const third = upstream.requests.length;
+      const elsewhere = await ask(other, 'And which pairs does it drop?');
+      expect(chatsSince(third)).toHaveLength(1);
+      expect(budgetOf(elsewhere.events)[0].calibrationByScript).toEqual({});
+      expect(elsewhere.events.at(-1)?.type).toBe('done');
     });
   });
 

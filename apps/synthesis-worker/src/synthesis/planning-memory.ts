@@ -15,10 +15,13 @@ import {
   calibrationBaseCounter,
   classesOf,
   type CounterChoice,
+  type EstimatePrior,
+  learnEstimatePrior,
   learnScriptCalibration,
   SCRIPT_CALIBRATION_DEFAULTS,
   ScriptCalibratedCounter,
   type ScriptCalibration,
+  type ScriptUsageRecord,
   type TextMeasure,
   type TokenCounter,
   usageRecordOf,
@@ -33,8 +36,8 @@ export const CLASSES_ID = 'approx:script-v1-classes';
 
 /**
  * Which calibration records {@link PlanningMemory.planning} learns from (`UsageRepository.recentPerScript`'s
- * counter id and count per script class), for a caller that reads them with the project
- * (`ProjectsRepository.findForSynthesis`).
+ * counter id and count per script class, the project's own and every project's), for a caller that
+ * reads them with the project (`ProjectsRepository.findForSynthesis`).
  */
 export const CALIBRATION_READ = { counterId: FLOOR_ID, perScript: SCRIPT_CALIBRATION_DEFAULTS.recent } as const;
 
@@ -44,8 +47,10 @@ export interface Planning {
   counter: TokenCounter;
   /** Set when planning with the per-script calibrated estimate. */
   scripted?: ScriptCalibratedCounter;
-  /** The learned per-class factors (empty for exact counters). */
+  /** The project's learned per-class factors (empty for exact counters). */
   calibration: ScriptCalibration;
+  /** The model-wide prior (every project's records of the model id, `learnEstimatePrior`): used only where it is safer (`ScriptCalibratedCounter`). */
+  prior?: EstimatePrior;
 }
 
 /** One earlier turn with its planning counts, for `sizePrompt`. */
@@ -107,19 +112,28 @@ export class PlanningMemory {
 
   /**
    * The counter to plan with. Exact counters plan as they are. The approximate estimate plans
-   * through `ScriptCalibratedCounter`, with the factors learned from the model's newest records per
-   * script class (`learnScriptCalibration`: the worst recent ratio, no record discarded).
-   * @param known the model's records as {@link CALIBRATION_READ} selects them, when the caller already
-   *   read them (`ProjectsRepository.findForSynthesis`); read here otherwise.
+   * through `ScriptCalibratedCounter`, with the factors learned from the project's own newest records
+   * per script class (`learnScriptCalibration`: least squares over mixed requests, bounded so that no
+   * observed request is under-counted), and the model-wide prior learned from every project's
+   * records of the model id, which only ever makes a plan larger (issue 26 item 2).
+   * @param known the project's and the model's records as {@link CALIBRATION_READ} selects them,
+   *   when the caller already read them (`ProjectsRepository.findForSynthesis`); read here otherwise.
    */
-  async planning(choice: CounterChoice, model: string, known?: StoredTokenUsageRecord[]): Promise<Planning> {
+  async planning(
+    choice: CounterChoice,
+    model: string,
+    projectId: string,
+    known?: { calibration: StoredTokenUsageRecord[]; calibrationPrior: StoredTokenUsageRecord[] },
+  ): Promise<Planning> {
     if (choice.exactPlan || choice.counter.id !== ESTIMATE_ID) return { counter: choice.counter, calibration: {} };
-    const records = known ?? (await this.usage.recentPerScript(model, FLOOR_ID, SCRIPT_CALIBRATION_DEFAULTS.recent));
-    const calibration = learnScriptCalibration(records);
+    const records =
+      known ?? (await this.usage.calibrationRecords(model, FLOOR_ID, SCRIPT_CALIBRATION_DEFAULTS.recent, projectId));
+    const calibration = learnScriptCalibration(records.calibration.map(asScriptRecord));
+    const prior = learnEstimatePrior(records.calibrationPrior.map(asScriptRecord));
     for (const [script, learned] of Object.entries(calibration))
       if (learned) calibrationFactor.set({ model, script }, learned.factor);
-    const scripted = new ScriptCalibratedCounter(calibration);
-    return { counter: scripted, scripted, calibration };
+    const scripted = new ScriptCalibratedCounter(calibration, prior);
+    return { counter: scripted, scripted, calibration, prior };
   }
 
   /**
@@ -205,15 +219,16 @@ export class PlanningMemory {
   }
 
   /**
-   * Records one calibration observation for the per-script estimate: the floor estimate of what was
-   * sent (from the measures of its parts: no second pass over the history) and the provider's figure,
-   * reported usage (`usage`) or the prompt size an overflow disclosed (`overflow`). A figure far
-   * above the estimate is kept: it is the evidence of drift. An overflow of a prompt whose parts are
-   * partly calibrated is charged to the uncalibrated parts alone (their floor estimate vs the
-   * disclosed size minus what the calibrated parts and the framing were planned at), so the class
-   * that caused it is calibrated at once. Returns the record's script classes.
+   * Records one calibration observation of the project for the per-script estimate: the floor
+   * estimate of what was sent and its floor and estimate per script class (from the measures of its
+   * parts: no second pass over the history), and the provider's figure, reported usage (`usage`) or
+   * the prompt size an overflow disclosed (`overflow`). A figure far above the estimate is kept: it is
+   * the evidence of drift. Which class it is charged to is the learner's business
+   * (`learnScriptCalibration`: least squares, then the least-known class of a request it would
+   * under-count). Returns the record's script classes.
    */
   async record(
+    projectId: string,
     model: string,
     planning: Planning,
     sent: { sized: SizedPrompt; question: string; history: readonly CountedTurn[] },
@@ -231,25 +246,21 @@ export class PlanningMemory {
     for (const text of sized.keptItemTexts) parts.push(scripted.measure(text));
     for (const turn of history)
       if (kept.has(turn.message.id) && turn.measures) parts.push(turn.measures.question, turn.measures.answer);
-    const uncalibrated = parts.filter((p) => p.floor > 0 && scripted.factorFor(p.mask) === undefined);
-    if (source === 'overflow' && uncalibrated.length > 0 && uncalibrated.length < parts.length) {
-      // The parts already calibrated are taken as counted right, so the whole shortfall is charged to
-      // the parts without evidence (the new script of a switch): if the calibrated parts were low
-      // too, that only raises the new class's factor, which is the safe side.
-      const calibratedTokens = parts
-        .filter((p) => !uncalibrated.includes(p))
-        .reduce((sum, p) => sum + Math.ceil(p.floor * (scripted.factorFor(p.mask) ?? 1)), 0);
-      const { estimated, script } = usageRecordOf(uncalibrated, 0);
-      const charged =
-        reported - calibratedTokens - (scripted.perMessageTokens * sized.messages.length + scripted.perRequestTokens);
-      if (charged > 0)
-        await this.usage.record({ model, counterId: FLOOR_ID, estimated, reported: charged, script, source });
-      return script;
-    }
-    const { estimated, script } = usageRecordOf(parts, sized.messages.length);
-    await this.usage.record({ model, counterId: FLOOR_ID, estimated, reported, script, source });
+    const { estimated, script, masses } = usageRecordOf(parts, sized.messages.length);
+    await this.usage.record({ model, counterId: FLOOR_ID, estimated, reported, script, source, projectId, masses });
     return script;
   }
+}
+
+/** A stored record as the learner reads it. */
+function asScriptRecord(r: StoredTokenUsageRecord): ScriptUsageRecord {
+  return {
+    estimated: r.estimated,
+    reported: r.reported,
+    script: r.script,
+    source: r.source,
+    ...(r.masses ? { masses: r.masses as ScriptUsageRecord['masses'] } : {}),
+  };
 }
 
 /**

@@ -7,6 +7,7 @@ import {
   isAskError,
   llmNotConfigured,
   notFound,
+  questionOverflow,
   settingsOverflow,
   toErrorEvent,
 } from '@ask/ask-errors';
@@ -15,6 +16,7 @@ import {
   DEFAULT_MAX_TOKENS,
   DEFAULT_SYSTEM_PROMPT,
   type PromptPlan,
+  sizeBareRequest,
   sizePrompt,
   type SizedPrompt,
 } from '@ask/context-budget';
@@ -206,7 +208,7 @@ export class SynthesisService {
     const session = await this.sessions.historyWithTurnSummaries(data.projectId, data.sessionId);
     if (!session) throw sessionGone(data.sessionId);
     const { pairs, turnSummaries } = session;
-    // The project, its remembered windows and its model's calibration records in one round trip.
+    // The project, its remembered windows and its model's calibration records (its own and the model-wide prior) in one round trip.
     const found = await this.projects.findForSynthesis(data.projectId, CALIBRATION_READ);
     const project = found?.project;
     if (!found || !project?.llmSettings) throw llmNotConfigured();
@@ -220,7 +222,7 @@ export class SynthesisService {
     // Settings refused at PATCH can still be stored from before, or a catalog change can shrink the
     // window under them: a typed 413 with the figures, never a RangeError retried into a 500.
     assertFits(model.model, model.window, maxTokens, choice.exactPlan);
-    const planning = await this.memory.planning(choice, model.model, found.calibration);
+    const planning = await this.memory.planning(choice, model.model, project.id, found);
     // Each text of this request is tokenised once, however often it is re-planned or stored; an exact
     // counter also goes through the process-wide count cache, so texts counted on earlier asks (the
     // system prompt, the turns the local stand-in recounts) are not tokenised again.
@@ -274,7 +276,27 @@ export class SynthesisService {
       return size(next.window, next.scale);
     };
 
-    let sized = size();
+    let sized: SizedPrompt;
+    // True when the plan found no room for the question with one item and the bare request goes.
+    let bare = false;
+    try {
+      sized = size();
+    } catch (err) {
+      // The approximate count may be several times the provider's (an uncalibrated script): before a
+      // 413, the bare request (system prompt + question + max_tokens) goes, and the provider decides.
+      if (choice.exactPlan || !isAskError(err) || err.code !== AskErrorCode.ContextOverflow) throw err;
+      sized = sizeBareRequest({
+        model,
+        counter,
+        exact: false,
+        maxTokens,
+        systemPrompt: project.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+        question: data.question,
+        history,
+        items: data.items,
+      });
+      bare = true;
+    }
     let replanned = false;
     const scope = (purpose: CallScope['purpose']): CallScope => ({
       projectId: project.id,
@@ -298,6 +320,11 @@ export class SynthesisService {
       sized,
       run,
     );
+    if (result.overflow && bare) {
+      // Even the bare request is over the window in the provider's own tokens: the question alone is too large.
+      await this.learnFromOverflow(ctx, sized, result.overflow);
+      throw questionOverflowOf(model.model, sized, maxTokens, result.overflow);
+    }
     if (result.overflow && !replanned) {
       sized = await replan(sized, result.overflow);
       budget = await this.publishBudget(ctx, sized);
@@ -547,6 +574,7 @@ export class SynthesisService {
     await this.memory.rememberWindow(ctx.projectId, ctx.model, sized.window, overflow.limit);
     if (overflow.promptTokens !== undefined) {
       await this.memory.record(
+        ctx.projectId,
         ctx.model.model,
         ctx.planning,
         { sized, question: ctx.question, history: ctx.history },
@@ -613,6 +641,7 @@ export class SynthesisService {
     // The plan already counted what was sent (cached measures): no second pass over the prompt here.
     const planned = sized.plan.used;
     await this.memory.record(
+      ctx.projectId,
       model.model,
       planning,
       { sized, question: ctx.question, history: ctx.history },
@@ -787,6 +816,25 @@ export function budgetMemory(plan: Pick<PromptPlan, 'memory'>, historyIds: reado
     sessionSummaryTokens: m.sessionSummaryTokens,
     memoryTokens: m.memoryTokens,
   };
+}
+
+/**
+ * The 413 of a bare request the provider refused: the question's size in the provider's tokens when
+ * it disclosed the request's (its share of our count of the bare request), else our count.
+ */
+function questionOverflowOf(model: string, sized: SizedPrompt, maxTokens: number, overflow: Overflow) {
+  const prompt = overflow.promptTokens;
+  const question =
+    prompt !== undefined && sized.plan.used > 0
+      ? Math.round((prompt * sized.figures.question) / sized.plan.used)
+      : sized.figures.question;
+  return questionOverflow({
+    model,
+    window: sized.window,
+    maxTokens,
+    question,
+    ...(prompt !== undefined ? { prompt } : {}),
+  });
 }
 
 /** The run's fencing claim and the worker's lock-lost signal. */

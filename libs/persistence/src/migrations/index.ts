@@ -10,6 +10,7 @@ import { MessageBudgetAndSources1796015480600 } from './1796015480600-message-bu
 import { ProviderCallsSessionIndex1796015480700 } from './1796015480700-provider-calls-session-index';
 import { KnowledgeLanguage1796015481515 } from './1796015481515-knowledge-language';
 import { EmbeddingsInline1796015481600 } from './1796015481600-embeddings-inline';
+import { ProjectCalibration1796015482600 } from './1796015482600-project-calibration';
 
 /** Every migration, oldest first. Listed as classes (not a glob) so they load under SWC and jest. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   ProviderCallsSessionIndex1796015480700,
   KnowledgeLanguage1796015481515,
   EmbeddingsInline1796015481600,
+  ProjectCalibration1796015482600,
 ];

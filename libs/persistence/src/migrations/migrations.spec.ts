@@ -53,6 +53,7 @@ describe('migrations', () => {
       'ProviderCallsSessionIndex1796015480700',
       'KnowledgeLanguage1796015481515',
       'EmbeddingsInline1796015481600',
+      'ProjectCalibration1796015482600',
     ]);
   });
 
@@ -136,7 +137,8 @@ describe('migrations', () => {
       return n;
     };
     expect(await storage()).toEqual(['insights m', 'knowledge_chunks m', 'recommendations m']);
-    expect(await revertMigrations(db.url, 1)).toBe(1);
+    // This one and the migration after it (ProjectCalibration).
+    expect(await revertMigrations(db.url, 2)).toBe(2);
     expect(await storage()).toEqual(['insights e', 'knowledge_chunks e', 'recommendations e']);
     // A row written with EXTERNAL: its 600-dimension embedding (2,404 bytes) goes out of line.
     const embedding = `[${Array.from({ length: 600 }, (_, i) => (i % 7) / 7).join(',')}]`;
@@ -152,12 +154,34 @@ describe('migrations', () => {
       [source, project, embedding],
     );
     expect(await outOfLine()).toBe(1);
-    expect((await runMigrations(db.url)).map((m) => m.name)).toEqual(['EmbeddingsInline1796015481600']);
+    expect((await runMigrations(db.url)).map((m) => m.name)).toEqual([
+      'EmbeddingsInline1796015481600',
+      'ProjectCalibration1796015482600',
+    ]);
     expect(await storage()).toEqual(['insights m', 'knowledge_chunks m', 'recommendations m']);
     expect(await outOfLine()).toBe(0);
     const [{ same }] = await db.dataSource.query(`SELECT embedding = $1::vector AS same FROM knowledge_chunks`, [
       embedding,
     ]);
     expect(same).toBe(true);
+  });
+
+  it('up: a calibration record belongs to a project (dropped with it) and carries its per-class masses; down removes both columns', async () => {
+    const [{ id: project }] = await db.dataSource.query(`INSERT INTO projects (name) VALUES ('cal') RETURNING id`);
+    await db.dataSource.query(
+      `INSERT INTO token_usage_records (model, counter_id, estimated, reported, script, project_id, masses)
+       VALUES ('m', 'f', 100, 120, 'latin', $1, '{"latin": [97, 137]}'), ('m', 'f', 100, 120, 'latin', NULL, NULL)`,
+      [project],
+    );
+    await db.dataSource.query(`DELETE FROM projects WHERE id = $1`, [project]);
+    expect(await db.dataSource.query(`SELECT project_id, masses FROM token_usage_records WHERE model = 'm'`)).toEqual([
+      { project_id: null, masses: null },
+    ]);
+    expect(await revertMigrations(db.url, 1)).toBe(1);
+    const columns = await db.dataSource.query(
+      `SELECT column_name FROM information_schema.columns WHERE table_name = 'token_usage_records' AND column_name IN ('project_id', 'masses')`,
+    );
+    expect(columns).toEqual([]);
+    expect((await runMigrations(db.url)).map((m) => m.name)).toEqual(['ProjectCalibration1796015482600']);
   });
 });

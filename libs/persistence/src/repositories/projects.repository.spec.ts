@@ -111,11 +111,12 @@ describe(ProjectsRepository.name, () => {
 
   describe('findForSynthesis', () => {
     const floor = 'approx:script-v1-floor';
-    it('reads the project, its remembered windows and its model calibration records as the separate reads do', async () => {
+    it('reads the project, its remembered windows and its model calibration records (its own, and every project’s) as the separate reads do', async () => {
       const project = await projects.create({
         name: 'Synth',
         llmSettings: { provider: 'openai', model: 'gpt-x', baseUrl: 'http://127.0.0.1:9/v1' } as never,
       });
+      const other = await projects.create({ name: 'Other tenant' });
       await projects.setCredentials(project.id, { apiKey: PLANTED });
       const windows = new LearnedWindowsRepository(db.dataSource);
       await windows.remember(project.id, 'openai', 'gpt-x', 6000);
@@ -128,18 +129,43 @@ describe(ProjectsRepository.name, () => {
         ['cjk', 200],
         [null, 90],
       ] as Array<[string | null, number]>)
-        await usage.record({ model: 'gpt-x', counterId: floor, estimated: 100, reported, script });
+        await usage.record({
+          model: 'gpt-x',
+          counterId: floor,
+          estimated: 100,
+          reported,
+          script,
+          projectId: project.id,
+          masses: script ? { [script]: [97, 130] } : null,
+        });
+      // Another tenant's asks on the same model id: newer, but never among this project's records.
+      for (const reported of [300, 310, 320])
+        await usage.record({
+          model: 'gpt-x',
+          counterId: floor,
+          estimated: 100,
+          reported,
+          script: 'latin',
+          projectId: other.id,
+        });
       await usage.record({ model: 'gpt-other', counterId: floor, estimated: 100, reported: 500, script: 'latin' });
       await usage.record({ model: 'gpt-x', counterId: 'tiktoken:o200k_base', estimated: 100, reported: 500 });
 
       const found = await projects.findForSynthesis(project.id, { counterId: floor, perScript: 2 });
       expect(found?.project).toEqual(await projects.findById(project.id));
       expect(found?.windows).toEqual(await windows.list(project.id));
-      expect(found?.calibration).toEqual(await usage.recentPerScript('gpt-x', floor, 2));
-      expect(found?.calibration.map((r) => [r.script, r.reported])).toEqual([
+      expect(found?.calibration).toEqual(await usage.recentPerScript('gpt-x', floor, 2, project.id));
+      expect(found?.calibration.map((r) => [r.script, r.reported, r.masses])).toEqual([
+        ['cjk', 200, { cjk: [97, 130] }],
+        ['latin', 130, { latin: [97, 130] }],
+        ['latin', 120, { latin: [97, 130] }],
+        [null, 90, null],
+      ]);
+      expect(found?.calibrationPrior).toEqual(await usage.recentPerScript('gpt-x', floor, 2));
+      expect(found?.calibrationPrior.map((r) => [r.script, r.reported])).toEqual([
         ['cjk', 200],
-        ['latin', 130],
-        ['latin', 120],
+        ['latin', 320],
+        ['latin', 310],
         [null, 90],
       ]);
       expect(found?.credentials()).toEqual({ apiKey: PLANTED });

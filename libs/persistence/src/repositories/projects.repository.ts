@@ -50,8 +50,10 @@ export interface SynthesisProject {
   project: Project;
   /** The windows providers disclosed for the project's models, by provider then model. */
   windows: LearnedWindow[];
-  /** The LLM model's newest calibration records per script class (`UsageRepository.recentPerScript`'s order). */
+  /** The project's newest calibration records of its LLM model per script class (`UsageRepository.recentPerScript` with the project, its order). */
   calibration: StoredTokenUsageRecord[];
+  /** Every project's newest records of the model per script class (`recentPerScript` without a project): the model-wide prior. */
+  calibrationPrior: StoredTokenUsageRecord[];
   /** The project's decrypted credentials (null: none stored); decrypted and registered as secrets on call. */
   credentials(): ProviderCredentials | null;
 }
@@ -180,9 +182,9 @@ export class ProjectsRepository {
   /**
    * What a synthesis run (and a summary job) reads about its project, in one round trip instead of
    * three or four: the project; the windows its providers disclosed (`LearnedWindowsRepository.list`,
-   * every model of the project); the calibration records of its LLM model
-   * (`UsageRepository.recentPerScript` for `llm_settings.model`, `calibration.counterId` and
-   * `calibration.perScript`; `[]` without LLM settings); and its credentials, decrypted only when
+   * every model of the project); the calibration records of its LLM model, its own and every
+   * project's (`UsageRepository.recentPerScript` for `llm_settings.model`, `calibration.counterId`
+   * and `calibration.perScript`, with and without the project; `[]` without LLM settings); and its credentials, decrypted only when
    * `credentials()` is called (null when none are stored). Null when there is no such project (or the
    * id is not a UUID). Named statement.
    * @throws from `credentials()`: EncryptionKeyMissingError / CredentialsUndecryptableError as
@@ -198,6 +200,7 @@ export class ProjectsRepository {
         credentials_encrypted: Buffer | null;
         windows: Array<{ provider: string; model: string; window_tokens: number; disclosed_at: string }>;
         calibration: Array<Omit<UsageRecordRow, 'created_at'> & { created_at: string }>;
+        calibration_prior: Array<Omit<UsageRecordRow, 'created_at'> & { created_at: string }>;
       }
     >(
       this.dataSource,
@@ -206,7 +209,9 @@ export class ProjectsRepository {
                    'window_tokens', w.window_tokens, 'disclosed_at', w.disclosed_at) ORDER BY w.provider, w.model), '[]'::json)
             FROM learned_windows w WHERE w.project_id = projects.id) AS windows,
          (SELECT coalesce(json_agg(row_to_json(r) ORDER BY r.script NULLS LAST, r.created_at DESC, r.id DESC), '[]'::json)
-            FROM (${recentPerScriptSql("projects.llm_settings->>'model'", '$2', '$3')}) r) AS calibration
+            FROM (${recentPerScriptSql("projects.llm_settings->>'model'", '$2', '$3', 'projects.id')}) r) AS calibration,
+         (SELECT coalesce(json_agg(row_to_json(r) ORDER BY r.script NULLS LAST, r.created_at DESC, r.id DESC), '[]'::json)
+            FROM (${recentPerScriptSql("projects.llm_settings->>'model'", '$2', '$3')}) r) AS calibration_prior
        FROM projects WHERE id = $1`,
       [id, calibration.counterId, Math.max(0, Math.floor(calibration.perScript))],
       'ask_project_for_synthesis',
@@ -222,6 +227,7 @@ export class ProjectsRepository {
         disclosedAt: new Date(w.disclosed_at),
       })),
       calibration: row.calibration.map((r) => recordOf({ ...r, created_at: new Date(r.created_at) })),
+      calibrationPrior: row.calibration_prior.map((r) => recordOf({ ...r, created_at: new Date(r.created_at) })),
       credentials: () => this.openCredentials(id, row.credentials_encrypted),
     };
   }

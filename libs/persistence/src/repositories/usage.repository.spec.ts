@@ -30,6 +30,8 @@ describe(UsageRepository.name, () => {
           reported: 330,
           script: null,
           source: 'usage',
+          projectId: null,
+          masses: null,
         },
         {
           model: 'gpt-4o',
@@ -38,6 +40,8 @@ describe(UsageRepository.name, () => {
           reported: 190,
           script: null,
           source: 'usage',
+          projectId: null,
+          masses: null,
         },
       ]);
     });
@@ -60,6 +64,40 @@ describe(UsageRepository.name, () => {
         ['cjk', 133, 'usage'],
         ['devanagari', 300, 'overflow'],
       ]);
+    });
+
+    it('keeps each project’s own newest records per class: another project’s asks on the same model never evict them', async () => {
+      const projects = await db.dataSource.query(`INSERT INTO projects (name) VALUES ('a'), ('b') RETURNING id`);
+      const [a, b] = projects.map((p: { id: string }) => p.id);
+      await usage.record({
+        model: 'm-shared',
+        counterId: 'floor',
+        estimated: 100,
+        reported: 153,
+        script: 'latin',
+        projectId: a,
+        masses: { latin: [97, 137.5] },
+      });
+      for (let i = 0; i < 5; i += 1)
+        await usage.record({
+          model: 'm-shared',
+          counterId: 'floor',
+          estimated: 100,
+          reported: 115 + i,
+          script: 'latin',
+          projectId: b,
+        });
+      expect(
+        (await usage.recentPerScript('m-shared', 'floor', 2, a)).map((r) => [r.reported, r.projectId, r.masses]),
+      ).toEqual([[153, a, { latin: [97, 137.5] }]]);
+      expect((await usage.recentPerScript('m-shared', 'floor', 2, b)).map((r) => r.reported)).toEqual([119, 118]);
+      // Model-wide (the prior): every project's, newest first.
+      expect((await usage.recentPerScript('m-shared', 'floor', 2)).map((r) => r.reported)).toEqual([119, 118]);
+      // Both in one statement, as the two reads give them.
+      expect(await usage.calibrationRecords('m-shared', 'floor', 2, a)).toEqual({
+        calibration: await usage.recentPerScript('m-shared', 'floor', 2, a),
+        calibrationPrior: await usage.recentPerScript('m-shared', 'floor', 2),
+      });
     });
 
     it('rejects a negative count', async () => {
