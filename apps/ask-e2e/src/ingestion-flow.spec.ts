@@ -9,6 +9,7 @@ import { countLexicalTokens } from '@ask/llm-providers';
 import { ApiKeysRepository, CredentialsCipher, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
+import { removeTestKeys } from '@ask/testing';
 
 /** Three npm READMEs committed beside the suite (source and licence in the folder's SOURCE-AND-LICENCE). */
 const KB = resolve(__dirname, 'fixtures', 'kb-npm');
@@ -84,6 +85,7 @@ describe('ingestion as a queued job, end to end (four processes, real PostgreSQL
 
   afterAll(async () => {
     await stack?.stop();
+    if (stack) await removeTestKeys(stack.env); // BullMQ meta, job hashes, event streams under its prefix
     await fake?.close();
     await db?.drop();
   });

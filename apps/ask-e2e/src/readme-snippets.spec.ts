@@ -6,6 +6,7 @@ import { AskClient } from '@ask/ask-client';
 import { ApiKeysRepository, CredentialsCipher, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
+import { removeTestKeys } from '@ask/testing';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 const README = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
@@ -60,6 +61,7 @@ describe('README commands, run as pasted (real PostgreSQL, Redis and the four ap
 
   afterAll(async () => {
     await stack?.stop();
+    if (stack) await removeTestKeys(stack.env); // BullMQ meta, job hashes, event streams under its prefix
     await db?.drop();
   });
 

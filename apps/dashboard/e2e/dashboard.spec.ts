@@ -18,6 +18,7 @@ import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing'
 import { startStack, type Stack } from '@ask/stack';
 import { launchBrowser } from './support/browser';
 import { CuttingProxy } from './support/cutting-proxy';
+import { removeTestKeys } from '@ask/testing';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 /** The small real knowledge base: pgvector's README and CHANGELOG, committed in fixtures/data (source, licence: its README). */
@@ -94,6 +95,7 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
     await browser?.close();
     await proxy?.close();
     await stack?.stop();
+    if (stack) await removeTestKeys(stack.env); // BullMQ meta, job hashes, event streams under its prefix
     await db?.drop();
   });
 
