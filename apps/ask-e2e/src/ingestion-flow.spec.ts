@@ -254,7 +254,7 @@ describe('ingestion as a queued job, end to end (four processes, real PostgreSQL
       const total = expectedChunks.reduce((a, b) => a + b, 0);
       expect([run.code, run.stderr.includes(`3/3 documents | ${total} chunks | 0 failed`)]).toEqual([0, true]);
       expect(run.stdout).toContain(
-        `(1 ingestion(s)): 3 documents (3 new, 0 replaced, 0 unchanged, 0 failed), ${total} chunks`,
+        `(1 ingestion): 3 documents (3 new, 0 replaced, 0 unchanged, 0 failed), ${total} chunks`,
       );
       const [{ n }] = await db.dataSource.query(
         'SELECT count(*)::int AS n FROM knowledge_chunks WHERE project_id = $1',

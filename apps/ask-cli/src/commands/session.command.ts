@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { AskClient, type AskOutcome } from '@ask/ask-client';
 import { type BudgetEvent, promptInputLimit } from '@ask/ask-contracts';
+import { count } from './plural';
 
 /** One question of a session file; `covered` is false for a line marked `? ` (not covered by the corpus). */
 export interface SessionQuestion {
@@ -103,7 +104,7 @@ export function registerSessionCommand(program: Command): void {
         readQuestions(flags.questions),
       );
       const failed = outcomes.filter((o) => o.error).length;
-      console.log(`\n━━ ${outcomes.length} turns, ${outcomes.length - failed} answered, ${failed} failed`);
+      console.log(`\n━━ ${count(outcomes.length, 'turn')}, ${outcomes.length - failed} answered, ${failed} failed`);
       if (failed) process.exitCode = 1;
     });
 }
