@@ -31,6 +31,8 @@ function globEscape(text: string): string {
 export async function removeKeysUnder(redis: Redis | string, prefix: string): Promise<number> {
   if (!prefix) throw new Error('removeKeysUnder: an empty prefix would match every key');
   const client = typeof redis === 'string' ? new Redis(redis, { lazyConnect: true, maxRetriesPerRequest: 1 }) : redis;
+  // A server that is down rejects the first command (after one retry); ioredis would also print it.
+  if (typeof redis === 'string') client.on('error', () => undefined);
   let removed = 0;
   try {
     for (const pattern of [globEscape(prefix), `${globEscape(prefix)}:*`, `{${globEscape(prefix)}[:}]*`]) {
