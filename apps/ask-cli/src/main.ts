@@ -6,6 +6,7 @@ import { registerIngestCommands } from './commands/ingest.command';
 import { registerKeyCommands } from './commands/key.command';
 import { registerProjectCommands } from './commands/project.command';
 import { registerSessionCommand } from './commands/session.command';
+import { registerSessionsCommand } from './commands/sessions.command';
 import { registerUsageCommand } from './commands/usage.command';
 
 /** `ask`: the Ask service's command line (projects, ingestion, sessions, the end-to-end demo). */
@@ -14,6 +15,7 @@ registerProjectCommands(program);
 registerKeyCommands(program);
 registerIngestCommands(program);
 registerSessionCommand(program);
+registerSessionsCommand(program);
 registerUsageCommand(program);
 registerDemoCommand(program);
 

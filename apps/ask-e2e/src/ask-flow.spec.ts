@@ -14,6 +14,7 @@ import {
 } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
+import { removeTestKeys } from '@ask/testing';
 
 /** The small real knowledge base: pgvector's README and CHANGELOG, committed in fixtures/data (source, licence: its README). */
 const KB = resolve(__dirname, '..', '..', '..', 'fixtures', 'data', 'kb-pgvector');
@@ -63,6 +64,7 @@ describe('the ask flow, end to end (three processes, real PostgreSQL and Redis)'
 
   afterAll(async () => {
     await stack?.stop();
+    if (stack) await removeTestKeys(stack.env); // BullMQ meta, job hashes, event streams under its prefix
     await db?.drop();
   });
 

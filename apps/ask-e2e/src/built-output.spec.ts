@@ -14,6 +14,7 @@ import {
 } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { APPS, startStack, type Stack } from '@ask/stack';
+import { removeTestKeys } from '@ask/testing';
 
 /** pgvector's README and CHANGELOG, committed in fixtures/data (source, licence: its README). */
 const KB = resolve(__dirname, '..', '..', '..', 'fixtures', 'data', 'kb-pgvector');
@@ -68,6 +69,7 @@ describe('the built apps (node dist/<app>/main.js), end to end', () => {
 
   afterAll(async () => {
     await stack?.stop();
+    if (stack) await removeTestKeys(stack.env); // BullMQ meta, job hashes, event streams under its prefix
     await db?.drop();
   });
 

@@ -9,6 +9,7 @@ import { countLexicalTokens } from '@ask/llm-providers';
 import { ApiKeysRepository, CredentialsCipher, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
+import { removeTestKeys } from '@ask/testing';
 
 /** Three npm READMEs committed beside the suite (source and licence in the folder's SOURCE-AND-LICENCE). */
 const KB = resolve(__dirname, 'fixtures', 'kb-npm');
@@ -84,6 +85,7 @@ describe('ingestion as a queued job, end to end (four processes, real PostgreSQL
 
   afterAll(async () => {
     await stack?.stop();
+    if (stack) await removeTestKeys(stack.env); // BullMQ meta, job hashes, event streams under its prefix
     await fake?.close();
     await db?.drop();
   });
@@ -252,7 +254,7 @@ describe('ingestion as a queued job, end to end (four processes, real PostgreSQL
       const total = expectedChunks.reduce((a, b) => a + b, 0);
       expect([run.code, run.stderr.includes(`3/3 documents | ${total} chunks | 0 failed`)]).toEqual([0, true]);
       expect(run.stdout).toContain(
-        `(1 ingestion(s)): 3 documents (3 new, 0 replaced, 0 unchanged, 0 failed), ${total} chunks`,
+        `(1 ingestion): 3 documents (3 new, 0 replaced, 0 unchanged, 0 failed), ${total} chunks`,
       );
       const [{ n }] = await db.dataSource.query(
         'SELECT count(*)::int AS n FROM knowledge_chunks WHERE project_id = $1',

@@ -6,6 +6,7 @@ import { AskClient } from '@ask/ask-client';
 import { ApiKeysRepository, CredentialsCipher, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
+import { removeTestKeys } from '@ask/testing';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 const README = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
@@ -60,6 +61,7 @@ describe('README commands, run as pasted (real PostgreSQL, Redis and the four ap
 
   afterAll(async () => {
     await stack?.stop();
+    if (stack) await removeTestKeys(stack.env); // BullMQ meta, job hashes, event streams under its prefix
     await db?.drop();
   });
 
@@ -100,6 +102,8 @@ describe('README commands, run as pasted (real PostgreSQL, Redis and the four ap
     // The session file's 4 questions answered in one session; the uncovered one abstained.
     expect(run.stdout).toContain('━━ 4 turns, 4 answered, 0 failed');
     expect(run.stdout).toContain('The knowledge base does not seem to cover this question');
+    // `sessions` lists that one session of the hand-run project, with its 4 turns.
+    expect(run.stdout).toMatch(/^[0-9a-f-]{36} {2}4 turns {2}\d{4}-\d\d-\d\d \d\d:\d\d {2}.+\n1 session$/m);
   }, 420_000);
 
   it('left the database as the README describes: two projects named mine, one switched to OpenAI with credentials sealed', async () => {

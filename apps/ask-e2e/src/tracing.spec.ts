@@ -15,6 +15,7 @@ import {
 } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { freePort, startStack, type Stack } from '@ask/stack';
+import { removeTestKeys } from '@ask/testing';
 
 /** The small real knowledge base committed in fixtures/data (source, licence: its README). */
 const KB = resolve(__dirname, '..', '..', '..', 'fixtures', 'data', 'kb-pgvector');
@@ -137,6 +138,7 @@ describe('the span tree of one ask across the three processes (OTLP/HTTP to a lo
 
   afterAll(async () => {
     await stack?.stop();
+    if (stack) await removeTestKeys(stack.env); // BullMQ meta, job hashes, event streams under its prefix
     await db?.drop();
     await new Promise((r) => collector?.server.close(r));
   });

@@ -6,6 +6,7 @@ import { ApiKeysRepository, CredentialsCipher, ProjectsRepository, SessionsRepos
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
 import { TiktokenCounter } from '@ask/token-counting';
+import { removeTestKeys } from '@ask/testing';
 
 /**
  * A project whose configured window (400,000) is larger than what the OpenAI upstream enforces for
@@ -64,6 +65,7 @@ describe('an upstream context overflow, end to end (fake OpenAI upstream)', () =
 
   afterAll(async () => {
     await stack?.stop();
+    if (stack) await removeTestKeys(stack.env); // BullMQ meta, job hashes, event streams under its prefix
     await upstream?.close();
     await db?.drop();
   });

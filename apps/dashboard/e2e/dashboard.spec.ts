@@ -18,6 +18,7 @@ import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing'
 import { startStack, type Stack } from '@ask/stack';
 import { launchBrowser } from './support/browser';
 import { CuttingProxy } from './support/cutting-proxy';
+import { removeTestKeys } from '@ask/testing';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 /** The small real knowledge base: pgvector's README and CHANGELOG, committed in fixtures/data (source, licence: its README). */
@@ -45,6 +46,9 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
   const pageErrors: string[] = [];
   let pageResponse: Awaited<ReturnType<Page['goto']>>;
   const cspViolations: string[] = [];
+  /** Every console error of the page (a failed request's status is one), and every request it made. */
+  const consoleErrors: string[] = [];
+  const requests: string[] = [];
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -81,7 +85,9 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
     // init script reports the DOM's securitypolicyviolation events there too, on every page load.
     page.on('console', (message) => {
       if (/Content Security Policy|csp-violation/.test(message.text())) cspViolations.push(message.text());
+      if (message.type() === 'error') consoleErrors.push(`${message.text()} ${message.location().url}`);
     });
+    page.on('request', (request) => requests.push(`${request.method()} ${new URL(request.url()).pathname}`));
     await page.addInitScript(() => {
       document.addEventListener('securitypolicyviolation', (e) =>
         console.error(`csp-violation ${e.violatedDirective} ${e.blockedURI}`),
@@ -94,6 +100,7 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
     await browser?.close();
     await proxy?.close();
     await stack?.stop();
+    if (stack) await removeTestKeys(stack.env); // BullMQ meta, job hashes, event streams under its prefix
     await db?.drop();
   });
 
@@ -122,9 +129,12 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
   };
 
   const turn = (n: number) => page.locator(`#turns > li:nth-child(${n})`);
+  /** The answer's own text (its Markdown as streamed and stored), which the page renders as HTML. */
+  const answerText = async (n: number): Promise<string> =>
+    (await turn(n).locator('[data-role=answer]').getAttribute('data-markdown')) ?? '';
 
   /**
-   * Asks through the page and records the answer's length at every DOM change while it streams.
+   * Asks through the page and records the answer's length (its Markdown) at every DOM change while it streams.
    * @returns the 202 body the page received, and the lengths seen.
    */
   const askOnPage = async (question: string, n: number): Promise<{ accepted: Accepted; lengths: number[] }> => {
@@ -134,12 +144,14 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
       w.__lengths = [];
       w.__observer = new MutationObserver(() => {
         const answer = document.querySelector(`#turns > li:nth-child(${index}) [data-role=answer]`);
-        if (answer) w.__lengths.push(answer.textContent?.length ?? 0);
+        if (answer) w.__lengths.push(answer.getAttribute('data-markdown')?.length ?? 0);
       });
       w.__observer.observe(document.getElementById('turns') as HTMLElement, {
         childList: true,
         subtree: true,
         characterData: true,
+        attributes: true,
+        attributeFilter: ['data-markdown'],
       });
     }, n);
     const response = page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/ask'));
@@ -177,10 +189,7 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
           accepted,
           lengths,
           budget,
-          answer:
-            (await turn(i + 1)
-              .locator('[data-role=answer]')
-              .textContent()) ?? '',
+          answer: await answerText(i + 1),
         });
       }
       mkdirSync(resolve(SCREENSHOT, '..'), { recursive: true });
@@ -202,6 +211,30 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
       expect(turns.map((t) => t.accepted.sessionId)).toEqual([sessionId, sessionId, sessionId]);
       for (const t of turns) expect(t.answer).toBe(await storedAnswer(t.accepted.askId));
       expect(turns[2].answer.split('\n')[0]).toBe('(Follow-up; this prompt carried 2 earlier turns.)');
+    });
+
+    it('renders each answer as Markdown: a fenced code block as <pre><code>, no literal fences', async () => {
+      // The stand-in quotes pgvector's README, whose SQL comes in ```sql fences.
+      const fenced = turns.findIndex((t) => /```sql\n/.test(t.answer));
+      expect(fenced).toBeGreaterThanOrEqual(0);
+      const answer = turn(fenced + 1).locator('[data-role=answer]');
+      // The fence's SQL lines, less the list item's indentation that Markdown strips.
+      const sqlLines = (text: string) =>
+        text
+          .split('\n')
+          .map((line) => line.trim())
+          .filter(Boolean);
+      const firstFence = /```sql\n([\s\S]*?)```/.exec(turns[fenced].answer)?.[1] ?? '';
+      const block = answer.locator('pre > code.language-sql').first();
+      expect(sqlLines(firstFence)).toEqual(['CREATE INDEX ON items USING hnsw (embedding vector_l2_ops);']);
+      expect(sqlLines((await block.textContent()) ?? '')).toEqual(sqlLines(firstFence));
+      expect(await block.evaluate((node) => getComputedStyle(node).fontFamily)).toMatch(/mono/i);
+      expect(await block.evaluate((node) => getComputedStyle(node.parentElement as Element).overflowX)).toBe('auto');
+      for (const n of [1, 2, 3]) {
+        const text = await turn(n).locator('[data-role=answer]').textContent();
+        expect(text).not.toContain('```');
+        expect(await turn(n).locator('[data-role=answer] script, [data-role=answer] [style]').count()).toBe(0);
+      }
     });
 
     it("shows each turn's budget in plain words and its sources under the answer", async () => {
@@ -248,7 +281,11 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
       expect(await page.locator('#turns [data-role=question]').allTextContents()).toEqual(
         questions.map((q) => `You asked: ${q}`),
       );
-      expect(await page.locator('#turns [data-role=answer]').allTextContents()).toEqual(turns.map((t) => t.answer));
+      expect(
+        await page
+          .locator('#turns [data-role=answer]')
+          .evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-markdown'))),
+      ).toEqual(turns.map((t) => t.answer));
       expect(await row.getAttribute('aria-current')).toBe('true');
     });
 
@@ -280,7 +317,7 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
       const redrawn = page.waitForResponse((r) => r.request().method() === 'GET' && sessionsList.test(r.url()));
       const { accepted } = await askOnPage('Does pgvector support halfvec?', 4);
       expect(accepted.sessionId).toBe(turns[0].accepted.sessionId);
-      expect(await turn(4).locator('[data-role=answer]').textContent()).toBe(await storedAnswer(accepted.askId));
+      expect(await answerText(4)).toBe(await storedAnswer(accepted.askId));
       await page
         .getByRole('button', { name: /^Delete session/ })
         .first()
@@ -297,6 +334,11 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
       );
       expect(count).toBe(0);
     });
+  });
+
+  // The typed-error cases below answer 4xx on purpose, which Chromium logs as console errors.
+  it('logged no console error while it opened a project, streamed, reopened and deleted a session', () => {
+    expect(consoleErrors).toEqual([]);
   });
 
   describe('typed errors, with the copy chosen by code', () => {
@@ -353,7 +395,7 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
       const deltas = (await eventsOf(accepted, projectKey)).filter((e) => e.type === 'delta');
       expect(deltas.length).toBeGreaterThan(3);
       expect(await turn(1).getAttribute('data-status')).toBe('done');
-      expect(await turn(1).locator('[data-role=answer]').textContent()).toBe(await storedAnswer(accepted.askId));
+      expect(await answerText(1)).toBe(await storedAnswer(accepted.askId));
     });
   });
 
@@ -366,5 +408,9 @@ describe('the dashboard in headless Chromium, against the real stack', () => {
       headers['x-content-type-options'],
     ]).toEqual(["default-src 'self'", 'DENY', 'nosniff']);
     expect(cspViolations).toEqual([]);
+  });
+
+  it('never asked for the admin-only project list with a project key', () => {
+    expect(requests.filter((r) => r === 'GET /api/v1/projects')).toEqual([]);
   });
 });

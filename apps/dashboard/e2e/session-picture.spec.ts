@@ -16,6 +16,7 @@ import {
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
 import { launchBrowser } from './support/browser';
+import { removeTestKeys } from '@ask/testing';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 /** The small real knowledge base: pgvector's README and CHANGELOG, committed in fixtures/data (source, licence: its README). */
@@ -157,6 +158,7 @@ describe('the session picture and the project usage view', () => {
   afterAll(async () => {
     await browser?.close();
     await stack?.stop();
+    if (stack) await removeTestKeys(stack.env); // BullMQ meta, job hashes, event streams under its prefix
     await db?.drop();
   });
 

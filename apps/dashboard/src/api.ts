@@ -65,6 +65,15 @@ export interface AskAccepted {
 }
 
 /**
+ * True for a project API key: `ask_<12-character prefix>_<43-character secret>`, base64url (the form
+ * ApiKeysRepository in libs/persistence issues). The admin key is the operator's ASK_ADMIN_KEY, of any
+ * other form.
+ */
+export function isProjectKey(key: string): boolean {
+  return /^ask_[A-Za-z0-9_-]{12}_[A-Za-z0-9_-]{43}$/.test(key);
+}
+
+/**
  * The few routes the dashboard calls, on the page's own origin. The API key, when one is given, goes
  * in `Authorization: Bearer`; EventSource cannot send headers, which is why `eventsUrl` is opened as
  * returned.
@@ -72,8 +81,13 @@ export interface AskAccepted {
 export class DashboardApi {
   constructor(private readonly apiKey: () => string) {}
 
-  /** `GET /api/v1/projects` (admin key only). Null when this key may not list projects. */
+  /**
+   * `GET /api/v1/projects` (admin key only). Null when this key may not list projects; a project key
+   * ({@link isProjectKey}) or no key is never sent there, so the page logs no 401 for it.
+   */
   async listProjects(): Promise<ProjectSummary[] | null> {
+    const key = this.apiKey().trim();
+    if (!key || isProjectKey(key)) return null;
     try {
       const body = await this.request<{ projects: ProjectSummary[] }>('GET', '/api/v1/projects');
       return body.projects;

@@ -208,17 +208,11 @@ export function renderSessionPicture(picture: SessionPicture): HTMLElement {
         svg('line', { class: 'window-line', x1: x0, x2: x0 + SLOT, y1: y(bar.window), y2: y(bar.window) }),
         svg('line', { class: 'limit-line', x1: x0, x2: x0 + SLOT, y1: y(bar.inputLimit), y2: y(bar.inputLimit) }),
       );
-      // The lines' values, where they start or change.
-      if (bar.window !== lastWindow)
-        g.append(
-          svg('text', { class: 'line-label', x: x0 + 2, y: y(bar.window) - 4 }, [`window ${tokens(bar.window)}`]),
-        );
-      if (bar.inputLimit !== lastLimit)
-        g.append(
-          svg('text', { class: 'line-label', x: x0 + 2, y: y(bar.inputLimit) + 12 }, [
-            `limit ${tokens(bar.inputLimit)}`,
-          ]),
-        );
+      // The lines' values where they start (in the left margin, beside the axis: a bar's own value sits
+      // just above the bar, which near the limit is where an in-plot label overlapped it) and where
+      // they change (in the plot, on a halo of the page's colour so a bar behind stays legible).
+      if (bar.window !== lastWindow) g.append(lineLabel(i, x0, y(bar.window), 'window', bar.window));
+      if (bar.inputLimit !== lastLimit) g.append(lineLabel(i, x0, y(bar.inputLimit), 'limit', bar.inputLimit));
       lastWindow = bar.window;
       lastLimit = bar.inputLimit;
     }
@@ -260,6 +254,16 @@ export function renderSessionPicture(picture: SessionPicture): HTMLElement {
     el('p', { className: 'totals-line', text: `Session total: ${figuresText(picture.totals)}.` }),
     totalsList('session-totals', picture.totals),
   ]);
+}
+
+/** A line's value label: right-aligned in the left margin for the first bar, else at the slot's left. */
+function lineLabel(index: number, x0: number, lineY: number, name: string, value: number): SVGElement {
+  return index === 0
+    ? svg('text', { class: 'line-label', x: LEFT - 6, y: lineY, 'text-anchor': 'end', 'dominant-baseline': 'middle' }, [
+        svg('tspan', { x: LEFT - 6, dy: '-0.55em' }, [name]),
+        svg('tspan', { x: LEFT - 6, dy: '1.1em' }, [tokens(value)]),
+      ])
+    : svg('text', { class: 'line-label', x: x0 + 2, y: lineY - 4 }, [`${name} ${tokens(value)}`]);
 }
 
 function legendItem(fate: string, text: string): HTMLLIElement {

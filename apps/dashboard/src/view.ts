@@ -1,5 +1,6 @@
 import type { SessionSummary } from './api';
 import { budgetSummary, errorCopy, memoryLine } from './copy';
+import { renderMarkdown } from './markdown';
 import type { Turn } from './turn';
 
 /** Creates an element with text and children; text always goes through textContent (never HTML). */
@@ -39,9 +40,15 @@ export class TurnView {
     this.update();
   }
 
-  /** Redraws the answer text only (the frequent case: a delta). */
+  /**
+   * Redraws the answer only (the frequent case: a delta), as sanitised Markdown ({@link renderMarkdown});
+   * `data-markdown` keeps the answer's own text, exactly as streamed and stored.
+   */
   updateAnswer(): void {
-    this.answer.textContent = this.turn.answer;
+    if (this.answer.dataset['markdown'] !== this.turn.answer) {
+      this.answer.replaceChildren(renderMarkdown(this.turn.answer));
+      this.answer.dataset['markdown'] = this.turn.answer;
+    }
     this.root.dataset['status'] = this.turn.status;
     this.answer.classList.toggle('streaming', this.turn.status === 'streaming' || this.turn.status === 'pending');
   }
@@ -49,7 +56,10 @@ export class TurnView {
   /** Redraws everything: answer, budget line, sources, error. */
   update(): void {
     this.updateAnswer();
-    if (this.turn.status === 'pending' && !this.turn.answer) this.answer.textContent = '';
+    if (this.turn.status === 'pending' && !this.turn.answer) {
+      this.answer.textContent = '';
+      this.answer.dataset['markdown'] = '';
+    }
     this.meta.replaceChildren(...this.budgetNodes(), ...this.sourceNodes(), ...this.errorNodes());
   }
 

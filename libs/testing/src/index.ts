@@ -4,3 +4,4 @@
  */
 export * from './seeded-random';
 export * from './http-reply';
+export * from './redis-keys';

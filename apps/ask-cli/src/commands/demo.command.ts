@@ -1,5 +1,5 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { DataSource } from 'typeorm';
 import { AskClient } from '@ask/ask-client';
@@ -18,6 +18,7 @@ import { withDatabase } from './db';
 import { ingestFolder } from './ingest.command';
 import { toSettings } from './project.command';
 import { readQuestions, runSession } from './session.command';
+import { count } from './plural';
 
 const ROOT = resolve(__dirname, '..', '..', '..', '..');
 /**
@@ -180,11 +181,12 @@ const pageId = (doc: SourceDocument) =>
 export function chooseCorpus(
   docs?: string,
   options: { fallback?: boolean } = {},
-): { name: string; folders: CorpusFolder[]; questions: string; retrieval: RetrievalSettings } {
+): { name: string; short: string; folders: CorpusFolder[]; questions: string; retrieval: RetrievalSettings } {
   const questionsDir = join(ROOT, 'apps', 'ask-cli', 'questions');
   if (docs)
     return {
       name: `documents in ${docs}`,
+      short: basename(resolve(docs)),
       folders: [{ dir: resolve(docs) }],
       questions: join(questionsDir, 'postgresql-session.txt'),
       retrieval: MANUAL_RETRIEVAL,
@@ -192,6 +194,7 @@ export function chooseCorpus(
   if (!options.fallback && existsSync(POSTGRES_MANUAL)) {
     return {
       name: 'PostgreSQL 15 manual',
+      short: 'PostgreSQL 15 manual',
       folders: [{ dir: POSTGRES_MANUAL }],
       questions: join(questionsDir, 'postgresql-session.txt'),
       retrieval: MANUAL_RETRIEVAL,
@@ -204,10 +207,45 @@ export function chooseCorpus(
   })).filter(({ dir }) => existsSync(dir) && readdirSync(dir).some((f) => f.toLowerCase().endsWith('.md')));
   return {
     name: 'package documentation (fallback corpus)',
+    short: 'package documentation (fallback corpus)',
     folders,
     questions: join(questionsDir, 'fallback-session.txt'),
     retrieval: FALLBACK_RETRIEVAL,
   };
+}
+
+/**
+ * Checks the demo's own inputs before anything is created or started: `--docs` must be a folder and
+ * `--questions` a readable file with at least one question.
+ * @throws Error naming the option and the path (as given, and resolved) when one is missing or wrong.
+ */
+export function checkDemoInputs(flags: { docs?: string; questions?: string }): void {
+  if (flags.docs !== undefined) {
+    const dir = resolve(flags.docs);
+    if (!existsSync(dir)) throw new Error(`--docs ${flags.docs}: no such folder (${dir}); nothing was created`);
+    if (!statSync(dir).isDirectory())
+      throw new Error(`--docs ${flags.docs}: not a folder (${dir}); nothing was created`);
+  }
+  if (flags.questions !== undefined) {
+    const file = resolve(flags.questions);
+    if (!existsSync(file) || !statSync(file).isFile())
+      throw new Error(`--questions ${flags.questions}: no such file (${file}); nothing was created`);
+    if (readQuestions(file).length === 0)
+      throw new Error(`--questions ${flags.questions}: no question in it (one per line; # starts a comment)`);
+  }
+}
+
+/**
+ * The demo project's name: `demo: ` and a short name of its corpus (`demo: PostgreSQL 15 manual`,
+ * `demo: PostgreSQL 15 manual (semantic subset)`, `demo: my-notes` for `--docs ~/my-notes`), with
+ * ` (semantic)` for the semantic embedder on a whole corpus. One project per corpus and embedder: two
+ * embedding spaces never share a project.
+ */
+export function demoProjectName(
+  corpus: { short: string },
+  options: { semantic?: boolean; subset?: boolean } = {},
+): string {
+  return `demo: ${corpus.short}${options.subset ? ' (semantic subset)' : options.semantic ? ' (semantic)' : ''}`;
 }
 
 /**
@@ -232,6 +270,7 @@ export function registerDemoCommand(program: Command): void {
     )
     .option('--keep-running', 'leave the stack running after the session (Ctrl-C to stop)')
     .action(async (flags: DemoFlags) => {
+      checkDemoInputs(flags);
       const config = loadConfig();
       await ensureDatabase(config.DATABASE_URL);
       await runMigrations(config.DATABASE_URL);
@@ -245,8 +284,7 @@ export function registerDemoCommand(program: Command): void {
           '  (the PostgreSQL 15 manual is not at ../shared/data/kb-postgresql-15-docs nor at $ASK_SHARED_DATA/kb-postgresql-15-docs: put it there to ask it instead)',
         );
       const embedding = flags.semantic ? 'local-semantic' : 'local';
-      // One project per corpus and embedder: two embedding spaces never share a project.
-      const name = `demo: ${corpus.name}${flags.semantic && !subset ? ' (semantic)' : ''}`;
+      const name = demoProjectName(corpus, { semantic: flags.semantic, subset });
       const projectId = await withDatabase((ds, projects) =>
         demoProject(ds, projects, name, console.log, embedding, corpus.retrieval),
       );
@@ -264,7 +302,7 @@ export function registerDemoCommand(program: Command): void {
       const removed = await withDatabase((ds) => removeStaleSources(new KnowledgeRepository(ds), projectId, uris));
       if (removed.length)
         console.log(
-          `removed ${removed.length} documents no longer in the corpus (${removed.slice(0, 3).join(', ')}${removed.length > 3 ? ', …' : ''})`,
+          `removed ${count(removed.length, 'document')} no longer in the corpus (${removed.slice(0, 3).join(', ')}${removed.length > 3 ? ', …' : ''})`,
         );
 
       await withDatabase(async (_ds, projects) => {
@@ -296,14 +334,22 @@ export function registerDemoCommand(program: Command): void {
           readQuestions(flags.questions ?? corpus.questions),
         );
         const failed = outcomes.filter((o) => o.error).length;
-        console.log(`\n━━ ${outcomes.length} turns, ${outcomes.length - failed} answered, ${failed} failed`);
+        console.log(`\n━━ ${count(outcomes.length, 'turn')}, ${outcomes.length - failed} answered, ${failed} failed`);
         console.log(`   turns dropped per turn: ${outcomes.map((o) => o.budget?.turnsDropped ?? '-').join(' ')}`);
-        console.log(`   session: ${stack.gatewayUrl}/api/v1/projects/${projectId}/sessions/${outcomes[0]?.sessionId}`);
+        const sessionId = outcomes[0]?.sessionId;
         if (flags.keepRunning) {
-          console.log('\nstack running (Ctrl-C to stop); to call it from another shell, first run:');
+          console.log('\nstack running (Ctrl-C to stop). To reopen this session:');
+          console.log(`  in a browser: ${stack.gatewayUrl}/ with project ${projectId} and API key ${apiKey}`);
+          console.log(`                (the session "${sessionId}" is in its Sessions list)`);
+          console.log('  from another shell, first run:');
           console.log(`  export ASK_GATEWAY=${stack.gatewayUrl}`);
           console.log(`  export ASK_PROJECT=${projectId} ASK_API_KEY=${apiKey}   # the demo's own project`);
+          console.log('  then: npm run ask -- sessions');
           await new Promise<void>((r) => process.once('SIGINT', () => r()));
+        } else {
+          console.log(
+            `   session: ${sessionId} (the stack stops now; npm run demo -- --keep-running keeps it up to open the session in the dashboard)`,
+          );
         }
         if (failed) process.exitCode = 1;
       } finally {

@@ -18,6 +18,7 @@ import { EmbeddingLedger } from '@ask/observability';
 import { InsightsRepository, KnowledgeRepository, ProviderCallsRepository } from '@ask/persistence';
 import type { DataSource } from 'typeorm';
 import { withDatabase } from './db';
+import { count } from './plural';
 
 /** Documents per `POST …/knowledge` call (the API's limit is 200). */
 const DOCUMENTS_PER_CALL = 200;
@@ -91,8 +92,8 @@ export async function ingestFolder(
       });
       bar?.stop();
       console.log(
-        `ingested ${dir}: ${result.sources} documents (${result.created} new, ${result.replaced} replaced, ` +
-          `${result.skippedUnchanged} unchanged, ${result.failed} failed), ${result.chunks} chunks embedded in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+        `ingested ${dir}: ${count(result.sources, 'document')} (${result.created} new, ${result.replaced} replaced, ` +
+          `${result.skippedUnchanged} unchanged, ${result.failed} failed), ${count(result.chunks, 'chunk')} embedded in ${((Date.now() - started) / 1000).toFixed(1)} s`,
       );
       for (const line of failures) console.log(`  failed ${line}`);
       return { ...result, uris: documents.map((d) => d.uri) };
@@ -301,8 +302,8 @@ export function registerIngestCommands(program: Command): void {
       });
       const c = result.counts;
       console.log(
-        `ingested ${flags.docs} through ${flags.gateway} (${result.ingestionIds.length} ingestion(s)): ${c.total} documents ` +
-          `(${c.created} new, ${c.replaced} replaced, ${c.unchanged} unchanged, ${c.failed} failed), ${c.chunks} chunks in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+        `ingested ${flags.docs} through ${flags.gateway} (${count(result.ingestionIds.length, 'ingestion')}): ${count(c.total, 'document')} ` +
+          `(${c.created} new, ${c.replaced} replaced, ${c.unchanged} unchanged, ${c.failed} failed), ${count(c.chunks, 'chunk')} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
       );
       for (const f of result.failures)
         console.log(`  failed ${f.uri}: ${f.error.code} ${f.error.details ?? f.error.error}`);

@@ -29,7 +29,7 @@ describe('readQuestionFile', () => {
 });
 
 describe('formatBudget', () => {
-  it('prints every figure of the budget event', () => {
+  it('prints every figure of the budget event, used against the limit that also holds the system prompt', () => {
     const budget: BudgetEvent = {
       provider: 'local',
       model: 'local',
@@ -41,7 +41,7 @@ describe('formatBudget', () => {
       counterId: 'tiktoken:o200k_base',
       calibration: 1,
       available: 5134,
-      used: 5034,
+      used: 5182,
       turnsKept: 6,
       turnsDropped: 3,
       contextKept: 12,
@@ -49,8 +49,10 @@ describe('formatBudget', () => {
       keptTurnIds: [],
     };
     expect(formatBudget(budget)).toBe(
-      'budget: local/local window=8192 max_tokens=2048 reserve=600 margin=410 (exact tiktoken:o200k_base) ' +
-        'available=5134 used=5034 turns kept=6 dropped=3 context kept=12 dropped=0',
+      'budget: local/local window=8192 max_tokens=2048 margin=410 (exact tiktoken:o200k_base) ' +
+        'prompt used=5182 (system prompt included) of limit=5734 (= window − max_tokens − margin: ' +
+        'reserve=600 for the system prompt + available=5134 for question, turns and context) ' +
+        'turns kept=6 dropped=3 context kept=12 dropped=0',
     );
   });
 });

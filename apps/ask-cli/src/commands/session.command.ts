@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { AskClient, type AskOutcome } from '@ask/ask-client';
-import type { BudgetEvent } from '@ask/ask-contracts';
+import { type BudgetEvent, promptInputLimit } from '@ask/ask-contracts';
+import { count } from './plural';
 
 /** One question of a session file; `covered` is false for a line marked `? ` (not covered by the corpus). */
 export interface SessionQuestion {
@@ -28,12 +29,21 @@ export function readQuestions(path: string): string[] {
   return readQuestionFile(path).map((q) => q.question);
 }
 
-/** One line describing a turn's budget (all figures tokens). */
+/**
+ * One line describing a turn's budget (all figures tokens). The prompt's two sides are named so they
+ * compare like with like: `prompt used` (what is sent: system prompt, kept turns, kept context and the
+ * question, with framing) against the prompt's input limit `window − max_tokens − margin`, which is
+ * the system-prompt `reserve` plus the event's `available` (what the question, turns and context may
+ * use). `available` alone excludes the reserve, so `used` may exceed it without any overflow.
+ */
 export function formatBudget(b: BudgetEvent): string {
+  const limit = promptInputLimit(b);
   return (
-    `budget: ${b.provider}/${b.model} window=${b.window} max_tokens=${b.maxTokens} reserve=${b.reserve} ` +
-    `margin=${b.margin} (${b.counter} ${b.counterId}${b.calibration > 1 ? ` ×${b.calibration}` : ''}) ` +
-    `available=${b.available} used=${b.used} turns kept=${b.turnsKept} dropped=${b.turnsDropped} ` +
+    `budget: ${b.provider}/${b.model} window=${b.window} max_tokens=${b.maxTokens} margin=${b.margin} ` +
+    `(${b.counter} ${b.counterId}${b.calibration > 1 ? ` ×${b.calibration}` : ''}) ` +
+    `prompt used=${b.used} (system prompt included) of limit=${limit} (= window − max_tokens − margin: ` +
+    `reserve=${b.reserve} for the system prompt + available=${b.available} for question, turns and context) ` +
+    `turns kept=${b.turnsKept} dropped=${b.turnsDropped} ` +
     `context kept=${b.contextKept} dropped=${b.contextDropped}`
   );
 }
@@ -94,7 +104,7 @@ export function registerSessionCommand(program: Command): void {
         readQuestions(flags.questions),
       );
       const failed = outcomes.filter((o) => o.error).length;
-      console.log(`\n━━ ${outcomes.length} turns, ${outcomes.length - failed} answered, ${failed} failed`);
+      console.log(`\n━━ ${count(outcomes.length, 'turn')}, ${outcomes.length - failed} answered, ${failed} failed`);
       if (failed) process.exitCode = 1;
     });
 }

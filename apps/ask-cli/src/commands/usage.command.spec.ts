@@ -29,7 +29,7 @@ describe(formatUsage.name, () => {
         'anthropic/claude-sonnet-4-6      2   3012           0            0      10          0  0.011436000000',
         'openai/my-finetune               1      5           0            0      10          0  0.000000000000',
         'total                            3   3017           0            0      10          0  0.011436000000',
-        '1 call(s) without a price: their tokens are counted, their cost is not',
+        '1 call without a price: their tokens are counted, their cost is not',
         '',
       ].join('\n'),
     );

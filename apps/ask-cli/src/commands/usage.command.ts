@@ -1,6 +1,7 @@
 import { type Command, Option } from 'commander';
 import { AskClient } from '@ask/ask-client';
 import type { UsageGroup, UsageGroupBy, UsageTotals } from '@ask/persistence';
+import { count } from './plural';
 
 /** The usage route's body (`GET /api/v1/projects/:projectId/usage`): token sums and exact cost per group, then in total. */
 export interface UsageSummary {
@@ -34,7 +35,7 @@ export function formatUsage(summary: UsageSummary): string {
     r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  '),
   );
   const note = summary.totals.unpricedCalls
-    ? `\n${summary.totals.unpricedCalls} call(s) without a price: their tokens are counted, their cost is not`
+    ? `\n${count(summary.totals.unpricedCalls, 'call')} without a price: their tokens are counted, their cost is not`
     : '';
   return `usage ${summary.from} → ${summary.to}\n${lines.join('\n')}${note}\n`;
 }

@@ -21,6 +21,7 @@ import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing'
 import { startStack, type Stack } from '@ask/stack';
 import type { DataSource } from 'typeorm';
 import type { PostgresServer } from './servers';
+import { removeTestKeys } from '@ask/testing';
 
 /** The small real knowledge base: pgvector's README and CHANGELOG, committed in fixtures/data (source, licence: its README). */
 export const KB = resolve(__dirname, '..', '..', '..', '..', 'fixtures', 'data', 'kb-pgvector');
@@ -122,6 +123,8 @@ export async function startFixture(options: FixtureOptions): Promise<FaultFixtur
         if (closed) return;
         closed = true;
         await running.stop(5_000).catch(() => undefined);
+        // The suite's own redis-server may be down by now (a fault suite stops it): nothing to remove then.
+        await removeTestKeys(running.env).catch(() => undefined);
         await db.drop().catch(() => undefined);
       },
     };

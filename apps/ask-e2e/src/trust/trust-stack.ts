@@ -13,7 +13,7 @@ import { AskClient } from '@ask/ask-client';
 import { ApiKeysRepository, CredentialsCipher, ProjectsRepository, type ProjectSettingsInput } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
-import { readReply, type Reply } from '@ask/testing';
+import { readReply, type Reply, removeTestKeys } from '@ask/testing';
 
 /** A running trust suite: database, repositories, the four apps and their secrets. */
 export interface TrustStack {
@@ -104,6 +104,7 @@ export async function startTrustStack(name: string, env: NodeJS.ProcessEnv): Pro
         .join('\n'),
     async close() {
       await stack.stop(5_000).catch(() => undefined);
+      await removeTestKeys(stack.env).catch(() => undefined);
       await db.drop().catch(() => undefined);
     },
   };
