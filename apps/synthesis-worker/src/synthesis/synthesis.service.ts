@@ -19,7 +19,7 @@ import {
   type SizedPrompt,
 } from '@ask/context-budget';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { AskEventStream, FencedPublishError, type RunClaim } from '@ask/event-stream';
+import { AskEventStream, FencedPublishError, replayStoredAnswer, type RunClaim } from '@ask/event-stream';
 import {
   type ChatProvider,
   type ChatRequest,
@@ -206,6 +206,12 @@ export class SynthesisService {
     const session = await this.sessions.historyWithTurnSummaries(data.projectId, data.sessionId);
     if (!session) throw sessionGone(data.sessionId);
     const { pairs, turnSummaries } = session;
+    // Already answered (a re-enqueued or re-claimed run of a finished ask, whatever its attempt
+    // number): the stored answer is the truth, never a second paid call. The read above carries it.
+    if (pairs.some((p) => p.askId === data.askId)) {
+      await this.finishIfAlreadyStored(data, run);
+      return;
+    }
     // The project, its remembered windows and its model's calibration records in one round trip.
     const found = await this.projects.findForSynthesis(data.projectId, CALIBRATION_READ);
     const project = found?.project;
@@ -661,29 +667,17 @@ export class SynthesisService {
     }
   }
 
-  /** A retried job whose pair is already stored ends with `done` (no second pair, no second answer). */
+  /**
+   * A retried job whose pair is already stored ends with `done` (no second pair, no second answer,
+   * no provider call): `reset`, the stored answer, `done` ({@link replayStoredAnswer}).
+   * @returns false when nothing is stored for the ask (the run goes on).
+   */
   private async finishIfAlreadyStored(data: SynthesizeJobData, run: Run): Promise<boolean> {
     const events = await this.events.readAll(data.askId);
     if (events.some((e) => e.type === 'done' || e.type === 'error')) return true;
-    const stored = (await this.sessions.history(data.sessionId)).find((m) => m.askId === data.askId);
+    const stored = await this.sessions.findByAsk(data.projectId, data.askId);
     if (!stored) return false;
-    await this.events.publish(
-      data.askId,
-      'reset',
-      { attempt: 0, reason: 'answer already stored; resending it' },
-      run.claim,
-    );
-    await this.events.publish(data.askId, 'delta', { text: stored.answer }, run.claim);
-    await this.events.publish(
-      data.askId,
-      'done',
-      {
-        messageId: stored.id,
-        usage: { promptTokens: stored.promptTokens, completionTokens: stored.completionTokens },
-        sources: stored.sources,
-      },
-      run.claim,
-    );
+    await replayStoredAnswer(this.events, data.askId, stored, run.claim);
     return true;
   }
 
