@@ -9,8 +9,9 @@ import {
   createEmbeddingProvider,
   egressPolicyFor,
 } from '@ask/llm-providers';
-import { EmbeddingLedger, inSpan } from '@ask/observability';
+import { CallNotRecordedError, EmbeddingLedger, inSpan } from '@ask/observability';
 import {
+  NO_CALL_RECORDS,
   ProjectsRepository,
   ProviderCallsRepository,
   RetrievalRepository,
@@ -44,7 +45,7 @@ export class RetrievalService {
     private readonly sessions: SessionsRepository,
     @Optional() calls?: ProviderCallsRepository,
   ) {
-    this.ledger = new EmbeddingLedger(calls ?? { record: async () => undefined }, config.ASK_PRICE_OVERRIDES);
+    this.ledger = new EmbeddingLedger(calls ?? NO_CALL_RECORDS, config.ASK_PRICE_OVERRIDES);
   }
 
   /**
@@ -124,6 +125,8 @@ export class RetrievalService {
       const vectors = await this.ledger.embed(embedder, [data.question], scope, { writes: recorded });
       [vector] = checkEmbeddings(space.model, 1, embedder.dimensions, vectors);
     } catch (err) {
+      // No row, no call: retried as an infrastructure failure (BullMQ), not a provider's error.
+      if (err instanceof CallNotRecordedError) throw err;
       const failure = classifyEmbeddingFailure(err, project.embeddingSettings.provider);
       this.logger.warn(`ask ${data.askId}: embedding failed (${failure.error.code})`);
       throw failure.error;

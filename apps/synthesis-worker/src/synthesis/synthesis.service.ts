@@ -50,6 +50,7 @@ import {
 } from '@ask/observability';
 import {
   LearnedWindowsRepository,
+  NO_CALL_RECORDS,
   type Project,
   ProjectsRepository,
   ProviderCallsRepository,
@@ -139,7 +140,7 @@ export class SynthesisService {
     @Optional() private readonly summaryService?: SummaryService,
   ) {
     this.memory = new PlanningMemory(usage, windows, sessions);
-    this.ledger = new CallLedger(calls ?? { record: async () => undefined }, config.ASK_PRICE_OVERRIDES);
+    this.ledger = new CallLedger(calls ?? NO_CALL_RECORDS, config.ASK_PRICE_OVERRIDES);
     if (summaries) this.conversation = new ConversationMemory(summaries);
   }
 
@@ -427,7 +428,7 @@ export class SynthesisService {
     let promptTokens: number | null = null;
     let completionTokens: number | null = null;
     const askId = call.askId;
-    const meter = this.ledger.start({
+    const meter = await this.ledger.start({
       ...call,
       operation: 'chat',
       provider: model.provider,
@@ -506,7 +507,7 @@ export class SynthesisService {
   ): Promise<{ sized: SizedPrompt; overflow?: Overflow }> {
     if (!ctx.choice.remote || !provider.countRequestTokens) return { sized };
     let exactTokens: number;
-    const meter = this.ledger.start({
+    const meter = await this.ledger.start({
       ...call,
       operation: 'count_tokens',
       provider: ctx.model.provider,
