@@ -58,6 +58,7 @@ import {
   SessionsRepository,
   SummariesRepository,
   UsageRepository,
+  withTransientRetry,
 } from '@ask/persistence';
 import {
   countOnce,
@@ -697,10 +698,14 @@ export class SynthesisService {
       throw new FencedPublishError(askId, 'superseded');
   }
 
-  /** Stores the pair; a session deleted meanwhile is a typed 404 (never retried: it will not come back). */
+  /**
+   * Stores the pair; a session deleted meanwhile is a typed 404 (never retried: it will not come back).
+   * The answer is paid for by now: a saturated or restarting database is waited out for about 3 s
+   * (`withTransientRetry`) before the attempt fails, rather than failing it into a second paid call.
+   */
   private async appendOrSessionGone(input: Parameters<SessionsRepository['appendMessage']>[0]) {
     try {
-      return await this.sessions.appendMessage(input);
+      return await withTransientRetry(() => this.sessions.appendMessage(input));
     } catch (err) {
       if (err instanceof SessionNotFoundError) throw sessionGone(input.sessionId);
       throw err;
