@@ -1,11 +1,13 @@
 /**
  * Every provider call recorded under a saturated PostgreSQL (issue 31 item 2): the suite's own
  * server with `max_connections` 20, under the four apps' pools of 10 each (default DATABASE_POOL_MAX)
- * and a burst of asks, so new connections are refused (53300 "sorry, too many clients already").
+ * and a burst of asks, while the suite itself holds all but 2 of the server's free connections for
+ * the first HOLD_MS, so new connections are refused (53300 "sorry, too many clients already").
  * Asserted: every refused POST is a typed 503 `service_unavailable` with a `Retry-After` header (never
  * a 500), every accepted ask ends with `done` or a typed error event, and the `provider_calls` rows
  * equal the calls the fake upstream received, chat and embeddings apart (none lost to the pool).
  */
+import { Client } from 'pg';
 import { type FakeUpstream, startFakeUpstream } from '@ask/fake-upstream';
 import { withTransientRetry } from '@ask/persistence';
 import { type FaultFixture, follow, type Followed, isTyped, QUESTIONS, startFixture } from './fixture';
@@ -13,6 +15,8 @@ import { type PostgresServer, type RedisServer, startPostgres, startRedis } from
 
 const ASKS = 40;
 const MAX_CONNECTIONS = 20;
+/** How long the suite holds the server's spare connections once the burst starts, in milliseconds. */
+const HOLD_MS = 4_000;
 
 /** One POST of the burst as the client saw it. */
 interface Post {
@@ -28,6 +32,8 @@ describe(`fault: PostgreSQL saturated (max_connections ${MAX_CONNECTIONS}, four 
   let fx: FaultFixture;
   const posts: Post[] = [];
   const followed: Followed[] = [];
+  /** Connections the suite held during the first HOLD_MS of the burst. */
+  let held = 0;
 
   beforeAll(async () => {
     [postgres, redis, upstream] = await Promise.all([
@@ -49,10 +55,23 @@ describe(`fault: PostgreSQL saturated (max_connections ${MAX_CONNECTIONS}, four 
       credentials: { apiKey: 'sk-fake-saturated' },
       env: { ASK_DEADLINE_MS: '90000' },
     });
+    // Fill the server up to 2 free connections, and give them back HOLD_MS into the burst.
+    const url = new URL(fx.db.url);
+    const [{ n }] = await fx.db.dataSource.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`,
+    );
+    const hogs: Client[] = [];
+    for (let i = 0; i < MAX_CONNECTIONS - n - 3; i++) {
+      const hog = new Client({ host: url.hostname, port: Number(url.port), user: 'postgres', database: 'postgres' });
+      await hog.connect();
+      hogs.push(hog);
+    }
+    held = hogs.length;
+    const released = new Promise((r) => setTimeout(r, HOLD_MS)).then(() => Promise.all(hogs.map((h) => h.end())));
     // The burst: each client retries a 503 after its Retry-After, for up to 30 s.
     await Promise.all(
       Array.from({ length: ASKS }, async (_, i) => {
-        for (const started = Date.now(); Date.now() - started < 30_000; ) {
+        for (const started = Date.now(); Date.now() - started < 30_000;) {
           const response = await fetch(`${fx.stack.gatewayUrl}/api/v1/projects/${fx.projectId}/ask`, {
             method: 'POST',
             headers: { authorization: `Bearer ${fx.apiKey}`, 'content-type': 'application/json' },
@@ -69,6 +88,7 @@ describe(`fault: PostgreSQL saturated (max_connections ${MAX_CONNECTIONS}, four 
         }
       }),
     );
+    await released;
   });
 
   afterAll(async () => {
@@ -88,7 +108,9 @@ describe(`fault: PostgreSQL saturated (max_connections ${MAX_CONNECTIONS}, four 
       const key = `${p.status} ${p.code ?? ''} ${p.retryAfter ?? ''}`.trim();
       tally[key] = (tally[key] ?? 0) + 1;
     }
-    console.log(`POSTs under a saturated PostgreSQL: ${JSON.stringify(tally)}; accepted ${followed.length}`);
+    console.log(
+      `POSTs under a saturated PostgreSQL (${held} connections held by the suite): ${JSON.stringify(tally)}; accepted ${followed.length}`,
+    );
     for (const p of posts) {
       if (p.status === 202) continue;
       expect(p).toEqual({ status: 503, code: 'service_unavailable', retryAfter: '1' });
