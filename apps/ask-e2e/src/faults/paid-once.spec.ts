@@ -48,15 +48,19 @@ describe('fault: Redis is emptied right after done, before the reconciler record
     ]);
 
   it('each finished ask is paid once: one chat and one embedding call, each recorded, one stored pair, one terminal event', async () => {
-    const asks = [];
-    for (let i = 0; i < ASKS; i++) {
-      const accepted = await fx.client.ask(fx.projectId, QUESTIONS[i]);
-      asks.push({ accepted, first: await follow(fx.client, accepted.askId, accepted.sessionId, 20_000) });
-    }
+    // All at once, so they end within RECONCILE_MIN_AGE_MS of their acceptance, before any pass.
+    const asks = await Promise.all(
+      QUESTIONS.slice(0, ASKS).map(async (question) => {
+        const accepted = await fx.client.ask(fx.projectId, question);
+        return { accepted, first: await follow(fx.client, accepted.askId, accepted.sessionId, 20_000) };
+      }),
+    );
     const ids = asks.map((a) => a.accepted.askId);
     expect(asks.map((a) => a.first.end)).toEqual(Array(ASKS).fill('done'));
-    // The premise: no pass has recorded them yet (they are younger than RECONCILE_MIN_AGE_MS).
-    expect((await askRows(ids)).map((r) => r.state)).toEqual(Array(ASKS).fill('accepted'));
+    // The premise: asks no pass has recorded yet (younger than RECONCILE_MIN_AGE_MS). On a loaded
+    // machine a slow one may already be recorded: it is then left alone, and counted all the same.
+    const unrecorded = (await askRows(ids)).filter((r) => r.state === 'accepted').map((r) => r.id);
+    expect(unrecorded.length).toBeGreaterThanOrEqual(1);
     const before = { chat: calls('openai.chat'), embeddings: calls('openai.embeddings') };
     expect(before).toEqual({ chat: ASKS, embeddings: ASKS });
 
@@ -71,7 +75,9 @@ describe('fault: Redis is emptied right after done, before the reconciler record
     // Two more passes' time, so a re-run still going would show its calls.
     await new Promise((r) => setTimeout(r, 2_500));
     const rebuilt = await Promise.all(
-      asks.map((a) => follow(fx.client, a.accepted.askId, a.accepted.sessionId, 20_000)),
+      asks
+        .filter((a) => unrecorded.includes(a.accepted.askId))
+        .map((a) => follow(fx.client, a.accepted.askId, a.accepted.sessionId, 20_000)),
     );
     const stored = await rowsPerAsk(fx.db.dataSource, ids);
     const usage: Array<{ operation: string; n: number }> = await fx.db.dataSource.query(
@@ -81,6 +87,7 @@ describe('fault: Redis is emptied right after done, before the reconciler record
     const figures = {
       upstream: { chat: calls('openai.chat'), embeddings: calls('openai.embeddings') },
       usage,
+      unrecordedAtFlush: unrecorded.length,
       rows: rows.map((r) => `${r.state}/${r.requeues}`),
       rebuilt: rebuilt.map((f) => f.events.map((e) => e.type).join(' ')),
     };
@@ -92,14 +99,14 @@ describe('fault: Redis is emptied right after done, before the reconciler record
       { operation: 'embeddings', n: ASKS },
     ]);
     expect(rows.map((r) => [r.state, r.requeues])).toEqual(Array(ASKS).fill(['done', 0]));
-    for (const [i, f] of rebuilt.entries()) {
-      const row = stored.get(ids[i])!;
-      expect(row.count).toBe(1);
+    for (const a of asks)
+      expect(stored.get(a.accepted.askId)).toEqual({ count: 1, answer: reassemble(a.first.events) });
+    for (const f of rebuilt) {
+      const row = stored.get(f.askId)!;
       // The rebuilt stream ends once, with the stored answer, replayed without any provider call.
       expect(f.events.map((e) => e.type)).toEqual(['reset', 'delta', 'done']);
       expect(f.events.filter((e) => e.type === 'done' || e.type === 'error')).toHaveLength(1);
       expect(reassemble(f.events)).toBe(row.answer);
-      expect(reassemble(asks[i].first.events)).toBe(row.answer);
     }
   });
 });
