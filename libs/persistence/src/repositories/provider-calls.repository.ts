@@ -52,7 +52,15 @@ export const CALL_IN_FLIGHT = 'in_flight';
 /** What is known of a call before its request is sent. */
 export type ProviderCallStart = Pick<
   ProviderCallRecord,
-  'projectId' | 'sessionId' | 'askId' | 'operation' | 'purpose' | 'provider' | 'requestedModel' | 'plannedTokens' | 'startedAt'
+  | 'projectId'
+  | 'sessionId'
+  | 'askId'
+  | 'operation'
+  | 'purpose'
+  | 'provider'
+  | 'requestedModel'
+  | 'plannedTokens'
+  | 'startedAt'
 >;
 
 /** Where the ledgers write (the repository, or a no-op where nothing is recorded). */
@@ -204,39 +212,41 @@ export class ProviderCallsRepository {
    *   after retrying like {@link open}.
    */
   async record(call: ProviderCallRecord): Promise<void> {
-    await withTransientRetry(() => pgQuery(
-      this.dataSource,
-      `INSERT INTO provider_calls (project_id, session_id, ask_id, operation, purpose, provider, requested_model, answering_model,
+    await withTransientRetry(() =>
+      pgQuery(
+        this.dataSource,
+        `INSERT INTO provider_calls (project_id, session_id, ask_id, operation, purpose, provider, requested_model, answering_model,
          raw_usage, usage_error, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens,
          planned_tokens, time_to_first_chunk_ms, duration_ms, finish_reason, error_code, cost_usd, price_family, started_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
-      [
-        call.projectId,
-        call.sessionId ?? null,
-        call.askId ?? null,
-        call.operation,
-        call.purpose,
-        call.provider,
-        call.requestedModel,
-        call.answeringModel ?? null,
-        call.rawUsage === undefined ? null : JSON.stringify(call.rawUsage),
-        call.usageError ?? null,
-        call.inputTokens ?? null,
-        call.cacheReadTokens ?? null,
-        call.cacheWriteTokens ?? null,
-        call.outputTokens ?? null,
-        call.reasoningTokens ?? null,
-        call.plannedTokens ?? null,
-        call.timeToFirstChunkMs ?? null,
-        Math.max(0, Math.round(call.durationMs)),
-        call.finishReason ?? null,
-        call.errorCode ?? null,
-        call.costUsd ?? null,
-        call.priceFamily ?? null,
-        call.startedAt,
-      ],
-      'ask_record_provider_call',
-    ));
+        [
+          call.projectId,
+          call.sessionId ?? null,
+          call.askId ?? null,
+          call.operation,
+          call.purpose,
+          call.provider,
+          call.requestedModel,
+          call.answeringModel ?? null,
+          call.rawUsage === undefined ? null : JSON.stringify(call.rawUsage),
+          call.usageError ?? null,
+          call.inputTokens ?? null,
+          call.cacheReadTokens ?? null,
+          call.cacheWriteTokens ?? null,
+          call.outputTokens ?? null,
+          call.reasoningTokens ?? null,
+          call.plannedTokens ?? null,
+          call.timeToFirstChunkMs ?? null,
+          Math.max(0, Math.round(call.durationMs)),
+          call.finishReason ?? null,
+          call.errorCode ?? null,
+          call.costUsd ?? null,
+          call.priceFamily ?? null,
+          call.startedAt,
+        ],
+        'ask_record_provider_call',
+      ),
+    );
   }
 
   /** The calls of one ask, oldest first. */
