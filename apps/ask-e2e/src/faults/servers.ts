@@ -171,7 +171,9 @@ export interface PostgresServer {
  * servers hold test data only. `maxConnections` (default 200) is the server's `max_connections`: a
  * small one saturates it (new connections refused with 53300).
  */
-export async function startPostgres({ maxConnections = 200 }: { maxConnections?: number } = {}): Promise<PostgresServer> {
+export async function startPostgres({
+  maxConnections = 200,
+}: { maxConnections?: number } = {}): Promise<PostgresServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'ask-pg-'));
   const data = join(dir, 'data');
