@@ -28,7 +28,7 @@ import { ProjectThrottlerGuard, throttlerOptions } from './rate-limit/rate-limit
 @Module({
   imports: [
     AppConfigModule,
-    PersistenceModule.forRoot(),
+    PersistenceModule.forRoot({ applicationName: 'ask-gateway' }),
     EventStreamModule,
     AskQueuesModule.forQueues(QueueName.AskRetrieval, QueueName.AskIngestion),
     DashboardStaticModule,

@@ -13,7 +13,7 @@ import { IngestionProcessor } from './ingestion/ingestion.processor';
 @Module({
   imports: [
     AppConfigModule,
-    PersistenceModule.forRoot(),
+    PersistenceModule.forRoot({ applicationName: 'ask-ingestion' }),
     EventStreamModule,
     AskQueuesModule.forQueues(QueueName.AskIngestion),
     IngestionModule,

@@ -15,7 +15,7 @@ import { RetrievalService } from './retrieval/retrieval.service';
 @Module({
   imports: [
     AppConfigModule,
-    PersistenceModule.forRoot(),
+    PersistenceModule.forRoot({ applicationName: 'ask-retrieval' }),
     EventStreamModule,
     AskQueuesModule.forQueues(QueueName.AskRetrieval, QueueName.AskSynthesis),
   ],

@@ -17,7 +17,7 @@ import { SynthesisService } from './synthesis/synthesis.service';
 @Module({
   imports: [
     AppConfigModule,
-    PersistenceModule.forRoot(),
+    PersistenceModule.forRoot({ applicationName: 'ask-synthesis' }),
     EventStreamModule,
     AskQueuesModule.forQueues(QueueName.AskSynthesis, QueueName.AskMemory),
   ],

@@ -24,13 +24,14 @@ describe('AskErrorCode', () => {
     ['embedding_auth_failed', 502],
     ['embedding_dimensions_mismatch', 502],
     ['embedding_upstream', 502],
+    ['service_unavailable', 503],
   ])('has %s with status %i', (code, status) => {
     expect(ASK_ERROR_CODES).toContain(code);
     expect(ASK_ERROR_STATUS[code as AskErrorCode]).toBe(status);
   });
 
-  it('has exactly fifteen codes', () => {
-    expect(ASK_ERROR_CODES).toHaveLength(15);
+  it('has exactly sixteen codes', () => {
+    expect(ASK_ERROR_CODES).toHaveLength(16);
   });
 });
 

@@ -27,6 +27,11 @@ export enum AskErrorCode {
   EmbeddingDimensionsMismatch = 'embedding_dimensions_mismatch',
   /** Any other embedding-provider failure (4xx, 5xx after retries, an unusable answer). */
   EmbeddingUpstream = 'embedding_upstream',
+  /**
+   * A store the request needs is saturated or away (PostgreSQL out of connections, restarting, or
+   * unreachable; Redis unreachable): retry after the `Retry-After` header's seconds.
+   */
+  ServiceUnavailable = 'service_unavailable',
 }
 
 /** Every code, in declaration order. */
@@ -52,6 +57,7 @@ export const ASK_ERROR_STATUS: Readonly<Record<AskErrorCode, number>> = {
   [AskErrorCode.EmbeddingAuthFailed]: 502,
   [AskErrorCode.EmbeddingDimensionsMismatch]: 502,
   [AskErrorCode.EmbeddingUpstream]: 502,
+  [AskErrorCode.ServiceUnavailable]: 503,
 };
 
 /**
@@ -76,6 +82,7 @@ export const ERROR_MESSAGES: Readonly<Record<AskErrorCode, string>> = {
   [AskErrorCode.EmbeddingDimensionsMismatch]:
     "the embedding provider returned vectors of another length than the project's settings",
   [AskErrorCode.EmbeddingUpstream]: 'the embedding provider rejected the request',
+  [AskErrorCode.ServiceUnavailable]: 'service unavailable',
 };
 
 /** The `error` message of a 504 `llm_upstream` (the provider call was cancelled or timed out). */
@@ -111,6 +118,7 @@ export const DASHBOARD_COPY: Readonly<Record<AskErrorCode, string>> = {
     'The embedding model returns vectors of another length than the project is set to. Set the dimensions the model produces under project settings → Embedding.',
   [AskErrorCode.EmbeddingUpstream]:
     "The embedding provider rejected the request. Try again; if it keeps happening, check the embedding provider's settings and quota.",
+  [AskErrorCode.ServiceUnavailable]: 'The service is busy right now. Try again in a few seconds.',
 };
 
 /** True when `value` is one of the `AskErrorCode` strings. */

@@ -153,6 +153,18 @@ export function rateLimited(retryAfterSeconds?: number): AskError {
   });
 }
 
+/**
+ * 503 `service_unavailable`: a store is saturated or away (PostgreSQL out of connections or
+ * restarting, Redis unreachable); the caller should retry after `retryAfterSeconds`, which goes to
+ * `details` (`… retry_after=N`) and, at the gateway, to the `Retry-After` header.
+ * @param reason what is unavailable, without any connection detail (no host, user or query).
+ */
+export function serviceUnavailable(reason: string, retryAfterSeconds: number): AskError {
+  return new AskError(AskErrorCode.ServiceUnavailable, {
+    details: `${reason}; retry_after=${Math.max(1, Math.ceil(retryAfterSeconds))}`,
+  });
+}
+
 /** 500 `internal_error`: not one of ours. `errorId` (when given) goes to `details` to find the log line. */
 export function internalError(errorId?: string, cause?: unknown): AskError {
   return new AskError(AskErrorCode.InternalError, {

@@ -23,6 +23,27 @@ describe('loadConfig', () => {
     );
   });
 
+  it('takes a synthesis job over within lock + stalled check: 6 s lock renewed every 2 s, checks every 2 s', () => {
+    expect(loadConfig({})).toMatchObject({
+      SYNTHESIS_LOCK_DURATION_MS: 6_000,
+      SYNTHESIS_LOCK_RENEW_MS: 2_000,
+      SYNTHESIS_STALLED_INTERVAL_MS: 2_000,
+    });
+    expect(loadConfig({ SYNTHESIS_LOCK_DURATION_MS: '3000' }).SYNTHESIS_LOCK_RENEW_MS).toBe(1_000);
+    expect(() => loadConfig({ SYNTHESIS_LOCK_DURATION_MS: '3000', SYNTHESIS_LOCK_RENEW_MS: '3000' })).toThrow(
+      /SYNTHESIS_LOCK_RENEW_MS: must be below SYNTHESIS_LOCK_DURATION_MS/,
+    );
+  });
+
+  it('sizes the PostgreSQL pool per process: 10 connections, 10 s to get one, both settings', () => {
+    expect(loadConfig({})).toMatchObject({ DATABASE_POOL_MAX: 10, DATABASE_CONNECT_TIMEOUT_MS: 10_000 });
+    expect(loadConfig({ DATABASE_POOL_MAX: '4', DATABASE_CONNECT_TIMEOUT_MS: '0' })).toMatchObject({
+      DATABASE_POOL_MAX: 4,
+      DATABASE_CONNECT_TIMEOUT_MS: 0,
+    });
+    expect(() => loadConfig({ DATABASE_POOL_MAX: '0' })).toThrow(/DATABASE_POOL_MAX/);
+  });
+
   it('listens on loopback unless GATEWAY_HOST says otherwise', () => {
     expect(loadConfig({}).GATEWAY_HOST).toBe('127.0.0.1');
     expect(loadConfig({ GATEWAY_HOST: '0.0.0.0' }).GATEWAY_HOST).toBe('0.0.0.0');

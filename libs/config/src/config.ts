@@ -26,6 +26,20 @@ function parsedString<T>(parse: (value: string | undefined) => T) {
  */
 const schema = z.object({
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/ask'),
+  /**
+   * Largest number of PostgreSQL connections one app process keeps (its pg pool's `max`). Size the
+   * fleet so that the sum over every process stays under the server's `max_connections` (less its
+   * `superuser_reserved_connections` when the apps do not connect as a superuser); a process at its
+   * cap queues its queries, a server at its cap refuses new connections (53300), which the gateway
+   * answers with a typed 503 `service_unavailable` and `Retry-After`.
+   */
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(1_000).default(10),
+  /**
+   * How long a query waits for a pooled connection (the pool at its cap, or the server slow to accept
+   * one), in milliseconds; then it fails with pg-pool's "timeout exceeded when trying to connect"
+   * (a typed 503 at the gateway). 0 waits without limit.
+   */
+  DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379/0'),
   /** Prefix for every BullMQ key and event stream, so test runs never share keys with a running stack. */
   ASK_KEY_PREFIX: z
@@ -83,12 +97,21 @@ const schema = z.object({
   /** Summary jobs (conversation memory) run at once per synthesis worker. */
   MEMORY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   /**
-   * Lock of a running synthesis job, in milliseconds (renewed every half of it while the worker lives).
-   * A killed worker's job is taken up again once its lock has lapsed and a stalled check has run.
+   * Lock of a running synthesis job, in milliseconds, renewed every SYNTHESIS_LOCK_RENEW_MS while the
+   * worker lives. A killed worker's job is taken up again once its lock has lapsed and a stalled check
+   * has run: within SYNTHESIS_LOCK_DURATION_MS + SYNTHESIS_STALLED_INTERVAL_MS of the kill (8 s with
+   * the defaults; BullMQ's own defaults, 30 s and 30 s, froze an answer for 32–44 s, issue 31). A
+   * worker whose event loop stalls longer than lock − renewal (4 s) loses the job to another worker;
+   * its run then stops (fencing), and the new run calls the provider again.
    */
-  SYNTHESIS_LOCK_DURATION_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+  SYNTHESIS_LOCK_DURATION_MS: z.coerce.number().int().min(1000).max(600_000).default(6_000),
+  /**
+   * How often a synthesis worker renews the locks of its running jobs, in milliseconds; below the lock.
+   * Default a third of SYNTHESIS_LOCK_DURATION_MS (2 s with the default lock).
+   */
+  SYNTHESIS_LOCK_RENEW_MS: z.coerce.number().int().min(250).max(300_000).optional(),
   /** How often each synthesis worker looks for stalled jobs (lapsed locks), in milliseconds. */
-  SYNTHESIS_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
+  SYNTHESIS_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).max(600_000).default(2_000),
   /** How long an ask may take from acceptance to its last event, in milliseconds. */
   ASK_DEADLINE_MS: z.coerce.number().int().min(1000).default(120_000),
   /**
@@ -160,7 +183,18 @@ const schema = z.object({
   OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).max(60_000).default(5_000),
 });
 
-export type AppConfig = Readonly<z.infer<typeof schema>>;
+/** The lock must outlast its renewal period, or every job would look stalled between renewals. */
+const checked = schema
+  .transform((c) => ({
+    ...c,
+    SYNTHESIS_LOCK_RENEW_MS: c.SYNTHESIS_LOCK_RENEW_MS ?? Math.floor(c.SYNTHESIS_LOCK_DURATION_MS / 3),
+  }))
+  .refine((c) => c.SYNTHESIS_LOCK_RENEW_MS < c.SYNTHESIS_LOCK_DURATION_MS, {
+    path: ['SYNTHESIS_LOCK_RENEW_MS'],
+    message: 'must be below SYNTHESIS_LOCK_DURATION_MS',
+  });
+
+export type AppConfig = Readonly<z.infer<typeof checked>>;
 
 /** Raised at boot when the environment is invalid; the message names each bad variable. */
 export class ConfigError extends Error {}
@@ -170,7 +204,7 @@ export class ConfigError extends Error {}
  * @throws ConfigError naming every invalid variable.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  const parsed = schema.safeParse(env);
+  const parsed = checked.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid environment:\n  ${lines.join('\n  ')}`);

@@ -6,7 +6,7 @@ import {
   type EmbeddingFailure,
   type EmbeddingProvider,
 } from '@ask/llm-providers';
-import type { EmbeddingCallScope, EmbeddingLedger } from '@ask/observability';
+import { CallNotRecordedError, type EmbeddingCallScope, type EmbeddingLedger } from '@ask/observability';
 
 /** Retry policy of embedding calls during ingestion. */
 export interface EmbedRetryOptions {
@@ -55,6 +55,8 @@ export async function embedWithRetry(
       return checkEmbeddings(`${provider.provider}/${provider.model}`, texts.length, provider.dimensions, vectors);
     } catch (err) {
       if (options.signal?.aborted) throw err;
+      // The ledger could not record the call, so none was made: an infrastructure failure, not the provider's.
+      if (err instanceof CallNotRecordedError) throw err;
       const failure = classifyEmbeddingFailure(err, provider.provider);
       if (!failure.retryable || attempt >= retries) throw new EmbeddingCallError(failure);
       const wait = Math.min(maxWait, failure.retryAfterMs ?? FIRST_BACKOFF_MS * 2 ** attempt);

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { classifyEmbeddingFailure, type EmbeddingProvider, type EmbeddingUsage } from '@ask/llm-providers';
 import { findPrice, type PriceOverride, type ProviderId } from '@ask/model-catalog';
-import type { ProviderCallRecord, ProviderCallsRepository } from '@ask/persistence';
+import type { CallRecorder, ProviderCallRecord } from '@ask/persistence';
 import { callCostUsd, InconsistentUsageError, type NormalizedUsage, normalizeUsage } from '@ask/usage-accounting';
 import { genAiOperationDuration, genAiTokenUsage } from './metrics';
 import { refuseUsage } from './usage-refusal';
@@ -22,6 +22,19 @@ export interface EmbedCallOptions {
    * without it the row is written before `embed` returns or throws. A write never rejects.
    */
   writes?: Array<Promise<void>>;
+}
+
+/**
+ * The call's in-flight row could not be written (the database saturated or away, after retries), so
+ * the call was not made: an infrastructure failure to retry, never a provider's error.
+ */
+export class CallNotRecordedError extends Error {
+  constructor(cause: unknown) {
+    super(`the provider call was not made: its ledger row could not be written (${(cause as Error)?.message})`, {
+      cause,
+    });
+    this.name = 'CallNotRecordedError';
+  }
 }
 
 /** The usage columns of a row, from what the adapter reported. */
@@ -69,14 +82,17 @@ export function embeddingUsageColumns(
  * model, the raw usage object and its input tokens, the duration, and the typed error code of a
  * failed call; costed from the price table where the model has a price (OpenAI's
  * text-embedding-3 / ada-002; self-hosted 0). Each call is also a span `embeddings <model>` with the
- * GenAI attributes (when tracing is on) and observes the GenAI metrics. A failed ledger write is
- * logged, never thrown: accounting must not fail a retrieval or an ingestion.
+ * GenAI attributes (when tracing is on) and observes the GenAI metrics. Write-ahead (issue 31): the
+ * row is written `in_flight` before the request is sent and completed after, so a process that dies
+ * mid-call still leaves the paid call in the ledger; when that first write fails (after retries) the
+ * call is not made ({@link CallNotRecordedError}). A failed completion is logged, never thrown:
+ * accounting must not fail a retrieval or an ingestion whose call was made.
  */
 export class EmbeddingLedger {
   private readonly logger = new Logger(EmbeddingLedger.name);
 
   constructor(
-    private readonly calls: Pick<ProviderCallsRepository, 'record'>,
+    private readonly calls: CallRecorder,
     private readonly overrides: readonly PriceOverride[] = [],
     private readonly now: () => number = Date.now,
   ) {}
@@ -85,7 +101,8 @@ export class EmbeddingLedger {
    * One `provider.embed(texts)` call, measured and recorded.
    * @returns the vectors as the provider returned them (unchecked).
    * @throws whatever `provider.embed` threw, once its row (with the typed code of
-   *   `classifyEmbeddingFailure`) is written or queued in `options.writes`.
+   *   `classifyEmbeddingFailure`) is written or queued in `options.writes`; CallNotRecordedError,
+   *   before any request, when the call's row could not be written.
    */
   async embed(
     provider: EmbeddingProvider,
@@ -94,6 +111,21 @@ export class EmbeddingLedger {
     options: EmbedCallOptions = {},
   ): Promise<number[][]> {
     const started = this.now();
+    let row: string;
+    try {
+      row = await this.calls.open({
+        projectId: scope.projectId,
+        sessionId: scope.sessionId ?? null,
+        askId: scope.askId ?? null,
+        operation: 'embeddings',
+        purpose: 'embed',
+        provider: provider.provider,
+        requestedModel: provider.model,
+        startedAt: new Date(started),
+      });
+    } catch (err) {
+      throw new CallNotRecordedError(err);
+    }
     const span = startSpan(`embeddings ${provider.model}`, () => ({
       kind: SpanKind.CLIENT,
       attributes: {
@@ -113,13 +145,14 @@ export class EmbeddingLedger {
       errorCode = classifyEmbeddingFailure(err, provider.provider).error.code;
       throw err;
     } finally {
-      const write = this.write(provider, scope, started, reported, errorCode, span);
+      const write = this.write(row, provider, scope, started, reported, errorCode, span);
       if (options.writes) options.writes.push(write);
       else await write;
     }
   }
 
   private async write(
+    row: string,
     provider: EmbeddingProvider,
     scope: EmbeddingCallScope,
     started: number,
@@ -168,7 +201,7 @@ export class EmbeddingLedger {
       startedAt: new Date(started),
     };
     try {
-      await this.calls.record(record);
+      await this.calls.close(row, record);
     } catch (err) {
       this.logger.error(
         `project ${scope.projectId}: an embedding call could not be recorded: ${(err as Error).message}`,

@@ -13,6 +13,11 @@ export interface DataSourceTuning {
   poolSize?: number;
   /** Name reported in pg_stat_activity.application_name; default `ask`. */
   applicationName?: string;
+  /**
+   * How long a query waits for a pooled connection before it fails with pg-pool's "timeout exceeded
+   * when trying to connect", in milliseconds; 0 (default) waits without limit.
+   */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -33,6 +38,7 @@ export function dataSourceOptions(config: PersistenceConfig, tuning: DataSourceT
     logging: false,
     applicationName: tuning.applicationName ?? 'ask',
     poolSize: tuning.poolSize ?? 10,
+    ...(tuning.connectTimeoutMs ? { connectTimeoutMS: tuning.connectTimeoutMs } : {}),
     extra: { Client: PooledClient },
   };
 }

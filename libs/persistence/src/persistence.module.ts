@@ -37,7 +37,8 @@ export const REPOSITORIES = [
 /** Options of {@link PersistenceModule.forRoot}. */
 export interface PersistenceModuleOptions extends DataSourceTuning {
   /** The validated app config; default `loadConfig()` (process environment). */
-  config?: Pick<AppConfig, 'DATABASE_URL' | 'ASK_ENCRYPTION_KEY'>;
+  config?: Pick<AppConfig, 'DATABASE_URL' | 'ASK_ENCRYPTION_KEY'> &
+    Partial<Pick<AppConfig, 'DATABASE_POOL_MAX' | 'DATABASE_CONNECT_TIMEOUT_MS'>>;
 }
 
 /**
@@ -56,7 +57,14 @@ export class PersistenceModule {
       global: true,
       imports: [
         TypeOrmModule.forRootAsync({
-          useFactory: () => dataSourceOptions(config, options),
+          // The pool's size and connect timeout are the operator's (DATABASE_POOL_MAX,
+          // DATABASE_CONNECT_TIMEOUT_MS) unless the caller tunes them; the app names itself.
+          useFactory: () =>
+            dataSourceOptions(config, {
+              poolSize: config.DATABASE_POOL_MAX,
+              connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+              ...options,
+            }),
         }),
       ],
       providers: [

@@ -1,6 +1,6 @@
 import { HttpException, HttpStatus, Logger, NotFoundException, type ValidationError } from '@nestjs/common';
 import { contextOverflow } from '@ask/ask-errors';
-import { askErrorOf, isStoreUnavailable } from './ask-error.filter';
+import { askErrorOf, isStoreSaturated, isStoreUnavailable } from './ask-error.filter';
 import { describeValidationErrors } from './validation';
 
 const logger = { error: jest.fn() } as unknown as Logger;
@@ -46,10 +46,37 @@ describe('askErrorOf', () => {
     const warn = jest.fn();
     for (const cause of [refused, shutdown, terminated, ioredis]) {
       const error = askErrorOf(cause, { error: jest.fn(), warn } as unknown as Logger);
-      expect([error.status, error.code, error.error]).toEqual([503, 'internal_error', 'service unavailable']);
+      expect(error.toBody()).toEqual({
+        error: 'service unavailable',
+        code: 'service_unavailable',
+        details: 'the database or the queue is unreachable; retry_after=1',
+      });
+      expect(error.status).toBe(503);
     }
     expect(warn).toHaveBeenCalledTimes(4);
     expect([isStoreUnavailable(new Error('boom')), isStoreUnavailable(undefined)]).toEqual([false, false]);
+  });
+
+  it('maps a saturated PostgreSQL (53300, a pool connect timeout) to 503 service_unavailable with retry_after', () => {
+    const tooMany = Object.assign(new Error('sorry, too many clients already'), { code: '53300' });
+    const wrapped = Object.assign(new Error('sorry, too many clients already'), {
+      name: 'QueryFailedError',
+      driverError: tooMany,
+    });
+    const poolTimeout = new Error('timeout exceeded when trying to connect');
+    for (const cause of [tooMany, wrapped, poolTimeout]) {
+      expect(isStoreSaturated(cause)).toBe(true);
+      const error = askErrorOf(cause, { error: jest.fn(), warn: jest.fn() } as unknown as Logger);
+      expect([error.status, error.toBody()]).toEqual([
+        503,
+        {
+          error: 'service unavailable',
+          code: 'service_unavailable',
+          details: 'the database has no free connection; retry_after=1',
+        },
+      ]);
+    }
+    expect(isStoreSaturated(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
   });
 
   it('maps a malformed JSON body (body-parser) to 400 without echoing it', () => {

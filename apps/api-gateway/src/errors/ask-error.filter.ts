@@ -11,6 +11,7 @@ import {
   notFound,
   rateLimited,
   redactSecrets,
+  serviceUnavailable,
   unauthorized,
 } from '@ask/ask-errors';
 import { PersistenceError } from '@ask/persistence';
@@ -34,7 +35,9 @@ export class AskErrorFilter implements ExceptionFilter {
       return;
     }
     const retryAfter =
-      error.code === AskErrorCode.RateLimited ? /retry_after=(\d+)/.exec(error.details ?? '')?.[1] : undefined;
+      error.code === AskErrorCode.RateLimited || error.code === AskErrorCode.ServiceUnavailable
+        ? /retry_after=(\d+)/.exec(error.details ?? '')?.[1]
+        : undefined;
     if (retryAfter) response.setHeader('Retry-After', retryAfter);
     response.status(error.status).json(redactedBody(error));
   }
@@ -103,17 +106,40 @@ export function askErrorOf(exception: unknown, logger: Logger): AskError {
       details: `body: ${PARSER_DETAILS[type] ?? type.replace(/\./g, ' ')}`,
     });
   }
+  if (isStoreSaturated(exception)) {
+    logger.warn(`store saturated: ${(exception as Error).name}: ${(exception as Error).message}`);
+    return serviceUnavailable('the database has no free connection', STORE_RETRY_AFTER_S);
+  }
   if (isStoreUnavailable(exception)) {
     logger.warn(`store unavailable: ${(exception as Error).name}: ${(exception as Error).message}`);
-    return new AskError(AskErrorCode.InternalError, {
-      status: HttpStatus.SERVICE_UNAVAILABLE,
-      error: 'service unavailable',
-      details: 'the database or the queue is unreachable; retry shortly',
-    });
+    return serviceUnavailable('the database or the queue is unreachable', STORE_RETRY_AFTER_S);
   }
   const errorId = randomUUID();
   logger.error(`unhandled error ${errorId}: ${(exception as Error)?.stack ?? String(exception)}`);
   return internalError(errorId);
+}
+
+/** The `Retry-After` of a 503 for a saturated or unreachable store, in seconds (a pool frees within one). */
+export const STORE_RETRY_AFTER_S = 1;
+
+/**
+ * PostgreSQL out of connections: the server refused a new one (SQLSTATE 53300 `too_many_connections`,
+ * "sorry, too many clients already"; 53000 `insufficient_resources`), or the process's pool could not
+ * hand one out within DATABASE_CONNECT_TIMEOUT_MS (pg-pool's "timeout exceeded when trying to
+ * connect"). Checked on the error and on TypeORM's `driverError`.
+ */
+export function isStoreSaturated(exception: unknown): boolean {
+  for (
+    let error = exception as { code?: string; message?: string; driverError?: unknown } | undefined, depth = 0;
+    error && depth < 3;
+    depth++
+  ) {
+    if (error.code === '53300' || error.code === '53000') return true;
+    if (typeof error.message === 'string' && /^timeout exceeded when trying to connect/.test(error.message))
+      return true;
+    error = error.driverError as typeof error;
+  }
+  return false;
 }
 
 /** Socket errors of a store that is down or restarting (PostgreSQL, Redis). */

@@ -65,6 +65,12 @@ export interface FixtureOptions {
   env?: NodeJS.ProcessEnv;
   /** The project's LLM settings; default the local stand-in. */
   llmSettings?: { provider: string; model: string; baseUrl?: string };
+  /**
+   * The project's embedding settings; default the local lexical embedder over the knowledge base.
+   * Another embedder (e.g. OpenAI at the fake upstream, to count embedding calls) gets no knowledge
+   * base: its asks retrieve nothing but still embed their question.
+   */
+  embeddingSettings?: { provider: string; model: string; dimensions: number; baseUrl?: string };
   credentials?: Record<string, string>;
 }
 
@@ -78,7 +84,11 @@ export async function startFixture(options: FixtureOptions): Promise<FaultFixtur
     const project = await projects.create({
       name: 'faults',
       llmSettings: (options.llmSettings ?? { provider: 'local', model: 'local' }) as never,
-      embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
+      embeddingSettings: (options.embeddingSettings ?? {
+        provider: 'local',
+        model: 'local-lexical-v1',
+        dimensions: 256,
+      }) as never,
       // Conversation memory summarises each answered pair through the project's provider (in a job of
       // its own) unless the summariser is the built-in extractive one (in the ask's job, after done):
       // these suites count the answer path's upstream calls, so the summaries run without any (the
@@ -91,7 +101,8 @@ export async function startFixture(options: FixtureOptions): Promise<FaultFixtur
       new KnowledgeRepository(db.dataSource),
       new InsightsRepository(db.dataSource),
     );
-    await ingestion.ingest(project.id, await loadDocuments(KB), new LocalEmbeddingProvider());
+    if (!options.embeddingSettings)
+      await ingestion.ingest(project.id, await loadDocuments(KB), new LocalEmbeddingProvider());
     const apiKey = (await new ApiKeysRepository(db.dataSource).create(project.id, 'fault suite')).key;
     stack = await startStack({
       logDir: resolve(__dirname, '..', '..', '..', '..', 'tmp', 'fault-logs', `${options.name}-${process.pid}`),

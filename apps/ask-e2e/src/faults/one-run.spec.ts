@@ -1,9 +1,8 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import Redis from 'ioredis';
 import type { AskEvent } from '@ask/ask-contracts';
 import { FAKE_ANSWER, FAKE_ANSWER_CHUNKS, type FakeUpstream, startFakeUpstream } from '@ask/fake-upstream';
 import { type FaultFixture, follow, reassemble, rowsPerAsk, startFixture } from './fixture';
-import { type RedisServer, startRedis } from './servers';
+import { pidsConnectedTo, type RedisServer, startRedis } from './servers';
 
 /** The synthesis worker's job lock and stalled check, short so the pause outlasts the lock in seconds. */
 const LOCK_MS = 3_000;
@@ -16,26 +15,6 @@ const PAUSE_MS = LOCK_MS + STALLED_MS + 3_000;
  * runs again.
  */
 const CHUNK_MS = 1_500;
-
-/** Pids (among `pids`) holding a TCP connection to 127.0.0.1:`port` (from /proc: no tool needed). */
-function pidsConnectedTo(port: number, pids: number[]): number[] {
-  const inodes = new Set<string>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
-      const cols = line.trim().split(/\s+/);
-      if (cols.length > 9 && Number.parseInt(cols[2].split(':')[1], 16) === port) inodes.add(cols[9]);
-    }
-  }
-  return pids.filter((pid) =>
-    readdirSync(`/proc/${pid}/fd`).some((fd) => {
-      try {
-        return inodes.has(/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1] ?? '');
-      } catch {
-        return false;
-      }
-    }),
-  );
-}
 
 /** Event types with runs of `delta` collapsed to one. */
 const shape = (events: AskEvent[]) =>

@@ -4,7 +4,7 @@
  * without touching the machine's shared servers (5432, 6379). Everything is removed by `close()`.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -168,9 +168,12 @@ export interface PostgresServer {
  * Creates a cluster with `initdb --auth=trust` in a temporary directory and starts it with `pg_ctl` on
  * a free port, listening on 127.0.0.1 and a socket in that directory. Running as root, the server runs
  * as the `postgres` system user (PostgreSQL refuses root). Durability is off (fsync) for speed: these
- * servers hold test data only.
+ * servers hold test data only. `maxConnections` (default 200) is the server's `max_connections`: a
+ * small one saturates it (new connections refused with 53300).
  */
-export async function startPostgres(): Promise<PostgresServer> {
+export async function startPostgres({
+  maxConnections = 200,
+}: { maxConnections?: number } = {}): Promise<PostgresServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'ask-pg-'));
   const data = join(dir, 'data');
@@ -178,7 +181,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   if (asUser) chownSync(dir, asUser.uid, asUser.gid);
   const pg = (bin: string, args: string[], timeout = 60_000) =>
     run(join(PG_BIN, bin), args, { timeout, ...(asUser ?? {}), env: { ...process.env, LC_ALL: 'C' } });
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c max_connections=200`;
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c max_connections=${maxConnections}`;
   const start = () =>
     pg('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'server.log'), '-w', '-t', '30', 'start']);
   const stop = (mode: 'fast' | 'immediate') => pg('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '30', 'stop']);
@@ -208,6 +211,26 @@ export async function startPostgres(): Promise<PostgresServer> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Pids (among `pids`) holding a TCP connection to 127.0.0.1:`port` (from /proc: no tool needed). */
+export function pidsConnectedTo(port: number, pids: number[]): number[] {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length > 9 && Number.parseInt(cols[2].split(':')[1], 16) === port) inodes.add(cols[9]);
+    }
+  }
+  return pids.filter((pid) =>
+    readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return inodes.has(/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1] ?? '');
+      } catch {
+        return false;
+      }
+    }),
+  );
 }
 
 /** The uid/gid of the `postgres` system user when this process is root (initdb refuses root). */

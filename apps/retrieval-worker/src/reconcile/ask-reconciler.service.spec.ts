@@ -17,6 +17,7 @@ describe(AskReconciler.name, () => {
   let redis: Redis;
   let events: AskEventStream;
   let asks: AsksRepository;
+  let sessions: SessionsRepository;
   let retrieval: Queue<RetrieveJobData>;
   let synthesis: Queue;
   let reconciler: AskReconciler;
@@ -32,10 +33,11 @@ describe(AskReconciler.name, () => {
     retrieval = new Queue(QueueName.AskRetrieval, { connection: { url }, prefix });
     synthesis = new Queue(QueueName.AskSynthesis, { connection: { url }, prefix });
     const config = loadConfig({ ...process.env, ASK_KEY_PREFIX: prefix, ASK_DEADLINE_MS: String(DEADLINE_MS) });
-    reconciler = new AskReconciler(asks, events, retrieval, synthesis, config);
+    sessions = new SessionsRepository(db.dataSource);
+    reconciler = new AskReconciler(asks, sessions, events, retrieval, synthesis, config);
     const project = await new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined)).create({ name: 'p' });
     projectId = project.id;
-    sessionId = (await new SessionsRepository(db.dataSource).create(projectId, 's')).id;
+    sessionId = (await sessions.create(projectId, 's')).id;
   });
 
   afterAll(async () => {
@@ -126,6 +128,40 @@ describe(AskReconciler.name, () => {
       await reconciler.pass();
       expect((await events.readAll(stranded)).map((e) => e.type)).toEqual(['accepted', 'reset']);
       expect(await (await retrieval.getJob(stranded))?.getState()).toBe('waiting');
+    });
+
+    it('ends an ask Redis lost after its answer was stored from the stored answer: reset, the answer, done; no job', async () => {
+      const answered = await accepted(10_000);
+      const row = (await asks.find(answered))!;
+      const { message } = await sessions.appendMessage({
+        projectId,
+        sessionId,
+        askId: answered,
+        question: row.question,
+        answer: 'Use CREATE INDEX … USING hnsw.',
+        promptTokens: 120,
+        completionTokens: 9,
+        sources: [{ kind: 'knowledge', id: 'c1', title: 'README' }],
+      });
+      const counts = await reconciler.pass();
+      expect(counts.replayed).toBe(1);
+      expect(await events.meta(answered)).toEqual({ projectId, sessionId, acceptedAt: row.acceptedAt.toISOString() });
+      expect((await events.readAll(answered)).map((e) => [e.type, e.data])).toEqual([
+        ['reset', { attempt: 0, reason: 'answer already stored; resending it' }],
+        ['delta', { text: 'Use CREATE INDEX … USING hnsw.' }],
+        [
+          'done',
+          {
+            messageId: message.id,
+            usage: { promptTokens: 120, completionTokens: 9 },
+            sources: [{ kind: 'knowledge', id: 'c1', title: 'README' }],
+          },
+        ],
+      ]);
+      expect([await retrieval.getJob(answered), await synthesis.getJob(answered)]).toEqual([undefined, undefined]);
+      expect(await state(answered)).toEqual({ state: 'done', errorCode: null, requeues: 0 });
+      await reconciler.pass();
+      expect(await events.readAll(answered)).toHaveLength(3);
     });
 
     it('ends an ask Redis lost past its deadline with one typed 504, and records it', async () => {

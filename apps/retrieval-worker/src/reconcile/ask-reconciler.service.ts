@@ -11,8 +11,15 @@ import {
 } from '@ask/ask-contracts';
 import { llmUpstream } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { AskEventStream, type ContractQueue, contractQueue, enqueueJob, FencedPublishError } from '@ask/event-stream';
-import { type AskRecord, AsksRepository, type OpenAsksBatch } from '@ask/persistence';
+import {
+  AskEventStream,
+  type ContractQueue,
+  contractQueue,
+  enqueueJob,
+  FencedPublishError,
+  replayStoredAnswer,
+} from '@ask/event-stream';
+import { type AskRecord, AsksRepository, type OpenAsksBatch, SessionsRepository } from '@ask/persistence';
 
 /** An ask younger than this is left alone: the gateway may still be writing its Redis keys (ms). */
 export const RECONCILE_MIN_AGE_MS = 5_000;
@@ -36,6 +43,11 @@ export interface ReconcileCounts {
   ended: number;
   /** Asks Redis lost (no live job, or no meta) that were enqueued again. */
   requeued: number;
+  /**
+   * Asks Redis lost whose answer was already stored: ended from the stored answer (`reset`, the
+   * answer, `done`), no job enqueued and no provider called again.
+   */
+  replayed: number;
   /** Asks Redis lost past their deadline (or re-enqueued too often): ended with a typed 504. */
   failed: number;
 }
@@ -45,6 +57,9 @@ export interface ReconcileCounts {
  * 202) with Redis, every ASK_RECONCILE_INTERVAL_MS, so no accepted ask is silently lost:
  *
  * - an open ask whose stream holds its terminal event is recorded as ended;
+ * - an open ask whose Redis state is gone but whose answer is stored (Redis lost it right after, or
+ *   just before, `done`) ends from the stored answer: `reset`, the answer, `done`, recorded `done`;
+ *   nothing is enqueued, no provider is called again (issue 31: paid once);
  * - an open ask at least RECONCILE_MIN_AGE_MS old whose Redis state is gone (no meta hash, or neither
  *   job live: a Redis restart without persistence, a flush) is re-opened (meta, then `reset` so a
  *   client drops any text it had) and its retrieval job enqueued again, while its deadline has not
@@ -65,6 +80,7 @@ export class AskReconciler implements OnApplicationBootstrap, OnApplicationShutd
 
   constructor(
     private readonly asks: AsksRepository,
+    private readonly sessions: SessionsRepository,
     private readonly events: AskEventStream,
     @InjectQueue(QueueName.AskRetrieval) retrieval: Queue,
     @InjectQueue(QueueName.AskSynthesis) synthesis: Queue,
@@ -88,7 +104,7 @@ export class AskReconciler implements OnApplicationBootstrap, OnApplicationShutd
     this.timer = setTimeout(async () => {
       try {
         const counts = await this.pass();
-        if (counts.requeued || counts.failed)
+        if (counts.requeued || counts.failed || counts.replayed)
           this.logger.warn(`reconciled asks lost from Redis: ${JSON.stringify(counts)}`);
       } catch (err) {
         // Redis or PostgreSQL away: the next pass tries again.
@@ -102,7 +118,7 @@ export class AskReconciler implements OnApplicationBootstrap, OnApplicationShutd
   /** One pass over the open asks accepted at least RECONCILE_MIN_AGE_MS before `now` (epoch ms). */
   async pass(now = Date.now()): Promise<ReconcileCounts> {
     return this.asks.reconcile(new Date(now - RECONCILE_MIN_AGE_MS), BATCH, async (batch) => {
-      const counts: ReconcileCounts = { checked: batch.asks.length, ended: 0, requeued: 0, failed: 0 };
+      const counts: ReconcileCounts = { checked: batch.asks.length, ended: 0, requeued: 0, failed: 0, replayed: 0 };
       for (const ask of batch.asks) counts[await this.reconcile(ask, batch, now)] += 1;
       return counts;
     });
@@ -112,7 +128,7 @@ export class AskReconciler implements OnApplicationBootstrap, OnApplicationShutd
     ask: AskRecord,
     batch: OpenAsksBatch,
     now: number,
-  ): Promise<'ended' | 'requeued' | 'failed' | 'checked'> {
+  ): Promise<'ended' | 'requeued' | 'failed' | 'replayed' | 'checked'> {
     const last = await this.events.lastEvent(ask.id);
     if (last && TERMINAL_EVENTS.has(last.type)) {
       await batch.finish(
@@ -128,6 +144,19 @@ export class AskReconciler implements OnApplicationBootstrap, OnApplicationShutd
     // Lost: Redis no longer holds a job that will finish this ask.
     const acceptedAt = ask.acceptedAt.toISOString();
     if (!meta) await this.events.open(ask.id, { projectId: ask.projectId, sessionId: ask.sessionId, acceptedAt });
+    // The stored answer is the truth: a finished ask is never run (nor paid for) again.
+    const stored = await this.sessions.findByAsk(ask.projectId, ask.id);
+    if (stored) {
+      try {
+        await replayStoredAnswer(this.events, ask.id, stored);
+      } catch (err) {
+        // It ended meanwhile (a worker's terminal event came first): the next pass records how.
+        if (err instanceof FencedPublishError) return 'checked';
+        throw err;
+      }
+      await batch.finish(ask.id, 'done');
+      return 'replayed';
+    }
     const deadline = ask.acceptedAt.getTime() + this.config.ASK_DEADLINE_MS;
     try {
       if (now < deadline && ask.requeues < MAX_REQUEUES) {

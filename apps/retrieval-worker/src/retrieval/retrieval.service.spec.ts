@@ -1,7 +1,13 @@
 import type { RetrieveJobData, RetrievedItem, SynthesizeJobData } from '@ask/ask-contracts';
 import type { AskEventStream } from '@ask/event-stream';
 import { loadConfig } from '@ask/config';
-import type { EmbeddingSpace, ProjectsRepository, RetrievalRepository } from '@ask/persistence';
+import type {
+  EmbeddingSpace,
+  ProjectsRepository,
+  RetrievalRepository,
+  SessionsRepository,
+  StoredMessage,
+} from '@ask/persistence';
 import type { AskSynthesisProducer } from './ask-synthesis.producer';
 import { RetrievalService } from './retrieval.service';
 
@@ -13,7 +19,12 @@ const job: RetrieveJobData = {
   acceptedAt: '2026-11-30T00:00:00.000Z',
 };
 
-function setup(project: unknown, items: RetrievedItem[] = [], otherSpaces: EmbeddingSpace[] = []) {
+function setup(
+  project: unknown,
+  items: RetrievedItem[] = [],
+  otherSpaces: EmbeddingSpace[] = [],
+  stored: Partial<StoredMessage> | null = null,
+) {
   const published: Array<{ type: string; data: unknown }> = [];
   const enqueued: SynthesizeJobData[] = [];
   const searches: Array<{
@@ -50,12 +61,32 @@ function setup(project: unknown, items: RetrievedItem[] = [], otherSpaces: Embed
     } as unknown as AskEventStream,
     { enqueue: async (data: SynthesizeJobData) => void enqueued.push(data) } as unknown as AskSynthesisProducer,
     loadConfig({}),
+    { findByAsk: async () => stored } as unknown as SessionsRepository,
   );
   return { service, published, enqueued, searches };
 }
 
 describe(RetrievalService.name, () => {
   describe('retrieve', () => {
+    it('ends an ask whose answer is stored from that answer: no embedding, no search, no synthesis job', async () => {
+      const { service, published, enqueued, searches } = setup(
+        { embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 }, topK: 7 },
+        [],
+        [],
+        { id: 'm1', answer: 'Stored.', promptTokens: 10, completionTokens: 2, sources: [] },
+      );
+      await service.retrieve(job);
+      expect([searches, enqueued]).toEqual([[], []]);
+      expect(published).toEqual([
+        { type: 'reset', data: { attempt: 0, reason: 'answer already stored; resending it' } },
+        { type: 'delta', data: { text: 'Stored.' } },
+        {
+          type: 'done',
+          data: { messageId: 'm1', usage: { promptTokens: 10, completionTokens: 2 }, sources: [] },
+        },
+      ]);
+    });
+
     it('embeds the question locally, searches top-K, emits retrieved and enqueues synthesis with the items', async () => {
       const items: RetrievedItem[] = [
         { id: 'k1', kind: 'knowledge', title: 'HNSW', text: 't', score: 0.812345 },

@@ -2,15 +2,21 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { effectiveRetrieval, type RetrievalMethod, type RetrieveJobData, type RetrievedItem } from '@ask/ask-contracts';
 import { embeddingNotConfigured, embeddingSpaceChanged, isAskError, toErrorEvent } from '@ask/ask-errors';
 import { ambientCredentialsAllowed, APP_CONFIG, type AppConfig } from '@ask/config';
-import { AskEventStream } from '@ask/event-stream';
+import { AskEventStream, replayStoredAnswer } from '@ask/event-stream';
 import {
   checkEmbeddings,
   classifyEmbeddingFailure,
   createEmbeddingProvider,
   egressPolicyFor,
 } from '@ask/llm-providers';
-import { EmbeddingLedger, inSpan } from '@ask/observability';
-import { ProjectsRepository, ProviderCallsRepository, RetrievalRepository } from '@ask/persistence';
+import { CallNotRecordedError, EmbeddingLedger, inSpan } from '@ask/observability';
+import {
+  NO_CALL_RECORDS,
+  ProjectsRepository,
+  ProviderCallsRepository,
+  RetrievalRepository,
+  SessionsRepository,
+} from '@ask/persistence';
 import { AskSynthesisProducer } from './ask-synthesis.producer';
 
 /** How many of the best items the `retrieved` event lists. */
@@ -20,6 +26,9 @@ const TOP_IN_EVENT = 5;
  * Embeds the question with the project's embedding provider, ranks the project's insights,
  * recommendations and knowledge chunks by cosine distance (pgvector, top-K from the project's
  * settings), emits `retrieved` and hands the ranked items to synthesis.
+ *
+ * An ask whose answer is already stored (a re-enqueued or retried job of a finished ask) is never
+ * embedded again: it ends from the stored answer (`reset`, the answer, `done`), no provider called.
  */
 @Injectable()
 export class RetrievalService {
@@ -33,22 +42,34 @@ export class RetrievalService {
     private readonly events: AskEventStream,
     private readonly synthesis: AskSynthesisProducer,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly sessions: SessionsRepository,
     @Optional() calls?: ProviderCallsRepository,
   ) {
-    this.ledger = new EmbeddingLedger(calls ?? { record: async () => undefined }, config.ASK_PRICE_OVERRIDES);
+    this.ledger = new EmbeddingLedger(calls ?? NO_CALL_RECORDS, config.ASK_PRICE_OVERRIDES);
   }
 
   /**
    * Runs one retrieval. A typed failure (no embedding provider, provider rejects) ends the ask with an
-   * `error` event; an infrastructure failure is thrown so BullMQ retries the job.
+   * `error` event; an infrastructure failure is thrown so BullMQ retries the job. An ask already
+   * answered ends from its stored answer before any provider call.
+   * @throws FencedPublishError when the ask's stream already ended (nothing to do).
    */
   async retrieve(data: RetrieveJobData): Promise<void> {
     let items: RetrievedItem[];
     let method: RetrievalMethod;
     // The embedding call's row is written while the ask goes on; awaited before the job ends.
     const recorded: Array<Promise<void>> = [];
+    // The project and the ask's stored answer (if any) in parallel: no added wait per ask.
+    const [found, stored] = await Promise.all([
+      this.projects.findForAsk(data.projectId),
+      this.sessions.findByAsk(data.projectId, data.askId),
+    ]);
+    if (stored) {
+      await replayStoredAnswer(this.events, data.askId, stored);
+      return;
+    }
     try {
-      ({ items, method } = await this.rank(data, recorded));
+      ({ items, method } = await this.rank(data, found, recorded));
     } catch (err) {
       await Promise.all(recorded);
       if (!isAskError(err)) throw err;
@@ -83,10 +104,10 @@ export class RetrievalService {
    */
   private async rank(
     data: RetrieveJobData,
+    found: Awaited<ReturnType<ProjectsRepository['findForAsk']>>,
     recorded: Array<Promise<void>>,
   ): Promise<{ items: RetrievedItem[]; method: RetrievalMethod }> {
-    // The project, its credentials and its stored embedding spaces in one round trip.
-    const found = await this.projects.findForAsk(data.projectId);
+    // `found`: the project, its credentials and its stored embedding spaces (one round trip).
     const project = found?.project;
     if (!project?.embeddingSettings) throw embeddingNotConfigured();
     const credentials = found?.credentials;
@@ -105,6 +126,8 @@ export class RetrievalService {
       const vectors = await this.ledger.embed(embedder, [data.question], scope, { writes: recorded });
       [vector] = checkEmbeddings(space.model, 1, embedder.dimensions, vectors);
     } catch (err) {
+      // No row, no call: retried as an infrastructure failure (BullMQ), not a provider's error.
+      if (err instanceof CallNotRecordedError) throw err;
       const failure = classifyEmbeddingFailure(err, project.embeddingSettings.provider);
       this.logger.warn(`ask ${data.askId}: embedding failed (${failure.error.code})`);
       throw failure.error;

@@ -286,6 +286,20 @@ export class SummaryService {
     });
     let recorded = false;
     const startedAt = new Date();
+    // A provider call is also a row of the project's call ledger (issue 17's provider_calls), purpose
+    // `summary`, written ahead (issue 31): no summariser call without its row, even if the worker dies.
+    const ledger = this.calls && summariser instanceof ProviderSummariser ? this.calls : undefined;
+    const scope = {
+      projectId: project.id,
+      sessionId,
+      askId: context.askId,
+      operation: 'chat' as const,
+      purpose: 'summary' as const,
+      provider: summariser.provider,
+      requestedModel: summariser.model,
+      startedAt,
+    };
+    const row = ledger ? await ledger.open(scope) : undefined;
     try {
       const result = await summariser.summarise(
         sources,
@@ -302,7 +316,14 @@ export class SummaryService {
         outcome = (await save(text, summaryCounts(planning, text), callRow())) ? 'stored' : 'gone';
       }
     } catch (err) {
-      if (!(err instanceof SummariserError)) throw err;
+      if (!(err instanceof SummariserError)) {
+        // Not the provider's answer (a store failed after the call): the call still ends in its row.
+        if (ledger && row !== undefined)
+          await ledger
+            .close(row, { ...scope, durationMs: Date.now() - startedAt.getTime(), errorCode: 'internal_error' })
+            .catch(() => undefined);
+        throw err;
+      }
       outcome = err.outcome;
       this.logger.warn(
         `session ${sessionId}: ${kind} summary by ${summariser.provider}/${summariser.model} ${err.outcome}: ${err.message}`,
@@ -310,23 +331,15 @@ export class SummaryService {
     }
     // A session deleted meanwhile: its usage still happened (summary_calls has no foreign key to it).
     if (!recorded) await this.summaries.recordCall({ ...callRow(), outcome });
-    // A provider call is also a row of the project's call ledger (issue 17's provider_calls), purpose `summary`.
-    if (this.calls && summariser instanceof ProviderSummariser) {
-      await this.calls.record({
-        projectId: project.id,
-        sessionId,
-        askId: context.askId,
-        operation: 'chat',
-        purpose: 'summary',
-        provider: summariser.provider,
-        requestedModel: summariser.model,
+    if (ledger && row !== undefined) {
+      await ledger.close(row, {
+        ...scope,
         inputTokens: usage.promptTokens,
         outputTokens: usage.completionTokens,
         cacheReadTokens: usage.cacheReadTokens,
         durationMs: Date.now() - startedAt.getTime(),
         errorCode:
           outcome === 'failed' || outcome === 'timeout' || outcome === 'overflow' ? `summary_${outcome}` : null,
-        startedAt,
       });
     }
     if (outcome !== 'stored' && outcome !== 'gone')

@@ -1,6 +1,7 @@
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { loadConfig } from '@ask/config';
 import { inSpan, startTracing, type TracingHandle } from '@ask/observability';
+import { NO_CALL_RECORDS } from '@ask/persistence';
 import { CallLedger } from './call-ledger';
 
 describe(`${CallLedger.name} spans (tracing on, in-memory exporter)`, () => {
@@ -15,9 +16,9 @@ describe(`${CallLedger.name} spans (tracing on, in-memory exporter)`, () => {
   });
 
   it('makes one client span per attempt under the active span: the retried one failed, the last with the GenAI usage', async () => {
-    const ledger = new CallLedger({ record: async () => undefined });
+    const ledger = new CallLedger(NO_CALL_RECORDS);
     await inSpan('ask-synthesis process', {}, async () => {
-      const meter = ledger.start({
+      const meter = await ledger.start({
         projectId: 'p',
         sessionId: 's',
         askId: 'a',

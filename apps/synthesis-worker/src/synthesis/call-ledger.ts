@@ -11,7 +11,7 @@ import {
   startSpan,
   refuseUsage,
 } from '@ask/observability';
-import type { ProviderCallPurpose, ProviderCallRecord, ProviderCallsRepository } from '@ask/persistence';
+import type { CallRecorder, ProviderCallPurpose, ProviderCallRecord } from '@ask/persistence';
 import { callCostUsd, type NormalizedUsage, normalizeUsage } from '@ask/usage-accounting';
 
 /** Who a call is for: the ask, its session and project, and why it is made. */
@@ -50,6 +50,8 @@ export type CallSpec = CallScope & {
 
 /** One attempt being measured (times in ms since the epoch), and its span while tracing is on. */
 interface Attempt {
+  /** The attempt's in-flight row (`ProviderCallsRepository.open`); rejected when it could not be written. */
+  row: Promise<string>;
   started: number;
   first?: number;
   chunk?: UsageChunk;
@@ -130,13 +132,17 @@ export function normaliseChunk(
 /**
  * Measures and records every upstream call of the synthesis worker in `provider_calls` (issue 17
  * item 1), costs it at the price in force (built-in table, operator overrides), and observes the
- * GenAI metrics. A failed ledger write is logged, never thrown: accounting must not fail an answer.
+ * GenAI metrics. Write-ahead (issue 31): each attempt's row is written before its request is sent
+ * ({@link start} awaits it, and throws when it cannot be written, so no call is made unrecorded) and
+ * completed when the attempt ends; a process that dies mid-call leaves its row `in_flight` (paid,
+ * usage unknown). Writes are retried while the pool is saturated; a completion that still fails is
+ * logged, never thrown: accounting must not fail an answer already paid for.
  */
 export class CallLedger {
   private readonly logger = new Logger(CallLedger.name);
 
   constructor(
-    private readonly calls: Pick<ProviderCallsRepository, 'record'>,
+    private readonly calls: CallRecorder,
     private readonly overrides: readonly PriceOverride[] = [],
     private readonly now: () => number = Date.now,
   ) {}
@@ -154,11 +160,16 @@ export class CallLedger {
 
   /**
    * Starts measuring one call (and the attempts `streamWithRetry` / `countWithRetry` make of it:
-   * each failed attempt is its own row, see {@link CallMeter.retried}).
+   * each failed attempt is its own row, see {@link CallMeter.retried}), once the first attempt's
+   * in-flight row is written.
    * @param call the scope, the provider and requested model, and our planned prompt tokens.
+   * @throws the database's error when the row could not be written (after retries): make no call.
    */
-  start(call: CallSpec): CallMeter {
-    let attempt: Attempt = { started: this.now(), span: startCallSpan(call) };
+  async start(call: CallSpec): Promise<CallMeter> {
+    const started = this.now();
+    const row = this.open(call, started);
+    await row;
+    let attempt: Attempt = { row, started, span: startCallSpan(call) };
     const pending: Array<Promise<void>> = [];
     let done = false;
     return {
@@ -171,8 +182,11 @@ export class CallLedger {
       retried: (errorCode, delayMs) => {
         const failed = attempt;
         const ended = this.now();
-        // The next attempt starts once the backoff is over.
-        attempt = { started: ended + Math.max(0, delayMs), span: startCallSpan(call) };
+        // The next attempt starts once the backoff is over; its row is written during the backoff.
+        const next = ended + Math.max(0, delayMs);
+        const row = this.open(call, next);
+        row.catch(() => undefined);
+        attempt = { row, started: next, span: startCallSpan(call) };
         pending.push(this.write(call, failed, ended, errorCode));
       },
       finish: async (errorCode = null, ownFinishReason) => {
@@ -184,7 +198,25 @@ export class CallLedger {
     };
   }
 
-  /** Observes the metrics of one attempt and stores its row; a failed write is logged, never thrown. */
+  /** Writes an attempt's in-flight row (retried while the pool is saturated). */
+  private open(call: CallSpec, started: number): Promise<string> {
+    return this.calls.open({
+      projectId: call.projectId,
+      sessionId: call.sessionId,
+      askId: call.askId,
+      operation: call.operation,
+      purpose: call.purpose,
+      provider: call.provider,
+      requestedModel: call.requestedModel,
+      plannedTokens: call.plannedTokens ?? null,
+      startedAt: new Date(started),
+    });
+  }
+
+  /**
+   * Observes the metrics of one attempt and completes its row (or, when its in-flight row could not
+   * be written, stores the whole row); a failed write is logged, never thrown.
+   */
   private async write(
     call: CallSpec,
     attempt: Attempt,
@@ -192,7 +224,7 @@ export class CallLedger {
     errorCode: string | null,
     ownFinishReason?: string,
   ): Promise<void> {
-    const { started, first, chunk, span } = attempt;
+    const { row, started, first, chunk, span } = attempt;
     const { usage, usageError } = normaliseChunk(chunk, call.provider, this.logger);
     if (span) endCallSpan(span, chunk, usage, errorCode, chunk?.finishReason ?? ownFinishReason ?? null);
     const price = usage
@@ -216,7 +248,7 @@ export class CallLedger {
       for (const [type, tokens] of types) genAiTokenUsage.observe({ ...labels, gen_ai_token_type: type }, tokens);
     }
     try {
-      await this.calls.record({
+      const record: ProviderCallRecord = {
         projectId: call.projectId,
         sessionId: call.sessionId,
         askId: call.askId,
@@ -239,7 +271,10 @@ export class CallLedger {
         errorCode,
         ...this.cost(call.operation, usage, price),
         startedAt: new Date(started),
-      });
+      };
+      const id = await row.catch(() => null);
+      if (id === null) await this.calls.record(record);
+      else await this.calls.close(id, record);
     } catch (err) {
       this.logger.error(
         `ask ${call.askId}: the ${call.operation} call could not be recorded: ${(err as Error).message}`,

@@ -10,14 +10,15 @@ import { type ContractJob } from '@ask/event-stream';
  * The worker's lock and stalled-check settings. Read when the module loads, because `@Processor`
  * options are fixed when the class is declared (the same environment AppConfigModule reads at boot).
  */
-const { SYNTHESIS_LOCK_DURATION_MS, SYNTHESIS_STALLED_INTERVAL_MS } = loadConfig();
+const { SYNTHESIS_LOCK_DURATION_MS, SYNTHESIS_LOCK_RENEW_MS, SYNTHESIS_STALLED_INTERVAL_MS } = loadConfig();
 
 /**
  * Unpacks synthesis jobs and hands them to {@link SynthesisService}. Infrastructure failures are
  * retried by BullMQ (attempts from ASK_JOB_OPTIONS); the last failed attempt ends the ask with a typed
  * `error` event so no client waits forever. A worker killed mid-job leaves a stalled job that another
  * worker picks up (BullMQ stalled-job recovery): within SYNTHESIS_LOCK_DURATION_MS +
- * SYNTHESIS_STALLED_INTERVAL_MS of the kill.
+ * SYNTHESIS_STALLED_INTERVAL_MS of the kill (8 s with the defaults 6 s and 2 s; the lock is renewed
+ * every SYNTHESIS_LOCK_RENEW_MS, 2 s).
  *
  * A worker that was paused past its lock (SIGSTOP, a long GC or event-loop stall) finds, when it runs
  * again, that BullMQ could not renew the lock (`lockRenewalFailed`) or moved the job back as stalled
@@ -26,6 +27,7 @@ const { SYNTHESIS_LOCK_DURATION_MS, SYNTHESIS_STALLED_INTERVAL_MS } = loadConfig
  */
 @Processor(QueueName.AskSynthesis, {
   lockDuration: SYNTHESIS_LOCK_DURATION_MS,
+  lockRenewTime: SYNTHESIS_LOCK_RENEW_MS,
   stalledInterval: SYNTHESIS_STALLED_INTERVAL_MS,
   maxStalledCount: 2,
 })

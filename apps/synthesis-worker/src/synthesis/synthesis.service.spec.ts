@@ -264,6 +264,24 @@ describe(SynthesisService.name, () => {
       ).toBe(1);
     });
 
+    it('replays a stored answer on a first attempt (Redis lost the ask after done) without calling the provider', async () => {
+      const ids = await newProject({ provider: 'ollama', model: 'llama3.1:8b', baseUrl: upstream.url });
+      const first = await ask(ids, 'What is an HNSW index?');
+      const calls = upstream.requests.length;
+      // As after FLUSHALL: stream and meta gone, the reconciler (or a test) re-opens the meta, run 1 again.
+      await redis.del(`${prefix}:ask:${first.askId}:events`, `${prefix}:ask:${first.askId}:meta`);
+      const again = await ask(ids, 'What is an HNSW index?', 1, first.askId);
+      const [row] = await db.dataSource.query('SELECT id, answer FROM ask_session_messages WHERE ask_id = $1', [
+        first.askId,
+      ]);
+      expect(upstream.requests.length - calls).toBe(0);
+      expect(again.events.map((e) => e.type)).toEqual(['reset', 'delta', 'done']);
+      expect([(again.events[1].data as { text: string }).text, (again.events[2].data as DoneEvent).messageId]).toEqual([
+        row.answer,
+        row.id,
+      ]);
+    });
+
     it('tells clients to discard text a crashed attempt streamed before streaming again', async () => {
       const ids = await newProject({ provider: 'local', model: 'local' });
       const askId = randomUUID();

@@ -21,7 +21,7 @@ import {
   type SizedPrompt,
 } from '@ask/context-budget';
 import { ambientCredentialsAllowed, APP_CONFIG, type AppConfig } from '@ask/config';
-import { AskEventStream, FencedPublishError, type RunClaim } from '@ask/event-stream';
+import { AskEventStream, FencedPublishError, replayStoredAnswer, type RunClaim } from '@ask/event-stream';
 import {
   type ChatProvider,
   type ChatRequest,
@@ -52,6 +52,7 @@ import {
 } from '@ask/observability';
 import {
   LearnedWindowsRepository,
+  NO_CALL_RECORDS,
   type Project,
   ProjectsRepository,
   ProviderCallsRepository,
@@ -59,6 +60,7 @@ import {
   SessionsRepository,
   SummariesRepository,
   UsageRepository,
+  withTransientRetry,
 } from '@ask/persistence';
 import {
   countOnce,
@@ -141,7 +143,7 @@ export class SynthesisService {
     @Optional() private readonly summaryService?: SummaryService,
   ) {
     this.memory = new PlanningMemory(usage, windows, sessions);
-    this.ledger = new CallLedger(calls ?? { record: async () => undefined }, config.ASK_PRICE_OVERRIDES);
+    this.ledger = new CallLedger(calls ?? NO_CALL_RECORDS, config.ASK_PRICE_OVERRIDES);
     if (summaries) this.conversation = new ConversationMemory(summaries);
   }
 
@@ -208,6 +210,12 @@ export class SynthesisService {
     const session = await this.sessions.historyWithTurnSummaries(data.projectId, data.sessionId);
     if (!session) throw sessionGone(data.sessionId);
     const { pairs, turnSummaries } = session;
+    // Already answered (a re-enqueued or re-claimed run of a finished ask, whatever its attempt
+    // number): the stored answer is the truth, never a second paid call. The read above carries it.
+    if (pairs.some((p) => p.askId === data.askId)) {
+      await this.finishIfAlreadyStored(data, run);
+      return;
+    }
     // The project, its remembered windows and its model's calibration records (its own and the model-wide prior) in one round trip.
     const found = await this.projects.findForSynthesis(data.projectId, CALIBRATION_READ);
     const project = found?.project;
@@ -448,7 +456,7 @@ export class SynthesisService {
     let promptTokens: number | null = null;
     let completionTokens: number | null = null;
     const askId = call.askId;
-    const meter = this.ledger.start({
+    const meter = await this.ledger.start({
       ...call,
       operation: 'chat',
       provider: model.provider,
@@ -527,7 +535,7 @@ export class SynthesisService {
   ): Promise<{ sized: SizedPrompt; overflow?: Overflow }> {
     if (!ctx.choice.remote || !provider.countRequestTokens) return { sized };
     let exactTokens: number;
-    const meter = this.ledger.start({
+    const meter = await this.ledger.start({
       ...call,
       operation: 'count_tokens',
       provider: ctx.model.provider,
@@ -693,29 +701,17 @@ export class SynthesisService {
     }
   }
 
-  /** A retried job whose pair is already stored ends with `done` (no second pair, no second answer). */
+  /**
+   * A retried job whose pair is already stored ends with `done` (no second pair, no second answer,
+   * no provider call): `reset`, the stored answer, `done` ({@link replayStoredAnswer}).
+   * @returns false when nothing is stored for the ask (the run goes on).
+   */
   private async finishIfAlreadyStored(data: SynthesizeJobData, run: Run): Promise<boolean> {
     const events = await this.events.readAll(data.askId);
     if (events.some((e) => e.type === 'done' || e.type === 'error')) return true;
-    const stored = (await this.sessions.history(data.sessionId)).find((m) => m.askId === data.askId);
+    const stored = await this.sessions.findByAsk(data.projectId, data.askId);
     if (!stored) return false;
-    await this.events.publish(
-      data.askId,
-      'reset',
-      { attempt: 0, reason: 'answer already stored; resending it' },
-      run.claim,
-    );
-    await this.events.publish(data.askId, 'delta', { text: stored.answer }, run.claim);
-    await this.events.publish(
-      data.askId,
-      'done',
-      {
-        messageId: stored.id,
-        usage: { promptTokens: stored.promptTokens, completionTokens: stored.completionTokens },
-        sources: stored.sources,
-      },
-      run.claim,
-    );
+    await replayStoredAnswer(this.events, data.askId, stored, run.claim);
     return true;
   }
 
@@ -734,10 +730,14 @@ export class SynthesisService {
       throw new FencedPublishError(askId, 'superseded');
   }
 
-  /** Stores the pair; a session deleted meanwhile is a typed 404 (never retried: it will not come back). */
+  /**
+   * Stores the pair; a session deleted meanwhile is a typed 404 (never retried: it will not come back).
+   * The answer is paid for by now: a saturated or restarting database is waited out for about 3 s
+   * (`withTransientRetry`) before the attempt fails, rather than failing it into a second paid call.
+   */
   private async appendOrSessionGone(input: Parameters<SessionsRepository['appendMessage']>[0]) {
     try {
-      return await this.sessions.appendMessage(input);
+      return await withTransientRetry(() => this.sessions.appendMessage(input));
     } catch (err) {
       if (err instanceof SessionNotFoundError) throw sessionGone(input.sessionId);
       throw err;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '../testing';
-import { type ProviderCallRecord, ProviderCallsRepository } from './provider-calls.repository';
+import { CALL_IN_FLIGHT, type ProviderCallRecord, ProviderCallsRepository } from './provider-calls.repository';
 
 describe(ProviderCallsRepository.name, () => {
   let db: TestDatabase;
@@ -74,6 +74,44 @@ describe(ProviderCallsRepository.name, () => {
         /provider_calls_check/,
       );
       await expect(calls.record(call({ outputTokens: -1 }))).rejects.toThrow(/provider_calls_output_tokens_check/);
+    });
+  });
+
+  describe('open / close', () => {
+    it('writes the row in flight before the call and completes the same row after it', async () => {
+      const askId = randomUUID();
+      const started = new Date('2026-03-01T11:00:00Z');
+      const id = await calls.open({
+        projectId,
+        sessionId: s1,
+        askId,
+        operation: 'chat',
+        purpose: 'answer',
+        provider: 'openai',
+        requestedModel: 'gpt-4o',
+        plannedTokens: 900,
+        startedAt: started,
+      });
+      expect((await calls.forAsk(askId)).map((r) => [r.id, r.finishReason, r.durationMs, r.inputTokens])).toEqual([
+        [id, CALL_IN_FLIGHT, 0, null],
+      ]);
+      await calls.close(
+        id,
+        call({
+          askId,
+          provider: 'openai',
+          requestedModel: 'gpt-4o',
+          inputTokens: 880,
+          outputTokens: 42,
+          plannedTokens: 900,
+          durationMs: 1234,
+          finishReason: 'stop',
+          startedAt: started,
+        }),
+      );
+      expect(
+        (await calls.forAsk(askId)).map((r) => [r.id, r.finishReason, r.durationMs, r.inputTokens, r.outputTokens]),
+      ).toEqual([[id, 'stop', 1234, 880, 42]]);
     });
   });
 

@@ -2,6 +2,7 @@ import type { UsageTotals } from '@ask/ask-contracts';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { pgQuery } from '../pg-query';
+import { withTransientRetry } from '../transient';
 
 /** What a call was for: the answer, its one re-plan after an overflow, a count endpoint, an embedding. */
 export type ProviderCallPurpose = 'answer' | 'overflow_retry' | 'count' | 'embed' | 'summary';
@@ -40,6 +41,37 @@ export interface ProviderCallRecord {
   priceFamily?: string | null;
   startedAt: Date;
 }
+
+/**
+ * The `finish_reason` of a call's row from just before the request is sent until the call ends
+ * ({@link ProviderCallsRepository.open}). A row that keeps it is a call whose process died during
+ * it (a SIGKILLed worker): paid, its usage unknown (null tokens, no cost: an unpriced call).
+ */
+export const CALL_IN_FLIGHT = 'in_flight';
+
+/** What is known of a call before its request is sent. */
+export type ProviderCallStart = Pick<
+  ProviderCallRecord,
+  | 'projectId'
+  | 'sessionId'
+  | 'askId'
+  | 'operation'
+  | 'purpose'
+  | 'provider'
+  | 'requestedModel'
+  | 'plannedTokens'
+  | 'startedAt'
+>;
+
+/** Where the ledgers write (the repository, or a no-op where nothing is recorded). */
+export type CallRecorder = Pick<ProviderCallsRepository, 'open' | 'close' | 'record'>;
+
+/** A recorder that records nothing (specs and tools without a database). */
+export const NO_CALL_RECORDS: CallRecorder = {
+  open: async () => '',
+  close: async () => undefined,
+  record: async () => undefined,
+};
 
 /** A stored call, as read back. */
 export interface StoredProviderCall extends Required<Omit<ProviderCallRecord, 'rawUsage'>> {
@@ -102,43 +134,118 @@ export class ProviderCallsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /**
+   * Writes a call's row before its request is sent (`finish_reason` {@link CALL_IN_FLIGHT},
+   * `duration_ms` 0), so that a paid call is in the ledger even when its process dies during it; the
+   * ledger completes it with {@link close}. Retried while the pool is saturated or the server away
+   * (`withTransientRetry`, about 3 s). Named statement.
+   * @returns the row's id.
+   * @throws the last error when it could not be written: the caller must not make the call.
+   */
+  async open(call: ProviderCallStart): Promise<string> {
+    const rows = await withTransientRetry(() =>
+      pgQuery<{ id: string }>(
+        this.dataSource,
+        `INSERT INTO provider_calls (project_id, session_id, ask_id, operation, purpose, provider, requested_model,
+           planned_tokens, duration_ms, finish_reason, started_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $10) RETURNING id`,
+        [
+          call.projectId,
+          call.sessionId ?? null,
+          call.askId ?? null,
+          call.operation,
+          call.purpose,
+          call.provider,
+          call.requestedModel,
+          call.plannedTokens ?? null,
+          CALL_IN_FLIGHT,
+          call.startedAt,
+        ],
+        'ask_open_provider_call',
+      ),
+    );
+    return String(rows[0].id);
+  }
+
+  /**
+   * Completes the row {@link open} wrote with how the call ended (every column of `call`; its scope
+   * columns are rewritten with the same values). Retried like {@link open}; a row it could not
+   * complete stays {@link CALL_IN_FLIGHT}: the call is still counted, its usage unknown.
+   * @throws the last error when it could not be written.
+   */
+  async close(id: string, call: ProviderCallRecord): Promise<void> {
+    await withTransientRetry(() =>
+      pgQuery(
+        this.dataSource,
+        `UPDATE provider_calls SET answering_model = $2, raw_usage = $3, usage_error = $4, input_tokens = $5,
+           cache_read_tokens = $6, cache_write_tokens = $7, output_tokens = $8, reasoning_tokens = $9,
+           planned_tokens = $10, time_to_first_chunk_ms = $11, duration_ms = $12, finish_reason = $13,
+           error_code = $14, cost_usd = $15, price_family = $16, started_at = $17
+         WHERE id = $1`,
+        [
+          id,
+          call.answeringModel ?? null,
+          call.rawUsage === undefined ? null : JSON.stringify(call.rawUsage),
+          call.usageError ?? null,
+          call.inputTokens ?? null,
+          call.cacheReadTokens ?? null,
+          call.cacheWriteTokens ?? null,
+          call.outputTokens ?? null,
+          call.reasoningTokens ?? null,
+          call.plannedTokens ?? null,
+          call.timeToFirstChunkMs ?? null,
+          Math.max(0, Math.round(call.durationMs)),
+          call.finishReason ?? null,
+          call.errorCode ?? null,
+          call.costUsd ?? null,
+          call.priceFamily ?? null,
+          call.startedAt,
+        ],
+        'ask_close_provider_call',
+      ),
+    );
+  }
+
+  /**
    * Stores one call (a named statement: every upstream call of every ask writes one).
    * @throws QueryFailedError for a negative figure, a cache larger than the input, reasoning larger
-   *   than the output, or an unknown operation/purpose (the table's checks).
+   *   than the output, or an unknown operation/purpose (the table's checks); the last transient error
+   *   after retrying like {@link open}.
    */
   async record(call: ProviderCallRecord): Promise<void> {
-    await pgQuery(
-      this.dataSource,
-      `INSERT INTO provider_calls (project_id, session_id, ask_id, operation, purpose, provider, requested_model, answering_model,
+    await withTransientRetry(() =>
+      pgQuery(
+        this.dataSource,
+        `INSERT INTO provider_calls (project_id, session_id, ask_id, operation, purpose, provider, requested_model, answering_model,
          raw_usage, usage_error, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens,
          planned_tokens, time_to_first_chunk_ms, duration_ms, finish_reason, error_code, cost_usd, price_family, started_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
-      [
-        call.projectId,
-        call.sessionId ?? null,
-        call.askId ?? null,
-        call.operation,
-        call.purpose,
-        call.provider,
-        call.requestedModel,
-        call.answeringModel ?? null,
-        call.rawUsage === undefined ? null : JSON.stringify(call.rawUsage),
-        call.usageError ?? null,
-        call.inputTokens ?? null,
-        call.cacheReadTokens ?? null,
-        call.cacheWriteTokens ?? null,
-        call.outputTokens ?? null,
-        call.reasoningTokens ?? null,
-        call.plannedTokens ?? null,
-        call.timeToFirstChunkMs ?? null,
-        Math.max(0, Math.round(call.durationMs)),
-        call.finishReason ?? null,
-        call.errorCode ?? null,
-        call.costUsd ?? null,
-        call.priceFamily ?? null,
-        call.startedAt,
-      ],
-      'ask_record_provider_call',
+        [
+          call.projectId,
+          call.sessionId ?? null,
+          call.askId ?? null,
+          call.operation,
+          call.purpose,
+          call.provider,
+          call.requestedModel,
+          call.answeringModel ?? null,
+          call.rawUsage === undefined ? null : JSON.stringify(call.rawUsage),
+          call.usageError ?? null,
+          call.inputTokens ?? null,
+          call.cacheReadTokens ?? null,
+          call.cacheWriteTokens ?? null,
+          call.outputTokens ?? null,
+          call.reasoningTokens ?? null,
+          call.plannedTokens ?? null,
+          call.timeToFirstChunkMs ?? null,
+          Math.max(0, Math.round(call.durationMs)),
+          call.finishReason ?? null,
+          call.errorCode ?? null,
+          call.costUsd ?? null,
+          call.priceFamily ?? null,
+          call.startedAt,
+        ],
+        'ask_record_provider_call',
+      ),
     );
   }
 

@@ -300,14 +300,29 @@ export class SessionsRepository {
       'ask_append_message',
     );
     if (rows[0]) return { message: toMessage(rows[0]), inserted: rows[0].inserted };
-    const existing: MessageRow[] = await this.dataSource.query(
+    const existing = await this.findByAsk(input.projectId, input.askId);
+    if (!existing) throw new SessionNotFoundError(input.sessionId);
+    return { message: existing, inserted: false };
+  }
+
+  /**
+   * The pair stored for an ask of the project, or null (not answered yet, another project's, or its
+   * session was deleted). The stored answer is what every re-run of a finished ask consults before
+   * any provider call (issue 31): the retrieval worker before it embeds, the synthesis worker before
+   * it calls the LLM, the reconciler before it re-enqueues. Named statement (one index look-up on
+   * the UNIQUE `ask_id`).
+   */
+  async findByAsk(projectId: string, askId: string): Promise<StoredMessage | null> {
+    if (!isUuid(projectId)) return null;
+    const rows = await pgQuery<MessageRow>(
+      this.dataSource,
       `SELECT ${MESSAGE_COLUMNS} FROM ask_session_messages m
          JOIN ask_sessions s ON s.id = m.session_id
         WHERE m.ask_id = $1 AND s.project_id = $2`,
-      [input.askId, input.projectId],
+      [askId, projectId],
+      'ask_message_for_ask',
     );
-    if (!existing[0]) throw new SessionNotFoundError(input.sessionId);
-    return { message: toMessage(existing[0]), inserted: false };
+    return rows[0] ? toMessage(rows[0]) : null;
   }
 
   /**
