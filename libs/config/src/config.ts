@@ -54,6 +54,18 @@ const schema = z.object({
   SYNTHESIS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(3102),
   /** Health/metrics port of the ingestion worker; 0 picks a free port. */
   INGESTION_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(3103),
+  /**
+   * Address every worker's health/metrics port listens on. Loopback by default, like GATEWAY_HOST: a
+   * scraper on another host needs the operator to set `0.0.0.0` (or one interface's address), and
+   * should then set ASK_METRICS_TOKEN too.
+   */
+  WORKER_HEALTH_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * Bearer token `/metrics` requires, on the gateway and on every worker's health port (compared in
+   * constant time; 401 without it). Unset: `/metrics` is open to whoever reaches the port. `/health`
+   * stays open either way (orchestrator probes carry no token).
+   */
+  ASK_METRICS_TOKEN: z.string().min(16).optional(),
   RETRIEVAL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
   /** Ingestion jobs run at once per ingestion worker process (chunking is CPU work: keep it near the cores). */
   INGESTION_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
@@ -167,7 +179,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError(`invalid environment:\n  ${lines.join('\n  ')}`);
   }
   // Exact values of the process-wide secrets are redacted from every text that leaves the process.
-  registerSecrets([parsed.data.ASK_ADMIN_KEY, parsed.data.ASK_ENCRYPTION_KEY, parsed.data.ASK_EVENTS_SECRET], {
+  registerSecrets(
+    [
+      parsed.data.ASK_ADMIN_KEY,
+      parsed.data.ASK_ENCRYPTION_KEY,
+      parsed.data.ASK_EVENTS_SECRET,
+      parsed.data.ASK_METRICS_TOKEN,
+    ],
+    {
     pinned: true,
   });
   return Object.freeze(parsed.data);

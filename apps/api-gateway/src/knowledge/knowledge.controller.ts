@@ -25,6 +25,7 @@ import { uuidParam } from '../errors/params';
 import { RateLimit } from '../rate-limit/rate-limit';
 import { IngestInsightsDto, IngestKnowledgeDto } from './knowledge.dto';
 import { KnowledgeService } from './knowledge.service';
+import { sourceIds } from './source-ids';
 
 /**
  * Loads documents, insights and recommendations into a project, and re-embeds it, as queued jobs:
@@ -70,10 +71,11 @@ export class KnowledgeController implements BeforeApplicationShutdown {
     @Param('projectId', uuidParam('projectId')) projectId: string,
     @Body() body: IngestKnowledgeDto,
   ): Promise<IngestionAccepted> {
+    const uris = sourceIds('documents', 'uri', body.documents, (d) => d.uri);
     return this.knowledge.accept(
       projectId,
       'knowledge',
-      body.documents.map((d) => ({ kind: 'document', uri: d.uri, title: d.title ?? d.uri, text: d.text })),
+      body.documents.map((d, i) => ({ kind: 'document', uri: uris[i], title: d.title ?? uris[i], text: d.text })),
     );
   }
 
@@ -85,16 +87,21 @@ export class KnowledgeController implements BeforeApplicationShutdown {
     @Param('projectId', uuidParam('projectId')) projectId: string,
     @Body() body: IngestInsightsDto,
   ): Promise<IngestionAccepted> {
+    const insights = body.insights ?? [];
+    const recommendations = body.recommendations ?? [];
+    // One id space per kind (an insight and a recommendation may share an id; each kind has its table).
+    const insightIds = sourceIds('insights', 'id', insights, (i) => i.id);
+    const recommendationIds = sourceIds('recommendations', 'id', recommendations, (r) => r.id);
     return this.knowledge.accept(projectId, 'insights', [
-      ...(body.insights ?? []).map((i) => ({
+      ...insights.map((i, n) => ({
         kind: 'insight' as const,
-        uri: i.id,
+        uri: insightIds[n],
         title: i.name,
         text: i.description,
       })),
-      ...(body.recommendations ?? []).map((r) => ({
+      ...recommendations.map((r, n) => ({
         kind: 'recommendation' as const,
-        uri: r.id,
+        uri: recommendationIds[n],
         title: r.title,
         text: r.body,
       })),
@@ -103,12 +110,17 @@ export class KnowledgeController implements BeforeApplicationShutdown {
 
   /**
    * `POST …/reembed` → 202: rebuilds every vector of the project stored by another embedding model
-   * with the current one, from the stored text (no body). @throws AskError 404, 412, 429.
+   * with the current one, from the stored text (no body, or `{}`).
+   * @throws AskError 400 for any other body (an array, a field); 404, 412, 429.
    */
   @Post('reembed')
   @HttpCode(HttpStatus.ACCEPTED)
   @RateLimit('ingest')
-  reembed(@Param('projectId', uuidParam('projectId')) projectId: string): Promise<IngestionAccepted> {
+  reembed(
+    @Param('projectId', uuidParam('projectId')) projectId: string,
+    @Body() body: unknown,
+  ): Promise<IngestionAccepted> {
+    refuseReembedBody(body);
     return this.knowledge.accept(projectId, 'reembed', []);
   }
 
@@ -170,4 +182,17 @@ export class KnowledgeController implements BeforeApplicationShutdown {
       }
     });
   }
+}
+
+/**
+ * `POST …/reembed` takes no settings: a body is absent or `{}`. An array, a scalar or a field is a
+ * 400 (each field named as the validation pipe names unknown ones), not a silent 202.
+ * @throws AskError 400 `invalid_request`.
+ */
+function refuseReembedBody(body: unknown): void {
+  if (body === undefined || body === null) return;
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw invalidRequest('body: reembed takes no body (send none, or {})');
+  const fields = Object.keys(body);
+  if (fields.length > 0) throw invalidRequest(fields.map((f) => `${f}: property ${f} should not exist`).join('; '));
 }

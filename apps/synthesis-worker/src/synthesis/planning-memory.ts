@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { ResolvedModel } from '@ask/model-catalog';
+import { modelMetricLabel, type ResolvedModel } from '@ask/model-catalog';
 import { calibrationFactor } from '@ask/observability';
 import type {
   LearnedWindow,
@@ -112,12 +112,20 @@ export class PlanningMemory {
    * @param known the model's records as {@link CALIBRATION_READ} selects them, when the caller already
    *   read them (`ProjectsRepository.findForSynthesis`); read here otherwise.
    */
-  async planning(choice: CounterChoice, model: string, known?: StoredTokenUsageRecord[]): Promise<Planning> {
+  async planning(
+    choice: CounterChoice,
+    model: Pick<ResolvedModel, 'provider' | 'model'>,
+    known?: StoredTokenUsageRecord[],
+  ): Promise<Planning> {
     if (choice.exactPlan || choice.counter.id !== ESTIMATE_ID) return { counter: choice.counter, calibration: {} };
-    const records = known ?? (await this.usage.recentPerScript(model, FLOOR_ID, SCRIPT_CALIBRATION_DEFAULTS.recent));
+    const records =
+      known ?? (await this.usage.recentPerScript(model.model, FLOOR_ID, SCRIPT_CALIBRATION_DEFAULTS.recent));
     const calibration = learnScriptCalibration(records);
+    // The gauge's label is the catalog family or `other` (the model id is the tenant's, unbounded):
+    // models folded together show the factor set last.
+    const label = modelMetricLabel(model);
     for (const [script, learned] of Object.entries(calibration))
-      if (learned) calibrationFactor.set({ model, script }, learned.factor);
+      if (learned) calibrationFactor.set({ model: label, script }, learned.factor);
     const scripted = new ScriptCalibratedCounter(calibration);
     return { counter: scripted, scripted, calibration };
   }
