@@ -116,6 +116,12 @@ const schema = z.object({
   ASK_STREAMS_PER_ASK: z.coerce.number().int().min(1).max(1_000_000).default(20),
   /** Open event streams per project on one gateway process; one more answers 429 `rate_limited`. */
   ASK_STREAMS_PER_PROJECT: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+  /**
+   * How often an open event stream (ask or ingestion SSE) opened with a project API key checks that
+   * the key still verifies, in milliseconds: a revoked key's streams end with a typed 401 `error`
+   * event at most this long (plus one PostgreSQL lookup) after `DELETE …/keys/:keyId`.
+   */
+  ASK_STREAM_KEY_RECHECK_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   /** Redis connections the gateway's event relay reads with (blocking XREAD over many streams each). */
   ASK_STREAM_READERS: z.coerce.number().int().min(1).max(64).default(2),
   /**

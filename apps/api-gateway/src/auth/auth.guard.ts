@@ -8,7 +8,8 @@ import { type Access, ACCESS_METADATA } from './access.decorators';
 import { EventsTokenSigner } from './events-token';
 import type { AuthenticatedRequest, Principal } from './principal';
 
-const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
+/** `Authorization: Bearer <key>` as the guard accepts it; group 1 is the key. */
+export const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
 /**
  * The global authentication guard (`Authorization: Bearer <key>`).

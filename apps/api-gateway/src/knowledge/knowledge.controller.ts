@@ -18,7 +18,8 @@ import type { IngestionAccepted, IngestionView } from '@ask/ask-contracts';
 import { invalidRequest, notFound } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { IngestionEventStream } from '@ask/event-stream';
-import { IngestionsRepository } from '@ask/persistence';
+import { ApiKeysRepository, IngestionsRepository } from '@ask/persistence';
+import { keyRecheck } from '../auth/key-recheck';
 import { serveStream, type StreamRoute } from '../sse/serve-stream';
 import { StreamCaps } from '../sse/stream-caps';
 import { uuidParam } from '../errors/params';
@@ -46,6 +47,7 @@ export class KnowledgeController implements BeforeApplicationShutdown {
     private readonly knowledge: KnowledgeService,
     private readonly ingestions: IngestionsRepository,
     private readonly events: IngestionEventStream,
+    private readonly keys: ApiKeysRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.route = {
@@ -55,6 +57,7 @@ export class KnowledgeController implements BeforeApplicationShutdown {
       ),
       relays: this.relays,
       maxBufferedBytes: config.ASK_STREAM_BUFFER_BYTES,
+      keyRecheckMs: config.ASK_STREAM_KEY_RECHECK_MS,
       logger: new Logger('SSE'),
     };
   }
@@ -141,7 +144,8 @@ export class KnowledgeController implements BeforeApplicationShutdown {
    * `Last-Event-ID`. A finished ingestion whose stream has expired answers its end from the row. New
    * events come through the process's shared stream readers (no Redis connection per client); a
    * client that leaves more than ASK_STREAM_BUFFER_BYTES unread is dropped (it resumes with its
-   * Last-Event-ID). A failure after the headers is a typed `error` event without an id, then the end.
+   * Last-Event-ID). A failure after the headers is a typed `error` event without an id, then the end;
+   * so is a revoked key (401 `unauthorized`, within ASK_STREAM_KEY_RECHECK_MS).
    * @throws AskError 400 for a malformed Last-Event-ID; 404 for an unknown ingestion; 429
    *   `rate_limited` over ASK_STREAMS_PER_ASK streams of one ingestion or ASK_STREAMS_PER_PROJECT
    *   ingestion streams of one project (`details` `limit=streams_per_ingestion|ingestion_streams_per_project max=N`).
@@ -163,7 +167,9 @@ export class KnowledgeController implements BeforeApplicationShutdown {
     const view = await this.ingestions.find(projectId, ingestionId);
     if (!view) throw notFound('ingestion not found');
     if (controller.signal.aborted) return;
-    await serveStream(this.route, { request, response, controller, streamId: ingestionId, projectId }, async (sse) => {
+    const keyStillValid = keyRecheck(request, this.keys);
+    const target = { request, response, controller, streamId: ingestionId, projectId, keyStillValid };
+    await serveStream(this.route, target, async (sse) => {
       // A finished run whose stream has expired (or was lost with Redis): its row says how it ended.
       if ((view.status === 'completed' || view.status === 'failed') && (await this.events.length(ingestionId)) === 0) {
         if (!lastEventId) {
