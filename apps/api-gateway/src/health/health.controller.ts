@@ -47,7 +47,7 @@ export class HealthController {
   @Header('content-type', registry.contentType)
   metrics(@Headers('authorization') authorization: string | undefined): Promise<string> {
     if (!metricsAuthorized(authorization, this.config.ASK_METRICS_TOKEN))
-      throw unauthorized('/metrics: the operator requires its bearer token (ASK_METRICS_TOKEN)');
+      throw unauthorized('/metrics: the operator requires ASK_METRICS_TOKEN in the Authorization header');
     return registry.metrics();
   }
 }
