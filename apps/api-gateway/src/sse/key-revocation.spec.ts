@@ -1,6 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { type Harness, localProject, startGateway } from '../security/gateway-harness';
-import { KEY_REVOKED_DETAILS } from './serve-stream';
 
 /** One open SSE follower: its status, the events parsed so far, whether it ended, and its end. */
 interface Follower {
@@ -101,7 +100,7 @@ describe('event streams of a revoked key', () => {
         status: 401,
         error: 'authentication is required',
         code: 'unauthorized',
-        details: KEY_REVOKED_DETAILS,
+        details: 'the API key this stream was opened with has been revoked',
       }),
     };
     const frames = (f: Follower) => f.events.map((e) => ({ event: e.event, id: e.id, data: e.data }));
