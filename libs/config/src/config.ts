@@ -193,7 +193,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       parsed.data.ASK_METRICS_TOKEN,
     ],
     {
-    pinned: true,
-  });
+      pinned: true,
+    },
+  );
   return Object.freeze(parsed.data);
 }

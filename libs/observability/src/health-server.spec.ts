@@ -92,7 +92,9 @@ describe(startHealthServer.name, () => {
           return `${response.status} ${response.status === 200 ? body.includes('ask_finished_total') : body}`;
         };
         expect(await scrape()).toBe('401 {"error":"authentication is required","code":"unauthorized"}');
-        expect(await scrape(`Bearer ${token}x`)).toBe('401 {"error":"authentication is required","code":"unauthorized"}');
+        expect(await scrape(`Bearer ${token}x`)).toBe(
+          '401 {"error":"authentication is required","code":"unauthorized"}',
+        );
         expect(await scrape(token)).toBe('401 {"error":"authentication is required","code":"unauthorized"}');
         expect(await scrape(`Bearer ${token}`)).toBe('200 true');
         expect((await fetch(`${url}/health`)).status).toBe(200);

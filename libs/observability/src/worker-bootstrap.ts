@@ -35,7 +35,7 @@ export async function bootWorker(options: WorkerBootOptions): Promise<INestAppli
   const health = await startHealthServer(
     { port: options.healthPort(app), host: config.WORKER_HEALTH_HOST, metricsToken: config.ASK_METRICS_TOKEN },
     {
-    redis: () => redis.ping(),
+      redis: () => redis.ping(),
       postgres: () => db.query('SELECT 1'),
     },
   );

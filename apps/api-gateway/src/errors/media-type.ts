@@ -23,7 +23,12 @@ export function requireJsonBody(req: Request, res: Response, next: NextFunction)
  * declared type is echoed reduced to `[a-z0-9/+.-]`, at most 60 characters.
  */
 export function unsupportedMediaType(contentType: string | undefined): AskError {
-  const declared = (contentType ?? '').split(';')[0].trim().toLowerCase().replace(/[^a-z0-9/+.-]/g, '').slice(0, 60);
+  const declared = (contentType ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9/+.-]/g, '')
+    .slice(0, 60);
   return new AskError(AskErrorCode.InvalidRequest, {
     status: 415,
     error: 'unsupported media type',

@@ -39,7 +39,9 @@ describe('metrics safe to scrape (four apps, fake OpenAI upstream)', () => {
   });
 
   const metricsUrl = (app: (typeof WORKERS)[number] | 'api-gateway') =>
-    app === 'api-gateway' ? `${t.stack.gatewayUrl}/metrics` : t.stack.apps[app].healthUrl.replace(/\/health$/, '/metrics');
+    app === 'api-gateway'
+      ? `${t.stack.gatewayUrl}/metrics`
+      : t.stack.apps[app].healthUrl.replace(/\/health$/, '/metrics');
   const scrape = (url: string, withToken = true) =>
     fetch(url, { headers: withToken ? { authorization: `Bearer ${token}` } : {} });
 

@@ -374,7 +374,8 @@ export function describeUpstreamError(err: unknown): UpstreamErrorFacts {
  * model's context window: read as a window it taught a 30,000-token window and a 413 for a 5-token
  * question (issue 25). No retry of the same request can succeed either.
  */
-const PER_MINUTE_TOO_LARGE = /request too large for .*?(?:tokens per min|TPM)\b.*?limit ([\d,]+),\s*requested ([\d,]+)/is;
+const PER_MINUTE_TOO_LARGE =
+  /request too large for .*?(?:tokens per min|TPM)\b.*?limit ([\d,]+),\s*requested ([\d,]+)/is;
 
 /**
  * Matches the overflow table against the facts; undefined when no row matches. A 429 is never an
