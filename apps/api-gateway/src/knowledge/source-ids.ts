@@ -19,7 +19,7 @@ const INVISIBLE = /[\u200B-\u200F\u202A-\u202E\u2060\u2066-\u2069\uFEFF]/;
 export function normalizeSourceId(field: string, id: string): string {
   const bad = INVISIBLE.exec(id);
   if (bad) {
-    const point = bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+    const point = (bad[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0');
     throw invalidRequest(`${field}: must not contain invisible or bidirectional control characters (U+${point})`);
   }
   return id.normalize('NFC');

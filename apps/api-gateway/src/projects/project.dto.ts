@@ -62,6 +62,7 @@ const LOCATION_ID_MESSAGE =
  * (U+200B–U+200F, U+202A–U+202E, U+2060, U+2066–U+2069, U+FEFF: `gpt-4o\u202E…` displays as another
  * id than the one called and stored).
  */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point: they are refused.
 const MODEL_ID = /^[^\u0000-\u001F\u007F-\u009F\u200B-\u200F\u2028-\u202E\u2060\u2066-\u2069\uFEFF]+$/;
 const MODEL_ID_MESSAGE = '$property must not contain control, invisible or bidirectional characters';
 
