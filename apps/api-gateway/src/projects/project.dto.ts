@@ -63,7 +63,7 @@ const LOCATION_ID_MESSAGE =
  * id than the one called and stored).
  */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point: they are refused.
-const MODEL_ID = /^[^\u0000-\u001F\u007F-\u009F\u200B-\u200F\u2028-\u202E\u2060\u2066-\u2069\uFEFF]+$/;
+const MODEL_ID = /^[^\u0000-\u001F\u007F-\u009F\u200B-\u200F\u2028-\u202E\u2060\u2066-\u2069\uFEFF]*$/;
 const MODEL_ID_MESSAGE = '$property must not contain control, invisible or bidirectional characters';
 
 /**
