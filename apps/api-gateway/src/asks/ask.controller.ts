@@ -66,8 +66,13 @@ export class AskController implements BeforeApplicationShutdown {
   @Post('projects/:projectId/ask')
   @HttpCode(HttpStatus.ACCEPTED)
   @RateLimit('ask')
-  ask(@Param('projectId', uuidParam('projectId')) projectId: string, @Body() body: AskDto): Promise<AskAccepted> {
-    return this.asks.accept(projectId, body);
+  ask(
+    @Param('projectId', uuidParam('projectId')) projectId: string,
+    @Body() body: AskDto,
+    @Req() request: Request,
+  ): Promise<AskAccepted> {
+    const principal = principalOf(request);
+    return this.asks.accept(projectId, body, principal.kind === 'project' ? principal.keyId : undefined);
   }
 
   /**
@@ -122,7 +127,7 @@ export class AskController implements BeforeApplicationShutdown {
         controller,
         streamId: askId,
         projectId: meta.projectId,
-        keyStillValid: keyRecheck(request, this.keys),
+        keyStillValid: keyRecheck(request, this.keys, meta.keyId),
       },
       async (sse) => {
         const end = await this.relay.relay(askId, start, {

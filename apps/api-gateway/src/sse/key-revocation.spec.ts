@@ -14,8 +14,9 @@ interface Follower {
  * Key revocation and the event streams a key opened (issue 25 item 6), on the real gateway,
  * PostgreSQL and Redis (no worker: the streams stay open, waiting). Each stream re-checks its key
  * every ASK_STREAM_KEY_RECHECK_MS (200 here); once the admin revokes the key, its ask and ingestion
- * streams end with one typed 401 `error` event, while another key's streams and the ask's capability
- * token stream go on, and the revoked key's reconnect is a 401.
+ * streams, and the capability-token stream of an ask it accepted, end with one typed 401 `error`
+ * event, while another key's stream and the token stream of an ask the other key accepted go on, and
+ * the revoked key's reconnect is a 401.
  */
 describe('event streams of a revoked key', () => {
   let h: Harness;
@@ -23,6 +24,7 @@ describe('event streams of a revoked key', () => {
   let other: string;
   let askEvents: string;
   let tokenEventsUrl: string;
+  let keptTokenEventsUrl: string;
   let ingestionEvents: string;
 
   beforeAll(async () => {
@@ -35,6 +37,11 @@ describe('event streams of a revoked key', () => {
     });
     tokenEventsUrl = (ask.body as { eventsUrl: string }).eventsUrl;
     askEvents = tokenEventsUrl.split('?')[0];
+    const keptAsk = await h.call('POST', `/api/v1/projects/${project.id}/ask`, {
+      key: other,
+      json: { question: 'Who else stays?' },
+    });
+    keptTokenEventsUrl = (keptAsk.body as { eventsUrl: string }).eventsUrl;
     const ingestion = await h.call('POST', `/api/v1/projects/${project.id}/knowledge`, {
       key: project.key,
       json: { documents: [{ uri: 'a.md', text: 'Alpha.' }] },
@@ -73,25 +80,28 @@ describe('event streams of a revoked key', () => {
       new Promise((_, fail) => setTimeout(() => fail(new Error('the stream did not end')), ms).unref()),
     ]);
 
-  it('ends the revoked key’s ask and ingestion streams with one 401 error event; others go on', async () => {
+  it('ends the revoked key’s ask, ingestion and token streams with one 401 error event; others go on', async () => {
     const revokedAsk = await follow(askEvents, project.key);
     const revokedIngestion = await follow(ingestionEvents, project.key);
-    const keptAsk = await follow(askEvents, other);
     const tokenAsk = await follow(tokenEventsUrl);
-    expect([revokedAsk, revokedIngestion, keptAsk, tokenAsk].map((f) => f.status)).toEqual([200, 200, 200, 200]);
+    const keptAsk = await follow(askEvents, other);
+    const keptToken = await follow(keptTokenEventsUrl);
+    const all = [revokedAsk, revokedIngestion, tokenAsk, keptAsk, keptToken];
+    expect(all.map((f) => f.status)).toEqual([200, 200, 200, 200, 200]);
     const seen = (f: Follower) => [f.isEnded(), ...f.events.map((e) => e.event)];
     // Several re-checks pass while the key is valid: nothing ends; each ask stream has its `accepted`.
     await new Promise((done) => setTimeout(done, 700));
-    expect([revokedAsk, revokedIngestion, keptAsk, tokenAsk].map(seen)).toEqual([
+    expect(all.map(seen)).toEqual([
       [false, 'accepted'],
       [false],
+      [false, 'accepted'],
       [false, 'accepted'],
       [false, 'accepted'],
     ]);
 
     const revoke = await h.call('DELETE', `/api/v1/projects/${project.id}/keys/${project.keyId}`, { key: h.adminKey });
     expect(revoke.status).toBe(204);
-    await Promise.all([endOf(revokedAsk), endOf(revokedIngestion)]);
+    await Promise.all([endOf(revokedAsk), endOf(revokedIngestion), endOf(tokenAsk)]);
 
     const terminal = {
       event: 'error',
@@ -106,14 +116,15 @@ describe('event streams of a revoked key', () => {
     const frames = (f: Follower) => f.events.map((e) => ({ event: e.event, id: e.id, data: e.data }));
     expect(frames(revokedAsk).slice(1)).toEqual([terminal]);
     expect(frames(revokedIngestion)).toEqual([terminal]);
-    // Past several more re-checks, the other key's stream and the capability-token stream are open, with no new event.
+    expect(frames(tokenAsk).slice(1)).toEqual([terminal]);
+    // Past several more re-checks, the other key's stream and the token stream of its ask are open, with no new event.
     await new Promise((done) => setTimeout(done, 700));
-    expect([keptAsk, tokenAsk].map(seen)).toEqual([
+    expect([keptAsk, keptToken].map(seen)).toEqual([
       [false, 'accepted'],
       [false, 'accepted'],
     ]);
     keptAsk.close();
-    tokenAsk.close();
+    keptToken.close();
 
     // The revoked key's reconnect is refused before any stream opens.
     const again = await h.call('GET', askEvents, { key: project.key });
