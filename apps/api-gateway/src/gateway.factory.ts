@@ -7,6 +7,7 @@ import { createNestJsonLogger, type LogIds, withLogIds } from '@ask/observabilit
 import { AppModule } from './app.module';
 import { AskErrorFilter, bodyParserErrorHandler } from './errors/ask-error.filter';
 import { answerClientErrors } from './errors/client-error';
+import { requireJsonBody } from './errors/media-type';
 import { rejectInvalidUtf8, TextSafetyPipe } from './errors/text-safety.pipe';
 import { askValidationPipe } from './errors/validation';
 
@@ -80,6 +81,7 @@ export async function createGateway(): Promise<NestExpressApplication> {
   app.use(requestLogIds);
   app.use(SECURITY_HEADERS);
   app.use('/api', noStore);
+  app.use(requireJsonBody);
   app.useBodyParser('json', { limit: MAX_BODY_BYTES, strict: true, verify: rejectInvalidUtf8 });
   app.use(bodyParserErrorHandler());
   // Text safety first: it bounds the nesting depth before class-transformer recurses into the body.

@@ -49,6 +49,17 @@ describe('loadConfig', () => {
     expect(loadConfig({ GATEWAY_HOST: '0.0.0.0' }).GATEWAY_HOST).toBe('0.0.0.0');
   });
 
+  it("binds the workers' health ports to loopback unless WORKER_HEALTH_HOST says otherwise", () => {
+    expect(loadConfig({}).WORKER_HEALTH_HOST).toBe('127.0.0.1');
+    expect(loadConfig({ WORKER_HEALTH_HOST: '0.0.0.0' }).WORKER_HEALTH_HOST).toBe('0.0.0.0');
+  });
+
+  it('leaves /metrics open unless ASK_METRICS_TOKEN is set, and refuses a token under 16 characters', () => {
+    expect(loadConfig({}).ASK_METRICS_TOKEN).toBeUndefined();
+    expect(loadConfig({ ASK_METRICS_TOKEN: 'm'.repeat(16) }).ASK_METRICS_TOKEN).toBe('m'.repeat(16));
+    expect(() => loadConfig({ ASK_METRICS_TOKEN: 'short' })).toThrow(/ASK_METRICS_TOKEN/);
+  });
+
   it('parses the provider allow-list into origins and path prefixes', () => {
     const config = loadConfig({
       ASK_PROVIDER_URL_ALLOWLIST: 'http://127.0.0.1:11434, https://LLM.example.com:443/v1/ http://ollama:11434',

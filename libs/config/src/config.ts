@@ -77,6 +77,18 @@ const schema = z.object({
   SYNTHESIS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(3102),
   /** Health/metrics port of the ingestion worker; 0 picks a free port. */
   INGESTION_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(3103),
+  /**
+   * Address every worker's health/metrics port listens on. Loopback by default, like GATEWAY_HOST: a
+   * scraper on another host needs the operator to set `0.0.0.0` (or one interface's address), and
+   * should then set ASK_METRICS_TOKEN too.
+   */
+  WORKER_HEALTH_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * Bearer token `/metrics` requires, on the gateway and on every worker's health port (compared in
+   * constant time; 401 without it). Unset: `/metrics` is open to whoever reaches the port. `/health`
+   * stays open either way (orchestrator probes carry no token).
+   */
+  ASK_METRICS_TOKEN: z.string().min(16).optional(),
   RETRIEVAL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
   /** Ingestion jobs run at once per ingestion worker process (chunking is CPU work: keep it near the cores). */
   INGESTION_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
@@ -136,6 +148,12 @@ const schema = z.object({
   ASK_STREAMS_PER_ASK: z.coerce.number().int().min(1).max(1_000_000).default(20),
   /** Open event streams per project on one gateway process; one more answers 429 `rate_limited`. */
   ASK_STREAMS_PER_PROJECT: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+  /**
+   * How often an open event stream (ask or ingestion SSE) opened with a project API key checks that
+   * the key still verifies, in milliseconds: a revoked key's streams end with a typed 401 `error`
+   * event at most this long (plus one PostgreSQL lookup) after `DELETE …/keys/:keyId`.
+   */
+  ASK_STREAM_KEY_RECHECK_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   /** Redis connections the gateway's event relay reads with (blocking XREAD over many streams each). */
   ASK_STREAM_READERS: z.coerce.number().int().min(1).max(64).default(2),
   /**
@@ -210,8 +228,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError(`invalid environment:\n  ${lines.join('\n  ')}`);
   }
   // Exact values of the process-wide secrets are redacted from every text that leaves the process.
-  registerSecrets([parsed.data.ASK_ADMIN_KEY, parsed.data.ASK_ENCRYPTION_KEY, parsed.data.ASK_EVENTS_SECRET], {
-    pinned: true,
-  });
+  registerSecrets(
+    [
+      parsed.data.ASK_ADMIN_KEY,
+      parsed.data.ASK_ENCRYPTION_KEY,
+      parsed.data.ASK_EVENTS_SECRET,
+      parsed.data.ASK_METRICS_TOKEN,
+    ],
+    {
+      pinned: true,
+    },
+  );
   return Object.freeze(parsed.data);
 }

@@ -10,6 +10,8 @@ export interface AskMeta {
   projectId: string;
   sessionId: string;
   acceptedAt: string;
+  /** The API key that accepted the ask (absent for the admin key): its revocation ends the ask's streams. */
+  keyId?: string;
 }
 
 /**
@@ -280,7 +282,12 @@ export class AskEventStream {
 /** The meta of an ask from its meta hash as `HGETALL` answers it; null when the hash is gone (no `projectId`). */
 export function metaOf(raw: Record<string, string> | null | undefined): AskMeta | null {
   if (!raw || !raw.projectId) return null;
-  return { projectId: raw.projectId, sessionId: raw.sessionId, acceptedAt: raw.acceptedAt };
+  return {
+    projectId: raw.projectId,
+    sessionId: raw.sessionId,
+    acceptedAt: raw.acceptedAt,
+    ...(raw.keyId ? { keyId: raw.keyId } : {}),
+  };
 }
 
 function toEvent(id: string, fields: string[]): AskEvent {

@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
 import { streamHashTag, type StreamEntry, type StreamHub } from './stream-hub';
+import { isValidStreamId } from './stream-ids';
 import {
   INGESTION_TERMINAL_EVENTS,
   ingestionStreamKey,
@@ -19,8 +20,6 @@ export interface IngestionReadOptions {
   /** Gives up when no event arrives for this long, in milliseconds (default 10 minutes). */
   idleTimeoutMs?: number;
 }
-
-const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
 
 /**
  * One Redis stream per ingestion (`{prefix}:ingestion:{ingestionId}:events`), the same design as an
@@ -56,9 +55,12 @@ export class IngestionEventStream {
       : `${this.prefix}:${ingestionStreamKey(ingestionId)}`;
   }
 
-  /** True when `id` is a well-formed stream id (`ms-seq`). */
+  /**
+   * True when `id` is a stream id Redis accepts (`ms-seq`, both parts in 0 … 2^64 − 1): a part past
+   * 2^64 − 1 would make XRANGE/XREAD fail after the SSE headers are sent (issue 25).
+   */
   static isStreamId(id: string): boolean {
-    return STREAM_ID.test(id);
+    return isValidStreamId(id);
   }
 
   /** Appends one event; returns its stream id. A terminal event sets the stream's expiry to `ttlSeconds`. */

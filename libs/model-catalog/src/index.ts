@@ -5,3 +5,4 @@ export { HOSTED_CATALOG } from './catalog.hosted';
 export { OLLAMA_CATALOG } from './catalog.ollama';
 export * from './resolve-model';
 export * from './prices';
+export * from './metric-label';

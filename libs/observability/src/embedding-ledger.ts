@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { classifyEmbeddingFailure, type EmbeddingProvider, type EmbeddingUsage } from '@ask/llm-providers';
-import { findPrice, type PriceOverride, type ProviderId } from '@ask/model-catalog';
+import { findPrice, modelMetricLabel, type PriceOverride, type ProviderId } from '@ask/model-catalog';
 import type { CallRecorder, ProviderCallRecord } from '@ask/persistence';
 import { callCostUsd, InconsistentUsageError, type NormalizedUsage, normalizeUsage } from '@ask/usage-accounting';
 import { genAiOperationDuration, genAiTokenUsage } from './metrics';
@@ -168,7 +168,8 @@ export class EmbeddingLedger {
     const labels = {
       gen_ai_operation_name: 'embeddings',
       gen_ai_provider_name: provider.provider,
-      gen_ai_request_model: provider.model,
+      // The catalog family or `other`: the model id is the tenant's, unbounded (issue 25 item 5).
+      gen_ai_request_model: modelMetricLabel(provider),
     };
     genAiOperationDuration.observe({ ...labels, error_type: errorCode ?? '' }, durationMs / 1000);
     if (usage) genAiTokenUsage.observe({ ...labels, gen_ai_token_type: 'input' }, usage.input);

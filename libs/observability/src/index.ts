@@ -1,5 +1,6 @@
 export * from './metrics';
 export * from './health-server';
+export * from './metrics-token';
 export * from './worker-bootstrap';
 export * from './redacting-logger';
 export * from './json-logger';

@@ -32,11 +32,14 @@ export async function bootWorker(options: WorkerBootOptions): Promise<INestAppli
   app.enableShutdownHooks();
   const redis = options.redis(app);
   const db = app.get(DataSource);
-  const health = await startHealthServer(options.healthPort(app), {
-    redis: () => redis.ping(),
-    postgres: () => db.query('SELECT 1'),
-  });
-  new Logger(options.name).log(`ready; health and metrics on :${health.port}`);
+  const health = await startHealthServer(
+    { port: options.healthPort(app), host: config.WORKER_HEALTH_HOST, metricsToken: config.ASK_METRICS_TOKEN },
+    {
+      redis: () => redis.ping(),
+      postgres: () => db.query('SELECT 1'),
+    },
+  );
+  new Logger(options.name).log(`ready; health and metrics on ${config.WORKER_HEALTH_HOST}:${health.port}`);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void health.close());
   return app;
 }

@@ -17,9 +17,10 @@ import type { Request, Response } from 'express';
 import { AskError, AskErrorCode, invalidRequest, notFound } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventRelay, isValidStreamId } from '@ask/event-stream';
-import { AsksRepository } from '@ask/persistence';
+import { ApiKeysRepository, AsksRepository } from '@ask/persistence';
 import { uuidParam } from '../errors/params';
 import { AskEventsAccess } from '../auth/access.decorators';
+import { keyRecheck } from '../auth/key-recheck';
 import { canSeeProject, principalOf } from '../auth/principal';
 import { RateLimit } from '../rate-limit/rate-limit';
 import { AskService } from './ask.service';
@@ -41,12 +42,14 @@ export class AskController implements BeforeApplicationShutdown {
     private readonly asks: AskService,
     private readonly relay: AskEventRelay,
     private readonly records: AsksRepository,
+    private readonly keys: ApiKeysRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.route = {
       caps: new StreamCaps({ perAsk: config.ASK_STREAMS_PER_ASK, perProject: config.ASK_STREAMS_PER_PROJECT }),
       relays: this.relays,
       maxBufferedBytes: config.ASK_STREAM_BUFFER_BYTES,
+      keyRecheckMs: config.ASK_STREAM_KEY_RECHECK_MS,
       logger: new Logger('SSE'),
     };
   }
@@ -63,8 +66,13 @@ export class AskController implements BeforeApplicationShutdown {
   @Post('projects/:projectId/ask')
   @HttpCode(HttpStatus.ACCEPTED)
   @RateLimit('ask')
-  ask(@Param('projectId', uuidParam('projectId')) projectId: string, @Body() body: AskDto): Promise<AskAccepted> {
-    return this.asks.accept(projectId, body);
+  ask(
+    @Param('projectId', uuidParam('projectId')) projectId: string,
+    @Body() body: AskDto,
+    @Req() request: Request,
+  ): Promise<AskAccepted> {
+    const principal = principalOf(request);
+    return this.asks.accept(projectId, body, principal.kind === 'project' ? principal.keyId : undefined);
   }
 
   /**
@@ -75,7 +83,8 @@ export class AskController implements BeforeApplicationShutdown {
    * Redis connection per client. Past the deadline (plus a grace for the worker's own 504) the ask
    * is ended with a 504 `error`, appended atomically only if the stream has no terminal event.
    * A failure after the headers (Redis gone) is a typed `error` event without an id, then the end:
-   * the client resumes with its Last-Event-ID.
+   * the client resumes with its Last-Event-ID. A stream opened with a project key that is then
+   * revoked ends within ASK_STREAM_KEY_RECHECK_MS with a 401 `unauthorized` `error` event.
    * @throws AskError 400 for a Last-Event-ID that is not the id of an event of this stream; 404 for an
    *   unknown ask or an ask of another project (the same answer, so existence is not revealed); 429
    *   `rate_limited` over ASK_STREAMS_PER_ASK or ASK_STREAMS_PER_PROJECT open streams; 503
@@ -112,7 +121,14 @@ export class AskController implements BeforeApplicationShutdown {
     const deadlineAt = Date.parse(meta.acceptedAt) + this.config.ASK_DEADLINE_MS + DEADLINE_GRACE_MS;
     await serveStream(
       this.route,
-      { request, response, controller, streamId: askId, projectId: meta.projectId },
+      {
+        request,
+        response,
+        controller,
+        streamId: askId,
+        projectId: meta.projectId,
+        keyStillValid: keyRecheck(request, this.keys, meta.keyId),
+      },
       async (sse) => {
         const end = await this.relay.relay(askId, start, {
           signal: controller.signal,

@@ -31,13 +31,13 @@ export class AskService {
    *   412 embedding_not_configured / llm_not_configured, 409 embedding_space_changed (the project's
    *   stored vectors come from another embedding model: re-embed first).
    */
-  accept(projectId: string, body: AskDto): Promise<AskAccepted> {
+  accept(projectId: string, body: AskDto, keyId?: string): Promise<AskAccepted> {
     // The root span of the ask's trace (tracing on): its children are the accepted publish and the send.
     return inSpan(
       'ask accept',
       () => ({ kind: SpanKind.SERVER, attributes: { 'ask.project.id': projectId } }),
       (span) =>
-        this.acceptAsk(projectId, body, (askId, sessionId) =>
+        this.acceptAsk(projectId, body, keyId, (askId, sessionId) =>
           span?.setAttributes({ 'ask.id': askId, 'ask.session.id': sessionId }),
         ),
     );
@@ -46,6 +46,7 @@ export class AskService {
   private async acceptAsk(
     projectId: string,
     body: AskDto,
+    keyId: string | undefined,
     identified: (askId: string, sessionId: string) => void,
   ): Promise<AskAccepted> {
     // The project, its credentials and its stored embedding spaces in one round trip.
@@ -80,7 +81,7 @@ export class AskService {
       // The meta and the `accepted` event in one Redis round trip.
       await this.events.open(
         askId,
-        { projectId, sessionId, acceptedAt: acceptedAt.toISOString() },
+        { projectId, sessionId, acceptedAt: acceptedAt.toISOString(), ...(keyId ? { keyId } : {}) },
         { askId, sessionId },
       );
       await this.producer.enqueue({

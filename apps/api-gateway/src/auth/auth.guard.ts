@@ -8,7 +8,8 @@ import { type Access, ACCESS_METADATA } from './access.decorators';
 import { EventsTokenSigner } from './events-token';
 import type { AuthenticatedRequest, Principal } from './principal';
 
-const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
+/** `Authorization: Bearer <key>` as the guard accepts it; group 1 is the key. */
+export const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
 /**
  * The global authentication guard (`Authorization: Bearer <key>`).
@@ -68,11 +69,11 @@ export class AuthGuard implements CanActivate {
     if (!match) throw unauthorized('malformed Authorization header, expected Bearer <key>');
     const key = match[1];
     if (this.adminKeyHash && timingSafeEqual(sha256(key), this.adminKeyHash)) return { kind: 'admin' };
-    const projectId = await this.keys.verify(key);
-    if (!projectId) throw unauthorized('unknown or revoked key');
+    const verified = await this.keys.verifyKey(key);
+    if (!verified) throw unauthorized('unknown or revoked key');
     // The presented key (and its secret part) is redacted from whatever this process writes out.
     registerSecrets([key, key.split('_').slice(2).join('_')]);
-    return { kind: 'project', projectId };
+    return { kind: 'project', projectId: verified.projectId, keyId: verified.keyId };
   }
 
   /** @throws AskError 400 for a malformed token parameter, 401 for a token of another ask. */

@@ -1,10 +1,11 @@
-import { IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 
 /** Body of `POST /api/v1/projects/:projectId/keys` (may be empty). */
 export class CreateApiKeyDto {
-  /** A label for people (`ci`, `dashboard`); at most 200 characters. */
+  /** A label for people (`ci`, `dashboard`); 1 to 200 characters (omit it for no label). */
   @IsOptional()
   @IsString()
+  @IsNotEmpty()
   @MaxLength(200)
   name?: string;
 }

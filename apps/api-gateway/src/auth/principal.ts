@@ -5,7 +5,10 @@ import type { Request } from 'express';
  * ask's events capability token.
  */
 export type Principal =
-  { kind: 'admin' } | { kind: 'project'; projectId: string } | { kind: 'ask-token'; askId: string };
+  | { kind: 'admin' }
+  /** `keyId`: the API key's row id, so an ask can remember which key accepted it (revocation ends its streams). */
+  | { kind: 'project'; projectId: string; keyId: string }
+  | { kind: 'ask-token'; askId: string };
 
 /** The request with the principal the guard attached. */
 export type AuthenticatedRequest = Request & { principal?: Principal };

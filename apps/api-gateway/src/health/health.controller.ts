@@ -1,18 +1,24 @@
-import { Controller, Get, Header, HttpException, HttpStatus, Inject } from '@nestjs/common';
+import { Controller, Get, Header, Headers, HttpException, HttpStatus, Inject } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { PROCESS_ID_HEADER } from '@ask/ask-contracts';
+import { unauthorized } from '@ask/ask-errors';
+import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { EVENTS_REDIS } from '@ask/event-stream';
-import { registry } from '@ask/observability';
+import { metricsAuthorized, registry } from '@ask/observability';
 import { Public } from '../auth/access.decorators';
 
-/** Liveness/readiness and Prometheus metrics of the gateway; open without a key. */
+/**
+ * Liveness/readiness and Prometheus metrics of the gateway; open without a project key. `/metrics`
+ * asks for `Authorization: Bearer <ASK_METRICS_TOKEN>` when the operator set that token.
+ */
 @Controller()
 @Public()
 export class HealthController {
   constructor(
     private readonly db: DataSource,
     @Inject(EVENTS_REDIS) private readonly redis: Redis,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -33,10 +39,15 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Prometheus text format. */
+  /**
+   * Prometheus text format. @throws AskError 401 `unauthorized` when ASK_METRICS_TOKEN is set and the
+   * request does not carry it as a bearer token (compared in constant time).
+   */
   @Get('metrics')
   @Header('content-type', registry.contentType)
-  metrics(): Promise<string> {
+  metrics(@Headers('authorization') authorization: string | undefined): Promise<string> {
+    if (!metricsAuthorized(authorization, this.config.ASK_METRICS_TOKEN))
+      throw unauthorized('/metrics: the operator requires ASK_METRICS_TOKEN in the Authorization header');
     return registry.metrics();
   }
 }

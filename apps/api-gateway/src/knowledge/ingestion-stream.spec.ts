@@ -109,6 +109,25 @@ describe('the ingestion events route', () => {
     ]);
   });
 
+  it('answers a Last-Event-ID past 2^64 − 1 with the same 400 as the ask route, before any event', async () => {
+    // 2^64 has 20 digits: the shape passes, the range does not (Redis would fail mid-stream: 200, then a 500 event).
+    for (const id of ['18446744073709551616-0', '0-18446744073709551616', '99999999999999999999-0']) {
+      const reply = await h.call('GET', eventsUrl, { key: project.key, headers: { 'last-event-id': id } });
+      expect([reply.status, reply.body]).toEqual([
+        400,
+        {
+          error: 'the request is invalid',
+          code: 'invalid_request',
+          details: 'Last-Event-ID: must be an event id of this stream (like 1718000000000-0) or absent',
+        },
+      ]);
+    }
+    // A first part of 2^64 − 1 is in range: served (nothing after it), 200 with no event.
+    const last = await follow({ 'last-event-id': '18446744073709551615-0' });
+    await last.ended;
+    expect([last.status, last.events.length]).toEqual([200, 0]);
+  });
+
   it('resuming after `started` replays the rest in order', async () => {
     const ids = (await h.redis.xrange(`${h.prefix}:ingestion:${ingestionId}:events`, '-', '+')).map(([id]) => id);
     const resumed = await follow({ 'last-event-id': ids[0] });

@@ -18,13 +18,15 @@ import type { IngestionAccepted, IngestionView } from '@ask/ask-contracts';
 import { invalidRequest, notFound } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { IngestionEventStream } from '@ask/event-stream';
-import { IngestionsRepository } from '@ask/persistence';
+import { ApiKeysRepository, IngestionsRepository } from '@ask/persistence';
+import { keyRecheck } from '../auth/key-recheck';
 import { serveStream, type StreamRoute } from '../sse/serve-stream';
 import { StreamCaps } from '../sse/stream-caps';
 import { uuidParam } from '../errors/params';
 import { RateLimit } from '../rate-limit/rate-limit';
 import { IngestInsightsDto, IngestKnowledgeDto } from './knowledge.dto';
 import { KnowledgeService } from './knowledge.service';
+import { sourceIds } from './source-ids';
 
 /**
  * Loads documents, insights and recommendations into a project, and re-embeds it, as queued jobs:
@@ -45,6 +47,7 @@ export class KnowledgeController implements BeforeApplicationShutdown {
     private readonly knowledge: KnowledgeService,
     private readonly ingestions: IngestionsRepository,
     private readonly events: IngestionEventStream,
+    private readonly keys: ApiKeysRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.route = {
@@ -54,6 +57,7 @@ export class KnowledgeController implements BeforeApplicationShutdown {
       ),
       relays: this.relays,
       maxBufferedBytes: config.ASK_STREAM_BUFFER_BYTES,
+      keyRecheckMs: config.ASK_STREAM_KEY_RECHECK_MS,
       logger: new Logger('SSE'),
     };
   }
@@ -70,10 +74,11 @@ export class KnowledgeController implements BeforeApplicationShutdown {
     @Param('projectId', uuidParam('projectId')) projectId: string,
     @Body() body: IngestKnowledgeDto,
   ): Promise<IngestionAccepted> {
+    const uris = sourceIds('documents', 'uri', body.documents, (d) => d.uri);
     return this.knowledge.accept(
       projectId,
       'knowledge',
-      body.documents.map((d) => ({ kind: 'document', uri: d.uri, title: d.title ?? d.uri, text: d.text })),
+      body.documents.map((d, i) => ({ kind: 'document', uri: uris[i], title: d.title ?? uris[i], text: d.text })),
     );
   }
 
@@ -85,16 +90,21 @@ export class KnowledgeController implements BeforeApplicationShutdown {
     @Param('projectId', uuidParam('projectId')) projectId: string,
     @Body() body: IngestInsightsDto,
   ): Promise<IngestionAccepted> {
+    const insights = body.insights ?? [];
+    const recommendations = body.recommendations ?? [];
+    // One id space per kind (an insight and a recommendation may share an id; each kind has its table).
+    const insightIds = sourceIds('insights', 'id', insights, (i) => i.id);
+    const recommendationIds = sourceIds('recommendations', 'id', recommendations, (r) => r.id);
     return this.knowledge.accept(projectId, 'insights', [
-      ...(body.insights ?? []).map((i) => ({
+      ...insights.map((i, n) => ({
         kind: 'insight' as const,
-        uri: i.id,
+        uri: insightIds[n],
         title: i.name,
         text: i.description,
       })),
-      ...(body.recommendations ?? []).map((r) => ({
+      ...recommendations.map((r, n) => ({
         kind: 'recommendation' as const,
-        uri: r.id,
+        uri: recommendationIds[n],
         title: r.title,
         text: r.body,
       })),
@@ -103,12 +113,17 @@ export class KnowledgeController implements BeforeApplicationShutdown {
 
   /**
    * `POST …/reembed` → 202: rebuilds every vector of the project stored by another embedding model
-   * with the current one, from the stored text (no body). @throws AskError 404, 412, 429.
+   * with the current one, from the stored text (no body, or `{}`).
+   * @throws AskError 400 for any other body (an array, a field); 404, 412, 429.
    */
   @Post('reembed')
   @HttpCode(HttpStatus.ACCEPTED)
   @RateLimit('ingest')
-  reembed(@Param('projectId', uuidParam('projectId')) projectId: string): Promise<IngestionAccepted> {
+  reembed(
+    @Param('projectId', uuidParam('projectId')) projectId: string,
+    @Body() body: unknown,
+  ): Promise<IngestionAccepted> {
+    refuseReembedBody(body);
     return this.knowledge.accept(projectId, 'reembed', []);
   }
 
@@ -129,7 +144,8 @@ export class KnowledgeController implements BeforeApplicationShutdown {
    * `Last-Event-ID`. A finished ingestion whose stream has expired answers its end from the row. New
    * events come through the process's shared stream readers (no Redis connection per client); a
    * client that leaves more than ASK_STREAM_BUFFER_BYTES unread is dropped (it resumes with its
-   * Last-Event-ID). A failure after the headers is a typed `error` event without an id, then the end.
+   * Last-Event-ID). A failure after the headers is a typed `error` event without an id, then the end;
+   * so is a revoked key (401 `unauthorized`, within ASK_STREAM_KEY_RECHECK_MS).
    * @throws AskError 400 for a malformed Last-Event-ID; 404 for an unknown ingestion; 429
    *   `rate_limited` over ASK_STREAMS_PER_ASK streams of one ingestion or ASK_STREAMS_PER_PROJECT
    *   ingestion streams of one project (`details` `limit=streams_per_ingestion|ingestion_streams_per_project max=N`).
@@ -151,7 +167,9 @@ export class KnowledgeController implements BeforeApplicationShutdown {
     const view = await this.ingestions.find(projectId, ingestionId);
     if (!view) throw notFound('ingestion not found');
     if (controller.signal.aborted) return;
-    await serveStream(this.route, { request, response, controller, streamId: ingestionId, projectId }, async (sse) => {
+    const keyStillValid = keyRecheck(request, this.keys);
+    const target = { request, response, controller, streamId: ingestionId, projectId, keyStillValid };
+    await serveStream(this.route, target, async (sse) => {
       // A finished run whose stream has expired (or was lost with Redis): its row says how it ended.
       if ((view.status === 'completed' || view.status === 'failed') && (await this.events.length(ingestionId)) === 0) {
         if (!lastEventId) {
@@ -170,4 +188,17 @@ export class KnowledgeController implements BeforeApplicationShutdown {
       }
     });
   }
+}
+
+/**
+ * `POST …/reembed` takes no settings: a body is absent or `{}`. An array, a scalar or a field is a
+ * 400 (each field named as the validation pipe names unknown ones), not a silent 202.
+ * @throws AskError 400 `invalid_request`.
+ */
+function refuseReembedBody(body: unknown): void {
+  if (body === undefined || body === null) return;
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw invalidRequest('body: reembed takes no body (send none, or {})');
+  const fields = Object.keys(body);
+  if (fields.length > 0) throw invalidRequest(fields.map((f) => `${f}: property ${f} should not exist`).join('; '));
 }

@@ -57,6 +57,24 @@ const LOCATION_ID = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 const LOCATION_ID_MESSAGE =
   '$property must be a location id like us-central1 or us-east-1 (letters, digits and inner hyphens)';
 
+/**
+ * A model id or deployment name: no control character (C0, DEL, C1: a newline would split a log line
+ * or a header), no line or paragraph separator, and no invisible format or bidirectional control
+ * (U+200B–U+200F, U+202A–U+202E, U+2060, U+2066–U+2069, U+FEFF: `gpt-4o\u202E…` displays as another
+ * id than the one called and stored).
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point: they are refused.
+const MODEL_ID = /^[^\u0000-\u001F\u007F-\u009F\u200B-\u200F\u2028-\u202E\u2060\u2066-\u2069\uFEFF]*$/;
+const MODEL_ID_MESSAGE = '$property must not contain control, invisible or bidirectional characters';
+
+/**
+ * An API version (Azure OpenAI's `api-version` query parameter): a date, optionally `-preview`
+ * (`2024-10-21`, `2025-04-01-preview`), `v1`-like, or `latest` / `preview`. It goes into the URL's
+ * query, so `2024-10-21&x=1#` (an extra parameter, a fragment cutting the rest) is refused.
+ */
+const API_VERSION = /^(?:\d{4}-\d{2}-\d{2}(?:-preview)?|v\d{1,3}(?:\.\d{1,3})?(?:alpha|beta)?\d{0,3}|latest|preview)$/;
+const API_VERSION_MESSAGE = '$property must be an API version like 2024-10-21, 2025-04-01-preview or v1';
+
 /** A project's embedding provider settings. */
 export class EmbeddingSettingsDto {
   @IsIn(EMBEDDING_PROVIDERS)
@@ -65,6 +83,7 @@ export class EmbeddingSettingsDto {
   @IsString()
   @IsNotEmpty()
   @MaxLength(200)
+  @Matches(MODEL_ID, { message: MODEL_ID_MESSAGE })
   model!: string;
 
   // Checked from the bottom up (stopAtFirstError): a missing value is reported as missing, not as
@@ -81,7 +100,11 @@ export class EmbeddingSettingsDto {
 
   @IsOptional() @IsString() @MaxLength(100) @Matches(LOCATION_ID, { message: LOCATION_ID_MESSAGE }) region?: string;
   @IsOptional() @IsString() @MaxLength(200) gcpProject?: string;
-  @IsOptional() @IsString() @MaxLength(50) apiVersion?: string;
+  @IsOptional()
+  @IsString()
+  @MaxLength(50)
+  @Matches(API_VERSION, { message: API_VERSION_MESSAGE })
+  apiVersion?: string;
   /** Embed knowledge in languages the model does not cover (default false: refused with a 400). */
   @IsOptional() @IsBoolean() allowOtherLanguages?: boolean;
 }
@@ -94,6 +117,7 @@ export class LlmSettingsDto {
   @IsString()
   @IsNotEmpty()
   @MaxLength(200)
+  @Matches(MODEL_ID, { message: MODEL_ID_MESSAGE })
   model!: string;
 
   @IsOptional()
@@ -106,7 +130,11 @@ export class LlmSettingsDto {
   @IsOptional() @IsInt() @Min(256) @Max(LIMITS.window.max) numCtx?: number;
   @IsOptional() @IsString() @MaxLength(100) @Matches(LOCATION_ID, { message: LOCATION_ID_MESSAGE }) region?: string;
   @IsOptional() @IsString() @MaxLength(200) gcpProject?: string;
-  @IsOptional() @IsString() @MaxLength(50) apiVersion?: string;
+  @IsOptional()
+  @IsString()
+  @MaxLength(50)
+  @Matches(API_VERSION, { message: API_VERSION_MESSAGE })
+  apiVersion?: string;
 }
 
 /** How the project's items are ranked (see docs/API.md, "Retrieval"). */
@@ -121,7 +149,12 @@ export class RetrievalSettingsDto {
 export class MemorySettingsDto {
   @IsOptional() @IsIn(MEMORY_MODES) mode?: MemoryMode;
   /** A model of the project's provider, or `extractive` (the built-in extractive summariser). */
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) summaryModel?: string;
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  @Matches(MODEL_ID, { message: MODEL_ID_MESSAGE })
+  summaryModel?: string;
   @IsOptional() @IsInt() @Min(LIMITS.summaryMaxTokens.min) @Max(LIMITS.summaryMaxTokens.max) summaryMaxTokens?: number;
 }
 

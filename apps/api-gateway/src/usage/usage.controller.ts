@@ -10,12 +10,21 @@ const DEFAULT_DAYS = 30;
 const MAX_DAYS = 366;
 const DAY_MS = 86_400_000;
 
-/** An ISO 8601 date or date-time (a date alone is midnight UTC). @throws AskError 400 naming the field. */
+/**
+ * An ISO 8601 date or date-time (a date alone is midnight UTC). The calendar date must exist:
+ * `2026-02-30` is a 400, not rolled over to March 2 as `Date` would (issue 25).
+ * @throws AskError 400 naming the field.
+ */
 function parseInstant(name: string, value: string | undefined): Date | undefined {
   if (value === undefined || value === '') return undefined;
-  if (!/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value))
-    throw invalidRequest(`${name}: must be an ISO 8601 date or date-time`);
-  const date = new Date(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value);
+  const match = /^(\d{4})-(\d{2})-(\d{2})([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.exec(value);
+  if (!match) throw invalidRequest(`${name}: must be an ISO 8601 date or date-time`);
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const calendar = new Date(0);
+  calendar.setUTCFullYear(year, month - 1, day); // Date.UTC would read years 0–99 as 1900–1999
+  if (calendar.getUTCFullYear() !== year || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day)
+    throw invalidRequest(`${name}: ${match[1]}-${match[2]}-${match[3]} is not a calendar date`);
+  const date = match[4] === undefined ? calendar : new Date(value);
   if (Number.isNaN(date.getTime())) throw invalidRequest(`${name}: must be an ISO 8601 date or date-time`);
   return date;
 }

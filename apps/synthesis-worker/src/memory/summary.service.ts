@@ -135,7 +135,7 @@ export class SummaryService {
       model.tokenizer,
     );
     // Read with the project by the job; read now by the inline run (this ask's usage record is in it).
-    const planned = await this.planningMemory.planning(choice, model.model, project.id, found ?? undefined);
+    const planned = await this.planningMemory.planning(choice, model, project.id, found ?? undefined);
     // An exact counter through the process-wide count cache: the pair was just counted by its ask.
     const planning: Planning = planned.scripted ? planned : { ...planned, counter: sharedCountCache(planned.counter) };
     const summaryModel = settings.summaryModel ?? llm.model;

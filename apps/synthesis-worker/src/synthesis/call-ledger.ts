@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { UsageChunk } from '@ask/llm-providers';
-import { findPrice, type PriceOverride, type ProviderId } from '@ask/model-catalog';
+import { findPrice, modelMetricLabel, type PriceOverride, type ProviderId } from '@ask/model-catalog';
 import {
   fail,
   genAiOperationDuration,
@@ -233,7 +233,8 @@ export class CallLedger {
     const labels = {
       gen_ai_operation_name: call.operation,
       gen_ai_provider_name: call.provider,
-      gen_ai_request_model: call.requestedModel,
+      // The catalog family or `other`: the model id is the tenant's, unbounded (issue 25 item 5).
+      gen_ai_request_model: modelMetricLabel({ provider: call.provider, model: call.requestedModel }),
     };
     genAiOperationDuration.observe({ ...labels, error_type: errorCode ?? '' }, Math.max(0, ended - started) / 1000);
     if (first !== undefined) genAiTimeToFirstChunk.observe(labels, (first - started) / 1000);

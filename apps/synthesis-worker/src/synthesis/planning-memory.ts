@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { ResolvedModel } from '@ask/model-catalog';
+import { modelMetricLabel, type ResolvedModel } from '@ask/model-catalog';
 import { calibrationFactor } from '@ask/observability';
 import type {
   LearnedWindow,
@@ -121,17 +121,21 @@ export class PlanningMemory {
    */
   async planning(
     choice: CounterChoice,
-    model: string,
+    model: Pick<ResolvedModel, 'provider' | 'model'>,
     projectId: string,
     known?: { calibration: StoredTokenUsageRecord[]; calibrationPrior: StoredTokenUsageRecord[] },
   ): Promise<Planning> {
     if (choice.exactPlan || choice.counter.id !== ESTIMATE_ID) return { counter: choice.counter, calibration: {} };
     const records =
-      known ?? (await this.usage.calibrationRecords(model, FLOOR_ID, SCRIPT_CALIBRATION_DEFAULTS.recent, projectId));
+      known ??
+      (await this.usage.calibrationRecords(model.model, FLOOR_ID, SCRIPT_CALIBRATION_DEFAULTS.recent, projectId));
     const calibration = learnScriptCalibration(records.calibration.map(asScriptRecord));
     const prior = learnEstimatePrior(records.calibrationPrior.map(asScriptRecord));
+    // The gauge's label is the catalog family or `other` (the model id is the tenant's, unbounded):
+    // models folded together show the factor set last.
+    const label = modelMetricLabel(model);
     for (const [script, learned] of Object.entries(calibration))
-      if (learned) calibrationFactor.set({ model, script }, learned.factor);
+      if (learned) calibrationFactor.set({ model: label, script }, learned.factor);
     const scripted = new ScriptCalibratedCounter(calibration, prior);
     return { counter: scripted, scripted, calibration, prior };
   }

@@ -39,7 +39,7 @@ import {
   toAskError,
   type UpstreamFailure,
 } from '@ask/llm-providers';
-import { type ModelRef, resolveModel, type ResolvedModel } from '@ask/model-catalog';
+import { type ModelRef, modelMetricLabel, resolveModel, type ResolvedModel } from '@ask/model-catalog';
 import {
   askDurationSeconds,
   asksTotal,
@@ -230,7 +230,7 @@ export class SynthesisService {
     // Settings refused at PATCH can still be stored from before, or a catalog change can shrink the
     // window under them: a typed 413 with the figures, never a RangeError retried into a 500.
     assertFits(model.model, model.window, maxTokens, choice.exactPlan);
-    const planning = await this.memory.planning(choice, model.model, project.id, found);
+    const planning = await this.memory.planning(choice, model, project.id, found);
     // Each text of this request is tokenised once, however often it is re-planned or stored; an exact
     // counter also goes through the process-wide count cache, so texts counted on earlier asks (the
     // system prompt, the turns the local stand-in recounts) are not tokenised again.
@@ -575,10 +575,9 @@ export class SynthesisService {
   /**
    * What an overflow teaches: a window smaller than the one planned against is remembered for the
    * project's model, and the disclosed prompt size is a calibration record (per-script estimate only).
-   * OpenAI's per-minute "Request too large" limit is neither.
+   * (OpenAI's per-minute "Request too large" is no overflow: `classifyUpstreamError` makes it a fatal 429.)
    */
   private async learnFromOverflow(ctx: TurnContext, sized: SizedPrompt, overflow: Overflow): Promise<void> {
-    if (overflow.perMinute) return;
     await this.memory.rememberWindow(ctx.projectId, ctx.model, sized.window, overflow.limit);
     if (overflow.promptTokens !== undefined) {
       await this.memory.record(
@@ -622,12 +621,14 @@ export class SynthesisService {
       ),
     };
     await this.events.publish(ctx.askId, 'budget', budget, ctx.run.claim);
-    promptTokensPlanned.observe({ model: model.model }, plan.used);
+    // The catalog family or `other`: the model id is the tenant's, unbounded (issue 25 item 5).
+    const label = { model: modelMetricLabel(model) };
+    promptTokensPlanned.observe(label, plan.used);
     // Against the prompt's own limit (window − max_tokens − margin): `used` includes the system prompt,
     // which the reserve holds, so `available` (net of the reserve) would read over 1 on a full plan.
     const inputLimit = promptInputLimit(budget);
-    if (inputLimit > 0) budgetFillRatio.observe({ model: model.model }, plan.used / inputLimit);
-    if (plan.turnsDropped) turnsDroppedTotal.inc({ model: model.model }, plan.turnsDropped);
+    if (inputLimit > 0) budgetFillRatio.observe(label, plan.used / inputLimit);
+    if (plan.turnsDropped) turnsDroppedTotal.inc(label, plan.turnsDropped);
     return budget;
   }
 
@@ -656,9 +657,9 @@ export class SynthesisService {
       reported,
       'usage',
     );
-    if (planned > 0) countingErrorRatio.observe({ model: model.model }, reported / planned);
+    if (planned > 0) countingErrorRatio.observe({ model: modelMetricLabel(model) }, reported / planned);
     if (reported > planned * COUNTING_FAULT_RATIO) {
-      countingFaultsTotal.inc({ model: model.model });
+      countingFaultsTotal.inc({ model: modelMetricLabel(model) });
       this.logger.warn(
         `counting fault: model=${model.model} counter=${counter.id} estimated=${planned} reported=${reported}`,
       );

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { ThrottlingException, ValidationException } from '@aws-sdk/client-bedrock-runtime';
 import OpenAI from 'openai';
-import { classifyUpstreamError, describeUpstreamError, OVERFLOW_FORMS } from './classify-upstream-error';
+import { classifyUpstreamError, describeUpstreamError, matchOverflow, OVERFLOW_FORMS } from './classify-upstream-error';
 import { EmbeddingShapeError, UpstreamHttpError, UpstreamStreamError } from './upstream-errors';
 
 const PLANTED = 'sk-live-PLANTED1234567890abcdef';
@@ -298,7 +298,7 @@ describe('classifyUpstreamError', () => {
       expect(figures).toEqual(expected);
     });
 
-    it('calls OpenAI\'s 429 "Request too large … Limit N, Requested M" a size error, never a rate limit to retry', () => {
+    it('calls OpenAI\'s 429 "Request too large … Limit N, Requested M" a fatal 429 above the per-minute limit: no window, no retry', () => {
       const err = new OpenAI.RateLimitError(
         429,
         {
@@ -311,12 +311,14 @@ describe('classifyUpstreamError', () => {
         undefined,
         headers(),
       );
-      expect(classifyUpstreamError(err, 'openai')).toMatchObject({
-        kind: 'overflow',
-        limit: 30000,
-        actual: 30182,
-        perMinute: true,
+      // Not an overflow: 30,000 is the organisation's tokens-per-minute limit, not gpt-4o's window.
+      expect(classifyUpstreamError(err, 'openai')).toEqual({
+        kind: 'fatal',
+        status: 429,
+        message:
+          "openai: the request (30182 tokens, prompt plus max_tokens) is larger than the organisation's tokens-per-minute limit (30000); lower maxTokens or raise the provider's rate limit",
       });
+      expect(matchOverflow(describeUpstreamError(err))).toBeUndefined();
     });
 
     it('still retries an ordinary per-minute 429 that names tokens', () => {

@@ -44,21 +44,17 @@ interface OverflowForm {
   /** Matches the message; capture groups are read by `read`. */
   pattern: RegExp;
   read?: (m: RegExpMatchArray) => OverflowFigures;
-  /** True for a form that arrives as a 429 but is a size error (no retry can succeed). */
-  on429?: boolean;
 }
 
 /**
- * The figures an overflow disclosed, in tokens. `limit` is the window (or, with `perMinute`, the
- * per-minute token limit); `actual` what the provider measured against it (for some forms the prompt
- * plus `max_tokens`); `promptTokens` the prompt alone, when the wording separates it.
+ * The figures an overflow disclosed, in tokens. `limit` is the window; `actual` what the provider
+ * measured against it (for some forms the prompt plus `max_tokens`); `promptTokens` the prompt alone,
+ * when the wording separates it.
  */
 export interface OverflowFigures {
   limit?: number;
   actual?: number;
   promptTokens?: number;
-  /** OpenAI "Request too large … on tokens per min": `limit` is a per-minute limit, not a window. */
-  perMinute?: boolean;
 }
 
 const n = (s: string | undefined): number | undefined => (s === undefined ? undefined : Number(s.replace(/,/g, '')));
@@ -68,13 +64,6 @@ const n = (s: string | undefined): number | undefined => (s === undefined ? unde
  * the same text: rows that read numbers come before bare wordings.
  */
 export const OVERFLOW_FORMS: readonly OverflowForm[] = [
-  {
-    source:
-      'OpenAI 429 "Request too large for gpt-4o in organization … on tokens per min (TPM): Limit N, Requested M" (https://platform.openai.com/docs/guides/rate-limits): a size error, no retry can succeed',
-    pattern: /request too large for .*?(?:tokens per min|TPM)\b.*?limit ([\d,]+),\s*requested ([\d,]+)/is,
-    read: (m) => ({ limit: n(m[1]), actual: n(m[2]), perMinute: true }),
-    on429: true,
-  },
   {
     source:
       'Azure OpenAI / OpenAI GPT-5: "Input tokens exceed the configured limit of N tokens. Your messages resulted in M tokens."',
@@ -379,15 +368,25 @@ export function describeUpstreamError(err: unknown): UpstreamErrorFacts {
 }
 
 /**
- * Matches the overflow table against the facts; undefined when no row matches. A 429 is an overflow
- * only in a form marked `on429` (OpenAI's "Request too large"): throttles that mention tokens ("too
- * many tokens per minute") are never overflows. A 5xx is matched like any other status, because
- * llama.cpp answers "Context size has been exceeded." with 500.
+ * OpenAI's 429 "Request too large for gpt-4o in organization … on tokens per min (TPM): Limit N,
+ * Requested M" (https://platform.openai.com/docs/guides/rate-limits): the request (prompt plus
+ * `max_tokens`) is larger than the organisation's per-minute token limit. N is a rate limit, not the
+ * model's context window: read as a window it taught a 30,000-token window and a 413 for a 5-token
+ * question (issue 25). No retry of the same request can succeed either.
+ */
+const PER_MINUTE_TOO_LARGE =
+  /request too large for .*?(?:tokens per min|TPM)\b.*?limit ([\d,]+),\s*requested ([\d,]+)/is;
+
+/**
+ * Matches the overflow table against the facts; undefined when no row matches. A 429 is never an
+ * overflow: throttles that mention tokens ("too many tokens per minute", OpenAI's per-minute "Request
+ * too large") speak of a rate limit, not of the window. A 5xx is matched like any other status,
+ * because llama.cpp answers "Context size has been exceeded." with 500.
  */
 export function matchOverflow(facts: UpstreamErrorFacts): OverflowFigures | undefined {
+  if (facts.status === 429) return undefined;
   const text = `${facts.message} ${facts.codes.join(' ')}`;
   for (const form of OVERFLOW_FORMS) {
-    if (facts.status === 429 && !form.on429) continue;
     const m = text.match(form.pattern);
     if (!m) continue;
     const read = form.read?.(m) ?? {};
@@ -399,10 +398,8 @@ export function matchOverflow(facts: UpstreamErrorFacts): OverflowFigures | unde
       ...(limit !== undefined ? { limit } : {}),
       ...(actual !== undefined ? { actual } : {}),
       ...(promptTokens !== undefined ? { promptTokens } : {}),
-      ...(read.perMinute ? { perMinute: true } : {}),
     };
   }
-  if (facts.status === 429) return undefined;
   if (facts.codes.includes('request_too_large')) return {};
   return undefined;
 }
@@ -416,8 +413,9 @@ function clean(facts: UpstreamErrorFacts, fallback: string): string {
  *
  * 0. our egress policy refused the connection (anywhere in the `cause` chain) → `refused`;
  * 1. the caller's signal fired / SDK timeout → `timeout`;
- * 2. an `OVERFLOW_FORMS` row matches (on a 429 only OpenAI's "Request too large") → `overflow` with
- *    `limit`, `actual`, `promptTokens` and `perMinute` parsed;
+ * 2. OpenAI's 429 "Request too large … on tokens per min (TPM): Limit N, Requested M" → `fatal` 429
+ *    (a request above the per-minute token limit: no retry can succeed, and N is no window); an
+ *    `OVERFLOW_FORMS` row matches (never on a 429) → `overflow` with `limit`, `actual`, `promptTokens`;
  * 3. content filter (a 400 with `content_filter`, a filtered stop) → `fatal`;
  * 4. billing / quota codes (`insufficient_quota`, `billing_error`) → `fatal`;
  * 5. 408, 409, 429, 5xx, 529 or a retryable code (`overloaded_error`, `ThrottlingException`,
@@ -444,6 +442,14 @@ export function classifyUpstreamError(err: unknown, provider: ProviderId | Embed
   const facts = describeUpstreamError(err);
   if (facts.aborted) return { kind: 'timeout' };
 
+  const perMinute = facts.status === 429 ? PER_MINUTE_TOO_LARGE.exec(facts.message) : null;
+  if (perMinute) {
+    return {
+      kind: 'fatal',
+      status: 429,
+      message: `${provider}: the request (${n(perMinute[2])} tokens, prompt plus max_tokens) is larger than the organisation's tokens-per-minute limit (${n(perMinute[1])}); lower maxTokens or raise the provider's rate limit`,
+    };
+  }
   const overflow = matchOverflow(facts);
   if (overflow) return { kind: 'overflow', ...overflow, message: clean(facts, `${provider}: context window exceeded`) };
 

@@ -8,8 +8,8 @@ import type { ProviderId } from '@ask/model-catalog';
  *   `actual` is the token count the provider measured against that limit (the prompt, or the prompt
  *   plus `max_tokens` for providers that add them, e.g. Anthropic's "input length and `max_tokens`");
  *   `promptTokens` the prompt alone when the provider's wording separates it (the caller re-plans with
- *   the observed ratio promptTokens ÷ planned). `perMinute`: OpenAI's 429 "Request too large … on
- *   tokens per min": `limit` is a per-minute token limit, not a window, and no retry can succeed.
+ *   the observed ratio promptTokens ÷ planned). Never a 429: OpenAI's "Request too large … on
+ *   tokens per min" names a per-minute rate limit, not a window, and is `fatal` 429.
  * - `retryable`: 429, 408, 5xx (and Anthropic's 529), a dropped connection or a stream that ended early.
  *   `retryAfterMs` comes from the `retry-after-ms` / `retry-after` headers when present.
  * - `fatal`: content filter, billing, auth and any other 4xx. `message` is already sanitised.
@@ -21,7 +21,7 @@ import type { ProviderId } from '@ask/model-catalog';
  * Every `message` is sanitised (no keys, no credentialed URLs) and safe for `details`.
  */
 export type UpstreamFailure =
-  | { kind: 'overflow'; limit?: number; actual?: number; promptTokens?: number; perMinute?: boolean; message: string }
+  | { kind: 'overflow'; limit?: number; actual?: number; promptTokens?: number; message: string }
   | { kind: 'retryable'; status: number; retryAfterMs?: number; message: string }
   | { kind: 'fatal'; status: number; message: string }
   | { kind: 'timeout' }

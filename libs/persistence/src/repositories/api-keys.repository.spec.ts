@@ -19,6 +19,17 @@ describe(ApiKeysRepository.name, () => {
   });
   afterAll(() => db.drop());
 
+  describe('verifyKey and isActive', () => {
+    it("give the key's row id with its project, and report a revoked key inactive", async () => {
+      const created = await keys.create(projectA, 'stream');
+      expect(await keys.verifyKey(created.key)).toEqual({ projectId: projectA, keyId: created.id });
+      expect(await keys.isActive(created.id)).toBe(true);
+      await keys.revoke(projectA, created.id);
+      expect([await keys.verifyKey(created.key), await keys.isActive(created.id)]).toEqual([null, false]);
+      expect(await keys.isActive('not-a-uuid')).toBe(false);
+    });
+  });
+
   describe('create', () => {
     it('returns a key of the form ask_<12>_<43> whose prefix is stored', async () => {
       const created = await keys.create(projectA, 'ci');

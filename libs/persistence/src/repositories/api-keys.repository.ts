@@ -55,18 +55,33 @@ export class ApiKeysRepository {
    * project is gone.
    */
   async verify(plaintext: string): Promise<string | null> {
+    return (await this.verifyKey(plaintext))?.projectId ?? null;
+  }
+
+  /**
+   * {@link verify} with the key's row id: `{ projectId, keyId }`, or null when the key is malformed,
+   * unknown, revoked, or its project is gone.
+   */
+  async verifyKey(plaintext: string): Promise<{ projectId: string; keyId: string } | null> {
     const match = KEY_PATTERN.exec(plaintext);
     if (!match) return null;
     // Every authenticated request runs this: a named statement on the pool (pg-query.ts).
-    const rows = await pgQuery<{ project_id: string; key_hash: Buffer; revoked_at: Date | null }>(
+    const rows = await pgQuery<{ id: string; project_id: string; key_hash: Buffer; revoked_at: Date | null }>(
       this.dataSource,
-      'SELECT project_id, key_hash, revoked_at FROM api_keys WHERE prefix = $1',
+      'SELECT id, project_id, key_hash, revoked_at FROM api_keys WHERE prefix = $1',
       [match[1]],
-      'ask_api_key_by_prefix',
+      'ask_api_key_by_prefix_id',
     );
     const row = rows[0];
     if (!row || row.revoked_at !== null) return null;
-    return timingSafeEqual(row.key_hash, sha256(plaintext)) ? row.project_id : null;
+    return timingSafeEqual(row.key_hash, sha256(plaintext)) ? { projectId: row.project_id, keyId: row.id } : null;
+  }
+
+  /** True while the key `keyId` exists and is not revoked (its project not deleted). */
+  async isActive(keyId: string): Promise<boolean> {
+    if (!isUuid(keyId)) return false;
+    const rows = await this.dataSource.query('SELECT 1 FROM api_keys WHERE id = $1 AND revoked_at IS NULL', [keyId]);
+    return rows.length > 0;
   }
 
   /**
