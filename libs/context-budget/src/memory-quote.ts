@@ -26,10 +26,18 @@ const FENCE_TAG = /<(\s*\/?\s*conversation[\s_-]*memory\b[^<>]*)>/giu;
  * A line that mimics the structure around quoted text: after leading whitespace, punctuation and
  * symbols (`#`, `*`, `>`, `<|`, `[`…), a summary header (`Turn 7 (summary):`, `Turn 7:`, `Summary of turns…`),
  * the memory's own preamble, a role or authority label (`SYSTEM`, `assistant:`, `Operator`…), a
- * chat-template marker (`<|im_start|>`, `[INST]`), or the fence's name.
+ * chat-template marker (`<|im_start|>`, `[INST]`), or the fence's name. Also checked after a
+ * summariser's `Q:` / `A:` label; a line that holds one of our summary headers after a sentence
+ * start counts too.
  */
 const HEADER_LIKE =
   /^[\s\p{P}\p{S}]*(?:turns?\s*#?\s*\d+\s*(?:\(|:|$)|summary\s+of\s+turns?\b|summar(?:y|ies)\s+of\s+earlier\b|memory\s+of\s+this\s+conversation\b|the\s+block\s+(?:below|above)\b|(?:system|operator|developer|admin(?:istrator)?|assistant|user|human|ai|model|tool|function|instructions?|im_start|im_end|inst|endoftext|sys)\b|conversation[\s_-]*memory\b)/iu;
+
+/** A summariser's own label at the start of a line (`Q: `, `Answer: `): the check applies after it too. */
+const SUMMARY_LABEL = /^[\s\p{P}\p{S}]*(?:q|a|question|answer)\s*:\s*/iu;
+
+/** One of our summary headers inside a line, at a sentence or clause start (`… asks. Turn 99 (summary): …`). */
+const HEADER_INSIDE = /(?:^|[.!?:;]\s+)(?:turns?\s*#?\s*\d+\s*\(\s*summary\s*\)|summary\s+of\s+turns?\s+\d)/iu;
 
 /** Invisible format characters (zero-width, bidi controls) that would hide a header from the check. */
 const FORMAT_CHARACTERS = /\p{Cf}/gu;
@@ -50,7 +58,9 @@ export function quoteForMemory(text: string): string {
     let out = line.replace(FENCE_TAG, (_tag, inner: string) => `‹${inner}›`);
     const probe = out.normalize('NFKC').replace(FORMAT_CHARACTERS, '');
     const fence = out !== line || probe.includes(MEMORY_FENCE_OPEN) || probe.includes(MEMORY_FENCE_CLOSE);
-    if (fence || HEADER_LIKE.test(probe)) {
+    const header =
+      HEADER_LIKE.test(probe) || HEADER_LIKE.test(probe.replace(SUMMARY_LABEL, '')) || HEADER_INSIDE.test(probe);
+    if (fence || header) {
       out = QUOTED_LINE_MARK + out;
     }
     if (out !== line) changed = true;

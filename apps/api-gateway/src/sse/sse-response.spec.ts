@@ -166,7 +166,8 @@ const LONG_ANSWER: SseEvent[] = Array.from({ length: 128 }, (_, i) => ({
   type: 'delta',
   data: { text: String.fromCharCode(97 + (i % 26)).repeat(65_536) },
 }));
-const LONG_BODY = '\n' + LONG_ANSWER.map((e) => `event: delta\nid: ${e.id}\ndata: ${JSON.stringify(e.data)}\n\n`).join('');
+const LONG_BODY =
+  '\n' + LONG_ANSWER.map((e) => `event: delta\nid: ${e.id}\ndata: ${JSON.stringify(e.data)}\n\n`).join('');
 
 describe(`${SseResponse.name} with a slow reader (issue 25 item 4)`, () => {
   it('sendAll drops a reader that leaves more than the buffer unread (live data)', async () => {

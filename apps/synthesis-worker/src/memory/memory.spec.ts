@@ -28,8 +28,6 @@ import { SummaryProducer } from './summary.producer';
 import { QUESTION_BONUS, type SummariserFactory, SummaryService } from './summary.service';
 import { type Summariser, SummariserError } from './summarisers';
 
-
-
 // Integration (issue 16): the real SynthesisService and SummaryService on a throwaway PostgreSQL
 // database, the machine's Redis (own key prefix, a real BullMQ queue), the fake OpenAI upstream on
 // loopback capturing every assembled request.
@@ -243,7 +241,10 @@ describe('conversation memory', () => {
     // The memory's fixed texts and framing (fenced user block + acknowledgement, issue 25) cost 73 tokens
     // under the approximate counter where the single system message cost 32: the window grows by the
     // 41 more, so the walk below is the one it was.
-    const ids = await newSession({ mode: 'compaction', summaryModel: 'extractive', summaryMaxTokens: 24 }, 3100 + WINDOW_PAD);
+    const ids = await newSession(
+      { mode: 'compaction', summaryModel: 'extractive', summaryMaxTokens: 24 },
+      3100 + WINDOW_PAD,
+    );
     const plans: BudgetEvent[] = [];
     for (let i = 1; i <= 12; i++) {
       const turn = await ask(ids, question(i));
