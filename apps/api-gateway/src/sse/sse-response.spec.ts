@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import type { Request, Response } from 'express';
 import { type SseEvent, SseResponse } from './sse-response';
@@ -115,10 +115,8 @@ describe(SseResponse.name, () => {
  * resumes it and reads the whole body.
  */
 async function slowReader(maxBuffered: number) {
-  let handed!: (pair: { sse: SseResponse; res: Parameters<Parameters<typeof createServer>[0]>[1] }) => void;
-  const opened = new Promise<{ sse: SseResponse; res: Parameters<Parameters<typeof createServer>[0]>[1] }>(
-    (resolve) => (handed = resolve),
-  );
+  let handed!: (pair: { sse: SseResponse; res: ServerResponse }) => void;
+  const opened = new Promise<{ sse: SseResponse; res: ServerResponse }>((resolve) => (handed = resolve));
   const server: Server = createServer((req, res) => {
     const sse = new SseResponse(req as unknown as Request, res as unknown as Response, maxBuffered);
     sse.open();
