@@ -32,6 +32,8 @@ describe('a 16 MiB answer replayed and resumed through the events route', () => 
       {
         llmSettings: { provider: 'openai', model: 'gpt-4o', baseUrl: `${upstream.url}/v1` } as never,
         embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 } as never,
+        // No summary of the 16 MiB pair (a provider summariser would be sent all of it).
+        memorySettings: { mode: 'off' },
       },
       { apiKey: `sk-test-${randomUUID()}` },
     );
@@ -42,7 +44,7 @@ describe('a 16 MiB answer replayed and resumed through the events route', () => 
       if (rows.length) stored = rows[0].answer;
       else await new Promise((resolve) => setTimeout(resolve, 100));
     }
-  }, 180_000);
+  }, 300_000);
 
   afterAll(async () => {
     await t?.close();
