@@ -1,4 +1,5 @@
 import { assembleMessages, renderContextItem } from './assemble';
+import { MEMORY_ACK } from './plan-memory';
 
 describe(renderContextItem.name, () => {
   it.each([
@@ -38,6 +39,24 @@ describe(assembleMessages.name, () => {
         role: 'user',
         content: '[1] insight · A · score 0.90\na\n\n[2] knowledge · B · score 0.40\nb\n\nWhat changed?',
       },
+    ]);
+  });
+
+  it('sends memory as a user-role block and the assistant acknowledgement after the system prompt, never as system', () => {
+    const messages = assembleMessages({
+      systemPrompt: 'You answer from the context.',
+      contextItems: [],
+      history: [{ question: 'q2', answer: 'a2' }],
+      question: 'What changed?',
+      memory: 'the memory block',
+    });
+    expect(messages).toEqual([
+      { role: 'system', content: 'You answer from the context.' },
+      { role: 'user', content: 'the memory block' },
+      { role: 'assistant', content: MEMORY_ACK },
+      { role: 'user', content: 'q2' },
+      { role: 'assistant', content: 'a2' },
+      { role: 'user', content: 'What changed?' },
     ]);
   });
 

@@ -1,4 +1,5 @@
 import type { ChatMessage } from '@ask/token-counting';
+import { MEMORY_ACK } from './plan-memory';
 import type { ContextKind } from './trim';
 
 /** A retrieved item as rendered into the prompt. */
@@ -38,27 +39,29 @@ export interface AssembleInput {
   /** The current question. */
   question: string;
   /**
-   * The memory message (summaries of earlier turns, `joinMemory`), sent as a second system message
-   * right after the system prompt, which it never replaces; absent: none.
+   * The memory block (summaries of earlier turns, `joinMemory`), sent as a user-role message right
+   * after the system prompt, followed by the assistant's `MEMORY_ACK` (never in a system message:
+   * it quotes user text); absent: none.
    */
   memory?: string;
 }
 
 /**
- * The messages of the upstream request: the system prompt first, each kept pair as a user message
+ * The messages of the upstream request: the system prompt first, then the memory block as a user
+ * message and `MEMORY_ACK` as the assistant's (when memory rides), each kept pair as a user message
  * followed by its assistant answer, and a final user message holding the rendered context items (best
  * first) and then the question. The final message's content is exactly the concatenation whose parts
  * `planPrompt` was given counts for.
  *
- * Never returns an empty list (always at least the system and the final user message) and never an
- * assistant message without the user message before it.
+ * Never returns an empty list (always at least the system and the final user message); the system
+ * prompt is the only system message; after it, roles alternate user / assistant, ending with user.
  *
  * @throws RangeError when the question is blank: there is nothing to ask.
  */
 export function assembleMessages(input: AssembleInput): ChatMessage[] {
   if (input.question.trim() === '') throw new RangeError('the question must not be blank');
   const messages: ChatMessage[] = [{ role: 'system', content: input.systemPrompt }];
-  if (input.memory) messages.push({ role: 'system', content: input.memory });
+  if (input.memory) messages.push({ role: 'user', content: input.memory }, { role: 'assistant', content: MEMORY_ACK });
   for (const pair of input.history) {
     messages.push({ role: 'user', content: pair.question }, { role: 'assistant', content: pair.answer });
   }

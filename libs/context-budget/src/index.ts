@@ -6,3 +6,4 @@ export * from './size-prompt';
 export * from './plan-memory';
 export * from './extractive-summary';
 export * from './bare-request';
+export * from './memory-quote';

@@ -88,9 +88,9 @@ describe(planMemory.name, () => {
       },
     );
 
-    it('charges the memory message framing once and each verbatim pair two framings', () => {
-      // 4 pairs, perMessage 3: verbatim pair 106, memory opening 3 + 5, summary 20: t3 verbatim would
-      // leave no room for t1's and t2's summaries (212 + 8 + 40 = 260 > 250).
+    it('charges the memory framing once (two messages: block and acknowledgement) and each verbatim pair two framings', () => {
+      // 4 pairs, perMessage 3: verbatim pair 106, memory opening 2 × 3 + 5, summary 20: t3 verbatim
+      // would leave no room for t1's and t2's summaries (212 + 11 + 40 = 263 > 250).
       const plan = planMemory({
         history: uniform(4),
         budget: 250,
@@ -102,8 +102,8 @@ describe(planMemory.name, () => {
         verbatimTurnIds: ['t4'],
         summarisedTurnIds: ['t1', 't2', 't3'],
         droppedTurnIds: [],
-        memoryTokens: 68,
-        tokens: 174,
+        memoryTokens: 71,
+        tokens: 177,
       });
     });
 

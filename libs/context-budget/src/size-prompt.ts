@@ -1,7 +1,16 @@
 import type { RetrievedItem } from '@ask/ask-contracts';
 import { assembleMessages, renderContextItem } from './assemble';
 import { planPrompt, type PromptPlan } from './plan-prompt';
-import { joinMemory, MEMORY_HEADER, type MemoryMode, renderSessionSummary, renderSummaryLine } from './plan-memory';
+import {
+  joinMemory,
+  MEMORY_ACK,
+  MEMORY_FOOTER,
+  MEMORY_HEADER,
+  type MemoryMode,
+  type MemoryPart,
+  renderSessionSummary,
+  renderSummaryLine,
+} from './plan-memory';
 import type { ResolvedModel } from '@ask/model-catalog';
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
 
@@ -71,7 +80,7 @@ export interface SizedPrompt<T extends SizableTurn = SizableTurn> {
   keptItemTexts: string[];
   /** The factor every count was multiplied by (see `SizingInput.scale`). */
   scale: number;
-  /** The memory message's text (summaries and session summary), when one was sent. */
+  /** The memory block's text (the user-role message with the quoted summaries), when one was sent. */
   memoryText?: string;
 }
 
@@ -104,7 +113,9 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
       answerTokens: scale(h.answerTokens),
       ...(h.summary && memoryOn
         ? {
-            summaryTokens: scale(partTokens(input.counter, renderSummaryLine(i + 1, h.summary.text), h.summary.tokens)),
+            summaryTokens: scale(
+              partTokens(input.counter, renderSummaryLine(i + 1, h.summary.text), h.summary.text, h.summary.tokens),
+            ),
           }
         : {}),
     })),
@@ -121,11 +132,15 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
       ? {
           memory: {
             mode: input.memory.mode,
-            headerTokens: scale(input.counter.countText(MEMORY_HEADER)),
+            headerTokens: scale(
+              input.counter.countText(MEMORY_HEADER) +
+                input.counter.countText(MEMORY_FOOTER) +
+                input.counter.countText(MEMORY_ACK),
+            ),
             ...(session && sessionPart
               ? {
                   sessionSummary: {
-                    tokens: scale(partTokens(input.counter, sessionPart, session.tokens)),
+                    tokens: scale(partTokens(input.counter, sessionPart, session.text, session.tokens)),
                     coversUpTo: session.coversUpTo,
                   },
                 }
@@ -179,11 +194,13 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
 
 /**
  * Tokens of one rendered memory part (a summary line or the session summary section): its head and
- * tail counted now, its text's cached count added. The parts split at newlines, so the sum never
- * under-counts the joined text (see {@link renderedItemTokens}).
+ * tail counted now, and its text's cached count (`textTokens`, of `stored`) when quoting left the
+ * text as stored, else the quoted text counted now (a header-like line was neutralised). The parts
+ * split at newlines, so the sum never under-counts the joined text (see {@link renderedItemTokens}).
  */
-function partTokens(counter: TokenCounter, part: { head: string; tail: string }, textTokens: number): number {
-  return counter.countText(part.head) + textTokens + counter.countText(part.tail);
+function partTokens(counter: TokenCounter, part: MemoryPart, stored: string, textTokens: number): number {
+  const text = part.text === stored.trim() ? textTokens : counter.countText(part.text);
+  return counter.countText(part.head) + text + counter.countText(part.tail);
 }
 
 /**

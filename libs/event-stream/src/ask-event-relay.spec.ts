@@ -203,6 +203,31 @@ describe(AskEventRelay.name, () => {
       expect(texts).toEqual([...Array.from({ length: 1_203 }, (_, i) => String(i)), 'done']);
     });
 
+    it('shrinks catch-up pages to about pageBytes when entries are large, marks them catch-up, in order', async () => {
+      // Issue 25 item 4: 510 deltas of 8,192 characters and pageBytes 32,768: after the first page (500,
+      // read with the resume point) pages of 3 entries (32,768 / 8,216 characters of fields, the largest).
+      const askId = randomUUID();
+      const text = (i: number) => String.fromCharCode(97 + (i % 26)).repeat(8_192);
+      const pipeline = redis.pipeline();
+      for (let i = 0; i < 510; i++)
+        pipeline.xadd(events.streamKey(askId), '*', 'type', 'delta', 'data', JSON.stringify({ text: text(i) }));
+      await pipeline.exec();
+      await events.publish(askId, 'done', { messageId: 'm', usage, sources: [] });
+      const batches: string[] = [];
+      let answer = '';
+      const end = await relay.relay(askId, await relay.resumePoint(askId, undefined), {
+        signal: new AbortController().signal,
+        pageBytes: 32_768,
+        write: async (batch, phase) => {
+          batches.push(`${phase} ${batch.length}`);
+          for (const e of batch) if (e.type === 'delta') answer += (e.data as { text: string }).text;
+        },
+      });
+      expect(end).toEqual({ reason: 'terminal' });
+      expect(batches).toEqual(['catch-up 500', 'catch-up 3', 'catch-up 3', 'catch-up 3', 'catch-up 2']);
+      expect(answer).toBe(Array.from({ length: 510 }, (_, i) => text(i)).join(''));
+    });
+
     it('stops on the signal', async () => {
       const askId = randomUUID();
       await events.publish(askId, 'accepted', { askId, sessionId: 's' });

@@ -28,10 +28,18 @@ export interface RelayOptions {
   idleTimeoutMs?: number;
   /**
    * Receives the events in stream order, each batch right after the previous one (no gap, no repeat).
-   * A returned promise holds back the catch-up read of older events until it settles (back-pressure);
-   * live events are handed over as they arrive, so the writer bounds its own buffer.
+   * `phase` says where a batch comes from: `catch-up` for a page of stored events (the replay or
+   * resume before the relay follows the stream; a returned promise holds back the next page until it
+   * settles: back-pressure), `live` for new events, handed over as they arrive, so the writer bounds
+   * its own buffer.
    */
-  write(events: AskEvent[]): void | Promise<void>;
+  write(events: AskEvent[], phase: 'catch-up' | 'live'): void | Promise<void>;
+  /**
+   * Bytes a catch-up page should hold (ASK_STREAM_BUFFER_BYTES for the SSE route): after each page
+   * the next one's `COUNT` is this over the largest entry seen so far (entry bytes: its field
+   * strings' UTF-16 length), between 1 and 500. Absent: pages of 500 entries.
+   */
+  pageBytes?: number;
 }
 
 /**
@@ -155,7 +163,7 @@ export class AskEventRelay {
       idleTimer = setTimeout(() => finish({ reason: 'idle' }), idleTimeoutMs);
     };
     /** Hands entries after the cursor to the writer; stops at the terminal event. */
-    const deliver = (entries: StreamEntry[]): void | Promise<void> => {
+    const deliver = (entries: StreamEntry[], phase: 'catch-up' | 'live'): void | Promise<void> => {
       if (finished) return;
       const batch: AskEvent[] = [];
       let terminal = false;
@@ -173,7 +181,7 @@ export class AskEventRelay {
       armIdle();
       let written: void | Promise<void>;
       try {
-        written = options.write(batch);
+        written = options.write(batch, phase);
       } catch (err) {
         finish({ reason: 'failed', cause: err });
         return;
@@ -195,18 +203,26 @@ export class AskEventRelay {
     signal.addEventListener('abort', onAbort, { once: true });
     armIdle();
     try {
-      // Catch up with plain reads, one page at a time, waiting for the writer between pages.
+      // Catch up with plain reads, one page at a time, waiting for the writer between pages; pages
+      // shrink to about `pageBytes` when entries are large (a long answer's big deltas).
+      let count = PAGE;
+      let largest = 0;
       for (let first = start.backlog; ; first = undefined) {
-        const page = first ?? (await this.redis.xrange(key, cursor === '0' ? '-' : `(${cursor}`, '+', 'COUNT', PAGE));
+        const asked = first ? PAGE : count;
+        const page = first ?? (await this.redis.xrange(key, cursor === '0' ? '-' : `(${cursor}`, '+', 'COUNT', asked));
         if (finished) break;
-        await deliver(page);
-        if (finished || page.length < PAGE) break;
+        await deliver(page, 'catch-up');
+        if (finished || page.length < asked) break;
+        if (options.pageBytes !== undefined) {
+          for (const entry of page) largest = Math.max(largest, entryLength(entry));
+          count = Math.max(1, Math.min(PAGE, Math.floor(options.pageBytes / Math.max(1, largest))));
+        }
       }
       if (!finished) {
         subscription = this.hub.subscribe(key, cursor, {
           onEntries: (entries) => {
             try {
-              void Promise.resolve(deliver(entries)).catch((err) => finish({ reason: 'failed', cause: err }));
+              void Promise.resolve(deliver(entries, 'live')).catch((err) => finish({ reason: 'failed', cause: err }));
             } catch (err) {
               finish({ reason: 'failed', cause: err });
             }
@@ -248,6 +264,13 @@ function firstRead(lastEventId: string | undefined): [from: string, count: numbe
     throw invalidRequest('Last-Event-ID: must be an event id of this stream (like 1718000000000-0) or absent');
   }
   return [lastEventId, PAGE + 1];
+}
+
+/** An entry's size as its field strings' total length (UTF-16 units; close to bytes for JSON text). */
+function entryLength([, fields]: StreamEntry): number {
+  let length = 0;
+  for (const field of fields) length += field.length;
+  return length;
 }
 
 function isTerminal(entry: StreamEntry): boolean {

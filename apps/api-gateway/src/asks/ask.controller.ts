@@ -133,8 +133,16 @@ export class AskController implements BeforeApplicationShutdown {
         const end = await this.relay.relay(askId, start, {
           signal: controller.signal,
           deadlineAt,
-          write: (events) => {
-            // One write per batch the relay hands over (a page of the backlog, a read of the hub).
+          pageBytes: this.route.maxBufferedBytes,
+          write: (events, phase) => {
+            if (phase === 'catch-up') {
+              // Stored events (a replay or a resume, of any size): paced by the client's reads, in
+              // writes bounded by the buffer, never dropped for the backlog itself.
+              return sse.sendPaced(events, controller.signal).then((written) => {
+                if (!written) controller.abort();
+              });
+            }
+            // Live: one write per batch the hub hands over.
             if (!sse.sendAll(events)) {
               // Gone, or dropped for leaving too much unread: it resumes with its Last-Event-ID.
               controller.abort();

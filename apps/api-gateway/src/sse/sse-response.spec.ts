@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import type { Request, Response } from 'express';
 import { type SseEvent, SseResponse } from './sse-response';
@@ -106,5 +106,130 @@ describe(SseResponse.name, () => {
       expect(afterEnd).toBe(false);
       expect(chunks).toEqual(['\n']);
     });
+  });
+});
+
+/**
+ * A loopback server whose one route opens an SseResponse of `maxBuffered` bytes and hands it to the
+ * test, with a raw client socket that starts paused (a reader that has not read yet): the test
+ * resumes it and reads the whole body.
+ */
+async function slowReader(maxBuffered: number) {
+  let handed!: (pair: { sse: SseResponse; res: ServerResponse }) => void;
+  const opened = new Promise<{ sse: SseResponse; res: ServerResponse }>((resolve) => (handed = resolve));
+  const server: Server = createServer((req, res) => {
+    const sse = new SseResponse(req as unknown as Request, res as unknown as Response, maxBuffered);
+    sse.open();
+    handed({ sse, res });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const parts: Buffer[] = [];
+  const socket = connect(port, '127.0.0.1', () =>
+    socket.write('GET /events HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'),
+  );
+  // The answer says `Connection: keep-alive`: it is whole at the last chunk (or cut at the socket's close).
+  let whole!: () => void;
+  const closed = new Promise<void>((resolve) => (whole = resolve));
+  socket.on('data', (part) => {
+    parts.push(part);
+    if (part.subarray(-5).toString('latin1') === '0\r\n\r\n') whole();
+  });
+  socket.on('close', () => whole());
+  const { sse, res } = await opened;
+  socket.pause();
+  return {
+    sse,
+    res,
+    /** Reads on, until the server ends or drops the response; the body's chunks joined. */
+    async read(): Promise<string> {
+      socket.resume();
+      await closed;
+      const raw = Buffer.concat(parts);
+      const split = raw.indexOf('\r\n\r\n');
+      const body = raw.subarray(split + 4);
+      return body.subarray(-5).toString('latin1') === '0\r\n\r\n' ? dechunk(body).join('') : '(dropped)';
+    },
+    async close() {
+      socket.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** 128 delta events of 64 KiB of text: 8 MiB, far more than a paused loopback reader's kernel buffers. */
+const LONG_ANSWER: SseEvent[] = Array.from({ length: 128 }, (_, i) => ({
+  id: `1718000000000-${i}`,
+  type: 'delta',
+  data: { text: String.fromCharCode(97 + (i % 26)).repeat(65_536) },
+}));
+const LONG_BODY =
+  '\n' + LONG_ANSWER.map((e) => `event: delta\nid: ${e.id}\ndata: ${JSON.stringify(e.data)}\n\n`).join('');
+
+describe(`${SseResponse.name} with a slow reader (issue 25 item 4)`, () => {
+  it('sendAll drops a reader that leaves more than the buffer unread (live data)', async () => {
+    const pair = await slowReader(1 << 20);
+    try {
+      expect(pair.sse.sendAll(LONG_ANSWER)).toBe(false);
+      expect(pair.sse.droppedSlowClient).toBe(true);
+      expect(await pair.read()).toBe('(dropped)');
+    } finally {
+      await pair.close();
+    }
+  });
+
+  it('sendPaced writes 8 MiB to it in writes of at most the buffer, waiting for each drain, never dropping it', async () => {
+    const pair = await slowReader(1 << 20);
+    try {
+      const writes: number[] = [];
+      const unread: number[] = [];
+      const write = pair.res.write.bind(pair.res);
+      pair.res.write = ((chunk: string) => {
+        writes.push(Buffer.byteLength(chunk));
+        const taken = write(chunk);
+        unread.push(pair.res.writableLength);
+        return taken;
+      }) as typeof pair.res.write;
+      const sent = pair.sse.sendPaced(LONG_ANSWER);
+      const body = pair.read();
+      expect(await sent).toBe(true);
+      pair.sse.end();
+      expect(await body).toBe(LONG_BODY);
+      expect(pair.sse.droppedSlowClient).toBe(false);
+      // 15 frames of about 65,583 bytes fit in 1 MiB: 8 writes of 15 frames and one of 8.
+      expect(writes).toHaveLength(9);
+      expect(writes.reduce((a, b) => a + b, 0)).toBe(Buffer.byteLength(LONG_BODY) - 1);
+      expect(Math.max(...writes)).toBeLessThanOrEqual(1 << 20);
+      expect(Math.max(...unread)).toBeLessThanOrEqual(1 << 20);
+      expect(pair.res.listenerCount('drain')).toBe(0);
+    } finally {
+      await pair.close();
+    }
+  });
+
+  it('shares one drain wait among every caller: 50 waits add one drain and one close listener, removed when it drains', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    const pair = await slowReader(64 << 20);
+    try {
+      const before = pair.res.listenerCount('close');
+      expect(pair.sse.sendAll(LONG_ANSWER)).toBe(true);
+      const waits = Array.from({ length: 50 }, () => pair.sse.drained());
+      expect(pair.res.listenerCount('drain')).toBe(1);
+      expect(pair.res.listenerCount('close')).toBe(before + 1);
+      const body = pair.read();
+      await Promise.all(waits);
+      expect(pair.res.listenerCount('drain')).toBe(0);
+      expect(pair.res.listenerCount('close')).toBe(before);
+      pair.sse.end();
+      expect(await body).toBe(LONG_BODY);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      await pair.close();
+    }
   });
 });

@@ -13,10 +13,13 @@ export interface SseEvent {
  * one `data:` line of JSON (JSON has no raw line breaks), a blank line. Holds at most
  * `maxBufferedBytes` unread by the client: past that, {@link send} drops the client (the socket is
  * destroyed: an incomplete frame is discarded by the client's parser, which resumes after the last
- * whole event with Last-Event-ID).
+ * whole event with Last-Event-ID). Stored events (catch-up pages) go through {@link sendPaced}
+ * instead, which waits for the client rather than dropping it.
  */
 export class SseResponse {
   private dropped = false;
+  /** The one pending wait for 'drain' (shared by every caller: one listener pair at most). */
+  private drainWait: Promise<void> | undefined;
 
   constructor(
     private readonly request: Request,
@@ -81,18 +84,73 @@ export class SseResponse {
     return true;
   }
 
-  /** Resolves once the client has read what was written (or is gone). */
+  /**
+   * Writes a catch-up page (events already stored: a replay from the start or a resume) with
+   * back-pressure instead of the drop rule of {@link sendAll}: whole frames in writes of at most
+   * `maxBufferedBytes` (a frame larger than that is written alone), each write after the client has
+   * read the one before ('drain'). So the bytes left unread never exceed the larger of
+   * `maxBufferedBytes` and one frame, whatever the page's size, and a reader far behind is paced,
+   * not reset. Resolves, with the response drained, true once every frame is written; false when the
+   * client is gone (or `signal` fired) first: nothing more is written.
+   */
+  async sendPaced(events: readonly SseEvent[], signal?: AbortSignal): Promise<boolean> {
+    let batch = '';
+    let bytes = 0;
+    for (const event of events) {
+      const next = frame(event);
+      const size = Buffer.byteLength(next, 'utf8');
+      if (batch !== '' && bytes + size > this.maxBufferedBytes) {
+        if (!(await this.writePaced(batch, signal))) return false;
+        batch = '';
+        bytes = 0;
+      }
+      batch += next;
+      bytes += size;
+    }
+    return batch === '' ? !this.closed : this.writePaced(batch, signal);
+  }
+
+  /** One write of {@link sendPaced}, then the wait for 'drain' when the socket did not take it at once. */
+  private async writePaced(chunk: string, signal?: AbortSignal): Promise<boolean> {
+    if (this.closed || signal?.aborted) return false;
+    if (!this.response.write(chunk)) await this.drainedOrAborted(signal);
+    return !this.closed && !signal?.aborted;
+  }
+
+  /** {@link drained}, or sooner when `signal` fires (the gateway shuts down under a stalled reader). */
+  private async drainedOrAborted(signal?: AbortSignal): Promise<void> {
+    const wait = this.drained();
+    if (!wait || !signal) return wait;
+    let onAbort!: () => void;
+    const aborted = new Promise<void>((resolve) => {
+      onAbort = resolve;
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      await Promise.race([wait, aborted]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Resolves once the client has read what was written (or is gone). Every caller shares one pending
+   * wait: at most one 'drain' and one 'close' listener, both removed as soon as either fires, however
+   * many writes wait (no listener leak for a slow reader of many live batches).
+   */
   drained(): Promise<void> | void {
     if (this.closed || !this.response.writableNeedDrain) return;
-    return new Promise((resolve) => {
+    this.drainWait ??= new Promise((resolve) => {
       const done = () => {
         this.response.off('drain', done);
         this.response.off('close', done);
+        this.drainWait = undefined;
         resolve();
       };
-      this.response.once('drain', done);
-      this.response.once('close', done);
+      this.response.on('drain', done);
+      this.response.on('close', done);
     });
+    return this.drainWait;
   }
 
   /** Ends the response (the client's EventSource reconnects unless it saw the terminal event). */

@@ -26,7 +26,7 @@ import {
   type TokenCounter,
   usageRecordOf,
 } from '@ask/token-counting';
-import type { SizedPrompt } from '@ask/context-budget';
+import { MEMORY_ACK, type SizedPrompt } from '@ask/context-budget';
 
 /** Cache keys of a message's measure under the per-script calibrated estimate (see {@link PlanningMemory.history}). */
 const ESTIMATE_ID = approximateCounter().id;
@@ -245,8 +245,9 @@ export class PlanningMemory {
     const kept = new Set(sized.plan.keptTurnIds);
     // messages[0] is the system prompt alone (assembleMessages).
     const parts: TextMeasure[] = [scripted.measure(sized.messages[0]?.content ?? ''), scripted.measure(question)];
-    // Conversation memory's message (summaries) was sent too: without it a report looks like drift.
-    if (sized.memoryText) parts.push(scripted.measure(sized.memoryText));
+    // Conversation memory's two messages (the quoted summaries and the assistant's acknowledgement)
+    // were sent too: without them a report looks like drift.
+    if (sized.memoryText) parts.push(scripted.measure(sized.memoryText), scripted.measure(MEMORY_ACK));
     for (const text of sized.keptItemTexts) parts.push(scripted.measure(text));
     for (const turn of history)
       if (kept.has(turn.message.id) && turn.measures) parts.push(turn.measures.question, turn.measures.answer);
