@@ -5,3 +5,4 @@ export * from './assemble';
 export * from './size-prompt';
 export * from './plan-memory';
 export * from './extractive-summary';
+export * from './relevance';
