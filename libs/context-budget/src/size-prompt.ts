@@ -1,6 +1,7 @@
 import type { RetrievedItem } from '@ask/ask-contracts';
 import { assembleMessages, renderContextItem } from './assemble';
 import { planPrompt, type PromptPlan } from './plan-prompt';
+import type { RelevancePolicy } from './relevance';
 import { joinMemory, MEMORY_HEADER, type MemoryMode, renderSessionSummary, renderSummaryLine } from './plan-memory';
 import type { ResolvedModel } from '@ask/model-catalog';
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
@@ -56,6 +57,8 @@ export interface SizingInput<T extends SizableTurn = SizableTurn> {
   maxHistoryMessages?: number | null;
   /** A lower window than the model's, after the provider disclosed a smaller limit (re-budget). */
   windowOverride?: number;
+  /** The relevance floor of the project's embedder and method, and its `lowRelevance` (issue 32); absent: none. */
+  relevance?: RelevancePolicy;
 }
 
 /** The sized prompt: the plan, the messages to send, and what was kept. */
@@ -77,7 +80,8 @@ export interface SizedPrompt<T extends SizableTurn = SizableTurn> {
 
 /**
  * Counts the new question and the rendered retrieved items (history counts come cached), plans the
- * prompt with libs/context-budget (pair trimming, then RAG shrink), and assembles the messages.
+ * prompt with libs/context-budget (`planPrompt`: the seed's trimming and RAG shrink with memory off,
+ * one selection by value per token with memory on), and assembles the messages.
  * @throws AskError 413 context_overflow when even the question with one item cannot fit.
  */
 export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedPrompt<T> {
@@ -117,6 +121,7 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
     perMessageTokens: input.counter.perMessageTokens,
     perRequestTokens: input.counter.perRequestTokens,
     maxHistoryMessages: input.maxHistoryMessages ?? undefined,
+    ...(input.relevance ? { relevance: input.relevance } : {}),
     ...(memoryOn && input.memory
       ? {
           memory: {

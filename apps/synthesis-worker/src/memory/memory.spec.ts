@@ -230,8 +230,10 @@ describe('conversation memory', () => {
     expect(third.budget.memory).toMatchObject({ mode: 'off', verbatim: [[2, 2]], summarised: [], dropped: [[1, 1]] });
   });
 
-  it('compaction: the first ask that drops a pair moves the session summary past it; it stays home while per-turn summaries represent every turn', async () => {
-    const ids = await newSession({ mode: 'compaction', summaryModel: 'extractive', summaryMaxTokens: 24 });
+  it('compaction: the first ask whose summaries no longer all fit drops the oldest and moves the session summary past it; it stays home while per-turn summaries represent more turns', async () => {
+    // Summaries of up to 72 tokens: from ask 5 on no pair rides verbatim, since every turn's summary comes
+    // first (issue 32 item 3: no older summary is dropped to keep one more pair verbatim).
+    const ids = await newSession({ mode: 'compaction', summaryModel: 'extractive', summaryMaxTokens: 72 });
     const plans: BudgetEvent[] = [];
     for (let i = 1; i <= 12; i++) {
       const turn = await ask(ids, question(i));
@@ -240,30 +242,33 @@ describe('conversation memory', () => {
     }
     const last = await ask(ids, question(13));
     const session = await summaries.sessionSummary(ids.sessionId);
-    // Ask 10 dropped turn 1 (uncalibrated counts of 10 asks); its job compacted turns 1–3 (2 ahead, from the
-    // original pairs). Calibration then lowered the counts: asks 11–13 represent every turn per turn, and the
-    // session summary stays home (it rides only when pairs would still be dropped: planMemory spec).
+    expect(plans[4].memory).toMatchObject({ verbatim: [], summarised: [[1, 4]], dropped: [] });
+    // Ask 10 could not hold the nine summaries (uncalibrated counts of 10 asks): the oldest went, and its
+    // job compacted turns 1–3 (2 ahead, from the original pairs).
     expect(plans[9].memory).toMatchObject({
       sessionSummary: false,
       dropped: [[1, 1]],
-      summarised: [[2, 8]],
-      verbatim: [[9, 9]],
+      summarised: [[2, 9]],
+      verbatim: [],
     });
     expect(session).toMatchObject({ provider: 'local', model: 'extractive', coversTurns: 3, rollingUpdates: 0 });
     expect(session?.text).toContain('Nightjar-101');
+    // Ask 13: the session summary (432 tokens for 3 turns) would represent fewer turns than 12 summaries.
     expect(last.budget.memory).toMatchObject({
       mode: 'compaction',
       sessionSummary: false,
       compacted: [],
-      summarised: [[1, 11]],
-      verbatim: [[12, 12]],
-      dropped: [],
+      summarised: [[2, 12]],
+      verbatim: [],
+      dropped: [[1, 1]],
     });
     expect(last.request.messages[1].content).not.toContain('Summary of turns');
     expect(last.budget.used + 1024).toBeLessThanOrEqual(3100 - last.budget.margin);
-    // Every planted fact rides along in the request (verbatim or in a summary).
+    // Every planted fact of a represented turn rides along in the request (in its summary).
     const sent = JSON.stringify(last.request.messages);
-    expect(Array.from({ length: 12 }, (_, i) => `Nightjar-${101 + i}`).filter((f) => !sent.includes(f))).toEqual([]);
+    expect(Array.from({ length: 12 }, (_, i) => `Nightjar-${101 + i}`).filter((f) => !sent.includes(f))).toEqual([
+      'Nightjar-101',
+    ]);
   });
 
   describe('faults: the summary is not stored, history is unchanged, the next ask plans without it', () => {
