@@ -39,16 +39,19 @@ export function splitSentences(text: string): string[] {
  * constraints and their preferences.
  */
 const FIRST_PERSON =
-  /(^|[^\p{L}])(i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|i’ll|me|my|mine|myself|we|we're|we’re|our|ours|us)(?=$|[^\p{L}])|我|私は|私の|僕|저는|저의|제가|나는|내가|나의|우리/iu;
+  /(^|[^\p{L}])(i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|i’ll|me|my|mine|myself|we|we're|we’re|our|ours|us)(?=$|[^\p{L}\p{N}])|我|私は|私の|僕|저는|저의|제가|나는|내가|나의|우리/iu;
 
 /** Added to a user's first-person statement, after the length division: more than any numeral row or list line scores. */
-export const SELF_STATEMENT_BONUS = 4;
+export const SELF_STATEMENT_BONUS = 6;
 
 /** A list marker opening a line (`1.`, `2)`, `-`, `*`, `•`, `a.`): structure, not content. */
 const LIST_MARKER = /^(?:\d{1,3}[.)]|[-*•·]|[a-z][.)])$/iu;
 
 /** A sentence that reads as code: braces, semicolons, `=>`, `==`, a call `f(…)`, backticks, or a shell prompt. */
 const CODE_LINE = /[{};`]|=>|==|\w\(|^\s*(?:\$|>>>|#include|import |def |SELECT |CREATE )/iu;
+
+/** A markdown heading line: `#…`, or a lone bold or underlined span. */
+const HEADING = /^(?:#{1,6}\s.*|\*\*[^*]+\*\*:?|__[^_]+__:?)$/u;
 
 /**
  * How informative a sentence is, for keeping what the user said, names, numbers, decisions and open
@@ -57,7 +60,7 @@ const CODE_LINE = /[{};`]|=>|==|\w\(|^\s*(?:\$|>>>|#include|import |def |SELECT 
  * (single letters other than digits, and list markers like `1.` or `-`, count for nothing), a question
  * mark 2, a decision or preference word (decided, chose, will, must, prefer…) 2; divided by the square
  * root of the word count so that a long sentence does not win by length alone; halved for a line of
- * code. With `user` (the user's own words), a first-person statement (`I'm…`, `my…`, `我…`, `저는…`)
+ * code, quartered for a markdown heading. With `user` (the user's own words), a first-person statement (`I'm…`, `my…`, `我…`, `저는…`)
  * then gets {@link SELF_STATEMENT_BONUS}, so the user's statements about themselves, their
  * constraints and preferences outrank numerals, list markers and code lines.
  */
@@ -89,6 +92,8 @@ export function sentenceScore(sentence: string, user = false): number {
   if (sentence.includes('?')) score += 2;
   score /= Math.sqrt(words.length);
   if (CODE_LINE.test(sentence)) score /= 2;
+  // A heading (`## Setup`, `**Performance**`) names a section; the sentences under it carry the content.
+  if (HEADING.test(sentence)) score /= 4;
   return user && FIRST_PERSON.test(sentence) ? score + SELF_STATEMENT_BONUS : score;
 }
 

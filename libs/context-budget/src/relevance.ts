@@ -44,9 +44,6 @@ export const RELEVANCE_FLOORS: Readonly<Record<string, Readonly<Record<Retrieval
  * The relevance floor for a project's embedding model and retrieval method, or undefined (no floor:
  * every item relevant) for an embedder nobody has measured.
  */
-export function relevanceFloor(
-  embeddingModel: string | undefined,
-  method: RetrievalMethod,
-): number | undefined {
+export function relevanceFloor(embeddingModel: string | undefined, method: RetrievalMethod): number | undefined {
   return embeddingModel === undefined ? undefined : RELEVANCE_FLOORS[embeddingModel]?.[method];
 }
