@@ -34,12 +34,12 @@ export function splitSentences(text: string): string[] {
 }
 
 /**
- * A first-person statement: English `I` / `I'm` / `my` / `we` / `our`…, Chinese 我 / 我们, Japanese
+ * A first-person statement (case-sensitive, so a lone `i` or `US` is not one): English `I` / `I'm` / `my` / `we` / `our`…, Chinese 我 / 我们, Japanese
  * 私 / 僕, Korean 저는 / 나는 / 제가 / 내가 / 우리…. What a user says about themselves, their
  * constraints and their preferences.
  */
 const FIRST_PERSON =
-  /(^|[^\p{L}])(i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|i’ll|me|my|mine|myself|we|we're|we’re|our|ours|us)(?=$|[^\p{L}\p{N}])|我|私は|私の|僕|저는|저의|제가|나는|내가|나의|우리/iu;
+  /(^|[^\p{L}])(I|I'm|I’m|I've|I’ve|I'd|I’d|I'll|I’ll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Ww]e|[Ww]e're|[Ww]e’re|[Oo]ur|[Oo]urs|us)(?=$|[^\p{L}\p{N}])|我|私は|私の|僕|저는|저의|제가|나는|내가|나의|우리/u;
 
 /** Added to a user's first-person statement, after the length division: more than any numeral row or list line scores. */
 export const SELF_STATEMENT_BONUS = 6;

@@ -230,7 +230,7 @@ describe('conversation memory', () => {
     expect(third.budget.memory).toMatchObject({ mode: 'off', verbatim: [[2, 2]], summarised: [], dropped: [[1, 1]] });
   });
 
-  it('compaction: the first ask whose summaries no longer all fit drops the oldest and moves the session summary past it; it stays home while per-turn summaries represent more turns', async () => {
+  it('compaction: the first ask whose summaries no longer all fit drops the oldest and moves the session summary past it; it rides once it represents more turns than per-turn summaries', async () => {
     // Summaries of up to 72 tokens: from ask 5 on no pair rides verbatim, since every turn's summary comes
     // first (issue 32 item 3: no older summary is dropped to keep one more pair verbatim).
     const ids = await newSession({ mode: 'compaction', summaryModel: 'extractive', summaryMaxTokens: 72 });
@@ -253,22 +253,22 @@ describe('conversation memory', () => {
     });
     expect(session).toMatchObject({ provider: 'local', model: 'extractive', coversTurns: 3, rollingUpdates: 0 });
     expect(session?.text).toContain('Nightjar-101');
-    // Ask 13: the session summary (432 tokens for 3 turns) would represent fewer turns than 12 summaries.
+    // Built from the three per-turn summaries it replaces (issue 32 item 4): every planted fact, 89 tokens.
+    for (const fact of ['Nightjar-101', 'Nightjar-102', 'Nightjar-103']) expect(session?.text).toContain(fact);
+    // Ask 13: the 12 summaries no longer fit; the session summary stands for turns 1–3 and every turn is represented.
     expect(last.budget.memory).toMatchObject({
       mode: 'compaction',
-      sessionSummary: false,
-      compacted: [],
-      summarised: [[2, 12]],
+      sessionSummary: true,
+      compacted: [[1, 3]],
+      summarised: [[4, 12]],
       verbatim: [],
-      dropped: [[1, 1]],
+      dropped: [],
     });
-    expect(last.request.messages[1].content).not.toContain('Summary of turns');
+    expect(last.request.messages[1].content).toContain('Summary of turns 1–3');
     expect(last.budget.used + 1024).toBeLessThanOrEqual(3100 - last.budget.margin);
-    // Every planted fact of a represented turn rides along in the request (in its summary).
+    // Every planted fact rides along in the request (in a summary or the session summary).
     const sent = JSON.stringify(last.request.messages);
-    expect(Array.from({ length: 12 }, (_, i) => `Nightjar-${101 + i}`).filter((f) => !sent.includes(f))).toEqual([
-      'Nightjar-101',
-    ]);
+    expect(Array.from({ length: 12 }, (_, i) => `Nightjar-${101 + i}`).filter((f) => !sent.includes(f))).toEqual([]);
   });
 
   describe('faults: the summary is not stored, history is unchanged, the next ask plans without it', () => {

@@ -223,7 +223,13 @@ export class SummaryService {
     const covered = previous ? history.findIndex((m) => m.id === previous.coversUpTo) : -1;
     if (target < 0 || target <= covered) return 'skipped';
     const full = !previous || covered < 0 || previous.rollingUpdates + 1 >= FULL_REBUILD_EVERY;
-    const turn = (m: HistoryPair, i: number) => sessionSources(m, i + 1, turnSummaries.get(m.id)?.text);
+    // An extractive summary copies whole sentences of its pair (it cannot bend a fact), so the session
+    // summary starts from it; a provider's summary is not summarised again (drift): the pair itself is.
+    const extractive = (m: HistoryPair) => {
+      const summary = turnSummaries.get(m.id);
+      return summary?.model === EXTRACTIVE_SUMMARISER ? summary.text : undefined;
+    };
+    const turn = (m: HistoryPair, i: number) => sessionSources(m, i + 1, extractive(m));
     const sources: ExtractiveSource[] = full
       ? history.slice(0, target + 1).flatMap(turn)
       : [
