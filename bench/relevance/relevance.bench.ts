@@ -91,8 +91,12 @@ async function main(): Promise<void> {
   const corpus = [...all.filter((d) => needed.has(idOf(d))), ...others.slice(0, DISTRACTORS)];
   const db = await createTestDatabase();
   const embedder = new LocalEmbeddingProvider();
-  const results: Array<{ method: string; floor: number; fit: ReturnType<typeof rates>; heldOut: ReturnType<typeof rates> }> =
-    [];
+  const results: Array<{
+    method: string;
+    floor: number;
+    fit: ReturnType<typeof rates>;
+    heldOut: ReturnType<typeof rates>;
+  }> = [];
   try {
     const ds = db.dataSource;
     const projects = new ProjectsRepository(ds, new CredentialsCipher(undefined));
@@ -142,7 +146,14 @@ async function main(): Promise<void> {
     await db.drop();
   }
   const command = `node tools/run-ts.js bench/relevance/relevance.bench.ts --distractors ${DISTRACTORS} --top-k ${TOP_K}`;
-  const run = { date: new Date().toISOString(), commit: gitCommit(), machine: machine(), command, pages: corpus.length, results };
+  const run = {
+    date: new Date().toISOString(),
+    commit: gitCommit(),
+    machine: machine(),
+    command,
+    pages: corpus.length,
+    results,
+  };
   writeFileSync(join(__dirname, 'results.json'), `${JSON.stringify(run, null, 2)}\n`);
   writeResultsSection(
     SECTION,
