@@ -19,9 +19,9 @@
  * `--kb` (issue 32): a knowledge base attached. The PostgreSQL 15 manual (bench/retrieval's answering
  * pages + 100 others by hash) is ingested with the lexical `local` embedder, and every turn's items are
  * what the retrieval worker would retrieve for its question (hybrid, default weights, top-K 8); the
- * session's project has that embedder, so the relevance floor applies. Turn 32 asks a knowledge
- * question of bench/retrieval/questions.jsonl (answerable question 7·s): "knowledge recall" is the
- * share of sessions whose turn-32 request carried a chunk of an answering page. Writes
+ * session's project has that embedder, so the relevance floor applies. Turns 32–36 ask knowledge
+ * questions of bench/retrieval/questions.jsonl: "knowledge recall" is the share of them whose request
+ * carried a chunk of an answering page (of those whose top 8 held one). Writes
  * bench/memory/results-kb.json and the "## Conversation memory with a knowledge base" section.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -66,6 +66,8 @@ const DATA = sharedDataDir(
 );
 const SECTION = KB ? '## Conversation memory with a knowledge base' : '## Conversation memory: fact retention';
 const KB_TOP_K = 8;
+/** Knowledge questions asked after the facts question (turns 32–36) with `--kb`. */
+const KB_QUESTIONS = 5;
 const SESSIONS = numberArg('sessions', 8);
 const TURNS = 30;
 const WINDOW = 8192;
@@ -138,8 +140,10 @@ interface SessionResult {
   summariserTokens: number;
   memoryTokens: number[];
   lastPlan: BudgetEvent['memory'];
-  /** With `--kb`: whether the turn-32 request carried a chunk of a page answering its knowledge question. */
-  knowledgeHit?: boolean;
+  /** With `--kb`: knowledge questions (turns 32–36) whose request carried a chunk of an answering page. */
+  knowledgeHits?: number;
+  /** With `--kb`: knowledge questions whose retrieved top-K held such a chunk at all. */
+  knowledgeRetrieved?: number;
   /** With `--kb`: items sent and items left out for relevance over the session. */
   itemsKept?: number;
   itemsBelowFloor?: number;
@@ -218,11 +222,16 @@ async function main(): Promise<void> {
         });
         await projects.setCredentials(project.id, { apiKey: `sk-bench-${randomUUID()}` });
         const sessionId = (await sessions.create(project.id, `bench ${s}`)).id;
-        const knowledge = kb ? kb.questions[(s * 7) % kb.questions.length] : undefined;
+        const knowledge = kb
+          ? Array.from(
+              { length: KB_QUESTIONS },
+              (_, k) => kb.questions[((s * KB_QUESTIONS + k) * 3) % kb.questions.length],
+            )
+          : [];
         const turns = [
           ...sessionTurns(dialogues, arena, s),
           { user: FINAL_QUESTION, bot: 'Noted.' },
-          ...(knowledge ? [{ user: knowledge.question, bot: 'Noted.' }] : []),
+          ...knowledge.map((q) => ({ user: q.question, bot: 'Noted.' })),
         ];
         const result: SessionResult = {
           mode,
@@ -260,9 +269,14 @@ async function main(): Promise<void> {
             result.itemsBelowFloor =
               (result.itemsBelowFloor ?? 0) + (budget?.items ?? []).filter((i) => i.reason === 'below-floor').length;
           }
-          if (kb && knowledge && t === TURNS + 1) {
+          if (kb && t > TURNS) {
+            const q = knowledge[t - TURNS - 1];
             const kept = new Set((budget?.items ?? []).filter((i) => i.kept).map((i) => i.id));
-            result.knowledgeHit = items.some((i) => kept.has(i.id) && knowledge.pages.includes(pageOf(i)));
+            if (items.some((i) => q.pages.includes(pageOf(i))))
+              result.knowledgeRetrieved = (result.knowledgeRetrieved ?? 0) + 1;
+            if (items.some((i) => kept.has(i.id) && q.pages.includes(pageOf(i)))) {
+              result.knowledgeHits = (result.knowledgeHits ?? 0) + 1;
+            }
           }
           const done = evs.find((e) => e.type === 'done')?.data as { messageId: string } | undefined;
           if (!done) {
@@ -336,9 +350,12 @@ function report(results: SessionResult[]): void {
       summariserTokensPerTurn: mine.reduce((s, r) => s + r.summariserTokens, 0) / turns,
       memoryTokensMedianAtTurn31: median(mine.map((r) => r.memoryTokens.at(-1) ?? 0)),
       lastPlans: mine.map((r) => r.lastPlan),
-      knowledgeHits: mine.filter((r) => r.knowledgeHit).length,
-      itemsKeptPerTurn: mine.reduce((s, r) => s + (r.itemsKept ?? 0), 0) / (mine.length * (TURNS + 2)),
-      itemsBelowFloorPerTurn: mine.reduce((s, r) => s + (r.itemsBelowFloor ?? 0), 0) / (mine.length * (TURNS + 2)),
+      knowledgeHits: mine.reduce((s, r) => s + (r.knowledgeHits ?? 0), 0),
+      knowledgeRetrieved: mine.reduce((s, r) => s + (r.knowledgeRetrieved ?? 0), 0),
+      knowledgeAsked: mine.length * (KB ? KB_QUESTIONS : 0),
+      itemsKeptPerTurn: mine.reduce((s, r) => s + (r.itemsKept ?? 0), 0) / (mine.length * (TURNS + 1 + KB_QUESTIONS)),
+      itemsBelowFloorPerTurn:
+        mine.reduce((s, r) => s + (r.itemsBelowFloor ?? 0), 0) / (mine.length * (TURNS + 1 + KB_QUESTIONS)),
     };
   });
   const load = loadavg()
@@ -374,7 +391,7 @@ function report(results: SessionResult[]): void {
     const kbTable = rows
       .map(
         (r) =>
-          `| ${r.mode} | ${r.factsPresent}/${r.factsPlanted} (${pct(r.share)}) | ${r.heldOutPlanted ? `${r.heldOutPresent}/${r.heldOutPlanted}` : 'n/a'} | ${r.knowledgeHits}/${r.sessions} | ${r.itemsKeptPerTurn.toFixed(2)} | ${r.itemsBelowFloorPerTurn.toFixed(2)} | ${r.overWindow} | ${r.errors.length} |`,
+          `| ${r.mode} | ${r.factsPresent}/${r.factsPlanted} (${pct(r.share)}) | ${r.heldOutPlanted ? `${r.heldOutPresent}/${r.heldOutPlanted}` : 'n/a'} | ${r.knowledgeHits}/${r.knowledgeRetrieved} (${r.knowledgeAsked} asked) | ${r.itemsKeptPerTurn.toFixed(2)} | ${r.itemsBelowFloorPerTurn.toFixed(2)} | ${r.overWindow} | ${r.errors.length} |`,
       )
       .join('\n');
     writeResultsSection(
@@ -382,10 +399,10 @@ function report(results: SessionResult[]): void {
       `${SECTION}
 
 Written by \`${out.command}\` (commit ${out.commit}, ${out.machine.nproc} cores, load average ${load}; counts, not timings).
-The sessions of "Conversation memory: fact retention" (${SESSIONS} × ${TURNS} turns, five facts planted in turns 1–5, asked at turn 31), with the PostgreSQL 15 manual attached as the project's knowledge (bench/retrieval's answering pages + 100 others; lexical \`local\` embedder, relevance floor per \`RELEVANCE_FLOORS\`): every turn carries the top ${KB_TOP_K} chunks the retrieval worker would send for its question (hybrid, default weights). Turn 32 asks a question of bench/retrieval/questions.jsonl; knowledge recall = sessions whose turn-32 request carried a chunk of an answering page (memory \`off\` is the seed's plan, items first: the reference).
+The sessions of "Conversation memory: fact retention" (${SESSIONS} × ${TURNS} turns, five facts planted in turns 1–5, asked at turn 31), with the PostgreSQL 15 manual attached as the project's knowledge (bench/retrieval's answering pages + 100 others; lexical \`local\` embedder, relevance floor per \`RELEVANCE_FLOORS\`): every turn carries the top ${KB_TOP_K} chunks the retrieval worker would send for its question (hybrid, default weights). Turns 32–${31 + KB_QUESTIONS} ask ${KB_QUESTIONS} questions of bench/retrieval/questions.jsonl (answerable question 3·(${KB_QUESTIONS}·s + k)); knowledge recall = those whose request carried a chunk of an answering page, of those whose top ${KB_TOP_K} held one (memory \`off\` is the seed's plan, items first, as every mode was before issue 32: the reference).
 No rule of issue 32 was chosen on these sessions (they were chosen on the planner specs and the MT-Bench-101 / oasst1-zh excerpts of fixtures/data): every row is blind. Sessions ≥ ${TUNED_ON} were also held out of issue 16's summary rules. English only (MT-Bench-101 + arena-hard-en).
 
-| memory | planted facts in the turn-31 request | of which sessions ≥ ${TUNED_ON} | knowledge recall (turn 32) | items sent per turn | items left out below the floor per turn | requests over the window | turns ended with an error |
+| memory | planted facts in the turn-31 request | of which sessions ≥ ${TUNED_ON} | knowledge recall (turns 32–36) | items sent per turn | items left out below the floor per turn | requests over the window | turns ended with an error |
 | --- | --- | --- | --- | --- | --- | --- | --- |
 ${kbTable}
 

@@ -10,8 +10,8 @@
  * full text (detected configuration) and hybrid (the embedder's default weights 0.5 / 1), plus hybrid 1 / 1.
  *
  * A per-item floor t drops every item whose cosine score is below t. It is fitted on the even
- * questions: the largest 2-decimal t that keeps ≥ 95% of the answerable questions whose top-K held an
- * answering chunk (recall@K with the floor ≥ 95% of recall@K without it); the odd questions check it:
+ * questions: the largest 2-decimal t that keeps every answerable question whose top-K held an
+ * answering chunk (recall@K with the floor = recall@K without it); the odd questions check it:
  * recall kept, answering chunks kept, and the share of items of unanswerable questions dropped.
  * Writes bench/relevance/results.json and the "Relevance floor per embedder and retrieval method"
  * section of bench/RESULTS.md. `RELEVANCE_FLOORS` in libs/context-budget/src/relevance.ts takes its values from here.
@@ -38,7 +38,7 @@ const dataArg = process.argv.indexOf('--data');
 const DATA = dataArg >= 0 ? resolve(process.argv[dataArg + 1]) : sharedDataDir(['kb-postgresql-15-docs']);
 const DISTRACTORS = numberArg('distractors', 100, 0);
 const TOP_K = numberArg('top-k', 8);
-const KEEP = 0.95;
+const KEEP = 1;
 
 interface Question {
   question: string;
@@ -161,7 +161,7 @@ async function main(): Promise<void> {
       SECTION,
       '',
       `Command: \`${command}\` (commit ${run.commit}, ${run.date.slice(0, 10)}, ${run.machine.nproc} cores). Embedder \`local-lexical-v1\`, ${corpus.length} pages of the PostgreSQL 15 manual (bench/retrieval's answering pages + ${DISTRACTORS} others), top-K ${TOP_K}.`,
-      `Floor = the largest 2-decimal cosine that keeps, on the even questions, ≥ ${KEEP * 100}% of the answerable questions whose top-K held an answering chunk; the odd questions check it (held out).`,
+      `Floor = the largest 2-decimal cosine that keeps, on the even questions, ${KEEP === 1 ? 'every one' : `≥ ${KEEP * 100}%`} of the answerable questions whose top-K held an answering chunk; the odd questions check it (held out).`,
       '`RELEVANCE_FLOORS` in libs/context-budget/src/relevance.ts takes these values.',
       '',
       '| method | floor | fit: questions keeping an answering chunk · answering chunks kept · unanswerable items dropped | held out: same | held out: other items of answerable questions dropped |',

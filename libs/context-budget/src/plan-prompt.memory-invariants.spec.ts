@@ -153,7 +153,7 @@ describe(`${planPrompt.name} with memory: invariants over ${SESSIONS} seeded ran
       const pm = framing(input);
       const budget =
         input.window -
-        input.maxTokens -
+        (input.maxTokens ?? 2048) -
         (input.reserve ?? 600) -
         Math.ceil((input.window * (input.exact ? 5 : 15)) / 100);
       const fixed = input.systemPromptTokens + pm + (input.perRequestTokens ?? 0);

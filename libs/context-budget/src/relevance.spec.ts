@@ -2,9 +2,9 @@ import { RELEVANCE_FLOORS, relevanceFloor } from './relevance';
 
 describe(relevanceFloor.name, () => {
   it.each([
-    ['local-lexical-v1', 'vector', 0.19],
-    ['local-lexical-v1', 'fulltext', 0.09],
-    ['local-lexical-v1', 'hybrid', 0.09],
+    ['local-lexical-v1', 'vector', 0.16],
+    ['local-lexical-v1', 'fulltext', 0.04],
+    ['local-lexical-v1', 'hybrid', 0.04],
     ['use-lite-512', 'hybrid', undefined],
     ['text-embedding-3-small', 'vector', undefined],
     [undefined, 'vector', undefined],
