@@ -60,16 +60,20 @@ import { SummaryService } from '../../apps/synthesis-worker/src/memory/summary.s
 import { SynthesisService } from '../../apps/synthesis-worker/src/synthesis/synthesis.service';
 import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsSection } from '../common';
 
+/** Turns before the facts question (`--turns`, default 30); longer sessions make compaction fire. */
+const TURNS = numberArg('turns', 30);
 const KB = process.argv.includes('--kb');
 const DATA = sharedDataDir(
   KB ? ['mt-bench-101', 'arena-hard-en', 'kb-postgresql-15-docs'] : ['mt-bench-101', 'arena-hard-en'],
 );
-const SECTION = KB ? '## Conversation memory with a knowledge base' : '## Conversation memory: fact retention';
+const SECTION =
+  (KB ? '## Conversation memory with a knowledge base' : '## Conversation memory: fact retention') +
+  (TURNS === 30 ? '' : `, ${TURNS} turns`);
+const RESULTS_FILE = `results${KB ? '-kb' : ''}${TURNS === 30 ? '' : `-${TURNS}`}.json`;
 const KB_TOP_K = 8;
 /** Knowledge questions asked after the facts question (turns 32–36) with `--kb`. */
 const KB_QUESTIONS = 5;
 const SESSIONS = numberArg('sessions', 8);
-const TURNS = 30;
 const WINDOW = 8192;
 const MODES: MemoryMode[] = ['off', 'per-turn', 'compaction'];
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379/0';
@@ -147,6 +151,8 @@ interface SessionResult {
   /** With `--kb`: items sent and items left out for relevance over the session. */
   itemsKept?: number;
   itemsBelowFloor?: number;
+  /** Turns whose prompt carried the session summary (compaction firing). */
+  sessionSummaryTurns?: number;
   /** Turns that ended with a typed error instead of `done`. */
   errors: string[];
 }
@@ -264,6 +270,7 @@ async function main(): Promise<void> {
           const last = chats.at(-1);
           if (t >= 9 && last?.promptTokens) result.fills.push(last.promptTokens / WINDOW);
           result.memoryTokens.push(budget?.memory?.memoryTokens ?? 0);
+          if (budget?.memory?.sessionSummary) result.sessionSummaryTurns = (result.sessionSummaryTurns ?? 0) + 1;
           if (kb) {
             result.itemsKept = (result.itemsKept ?? 0) + (budget?.contextKept ?? 0);
             result.itemsBelowFloor =
@@ -350,6 +357,7 @@ function report(results: SessionResult[]): void {
       summariserTokensPerTurn: mine.reduce((s, r) => s + r.summariserTokens, 0) / turns,
       memoryTokensMedianAtTurn31: median(mine.map((r) => r.memoryTokens.at(-1) ?? 0)),
       lastPlans: mine.map((r) => r.lastPlan),
+      sessionSummaryTurns: mine.reduce((s, r) => s + (r.sessionSummaryTurns ?? 0), 0),
       knowledgeHits: mine.reduce((s, r) => s + (r.knowledgeHits ?? 0), 0),
       knowledgeRetrieved: mine.reduce((s, r) => s + (r.knowledgeRetrieved ?? 0), 0),
       knowledgeAsked: mine.length * (KB ? KB_QUESTIONS : 0),
@@ -362,7 +370,7 @@ function report(results: SessionResult[]): void {
     .map((l) => l.toFixed(2))
     .join(' / ');
   const out = {
-    command: `ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts${KB ? ' --kb' : ''}`,
+    command: `ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts${KB ? ' --kb' : ''}${TURNS === 30 ? '' : ` --turns ${TURNS}`}`,
     data: '../shared/data/mt-bench-101/mtbench101.jsonl + ../shared/data/arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl',
     window: WINDOW,
     turns: TURNS,
@@ -372,7 +380,7 @@ function report(results: SessionResult[]): void {
     loadAverage: load,
     rows,
   };
-  writeFileSync(join(__dirname, KB ? 'results-kb.json' : 'results.json'), `${JSON.stringify(out, null, 2)}\n`);
+  writeFileSync(join(__dirname, RESULTS_FILE), `${JSON.stringify(out, null, 2)}\n`);
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   const table = rows
     .map(
@@ -391,7 +399,7 @@ function report(results: SessionResult[]): void {
     const kbTable = rows
       .map(
         (r) =>
-          `| ${r.mode} | ${r.factsPresent}/${r.factsPlanted} (${pct(r.share)}) | ${r.heldOutPlanted ? `${r.heldOutPresent}/${r.heldOutPlanted}` : 'n/a'} | ${r.knowledgeHits}/${r.knowledgeRetrieved} (${r.knowledgeAsked} asked) | ${r.itemsKeptPerTurn.toFixed(2)} | ${r.itemsBelowFloorPerTurn.toFixed(2)} | ${r.overWindow} | ${r.errors.length} |`,
+          `| ${r.mode} | ${r.factsPresent}/${r.factsPlanted} (${pct(r.share)}) | ${r.heldOutPlanted ? `${r.heldOutPresent}/${r.heldOutPlanted}` : 'n/a'} | ${r.knowledgeHits}/${r.knowledgeRetrieved} (${r.knowledgeAsked} asked) | ${r.itemsKeptPerTurn.toFixed(2)} | ${r.itemsBelowFloorPerTurn.toFixed(2)} | ${r.sessionSummaryTurns} | ${r.overWindow} | ${r.errors.length} |`,
       )
       .join('\n');
     writeResultsSection(
@@ -399,17 +407,17 @@ function report(results: SessionResult[]): void {
       `${SECTION}
 
 Written by \`${out.command}\` (commit ${out.commit}, ${out.machine.nproc} cores, load average ${load}; counts, not timings).
-The sessions of "Conversation memory: fact retention" (${SESSIONS} × ${TURNS} turns, five facts planted in turns 1–5, asked at turn 31), with the PostgreSQL 15 manual attached as the project's knowledge (bench/retrieval's answering pages + 100 others; lexical \`local\` embedder, relevance floor per \`RELEVANCE_FLOORS\`): every turn carries the top ${KB_TOP_K} chunks the retrieval worker would send for its question (hybrid, default weights). Turns 32–${31 + KB_QUESTIONS} ask ${KB_QUESTIONS} questions of bench/retrieval/questions.jsonl (answerable question 3·(${KB_QUESTIONS}·s + k)); knowledge recall = those whose request carried a chunk of an answering page, of those whose top ${KB_TOP_K} held one (memory \`off\` is the seed's plan, items first, as every mode was before issue 32: the reference).
+The sessions of "Conversation memory: fact retention" (${SESSIONS} × ${TURNS} turns, five facts planted in turns 1–5, asked at turn ${TURNS + 1}), with the PostgreSQL 15 manual attached as the project's knowledge (bench/retrieval's answering pages + 100 others; lexical \`local\` embedder, relevance floor per \`RELEVANCE_FLOORS\`): every turn carries the top ${KB_TOP_K} chunks the retrieval worker would send for its question (hybrid, default weights). Turns ${TURNS + 2}–${TURNS + 1 + KB_QUESTIONS} ask ${KB_QUESTIONS} questions of bench/retrieval/questions.jsonl (answerable question 3·(${KB_QUESTIONS}·s + k)); knowledge recall = those whose request carried a chunk of an answering page, of those whose top ${KB_TOP_K} held one (memory \`off\` is the seed's plan, items first, as every mode was before issue 32: the reference).
 No rule of issue 32 was chosen on these sessions (they were chosen on the planner specs and the MT-Bench-101 / oasst1-zh excerpts of fixtures/data): every row is blind. Sessions ≥ ${TUNED_ON} were also held out of issue 16's summary rules. English only (MT-Bench-101 + arena-hard-en).
 
-| memory | planted facts in the turn-31 request | of which sessions ≥ ${TUNED_ON} | knowledge recall (turns 32–36) | items sent per turn | items left out below the floor per turn | requests over the window | turns ended with an error |
-| --- | --- | --- | --- | --- | --- | --- | --- |
+| memory | planted facts in the turn-${TURNS + 1} request | of which sessions ≥ ${TUNED_ON} | knowledge recall (the last ${KB_QUESTIONS} turns) | items sent per turn | items left out below the floor per turn | turns the session summary rode | requests over the window | turns ended with an error |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${kbTable}
 
-Turn-31 plan per session:
+Turn-${TURNS + 1} plan per session:
 ${plans}
 
-Facts missing from the turn-31 request:
+Facts missing from the turn-${TURNS + 1} request:
 ${missing}
 `,
     );
@@ -430,10 +438,10 @@ Sessions 0–${TUNED_ON - 1} were looked at while the per-pair summary's rules w
 
 Window fill is the fake's prompt-token count ÷ ${WINDOW} (the answer's 2,048 \`max_tokens\` come on top). Summariser tokens are the provider usage of the summary calls (\`summary_calls\`): 0 with the extractive summariser, which calls no model; a real summariser model adds one call per answer (and one per session-summary update in compaction).
 
-Turn-31 plan per session:
+Turn-${TURNS + 1} plan per session:
 ${plans}
 
-Facts missing from the turn-31 request:
+Facts missing from the turn-${TURNS + 1} request:
 ${missing}
 
 Turns that ended with a typed error instead of an answer:
