@@ -370,7 +370,7 @@ function report(results: SessionResult[]): void {
     .map((l) => l.toFixed(2))
     .join(' / ');
   const out = {
-    command: `ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts${KB ? ' --kb' : ''}${TURNS === 30 ? '' : ` --turns ${TURNS}`}`,
+    command: `ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts${KB ? ' --kb' : ''}${TURNS === 30 ? '' : ` --turns ${TURNS}`}${SESSIONS === 8 ? '' : ` --sessions ${SESSIONS}`}`,
     data: '../shared/data/mt-bench-101/mtbench101.jsonl + ../shared/data/arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl',
     window: WINDOW,
     turns: TURNS,
