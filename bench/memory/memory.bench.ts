@@ -13,37 +13,67 @@
  * summariser's tokens per turn (provider usage rows; 0 for the extractive summariser) with the
  * tokens memory added to the prompt.
  *
- * Run: ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts [--sessions 8]
+ * Run: ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts [--sessions 8] [--kb]
  * Writes bench/memory/results.json and the "## Conversation memory: fact retention" section of bench/RESULTS.md.
+ *
+ * `--kb` (issue 32): a knowledge base attached. The PostgreSQL 15 manual (bench/retrieval's answering
+ * pages + 100 others by hash) is ingested with the lexical `local` embedder, and every turn's items are
+ * what the retrieval worker would retrieve for its question (hybrid, default weights, top-K 8); the
+ * session's project has that embedder, so the relevance floor applies. Turns 32–36 ask knowledge
+ * questions of bench/retrieval/questions.jsonl: "knowledge recall" is the share of them whose request
+ * carried a chunk of an answering page (of those whose top 8 held one). Writes
+ * bench/memory/results-kb.json and the "## Conversation memory with a knowledge base" section.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Queue } from 'bullmq';
-import { type BudgetEvent, type MemoryMode, QueueName, type SummarizeJobData } from '@ask/ask-contracts';
+import {
+  type BudgetEvent,
+  effectiveRetrieval,
+  type MemoryMode,
+  QueueName,
+  type RetrievedItem,
+  type SummarizeJobData,
+} from '@ask/ask-contracts';
 import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
 import { startFakeUpstream, type FakeUpstreamOptions } from '@ask/fake-upstream';
 import {
   CredentialsCipher,
+  InsightsRepository,
+  KnowledgeRepository,
   LearnedWindowsRepository,
+  RetrievalRepository,
   ProjectsRepository,
   SessionsRepository,
   SummariesRepository,
   UsageRepository,
 } from '@ask/persistence';
 import { createTestDatabase } from '@ask/persistence/testing';
+import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
+import { LocalEmbeddingProvider } from '@ask/llm-providers';
 import { SummaryProducer } from '../../apps/synthesis-worker/src/memory/summary.producer';
 import { SummaryService } from '../../apps/synthesis-worker/src/memory/summary.service';
 import { SynthesisService } from '../../apps/synthesis-worker/src/synthesis/synthesis.service';
 import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsSection } from '../common';
 
-const DATA = sharedDataDir(['mt-bench-101', 'arena-hard-en']);
-const SECTION = '## Conversation memory: fact retention';
+/** Turns before the facts question (`--turns`, default 30); longer sessions make compaction fire. */
+const TURNS = numberArg('turns', 30);
+const KB = process.argv.includes('--kb');
+const DATA = sharedDataDir(
+  KB ? ['mt-bench-101', 'arena-hard-en', 'kb-postgresql-15-docs'] : ['mt-bench-101', 'arena-hard-en'],
+);
+const SECTION =
+  (KB ? '## Conversation memory with a knowledge base' : '## Conversation memory: fact retention') +
+  (TURNS === 30 ? '' : `, ${TURNS} turns`);
+const RESULTS_FILE = `results${KB ? '-kb' : ''}${TURNS === 30 ? '' : `-${TURNS}`}.json`;
+const KB_TOP_K = 8;
+/** Knowledge questions asked after the facts question (turns 32–36) with `--kb`. */
+const KB_QUESTIONS = 5;
 const SESSIONS = numberArg('sessions', 8);
-const TURNS = 30;
 const WINDOW = 8192;
 const MODES: MemoryMode[] = ['off', 'per-turn', 'compaction'];
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379/0';
@@ -114,6 +144,15 @@ interface SessionResult {
   summariserTokens: number;
   memoryTokens: number[];
   lastPlan: BudgetEvent['memory'];
+  /** With `--kb`: knowledge questions (turns 32–36) whose request carried a chunk of an answering page. */
+  knowledgeHits?: number;
+  /** With `--kb`: knowledge questions whose retrieved top-K held such a chunk at all. */
+  knowledgeRetrieved?: number;
+  /** With `--kb`: items sent and items left out for relevance over the session. */
+  itemsKept?: number;
+  itemsBelowFloor?: number;
+  /** Turns whose prompt carried the session summary (compaction firing). */
+  sessionSummaryTurns?: number;
   /** Turns that ended with a typed error instead of `done`. */
   errors: string[];
 }
@@ -136,6 +175,7 @@ async function main(): Promise<void> {
     })
     .filter((t) => t.user.trim() && t.bot.trim());
   const db = await createTestDatabase();
+  const kb = KB ? await knowledgeBase(db.dataSource) : undefined;
   const redis = new Redis(REDIS_URL);
   const prefix = `memory-bench-${randomUUID()}`;
   const models = Object.fromEntries(MODES.map((m) => [m, `memory-bench-${m}`]));
@@ -184,10 +224,21 @@ async function main(): Promise<void> {
             contextWindow: WINDOW,
           },
           memorySettings: { mode, summaryModel: 'extractive' },
+          ...(kb ? { embeddingSettings: kb.embeddingSettings } : {}),
         });
         await projects.setCredentials(project.id, { apiKey: `sk-bench-${randomUUID()}` });
         const sessionId = (await sessions.create(project.id, `bench ${s}`)).id;
-        const turns = [...sessionTurns(dialogues, arena, s), { user: FINAL_QUESTION, bot: 'Noted.' }];
+        const knowledge = kb
+          ? Array.from(
+              { length: KB_QUESTIONS },
+              (_, k) => kb.questions[((s * KB_QUESTIONS + k) * 3) % kb.questions.length],
+            )
+          : [];
+        const turns = [
+          ...sessionTurns(dialogues, arena, s),
+          { user: FINAL_QUESTION, bot: 'Noted.' },
+          ...knowledge.map((q) => ({ user: q.question, bot: 'Noted.' })),
+        ];
         const result: SessionResult = {
           mode,
           session: s,
@@ -207,8 +258,9 @@ async function main(): Promise<void> {
           const acceptedAt = new Date().toISOString();
           await events.open(askId, { projectId: project.id, sessionId, acceptedAt });
           const before = upstream.requests.length;
+          const items = kb ? await kb.retrieve(turn.user) : [];
           await synthesis.synthesize(
-            { askId, projectId: project.id, sessionId, question: turn.user, acceptedAt, items: [] },
+            { askId, projectId: project.id, sessionId, question: turn.user, acceptedAt, items },
             { attempt: 1 },
           );
           const evs = await events.readAll(askId);
@@ -218,6 +270,21 @@ async function main(): Promise<void> {
           const last = chats.at(-1);
           if (t >= 9 && last?.promptTokens) result.fills.push(last.promptTokens / WINDOW);
           result.memoryTokens.push(budget?.memory?.memoryTokens ?? 0);
+          if (budget?.memory?.sessionSummary) result.sessionSummaryTurns = (result.sessionSummaryTurns ?? 0) + 1;
+          if (kb) {
+            result.itemsKept = (result.itemsKept ?? 0) + (budget?.contextKept ?? 0);
+            result.itemsBelowFloor =
+              (result.itemsBelowFloor ?? 0) + (budget?.items ?? []).filter((i) => i.reason === 'below-floor').length;
+          }
+          if (kb && t > TURNS) {
+            const q = knowledge[t - TURNS - 1];
+            const kept = new Set((budget?.items ?? []).filter((i) => i.kept).map((i) => i.id));
+            if (items.some((i) => q.pages.includes(pageOf(i))))
+              result.knowledgeRetrieved = (result.knowledgeRetrieved ?? 0) + 1;
+            if (items.some((i) => kept.has(i.id) && q.pages.includes(pageOf(i)))) {
+              result.knowledgeHits = (result.knowledgeHits ?? 0) + 1;
+            }
+          }
           const done = evs.find((e) => e.type === 'done')?.data as { messageId: string } | undefined;
           if (!done) {
             // A typed error (e.g. a 413 after the provider refused the prompt twice): counted, the session goes on.
@@ -232,7 +299,7 @@ async function main(): Promise<void> {
             result.missing = planted.filter((v) => !sent.includes(v));
             result.present = planted.length - result.missing.length;
             result.lastPlan = budget.memory;
-          } else if (mode !== 'off') {
+          } else if (mode !== 'off' && t < TURNS) {
             const job = await queue.getJob(`summary-${done.messageId}`);
             if (!job) throw new Error(`turn ${t + 1}: no summary job`);
             await job.remove();
@@ -290,13 +357,20 @@ function report(results: SessionResult[]): void {
       summariserTokensPerTurn: mine.reduce((s, r) => s + r.summariserTokens, 0) / turns,
       memoryTokensMedianAtTurn31: median(mine.map((r) => r.memoryTokens.at(-1) ?? 0)),
       lastPlans: mine.map((r) => r.lastPlan),
+      sessionSummaryTurns: mine.reduce((s, r) => s + (r.sessionSummaryTurns ?? 0), 0),
+      knowledgeHits: mine.reduce((s, r) => s + (r.knowledgeHits ?? 0), 0),
+      knowledgeRetrieved: mine.reduce((s, r) => s + (r.knowledgeRetrieved ?? 0), 0),
+      knowledgeAsked: mine.length * (KB ? KB_QUESTIONS : 0),
+      itemsKeptPerTurn: mine.reduce((s, r) => s + (r.itemsKept ?? 0), 0) / (mine.length * (TURNS + 1 + KB_QUESTIONS)),
+      itemsBelowFloorPerTurn:
+        mine.reduce((s, r) => s + (r.itemsBelowFloor ?? 0), 0) / (mine.length * (TURNS + 1 + KB_QUESTIONS)),
     };
   });
   const load = loadavg()
     .map((l) => l.toFixed(2))
     .join(' / ');
   const out = {
-    command: 'ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts',
+    command: `ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts${KB ? ' --kb' : ''}${TURNS === 30 ? '' : ` --turns ${TURNS}`}${SESSIONS === 8 ? '' : ` --sessions ${SESSIONS}`}`,
     data: '../shared/data/mt-bench-101/mtbench101.jsonl + ../shared/data/arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl',
     window: WINDOW,
     turns: TURNS,
@@ -306,7 +380,7 @@ function report(results: SessionResult[]): void {
     loadAverage: load,
     rows,
   };
-  writeFileSync(join(__dirname, 'results.json'), `${JSON.stringify(out, null, 2)}\n`);
+  writeFileSync(join(__dirname, RESULTS_FILE), `${JSON.stringify(out, null, 2)}\n`);
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   const table = rows
     .map(
@@ -321,6 +395,34 @@ function report(results: SessionResult[]): void {
     )
     .join('\n');
   const missing = rows.map((r) => `- ${r.mode}: ${r.missing.length ? r.missing.join(', ') : 'none'}`).join('\n');
+  if (KB) {
+    const kbTable = rows
+      .map(
+        (r) =>
+          `| ${r.mode} | ${r.factsPresent}/${r.factsPlanted} (${pct(r.share)}) | ${r.heldOutPlanted ? `${r.heldOutPresent}/${r.heldOutPlanted}` : 'n/a'} | ${r.knowledgeHits}/${r.knowledgeRetrieved} (${r.knowledgeAsked} asked) | ${r.itemsKeptPerTurn.toFixed(2)} | ${r.itemsBelowFloorPerTurn.toFixed(2)} | ${r.sessionSummaryTurns} | ${r.overWindow} | ${r.errors.length} |`,
+      )
+      .join('\n');
+    writeResultsSection(
+      SECTION,
+      `${SECTION}
+
+Written by \`${out.command}\` (commit ${out.commit}, ${out.machine.nproc} cores, load average ${load}; counts, not timings).
+The sessions of "Conversation memory: fact retention" (${SESSIONS} × ${TURNS} turns, five facts planted in turns 1–5, asked at turn ${TURNS + 1}), with the PostgreSQL 15 manual attached as the project's knowledge (bench/retrieval's answering pages + 100 others; lexical \`local\` embedder, relevance floor per \`RELEVANCE_FLOORS\`): every turn carries the top ${KB_TOP_K} chunks the retrieval worker would send for its question (hybrid, default weights). Turns ${TURNS + 2}–${TURNS + 1 + KB_QUESTIONS} ask ${KB_QUESTIONS} questions of bench/retrieval/questions.jsonl (answerable question 3·(${KB_QUESTIONS}·s + k)); knowledge recall = those whose request carried a chunk of an answering page, of those whose top ${KB_TOP_K} held one (memory \`off\` is the seed's plan, items first, as every mode was before issue 32: the reference).
+No rule of issue 32 was chosen on these sessions (they were chosen on the planner specs and the MT-Bench-101 / oasst1-zh excerpts of fixtures/data): every row is blind. Sessions ≥ ${TUNED_ON} were also held out of issue 16's summary rules. English only (MT-Bench-101 + arena-hard-en).
+
+| memory | planted facts in the turn-${TURNS + 1} request | of which sessions ≥ ${TUNED_ON} | knowledge recall (the last ${KB_QUESTIONS} turns) | items sent per turn | items left out below the floor per turn | turns the session summary rode | requests over the window | turns ended with an error |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${kbTable}
+
+Turn-${TURNS + 1} plan per session:
+${plans}
+
+Facts missing from the turn-${TURNS + 1} request:
+${missing}
+`,
+    );
+    return;
+  }
   writeResultsSection(
     SECTION,
     `${SECTION}
@@ -336,10 +438,10 @@ Sessions 0–${TUNED_ON - 1} were looked at while the per-pair summary's rules w
 
 Window fill is the fake's prompt-token count ÷ ${WINDOW} (the answer's 2,048 \`max_tokens\` come on top). Summariser tokens are the provider usage of the summary calls (\`summary_calls\`): 0 with the extractive summariser, which calls no model; a real summariser model adds one call per answer (and one per session-summary update in compaction).
 
-Turn-31 plan per session:
+Turn-${TURNS + 1} plan per session:
 ${plans}
 
-Facts missing from the turn-31 request:
+Facts missing from the turn-${TURNS + 1} request:
 ${missing}
 
 Turns that ended with a typed error instead of an answer:
@@ -350,6 +452,58 @@ ${rows.map((r) => `- ${r.mode}: ${r.errors.length ? r.errors.join('; ') : 'none'
 
 function fmt(ranges: Array<[number, number]>): string {
   return ranges.length ? ranges.map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`)).join(',') : '–';
+}
+
+/** The manual page id of a chunk's source uri (`…/html/routine-vacuuming.html` → `routine-vacuuming`). */
+function pageOf(item: RetrievedItem): string {
+  return (item.source ?? '')
+    .replace(/^.*\//, '')
+    .replace(/\.html$/, '')
+    .replace(/^.*#/, '');
+}
+
+/**
+ * `--kb`: the PostgreSQL manual ingested into a project of its own (lexical embedder), its
+ * retrieval as the retrieval worker runs it for a project that sets nothing, and the answerable
+ * questions of bench/retrieval.
+ */
+async function knowledgeBase(ds: ConstructorParameters<typeof ProjectsRepository>[0]) {
+  const questions = readFileSync(join(__dirname, '..', 'retrieval', 'questions.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as { question: string; pages: string[] })
+    .filter((q) => q.pages.length > 0);
+  const all = await loadDocuments(join(DATA, 'kb-postgresql-15-docs'), { sourceName: 'postgresql-15' });
+  const idOf = (doc: SourceDocument) => doc.uri.replace(/^.*\//, '').replace(/\.html$/, '');
+  const needed = new Set(questions.flatMap((q) => q.pages));
+  const hash = (x: string) => createHash('sha256').update(x).digest('hex');
+  const others = all.filter((d) => !needed.has(idOf(d))).sort((a, b) => (hash(idOf(a)) < hash(idOf(b)) ? -1 : 1));
+  const corpus = [...all.filter((d) => needed.has(idOf(d))), ...others.slice(0, 100)];
+  const embedder = new LocalEmbeddingProvider();
+  const embeddingSettings = { provider: embedder.provider, model: embedder.model, dimensions: embedder.dimensions };
+  const projects = new ProjectsRepository(ds, new CredentialsCipher(undefined));
+  const project = await projects.create({ name: 'memory bench knowledge', embeddingSettings });
+  await new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds)).ingest(
+    project.id,
+    corpus,
+    embedder,
+  );
+  await new KnowledgeRepository(ds).refreshStatistics();
+  const retrieval = new RetrievalRepository(ds);
+  const weights = effectiveRetrieval(null, { embeddingProvider: embedder.provider });
+  const model = `${embedder.provider}/${embedder.model}`;
+  console.log(`knowledge: ${corpus.length} pages ingested`);
+  return {
+    questions,
+    embeddingSettings,
+    retrieve: async (question: string): Promise<RetrievedItem[]> => {
+      const [vector] = await embedder.embed([question]);
+      return retrieval.searchHybrid(project.id, question, vector, KB_TOP_K, model, {
+        vector: weights.vectorWeight,
+        fulltext: weights.fulltextWeight,
+      });
+    },
+  };
 }
 
 main().catch((err) => {

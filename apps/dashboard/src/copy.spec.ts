@@ -1,6 +1,15 @@
 import type { BudgetEvent } from '@ask/ask-contracts';
 import { AskErrorCode, DASHBOARD_COPY } from '@ask/ask-errors';
-import { badgeText, budgetSummary, errorCopy, memoryLine, STREAM_LOST_CODE, STREAM_LOST_COPY, usd } from './copy';
+import {
+  badgeText,
+  budgetSummary,
+  errorCopy,
+  memoryLine,
+  relevanceLine,
+  STREAM_LOST_CODE,
+  STREAM_LOST_COPY,
+  usd,
+} from './copy';
 
 const budget = (over: Partial<BudgetEvent>) =>
   ({
@@ -135,5 +144,45 @@ describe('usd', () => {
     ['3', '$3.00'],
   ])('reads %s as %s (half up at 6 places, integer arithmetic)', (value, text) => {
     expect(usd(value)).toBe(text);
+  });
+});
+
+describe(relevanceLine.name, () => {
+  const item = (
+    id: string,
+    score: number,
+    kept: boolean,
+    reason: NonNullable<BudgetEvent['items']>[number]['reason'],
+  ) => ({
+    id,
+    kind: 'knowledge',
+    score,
+    tokens: 315,
+    kept,
+    reason,
+  });
+
+  it("names the items left out below the floor, with the best one's score (issue 32 turn 31)", () => {
+    const items = [0.14, 0.13, 0.12, 0.11, 0.1, 0.09, 0.08, 0.07].map((s, i) => item(`k${i}`, s, false, 'below-floor'));
+    expect(relevanceLine(budget({ items, relevanceFloor: 0.175 }))).toBe(
+      'Left out for relevance: 8 context items below the floor 0.175 (best 0.14).',
+    );
+  });
+
+  it('says how many below the floor still rode in spare room', () => {
+    const items = [
+      item('k1', 0.5, true, 'floor'),
+      item('k2', 0.1, true, 'spare-room'),
+      item('k3', 0.05, false, 'excluded'),
+    ];
+    expect(relevanceLine(budget({ items, relevanceFloor: 0.2 }))).toBe(
+      'Left out for relevance: 1 context item below the floor 0.2 (best 0.05). 1 context item below the floor 0.2 sent in room memory did not need.',
+    );
+  });
+
+  it('is null without a floor, with every item relevant, and for events written before decisions', () => {
+    expect(relevanceLine(budget({ items: [item('k1', 0.1, true, 'fits')], relevanceFloor: null }))).toBeNull();
+    expect(relevanceLine(budget({ items: [item('k1', 0.5, true, 'floor')], relevanceFloor: 0.2 }))).toBeNull();
+    expect(relevanceLine(budget({}))).toBeNull();
   });
 });

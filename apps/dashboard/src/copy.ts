@@ -90,3 +90,30 @@ export function memoryLine(budget: BudgetEvent): string | null {
   const word = m.verbatimPairs + m.summarisedPairs + m.compactedPairs + m.droppedPairs === 1 ? 'turn' : 'turns';
   return `Memory${m.mode === 'off' ? ' (off)' : ''}: ${word} ${text}.`;
 }
+
+/**
+ * The relevance line of a turn (issue 32): the retrieved items left out because they scored below
+ * the relevance floor, e.g. "Left out for relevance: 8 context items below the floor 0.175 (best
+ * 0.14)." and how many below it still rode in room memory could not use. Null when none was below
+ * the floor, or the event predates per-item decisions.
+ */
+export function relevanceLine(budget: BudgetEvent): string | null {
+  const items = budget.items;
+  if (!items || budget.relevanceFloor === null || budget.relevanceFloor === undefined) return null;
+  const out = items.filter((i) => i.reason === 'below-floor' || i.reason === 'excluded');
+  const spare = items.filter((i) => i.reason === 'spare-room').length;
+  if (out.length === 0 && spare === 0) return null;
+  const floor = String(Number(budget.relevanceFloor.toFixed(3)));
+  const parts: string[] = [];
+  if (out.length) {
+    const best = Math.max(...out.map((i) => i.score)).toFixed(2);
+    parts.push(
+      `Left out for relevance: ${plural(out.length, 'context item', 'context items')} below the floor ${floor} (best ${best}).`,
+    );
+  }
+  if (spare)
+    parts.push(
+      `${plural(spare, 'context item', 'context items')} below the floor ${floor} sent in room memory did not need.`,
+    );
+  return parts.join(' ');
+}

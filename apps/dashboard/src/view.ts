@@ -1,5 +1,5 @@
 import type { SessionSummary } from './api';
-import { budgetSummary, errorCopy, memoryLine } from './copy';
+import { budgetSummary, errorCopy, memoryLine, relevanceLine } from './copy';
 import { renderMarkdown } from './markdown';
 import type { Turn } from './turn';
 
@@ -71,6 +71,10 @@ export class TurnView {
     if (dropped) nodes.push(el('p', { className: 'dropped', text: dropped, attrs: { 'data-role': 'dropped' } }));
     const memory = memoryLine(budget);
     if (memory) nodes.push(el('p', { className: 'memory', text: memory, attrs: { 'data-role': 'memory' } }));
+    const relevance = relevanceLine(budget);
+    if (relevance) {
+      nodes.push(el('p', { className: 'relevance', text: relevance, attrs: { 'data-role': 'relevance' } }));
+    }
     return nodes;
   }
 

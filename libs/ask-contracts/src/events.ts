@@ -58,6 +58,35 @@ export interface BudgetEvent {
   keptTurnIds: string[];
   /** What conversation memory carried (issue 16); absent on streams written before memory existed. */
   memory?: BudgetMemory;
+  /**
+   * Every retrieved item's decision with its reason, best first (issue 32); absent on streams written
+   * before it existed (then `contextKept` / `contextDropped` are all there is).
+   */
+  items?: BudgetItemDecision[];
+  /** The relevance floor applied (cosine similarity), null when the embedder has none; absent on older streams. */
+  relevanceFloor?: number | null;
+}
+
+/**
+ * Why a retrieved item was kept or left out:
+ * - kept `floor`: the best item at or above the relevance floor (always kept: seed 000's floor of one);
+ * - kept `relevant`: at or above the floor, and it fits once every earlier pair is represented;
+ * - kept `spare-room`: below the floor, in room conversation memory could not use;
+ * - kept `fits`: memory `off`, seed 000's plan (every item that fits with no history);
+ * - left out `no-room`: does not fit after what outranks it (memory `off`: the seed's RAG shrink);
+ * - left out `below-floor`: below the floor, and sending it would displace memory;
+ * - left out `excluded`: below the floor, and the project's `lowRelevance` is `never`.
+ */
+export type BudgetItemReason = 'floor' | 'relevant' | 'spare-room' | 'fits' | 'no-room' | 'below-floor' | 'excluded';
+
+/** One retrieved item's decision in a `budget` event. `tokens` as planned; `score` its cosine similarity. */
+export interface BudgetItemDecision {
+  id: string;
+  kind: string;
+  score: number;
+  tokens: number;
+  kept: boolean;
+  reason: BudgetItemReason;
 }
 
 /**

@@ -54,7 +54,25 @@ export interface RetrievalSettings {
    * detected language ({@link textSearchConfigForLanguage}), `simple` when unknown or unsupported.
    */
   textSearchConfig?: TextSearchConfig;
+  /**
+   * Items scored below the relevance floor of the project's embedder and method (issue 32): sent only
+   * in room conversation memory could not use (`spare-room`, the default), or never (`never`).
+   */
+  lowRelevance?: LowRelevancePolicy;
 }
+
+/**
+ * What happens to a retrieved item scored below the relevance floor: `spare-room` sends it only in
+ * room conversation memory could not use (never displacing a summary or a verbatim pair); `never`
+ * leaves it out.
+ */
+export type LowRelevancePolicy = 'spare-room' | 'never';
+
+/** Policies in the order the API lists them. */
+export const LOW_RELEVANCE_POLICIES: readonly LowRelevancePolicy[] = ['spare-room', 'never'];
+
+/** The default {@link LowRelevancePolicy}. */
+export const DEFAULT_LOW_RELEVANCE: LowRelevancePolicy = 'spare-room';
 
 /**
  * A project's retrieval method when it sets none: hybrid (both legs, weighted reciprocal rank
@@ -142,7 +160,7 @@ export function textSearchConfigForLanguage(language: string | null | undefined)
 export function effectiveRetrieval(
   settings: RetrievalSettings | null | undefined,
   context: { embeddingProvider?: string; textSearchConfig?: TextSearchConfig } = {},
-): Required<RetrievalSettings> {
+): Required<Omit<RetrievalSettings, 'lowRelevance'>> {
   const weights = defaultFusionWeights(context.embeddingProvider);
   return {
     method: settings?.method ?? DEFAULT_RETRIEVAL.method,

@@ -64,6 +64,16 @@ export function sizeBareRequest<T extends SizableTurn>(
       droppedItemIds: input.items.map((item) => item.id),
       contextKept: 0,
       contextDropped: input.items.length,
+      // Every item left out: the bare request carries none (its tokens as the item's text counts).
+      items: input.items.map((item) => ({
+        id: item.id,
+        kind: item.kind,
+        score: item.score,
+        tokens: scale(counter.countText(item.text)),
+        kept: false,
+        reason: 'no-room' as const,
+      })),
+      relevanceFloor: null,
     },
     messages: assembleMessages({
       systemPrompt: input.systemPrompt,

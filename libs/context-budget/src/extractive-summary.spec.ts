@@ -1,8 +1,11 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { TiktokenCounter } from '@ask/token-counting';
 import { cutToTokens, extractiveSummary, sentenceScore, splitSentences } from './extractive-summary';
 
 const counter = new TiktokenCounter('o200k_base');
 const count = (text: string) => counter.countText(text);
+const FIXTURES = join(__dirname, '..', '..', '..', 'fixtures', 'data');
 
 describe(splitSentences.name, () => {
   it('splits at sentence ends and line breaks', () => {
@@ -106,5 +109,57 @@ describe('extractiveSummary of a text without spaces longer than the budget', ()
     expect(summary.startsWith('Q: ')).toBe(true);
     expect(summary.length).toBeGreaterThan(3);
     expect(count(summary)).toBeLessThanOrEqual(12);
+  });
+});
+
+/** Real dialogues (fixtures/data: MT-Bench-101 and oasst1-zh, see their SOURCE.txt). */
+describe(`${extractiveSummary.name} keeps what the user said (issue 32 item 4)`, () => {
+  const mtBench = readFileSync(join(FIXTURES, 'mt-bench-101', 'mtbench101.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { task: string; id: number; history: Array<{ user: string; bot: string }> });
+  const dialogue = (task: string, id: number) =>
+    (mtBench.find((d) => d.task === task && d.id === id) as (typeof mtBench)[number]).history;
+  /** The session summary's sources of a dialogue, as SummaryService.compact builds them from pairs. */
+  const sessionSources = (history: Array<{ user: string; bot: string }>) =>
+    history.flatMap((t, i) => [
+      { label: `Turn ${i + 1}`, text: t.user, user: true },
+      { label: '', text: t.bot },
+    ]);
+
+  it.each([
+    ['a row of figures', 'Turn 14: 1.0 1.000 3.4 .654 0.91 2.2'],
+    ['a list line', '1. Intel Core i7 processor, 16GB of RAM and an NVIDIA GeForce RTX 4060.'],
+    ['a code line', 'const budget = parseInt(process.argv[2], 10); // 1500'],
+  ])("ranks the user's 'I prefer Windows and my budget is around $1,500.' above %s", (_label, other) => {
+    const mine = sentenceScore('I prefer Windows and my budget is around $1,500.', true);
+    expect(mine).toBeGreaterThan(sentenceScore(other, true));
+    expect(mine).toBeGreaterThan(sentenceScore(other, false));
+  });
+
+  it("keeps the user's profession and budget of MT-Bench-101 IC 97 in a 60-token session summary (main kept neither)", () => {
+    const summary = extractiveSummary(sessionSources(dialogue('IC', 97)), 60, count);
+    expect(summary).toBe(
+      "Turn 2: I'm a graphic designer and I often use software like Adobe Photoshop and Illustrator. " +
+        'Are you looking for a Windows-based laptop or would you consider a MacBook? ' +
+        'Turn 3: I prefer Windows and my budget is around $1,500.',
+    );
+  });
+
+  it('keeps the user statement of oasst1-zh #151 first, over the answer’s figures', () => {
+    const zh = JSON.parse(readFileSync(join(FIXTURES, 'oasst1-zh', 'oaast_sft_zh.json'), 'utf8')) as Array<{
+      instruction: string;
+      output: string;
+    }>;
+    const summary = extractiveSummary(
+      [
+        { label: 'Q', text: zh[151].instruction, bonus: 3, user: true },
+        { label: 'A', text: zh[151].output },
+      ],
+      60,
+      count,
+    );
+    expect(summary.startsWith('Q: 我是一个重度手游玩家，你觉得哪款更适合我？ A: ')).toBe(true);
+    expect(count(summary)).toBeLessThanOrEqual(60);
   });
 });

@@ -4,6 +4,12 @@ export interface ExtractiveSource {
   text: string;
   /** Added to every sentence's score (a previous summary's sentences already won once). */
   bonus?: number;
+  /**
+   * True when the text is the user's own words (a question, or the user's part of a summary): its
+   * statements about the user, their constraints and preferences then outrank numerals, list
+   * markers and code ({@link sentenceScore}).
+   */
+  user?: boolean;
 }
 
 const STOPWORDS = new Set(
@@ -28,22 +34,48 @@ export function splitSentences(text: string): string[] {
 }
 
 /**
- * How informative a sentence is, for keeping names, numbers, decisions and open questions:
- * each number 3, each capitalised word not opening the sentence 2, each distinct content word 1
- * (single letters other than digits count for nothing),
- * a question mark 2, a decision word (decided, chose, will, must, agreed…) 2; divided by the square
- * root of the word count so that a long sentence does not win by length alone.
+ * A first-person statement (case-sensitive, so a lone `i` or `US` is not one): English `I` / `I'm` / `my` / `we` / `our`…, Chinese 我 / 我们, Japanese
+ * 私 / 僕, Korean 저는 / 나는 / 제가 / 내가 / 우리…. What a user says about themselves, their
+ * constraints and their preferences.
  */
-export function sentenceScore(sentence: string): number {
+const FIRST_PERSON =
+  /(^|[^\p{L}])(I|I'm|I’m|I've|I’ve|I'd|I’d|I'll|I’ll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Ww]e|[Ww]e're|[Ww]e’re|[Oo]ur|[Oo]urs|us)(?=$|[^\p{L}\p{N}])|我|私は|私の|僕|저는|저의|제가|나는|내가|나의|우리/u;
+
+/** Added to a user's first-person statement, after the length division: more than any numeral row or list line scores. */
+export const SELF_STATEMENT_BONUS = 6;
+
+/** A list marker opening a line (`1.`, `2)`, `-`, `*`, `•`, `a.`): structure, not content. */
+const LIST_MARKER = /^(?:\d{1,3}[.)]|[-*•·]|[a-z][.)])$/iu;
+
+/** A sentence that reads as code: braces, semicolons, `=>`, `==`, a call `f(…)`, backticks, or a shell prompt. */
+const CODE_LINE = /[{};`]|=>|==|\w\(|^\s*(?:\$|>>>|#include|import |def |SELECT |CREATE )/iu;
+
+/** A markdown heading line: `#…`, or a lone bold or underlined span. */
+const HEADING = /^(?:#{1,6}\s.*|\*\*[^*]+\*\*:?|__[^_]+__:?)$/u;
+
+/**
+ * How informative a sentence is, for keeping what the user said, names, numbers, decisions and open
+ * questions: each number 3 (the first two; 1 each after that, so a row of figures does not win by
+ * its figures), each capitalised word not opening the sentence 2, each distinct content word 1
+ * (single letters other than digits, and list markers like `1.` or `-`, count for nothing), a question
+ * mark 2, a decision or preference word (decided, chose, will, must, prefer…) 2; divided by the square
+ * root of the word count so that a long sentence does not win by length alone; halved for a line of
+ * code, quartered for a markdown heading. With `user` (the user's own words), a first-person statement (`I'm…`, `my…`, `我…`, `저는…`)
+ * then gets {@link SELF_STATEMENT_BONUS}, so the user's statements about themselves, their
+ * constraints and preferences outrank numerals, list markers and code lines.
+ */
+export function sentenceScore(sentence: string, user = false): number {
   const words = sentence.split(/\s+/).filter(Boolean);
   if (words.length === 0) return 0;
   let score = 0;
+  let numbers = 0;
   const seen = new Set<string>();
   words.forEach((raw, i) => {
+    if (LIST_MARKER.test(raw)) return;
     const word = raw.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
     // A lone letter (A, B, x) names nothing and carries no content.
     if (!word || (word.length === 1 && !/\p{N}/u.test(word))) return;
-    if (/\p{N}/u.test(word)) score += 3;
+    if (/\p{N}/u.test(word)) score += (numbers += 1) <= 2 ? 3 : 1;
     else if (i > 0 && /^\p{Lu}/u.test(word)) score += 2;
     const lower = word.toLowerCase();
     if (!STOPWORDS.has(lower) && !seen.has(lower)) {
@@ -58,12 +90,17 @@ export function sentenceScore(sentence: string): number {
       score += 2;
   });
   if (sentence.includes('?')) score += 2;
-  return score / Math.sqrt(words.length);
+  score /= Math.sqrt(words.length);
+  if (CODE_LINE.test(sentence)) score /= 2;
+  // A heading (`## Setup`, `**Performance**`) names a section; the sentences under it carry the content.
+  if (HEADING.test(sentence)) score /= 4;
+  return user && FIRST_PERSON.test(sentence) ? score + SELF_STATEMENT_BONUS : score;
 }
 
 /**
  * A deterministic extractive summary (the summariser of the local stand-in and of `extractive`):
- * the most informative sentences of the sources ({@link sentenceScore} + each source's bonus) that
+ * the most informative sentences of the sources ({@link sentenceScore}, with the user's statements
+ * first for a `user` source, + each source's bonus) that
  * fit `maxTokens` together, kept in their original order and grouped under their source's label
  * (`Q: … A: …`); a sentence repeated is kept once. A sentence alone longer than the budget is cut at
  * a word boundary to fit. Ties go to the earlier sentence. Same input, same output.
@@ -81,7 +118,12 @@ export function extractiveSummary(
   const seen = new Set<string>();
   const sentences = sources.flatMap((source, s) =>
     splitSentences(source.text)
-      .map((text, i) => ({ source: s, order: i, text, score: sentenceScore(text) + (source.bonus ?? 0) }))
+      .map((text, i) => ({
+        source: s,
+        order: i,
+        text,
+        score: sentenceScore(text, source.user ?? false) + (source.bonus ?? 0),
+      }))
       .filter((x) => !seen.has(x.text) && seen.add(x.text)),
   );
   if (sentences.length === 0) return '';

@@ -7,3 +7,4 @@ export * from './plan-memory';
 export * from './extractive-summary';
 export * from './bare-request';
 export * from './memory-quote';
+export * from './relevance';

@@ -48,13 +48,22 @@ describe(planMemory.name, () => {
         400 + 5 + 14 * 20,
       ],
       [
-        'trims as seed 000 when the summaries cannot all fit (18 pairs, summaries of 20, budget 300)',
+        'represents the newest 14 as summaries rather than 3 verbatim when the summaries cannot all fit (18 pairs, summaries of 20, budget 300)',
         uniform(18),
         300,
-        range(16, 18),
         [],
-        range(1, 15),
-        300,
+        range(5, 18),
+        range(1, 4),
+        5 + 14 * 20,
+      ],
+      [
+        'never drops 15 summaries to keep the newest pair verbatim (issue 32: 18 pairs of 100, summaries of 20, budget 380)',
+        uniform(18),
+        380,
+        [],
+        range(1, 18),
+        [],
+        5 + 18 * 20,
       ],
       [
         'stops summarising at the first pair without a summary',
@@ -177,8 +186,8 @@ describe(planMemory.name, () => {
       });
     });
 
-    it('drops the pairs between the summary and the tail that fit in neither form', () => {
-      // Holding room for t11…t29's summaries would leave no pair verbatim: greedy walk, 155 + 800 + 40.
+    it('prefers every pair represented (session summary + 20 summaries) over 8 verbatim pairs', () => {
+      // 5 + 150 + t11…t30's summaries (800) = 955: no room left for a pair verbatim (+60).
       const plan = planMemory({
         history: long(30),
         budget: 1000,
@@ -187,27 +196,27 @@ describe(planMemory.name, () => {
         sessionSummary: { tokens: 150, coversUpTo: 't10' },
       });
       expect(plan).toMatchObject({
-        verbatimTurnIds: range(23, 30),
-        summarisedTurnIds: ['t22'],
+        verbatimTurnIds: [],
+        summarisedTurnIds: range(11, 30),
         compactedTurnIds: range(1, 10),
-        droppedTurnIds: range(11, 21),
-        tokens: 995,
+        droppedTurnIds: [],
+        tokens: 955,
       });
     });
 
     it.each([
       ['the session summary does not fit the budget', { tokens: 996, coversUpTo: 't20' }],
       ['it covers a pair this history does not hold', { tokens: 150, coversUpTo: 'gone' }],
-      ['it would leave no pair verbatim (5 + 900 + 100 > 1,000)', { tokens: 900, coversUpTo: 't20' }],
-    ])('falls back to the per-turn plan when %s', (_label, sessionSummary) => {
+      ['it would represent fewer pairs (20 + 2 against 24 summaries)', { tokens: 900, coversUpTo: 't20' }],
+    ])('keeps the newest 24 summaries, the oldest 6 left out, when %s', (_label, sessionSummary) => {
       const plan = planMemory({ history: long(30), budget: 1000, mode: 'compaction', headerTokens: 5, sessionSummary });
       expect(plan).toMatchObject({
-        verbatimTurnIds: range(21, 30),
-        summarisedTurnIds: [],
+        verbatimTurnIds: [],
+        summarisedTurnIds: range(7, 30),
         compactedTurnIds: [],
-        droppedTurnIds: range(1, 20),
+        droppedTurnIds: range(1, 6),
         sessionSummaryTokens: 0,
-        tokens: 1000,
+        tokens: 5 + 24 * 40,
       });
     });
 

@@ -1,6 +1,6 @@
 import type { MemoryMode } from '@ask/ask-contracts';
 import { MEMORY_FENCE_CLOSE, MEMORY_FENCE_OPEN, quoteForMemory } from './memory-quote';
-import type { HistoryTurn } from './trim';
+import { type HistoryTurn, trimHistory } from './trim';
 
 export type { MemoryMode } from '@ask/ask-contracts';
 
@@ -57,149 +57,206 @@ export interface MemoryPlan {
   tokens: number;
 }
 
-interface Walk {
-  verbatim: number;
+/**
+ * A plan under construction: the session summary's coverage (`compacted` pairs, oldest first), then
+ * dropped pairs, then the `summarised` run, then the `verbatim` suffix.
+ */
+interface Layout {
+  /** Pairs under the session summary (0 when it does not ride). */
+  compacted: number;
+  /** Tokens of the session summary section when it rides, else 0. */
+  session: number;
   summarised: number;
+  verbatim: number;
   memoryTokens: number;
   tokens: number;
 }
 
+/** What the phases share: the pairs, the framing and the cap. */
+interface Frame {
+  turns: readonly MemoryTurn[];
+  perMessage: number;
+  /** Memory message framing + header, charged once when any summary or the session summary rides. */
+  opening: number;
+  maxPairs: number;
+}
+
+const pairCost = (f: Frame, i: number) => f.turns[i].questionTokens + f.turns[i].answerTokens + 2 * f.perMessage;
+
+/** Index of the newest pair not yet sent verbatim or summarised (−1: none). */
+const frontier = (f: Frame, l: Layout) => f.turns.length - l.verbatim - l.summarised - 1;
+
 /**
- * Walks `turns` newest → oldest: each pair verbatim while it fits (and the cap allows), then, from
- * the first that does not, each pair as its summary while it has one and it fits, then stops. The
- * memory's framing (two messages) and fixed texts (`memoryOpening`) are charged with the first summary, or up
- * front with `fixedMemory` (the session summary's section). With `reserve`, a pair is kept verbatim
- * only when the summaries of the older pairs (the run of pairs that have one) still fit after it.
+ * Adds older pairs as their summaries, newest first, from the oldest end of the summarised run, while
+ * each has a summary and fits `budget` (the memory opening, its two messages' framing and fixed texts,
+ * is charged with the first summary).
  */
-function walk(
-  turns: readonly MemoryTurn[],
-  budget: number,
-  perMessage: number,
-  maxPairs: number,
-  summaries: boolean,
-  memoryOpening: number,
-  fixedMemory: number,
-  reserve: boolean,
-): Walk {
-  // older[i]: tokens of the summaries of the pairs just older than i, down to the first without one.
-  const older: number[] = [0];
-  for (let i = 1; i <= turns.length; i++) {
-    const cost = turns[i - 1].summaryTokens;
-    older.push(cost === undefined ? 0 : cost + older[i - 1]);
+function extendSummaries(f: Frame, l: Layout, budget: number): void {
+  for (let i = frontier(f, l); i >= l.compacted && f.turns[i].summaryTokens !== undefined; i--) {
+    const cost = (f.turns[i].summaryTokens as number) + (l.memoryTokens === 0 ? f.opening : 0);
+    if (l.tokens + cost > budget) return;
+    l.tokens += cost;
+    l.memoryTokens += cost;
+    l.summarised += 1;
   }
-  let memoryTokens = fixedMemory > 0 ? memoryOpening + fixedMemory : 0;
-  let tokens = memoryTokens;
-  let i = turns.length - 1;
-  let verbatim = 0;
-  while (i >= 0 && verbatim < maxPairs) {
-    const cost = turns[i].questionTokens + turns[i].answerTokens + 2 * perMessage;
-    const held = reserve && summaries && older[i] > 0 ? older[i] + (memoryTokens === 0 ? memoryOpening : 0) : 0;
-    if (tokens + cost + held > budget) break;
-    tokens += cost;
-    verbatim += 1;
-    i -= 1;
-  }
-  let summarised = 0;
-  while (summaries && i >= 0 && turns[i].summaryTokens !== undefined) {
-    const cost = (turns[i].summaryTokens as number) + (memoryTokens === 0 ? memoryOpening : 0);
-    if (tokens + cost > budget) break;
-    tokens += cost;
-    memoryTokens += cost;
-    summarised += 1;
-    i -= 1;
-  }
-  return { verbatim, summarised, memoryTokens, tokens };
 }
 
 /**
- * The tail plan: with summaries, first the walk that holds room for every older summary; it stands
- * when it represents every pair and still sends one pair verbatim (or the greedy walk sends none).
- * Otherwise the greedy walk (verbatim while it fits, then summaries).
+ * The coverage walk: the newest pairs that have no summary go verbatim (they have no other form)
+ * while they fit and the cap allows; then every older pair as its summary while it has one and it
+ * fits. No pair is sent verbatim that could ride as a summary: representing pairs comes first.
  */
-function planTail(
-  turns: readonly MemoryTurn[],
-  budget: number,
-  perMessage: number,
-  maxPairs: number,
-  summaries: boolean,
-  opening: number,
-  fixed: number,
-): Walk {
-  const greedy = walk(turns, budget, perMessage, maxPairs, summaries, opening, fixed, false);
-  if (!summaries || greedy.verbatim + greedy.summarised === turns.length) return greedy;
-  const held = walk(turns, budget, perMessage, maxPairs, summaries, opening, fixed, true);
-  const all = held.verbatim + held.summarised === turns.length;
-  return all && (held.verbatim > 0 || greedy.verbatim === 0) ? held : greedy;
+function coverWalk(f: Frame, compacted: number, session: number, budget: number): Layout {
+  const fixed = session > 0 ? f.opening + session : 0;
+  const l: Layout = { compacted, session, summarised: 0, verbatim: 0, memoryTokens: fixed, tokens: fixed };
+  for (let i = f.turns.length - 1; i >= compacted && f.turns[i].summaryTokens === undefined; i--) {
+    if (l.verbatim >= f.maxPairs || l.tokens + pairCost(f, i) > budget) return l;
+    l.tokens += pairCost(f, i);
+    l.verbatim += 1;
+  }
+  extendSummaries(f, l, budget);
+  return l;
+}
+
+const represented = (l: Layout) => l.compacted + l.summarised + l.verbatim;
+
+/**
+ * Upgrades pairs to verbatim newest first while each fits `budget` (and the cap allows): a
+ * summarised pair trades its summary for the whole pair (the memory opening comes back with the
+ * last summary when no session summary rides); a pair with no summary at the frontier goes
+ * verbatim, and the pairs older than it are then represented by their summaries first.
+ */
+function upgrade(f: Frame, l: Layout, budget: number): Layout {
+  while (l.verbatim < f.maxPairs) {
+    const i = f.turns.length - l.verbatim - 1;
+    if (i < l.compacted) break;
+    if (l.summarised > 0) {
+      const summary = f.turns[i].summaryTokens as number;
+      const freed = summary + (l.summarised === 1 && l.session === 0 ? f.opening : 0);
+      const delta = pairCost(f, i) - freed;
+      if (l.tokens + delta > budget) break;
+      l.tokens += delta;
+      l.memoryTokens -= freed;
+      l.summarised -= 1;
+      l.verbatim += 1;
+    } else if (f.turns[i].summaryTokens !== undefined) {
+      const before = l.summarised;
+      extendSummaries(f, l, budget);
+      if (l.summarised === before) break;
+    } else {
+      if (l.tokens + pairCost(f, i) > budget) break;
+      l.tokens += pairCost(f, i);
+      l.verbatim += 1;
+      extendSummaries(f, l, budget);
+    }
+  }
+  return l;
 }
 
 /**
- * Plans the history part of a prompt with conversation memory (issue 16 item 1):
+ * What represents the most pairs in `budget` with the fewest sent verbatim: every pair as its
+ * summary (per-turn), or, in `compaction` when that leaves pairs out, the session summary for the
+ * pairs it covers and summaries after it, whichever represents more (ties: the per-turn summaries,
+ * each written from its own pair).
+ */
+function cover(f: Frame, budget: number, mode: MemoryMode, session: SessionSummaryCost | undefined): Layout {
+  if (mode === 'off') {
+    const kept = trimHistory(f.turns, budget, f.perMessage, f.maxPairs);
+    return {
+      compacted: 0,
+      session: 0,
+      summarised: 0,
+      verbatim: kept.kept.length,
+      memoryTokens: 0,
+      tokens: kept.tokens,
+    };
+  }
+  const plain = coverWalk(f, 0, 0, budget);
+  const covered = mode === 'compaction' && session ? f.turns.findIndex((t) => t.id === session.coversUpTo) : -1;
+  if (represented(plain) === f.turns.length || covered < 0 || !session || f.opening + session.tokens > budget) {
+    return plain;
+  }
+  const compacted = coverWalk(f, covered + 1, session.tokens, budget);
+  return represented(compacted) > represented(plain) ? compacted : plain;
+}
+
+function toPlan(mode: MemoryMode, f: Frame, l: Layout): MemoryPlan {
+  const ids = f.turns.map((t) => t.id);
+  const firstSent = ids.length - l.verbatim - l.summarised;
+  return {
+    mode,
+    verbatimTurnIds: ids.slice(ids.length - l.verbatim),
+    summarisedTurnIds: ids.slice(firstSent, ids.length - l.verbatim),
+    compactedTurnIds: ids.slice(0, l.compacted),
+    droppedTurnIds: ids.slice(l.compacted, firstSent),
+    sessionSummaryTokens: l.session,
+    memoryTokens: l.memoryTokens,
+    tokens: l.tokens,
+  };
+}
+
+function frameOf(input: MemoryPlanInput): Frame {
+  const perMessage = input.perMessageTokens ?? 0;
+  return {
+    turns: input.history,
+    perMessage,
+    // The memory is two messages (the fenced user-role block and the assistant's acknowledgement).
+    opening: MEMORY_MESSAGES * perMessage + (input.headerTokens ?? 0),
+    maxPairs: input.maxPairs ?? Infinity,
+  };
+}
+
+/**
+ * The coverage of the history in `input.budget` (issue 32 item 3): every pair represented in its
+ * cheapest form (its summary; verbatim only for the newest pairs that have none; the session
+ * summary in `compaction` when per-turn summaries cannot all fit), the oldest left out first when
+ * even that does not fit. `off`: seed 000 trimming. The planner gives this room before any item
+ * beyond the floor; {@link planMemory} then upgrades pairs to verbatim.
+ */
+export function coverMemory(input: MemoryPlanInput): MemoryPlan {
+  const f = frameOf(input);
+  return toPlan(input.mode, f, cover(f, input.budget, input.mode, input.sessionSummary));
+}
+
+/**
+ * Plans the history part of a prompt with conversation memory (issues 16 and 32):
  *
- * 1. Newest → oldest, each pair verbatim while it fits (whole pairs, capped by `maxPairs`), holding
- *    room for the summaries of all older pairs, so that every question stays represented; when
- *    that cannot represent every pair with at least the newest pair verbatim, verbatim simply while
- *    it fits (seed 000's walk).
- * 2. From the first pair not sent verbatim, each older pair as its stored summary while it has one
- *    and it fits (`per-turn` and `compaction`); the first pair without a summary, or whose summary
- *    does not fit, ends the walk and every older pair is dropped.
- * 3. `compaction` only: when step 2 still drops pairs and a session summary is stored (covering a
- *    pair of this history), the session summary rides first and stands for every pair up to its
- *    `coversUpTo`; the pairs after it are walked as in steps 1–2 in the budget that is left. When
- *    the session summary alone does not fit, or it would leave no pair verbatim where step 2 keeps
- *    one, the plan of step 2 stands.
+ * 1. Coverage first ({@link coverMemory}): every pair as its stored summary (pairs with none, at
+ *    the newest end, verbatim), oldest left out first when they do not all fit; in `compaction`,
+ *    when per-turn summaries cannot represent every pair and a session summary is stored, the
+ *    session summary stands for every pair up to its `coversUpTo` if that represents more pairs.
+ *    A pair without a summary in the middle ends the run: the pairs older than it are dropped
+ *    (or under the session summary).
+ * 2. Then, in what is left, pairs go verbatim newest first (whole pairs, capped by `maxPairs`),
+ *    each trading its summary for the whole pair, stopping at the first that does not fit. So no
+ *    plan drops an older summary to keep one more pair verbatim.
  *
  * `off` is seed 000 trimming (`trimHistory`): verbatim pairs, the rest dropped. Summaries are
  * counted against `budget` like pairs; the system prompt is not part of this plan (never summarised).
  * Guarantees `tokens ≤ max(budget, 0)`. Pure: never mutates its input.
  *
  * Example (tokens, perMessage 0, header 5): 18 pairs of 100 with summaries of 5, budget 699 →
- * t13…t18 verbatim (600), t1…t12 summarised (5 + 60), 665 in all.
+ * coverage 5 + 90, then t13…t18 verbatim (+95 each): t1…t12 summarised, 665 in all.
+ *
+ * @param from a coverage computed earlier ({@link coverMemory}, same history and mode) in a larger
+ *   budget, to upgrade within `input.budget` (≥ its tokens): the joint planner covers memory before
+ *   the items beyond the floor and upgrades after them.
  */
-export function planMemory(input: MemoryPlanInput): MemoryPlan {
-  const { history, budget, mode } = input;
-  const perMessage = input.perMessageTokens ?? 0;
-  const maxPairs = input.maxPairs ?? Infinity;
-  const opening = MEMORY_MESSAGES * perMessage + (input.headerTokens ?? 0);
-  const ids = history.map((t) => t.id);
-  const summaries = mode !== 'off';
-
-  const plain = planTail(history, budget, perMessage, maxPairs, summaries, opening, 0);
-  const plainDropped = history.length - plain.verbatim - plain.summarised;
-  const covered = mode === 'compaction' && input.sessionSummary ? ids.indexOf(input.sessionSummary.coversUpTo) : -1;
-  if (plainDropped > 0 && covered >= 0 && input.sessionSummary) {
-    const session = input.sessionSummary.tokens;
-    if (opening + session <= budget) {
-      const rest = history.slice(covered + 1);
-      const w = planTail(rest, budget, perMessage, maxPairs, true, opening, session);
-      // The newest pair stays verbatim: a session summary that would push it out is not worth it.
-      if (w.verbatim === 0 && plain.verbatim > 0) return fromWalk(mode, ids, plain);
-      const firstSent = rest.length - w.verbatim - w.summarised;
-      return {
-        mode,
-        verbatimTurnIds: rest.slice(rest.length - w.verbatim).map((t) => t.id),
-        summarisedTurnIds: rest.slice(firstSent, rest.length - w.verbatim).map((t) => t.id),
-        compactedTurnIds: ids.slice(0, covered + 1),
-        droppedTurnIds: rest.slice(0, firstSent).map((t) => t.id),
-        sessionSummaryTokens: session,
-        memoryTokens: w.memoryTokens,
-        tokens: w.tokens,
-      };
-    }
-  }
-  return fromWalk(mode, ids, plain);
+export function planMemory(input: MemoryPlanInput, from?: MemoryPlan): MemoryPlan {
+  const f = frameOf(input);
+  const l = from ? layoutOf(from) : cover(f, input.budget, input.mode, input.sessionSummary);
+  if (input.mode === 'off') return toPlan(input.mode, f, l);
+  return toPlan(input.mode, f, upgrade(f, l, Math.max(input.budget, l.tokens)));
 }
 
-function fromWalk(mode: MemoryMode, ids: readonly string[], plain: Walk): MemoryPlan {
-  const dropped = ids.length - plain.verbatim - plain.summarised;
+function layoutOf(plan: MemoryPlan): Layout {
   return {
-    mode,
-    verbatimTurnIds: ids.slice(ids.length - plain.verbatim),
-    summarisedTurnIds: ids.slice(dropped, ids.length - plain.verbatim),
-    compactedTurnIds: [],
-    droppedTurnIds: ids.slice(0, dropped),
-    sessionSummaryTokens: 0,
-    memoryTokens: plain.memoryTokens,
-    tokens: plain.tokens,
+    compacted: plan.compactedTurnIds.length,
+    session: plan.sessionSummaryTokens,
+    summarised: plan.summarisedTurnIds.length,
+    verbatim: plan.verbatimTurnIds.length,
+    memoryTokens: plan.memoryTokens,
+    tokens: plan.tokens,
   };
 }
 

@@ -71,6 +71,8 @@ describe(planPrompt.name, () => {
       droppedItemIds: [],
       contextKept: 1,
       contextDropped: 0,
+      items: [{ id: 'i1', kind: 'insight', score: 0.8, tokens: 200, kept: true, reason: 'fits' }],
+      relevanceFloor: null,
     });
   });
 

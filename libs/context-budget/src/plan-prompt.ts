@@ -1,6 +1,15 @@
 import { contextOverflow } from '@ask/ask-errors';
 import { type Budget, computeBudget } from './budget';
-import { planMemory, type MemoryMode, type MemoryPlan, type MemoryTurn, type SessionSummaryCost } from './plan-memory';
+import {
+  coverMemory,
+  planMemory,
+  type MemoryMode,
+  type MemoryPlan,
+  type MemoryPlanInput,
+  type MemoryTurn,
+  type SessionSummaryCost,
+} from './plan-memory';
+import type { ItemDecision, RelevancePolicy } from './relevance';
 import { shrinkContext, type ContextItemCost } from './trim';
 
 /** What `planPrompt` needs. Every count is tokens, counted by the caller with the chosen counter. */
@@ -37,6 +46,12 @@ export interface PlanInput {
     /** The stored session summary, for mode `compaction`. */
     sessionSummary?: SessionSummaryCost;
   };
+  /**
+   * The relevance floor (issue 32 item 2; `relevanceFloor` per embedder and method) and what happens
+   * below it. Absent: every item counts as relevant. With memory `off` only `below: 'never'` applies
+   * (it leaves such items out before the seed's plan).
+   */
+  relevance?: RelevancePolicy;
 }
 
 /** What goes into the prompt and why. Every figure is tokens. */
@@ -63,6 +78,10 @@ export interface PromptPlan extends Budget {
   droppedItemIds: string[];
   contextKept: number;
   contextDropped: number;
+  /** Every item's decision with its reason, best first. */
+  items: ItemDecision[];
+  /** The relevance floor applied, or null when none was. */
+  relevanceFloor: number | null;
 }
 
 function checkCount(name: string, value: number): void {
@@ -86,6 +105,9 @@ function checkInput(input: PlanInput): void {
     checkCount('memory.headerTokens', input.memory.headerTokens);
     if (input.memory.sessionSummary) checkCount('memory.sessionSummary.tokens', input.memory.sessionSummary.tokens);
   }
+  if (input.relevance && !Number.isFinite(input.relevance.floor)) {
+    throw new RangeError('relevance.floor must be finite');
+  }
   for (const item of input.items) {
     checkCount(`items[${item.id}].tokens`, item.tokens);
     if (!Number.isFinite(item.score)) throw new RangeError(`items[${item.id}].score must be finite`);
@@ -105,6 +127,117 @@ function checkUnique(name: string, ids: readonly string[]): void {
   if (new Set(ids).size !== ids.length) throw new RangeError(`${name} ids must be unique`);
 }
 
+/** Items best first; ties keep retrieval order (as `shrinkContext`). */
+function rank(items: readonly ContextItemCost[]): ContextItemCost[] {
+  return items
+    .map((item, order) => ({ item, order }))
+    .sort((a, b) => b.item.score - a.item.score || a.order - b.order)
+    .map(({ item }) => item);
+}
+
+/** What the window holds: the kept items best first, the history, and each item's decision. */
+interface Selection {
+  kept: ContextItemCost[];
+  dropped: ContextItemCost[];
+  decisions: Map<string, ItemDecision['reason']>;
+  memory: MemoryPlan;
+}
+
+const overflow = (input: PlanInput, budget: Budget, kept: readonly ContextItemCost[]) => {
+  const rag = kept.filter((i) => i.kind !== 'knowledge').reduce((sum, i) => sum + i.tokens, 0);
+  const all = kept.reduce((sum, i) => sum + i.tokens, 0);
+  return contextOverflow({
+    model: input.model,
+    window: budget.window,
+    question: input.questionTokens,
+    rag,
+    knowledge: all - rag,
+  });
+};
+
+/**
+ * Memory `off` (seed 000): the items shrink lowest score first until they fit with no history (floor
+ * one item), and the history is trimmed newest first into what they leave.
+ */
+function seedSelection(
+  input: PlanInput,
+  budget: Budget,
+  room: number,
+  items: readonly ContextItemCost[],
+  memory: Omit<MemoryPlanInput, 'budget'>,
+): Selection {
+  const context = shrinkContext(items, room);
+  if (!context.fits) throw overflow(input, budget, context.kept);
+  const decisions = new Map<string, ItemDecision['reason']>();
+  for (const item of context.kept) decisions.set(item.id, 'fits');
+  for (const item of context.dropped) decisions.set(item.id, 'no-room');
+  return { ...context, decisions, memory: planMemory({ ...memory, budget: room - context.tokens }) };
+}
+
+/**
+ * With conversation memory (issue 32 item 1), the window is filled by value per token, each class
+ * in full before the next, each best first, each stopping at the first thing that does not fit:
+ *
+ * 1. the best item at or above the relevance floor (seed 000's floor of one item; 413 when it does
+ *    not fit with the question);
+ * 2. the coverage of every pair (`coverMemory`: summaries, the session summary, verbatim only for
+ *    pairs with no summary): tens of tokens that carry what the user said;
+ * 3. the other items at or above the floor, best first;
+ * 4. pairs upgraded from summary to verbatim, newest first (`planMemory`);
+ * 5. items below the floor, best first, in what memory could not use (`below: 'never'`: none).
+ */
+function jointSelection(
+  input: PlanInput,
+  budget: Budget,
+  room: number,
+  items: readonly ContextItemCost[],
+  memory: Omit<MemoryPlanInput, 'budget'>,
+): Selection {
+  const floor = input.relevance?.floor ?? -Infinity;
+  const ranked = rank(items);
+  const relevant = ranked.filter((item) => item.score >= floor);
+  const low = ranked.filter((item) => item.score < floor);
+  const decisions = new Map<string, ItemDecision['reason']>();
+  const kept: ContextItemCost[] = [];
+  const first = relevant[0];
+  if (room < (first?.tokens ?? 0)) throw overflow(input, budget, first ? [first] : []);
+  let left = room;
+  if (first) {
+    kept.push(first);
+    decisions.set(first.id, 'floor');
+    left -= first.tokens;
+  }
+  const covered = coverMemory({ ...memory, budget: left });
+  left -= covered.tokens;
+  let open = true;
+  for (const item of relevant.slice(1)) {
+    open = open && item.tokens <= left;
+    decisions.set(item.id, open ? 'relevant' : 'no-room');
+    if (open) {
+      kept.push(item);
+      left -= item.tokens;
+    }
+  }
+  const plan = planMemory({ ...memory, budget: left + covered.tokens }, covered);
+  left -= plan.tokens - covered.tokens;
+  open = true;
+  for (const item of low) {
+    open = open && item.tokens <= left;
+    decisions.set(item.id, open ? 'spare-room' : 'below-floor');
+    if (open) {
+      kept.push(item);
+      left -= item.tokens;
+    }
+  }
+  const keptIds = new Set(kept.map((item) => item.id));
+  return {
+    kept: ranked.filter((item) => keptIds.has(item.id)),
+    dropped: ranked.filter((item) => !keptIds.has(item.id)),
+    decisions,
+    memory: plan,
+  };
+}
+
 /**
  * Plans one /ask request against the model's window, seed 000 "How the budget is computed" and "How
  * trimming works":
@@ -112,20 +245,24 @@ function checkUnique(name: string, ids: readonly string[]): void {
  * 1. `computeBudget`: available = window − max_tokens − reserve − margin.
  * 2. The reserve covers the system message (text + framing) and the per-request framing; anything
  *    beyond it is taken from `available`. The system prompt is never dropped.
- * 3. The question (with its message framing) and the retrieved items must fit with no history at all;
- *    if not, the RAG shrink drops the lowest-scoring item until they do, floor one item.
- * 4. What is left is the history budget: pairs are kept newest → oldest, whole pairs only, stopping
- *    at the first that does not fit, capped by `maxHistoryMessages`; with conversation memory
- *    (`memory`), older pairs then ride as their summaries and, in `compaction`, under the session
- *    summary (`planMemory`). Summaries are counted against the history budget.
+ * 3. Memory `off` (seed 000): the question (with its message framing) and the retrieved items must
+ *    fit with no history at all; if not, the RAG shrink drops the lowest-scoring item until they do,
+ *    floor one item. What is left is the history budget: pairs are kept newest → oldest, whole pairs
+ *    only, stopping at the first that does not fit, capped by `maxHistoryMessages`.
+ * 4. Memory `per-turn` / `compaction` (issue 32): one selection by value per token over the items
+ *    and every pair's forms ({@link jointSelection}, docs/ARCHITECTURE.md "One budget"): the floor
+ *    item, then every pair represented, then the other relevant items, then verbatim pairs, then
+ *    items below the relevance floor in the room left.
  *
+ * With `relevance.below` `never`, items below the floor are left out first (`excluded`), in any mode.
  * Never mutates its input. Guarantees used + maxTokens ≤ window − margin.
  *
  * @throws AskError 413 `context_overflow` when the question with one item (or with none, when none was
- *   retrieved) does not fit; details `model=… window=… question=… rag=… knowledge=…` give the question
- *   tokens and the tokens of the items still kept at that point (rag: insights + recommendations).
+ *   retrieved, or none is at or above the relevance floor with memory on) does not fit; details
+ *   `model=… window=… question=… rag=… knowledge=…` give the question tokens and the tokens of the
+ *   items still kept at that point (rag: insights + recommendations).
  * @throws RangeError on a budget RangeError (see `computeBudget`), a negative / fractional count, a
- *   non-finite score, or an id used twice among the history pairs or among the items.
+ *   non-finite score or floor, or an id used twice among the history pairs or among the items.
  */
 export function planPrompt(input: PlanInput): PromptPlan {
   checkInput(input);
@@ -135,43 +272,46 @@ export function planPrompt(input: PlanInput): PromptPlan {
   const questionCost = input.questionTokens + perMessage;
   const room = budget.available - Math.max(0, fixed - budget.reserve) - questionCost;
 
-  const context = shrinkContext(input.items, room);
-  if (!context.fits) {
-    const rag = context.kept.filter((i) => i.kind !== 'knowledge').reduce((sum, i) => sum + i.tokens, 0);
-    throw contextOverflow({
-      model: input.model,
-      window: budget.window,
-      question: input.questionTokens,
-      rag,
-      knowledge: context.tokens - rag,
-    });
-  }
-
-  const historyBudget = room - context.tokens;
-  const maxPairs = input.maxHistoryMessages === undefined ? Infinity : Math.floor(input.maxHistoryMessages / 2);
-  const memory = planMemory({
+  const relevance = input.relevance;
+  const excluded = relevance?.below === 'never' ? input.items.filter((item) => item.score < relevance.floor) : [];
+  const candidates = excluded.length ? input.items.filter((item) => !excluded.includes(item)) : input.items;
+  const mode = input.memory?.mode ?? 'off';
+  const memory = {
     history: input.history,
-    budget: historyBudget,
-    mode: input.memory?.mode ?? 'off',
+    mode,
     perMessageTokens: perMessage,
     headerTokens: input.memory?.headerTokens ?? 0,
-    maxPairs,
+    maxPairs: input.maxHistoryMessages === undefined ? Infinity : Math.floor(input.maxHistoryMessages / 2),
     sessionSummary: input.memory?.sessionSummary,
-  });
+  };
+  const selection =
+    mode === 'off'
+      ? seedSelection(input, budget, room, candidates, memory)
+      : jointSelection(input, budget, room, candidates, memory);
+  for (const item of excluded) selection.decisions.set(item.id, 'excluded');
+  const dropped = [...selection.dropped, ...rank(excluded)];
+  const contextTokens = selection.kept.reduce((sum, item) => sum + item.tokens, 0);
+  const plan = selection.memory;
 
   return {
     ...budget,
-    historyBudget,
-    used: fixed + memory.tokens + context.tokens + questionCost,
-    keptTurnIds: memory.verbatimTurnIds,
-    turnsKept: memory.verbatimTurnIds.length,
-    turnsDropped: memory.droppedTurnIds.length,
-    turnsSummarised: memory.summarisedTurnIds.length,
-    turnsCompacted: memory.compactedTurnIds.length,
-    memory,
-    keptItemIds: context.kept.map((item) => item.id),
-    droppedItemIds: context.dropped.map((item) => item.id),
-    contextKept: context.kept.length,
-    contextDropped: context.dropped.length,
+    historyBudget: room - contextTokens,
+    used: fixed + plan.tokens + contextTokens + questionCost,
+    keptTurnIds: plan.verbatimTurnIds,
+    turnsKept: plan.verbatimTurnIds.length,
+    turnsDropped: plan.droppedTurnIds.length,
+    turnsSummarised: plan.summarisedTurnIds.length,
+    turnsCompacted: plan.compactedTurnIds.length,
+    memory: plan,
+    keptItemIds: selection.kept.map((item) => item.id),
+    droppedItemIds: dropped.map((item) => item.id),
+    contextKept: selection.kept.length,
+    contextDropped: dropped.length,
+    items: rank(input.items).map((item) => {
+      const reason = selection.decisions.get(item.id) as ItemDecision['reason'];
+      const kept = reason === 'floor' || reason === 'relevant' || reason === 'spare-room' || reason === 'fits';
+      return { id: item.id, kind: item.kind, score: item.score, tokens: item.tokens, kept, reason };
+    }),
+    relevanceFloor: relevance ? relevance.floor : null,
   };
 }

@@ -11,6 +11,7 @@ import {
   renderSessionSummary,
   renderSummaryLine,
 } from './plan-memory';
+import type { RelevancePolicy } from './relevance';
 import type { ResolvedModel } from '@ask/model-catalog';
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
 
@@ -65,6 +66,8 @@ export interface SizingInput<T extends SizableTurn = SizableTurn> {
   maxHistoryMessages?: number | null;
   /** A lower window than the model's, after the provider disclosed a smaller limit (re-budget). */
   windowOverride?: number;
+  /** The relevance floor of the project's embedder and method, and its `lowRelevance` (issue 32); absent: none. */
+  relevance?: RelevancePolicy;
 }
 
 /** The sized prompt: the plan, the messages to send, and what was kept. */
@@ -86,7 +89,8 @@ export interface SizedPrompt<T extends SizableTurn = SizableTurn> {
 
 /**
  * Counts the new question and the rendered retrieved items (history counts come cached), plans the
- * prompt with libs/context-budget (pair trimming, then RAG shrink), and assembles the messages.
+ * prompt with libs/context-budget (`planPrompt`: the seed's trimming and RAG shrink with memory off,
+ * one selection by value per token with memory on), and assembles the messages.
  * @throws AskError 413 context_overflow when even the question with one item cannot fit.
  */
 export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedPrompt<T> {
@@ -128,6 +132,7 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
     perMessageTokens: input.counter.perMessageTokens,
     perRequestTokens: input.counter.perRequestTokens,
     maxHistoryMessages: input.maxHistoryMessages ?? undefined,
+    ...(input.relevance ? { relevance: input.relevance } : {}),
     ...(memoryOn && input.memory
       ? {
           memory: {

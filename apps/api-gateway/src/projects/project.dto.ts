@@ -1,5 +1,7 @@
 import { Type } from 'class-transformer';
 import {
+  LOW_RELEVANCE_POLICIES,
+  type LowRelevancePolicy,
   MEMORY_MODES,
   type MemoryMode,
   RETRIEVAL_METHODS,
@@ -143,6 +145,7 @@ export class RetrievalSettingsDto {
   @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) @Max(10) vectorWeight?: number;
   @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) @Max(10) fulltextWeight?: number;
   @IsOptional() @IsIn(TEXT_SEARCH_CONFIGS) textSearchConfig?: TextSearchConfig;
+  @IsOptional() @IsIn(LOW_RELEVANCE_POLICIES) lowRelevance?: LowRelevancePolicy;
 }
 
 /** Conversation memory (see docs/API.md, "Conversation memory"). */

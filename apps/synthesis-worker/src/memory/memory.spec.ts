@@ -239,40 +239,50 @@ describe('conversation memory', () => {
     expect(third.budget.memory).toMatchObject({ mode: 'off', verbatim: [[2, 2]], summarised: [], dropped: [[1, 1]] });
   });
 
-  it('compaction: the first ask that drops a pair moves the session summary past it, and every planted fact still rides along', async () => {
-    // The memory's fixed texts and framing (fenced user block + acknowledgement) cost 73 tokens under the
-    // approximate counter where the single system message cost 32: the window grows by the 41 more.
+  it('compaction: the first ask whose summaries no longer all fit drops the oldest and moves the session summary past it; it rides once it represents more turns than per-turn summaries', async () => {
+    // Summaries of up to 72 tokens: from ask 5 on no pair rides verbatim, since every turn's summary comes
+    // first (issue 32 item 3: no older summary is dropped to keep one more pair verbatim).
+    // The memory's fixed texts and framing (fenced user block + acknowledgement) cost 41 tokens more than
+    // the single system message did under the approximate counter: the window grows by as much.
     const ids = await newSession(
-      { mode: 'compaction', summaryModel: 'extractive', summaryMaxTokens: 64 },
+      { mode: 'compaction', summaryModel: 'extractive', summaryMaxTokens: 72 },
       3100 + WINDOW_PAD,
     );
     const plans: BudgetEvent[] = [];
-    let firstDrop = -1;
-    for (let i = 1; i <= 16 && firstDrop < 0; i++) {
+    for (let i = 1; i <= 12; i++) {
       const turn = await ask(ids, question(i));
       plans.push(turn.budget);
       await runSummaryJob(turn.evs);
-      if (turn.budget.memory?.dropped.length) firstDrop = i - 1;
     }
-    // The first drop is turn 1 alone, every later turn summarised but the newest (verbatim); its job
-    // compacted turns 1–3 (2 ahead, from the original pairs).
-    expect(firstDrop).toBeGreaterThan(0);
-    const n = firstDrop + 1;
-    expect(plans[firstDrop].memory).toMatchObject({
+    const last = await ask(ids, question(13));
+    const session = await summaries.sessionSummary(ids.sessionId);
+    expect(plans[4].memory).toMatchObject({ verbatim: [], summarised: [[1, 4]], dropped: [] });
+    // Ask 10 could not hold the nine summaries (uncalibrated counts of 10 asks): the oldest went, and its
+    // job compacted turns 1–3 (2 ahead, from the original pairs).
+    expect(plans[9].memory).toMatchObject({
       sessionSummary: false,
       dropped: [[1, 1]],
-      summarised: [[2, n - 2]],
-      verbatim: [[n - 1, n - 1]],
+      summarised: [[2, 9]],
+      verbatim: [],
     });
-    const session = await summaries.sessionSummary(ids.sessionId);
     expect(session).toMatchObject({ provider: 'local', model: 'extractive', coversTurns: 3, rollingUpdates: 0 });
     expect(session?.text).toContain('Nightjar-101');
-    const last = await ask(ids, question(n + 1));
-    expect(last.budget.memory).toMatchObject({ mode: 'compaction', dropped: [] });
+    // Built from the three per-turn summaries it replaces (issue 32 item 4): every planted fact, 89 tokens.
+    for (const fact of ['Nightjar-101', 'Nightjar-102', 'Nightjar-103']) expect(session?.text).toContain(fact);
+    // Ask 13: the 12 summaries no longer fit; the session summary stands for turns 1–3 and every turn is represented.
+    expect(last.budget.memory).toMatchObject({
+      mode: 'compaction',
+      sessionSummary: true,
+      compacted: [[1, 3]],
+      summarised: [[4, 12]],
+      verbatim: [],
+      dropped: [],
+    });
+    expect(last.request.messages[1].content).toContain('Summary of turns 1–3');
     expect(last.budget.used + 1024).toBeLessThanOrEqual(3100 + WINDOW_PAD - last.budget.margin);
-    // Every planted fact rides along in the request (verbatim, in a summary or under the session summary).
+    // Every planted fact rides along in the request (in a summary or the session summary).
     const sent = JSON.stringify(last.request.messages);
-    expect(Array.from({ length: n }, (_, i) => `Nightjar-${101 + i}`).filter((f) => !sent.includes(f))).toEqual([]);
+    expect(Array.from({ length: 12 }, (_, i) => `Nightjar-${101 + i}`).filter((f) => !sent.includes(f))).toEqual([]);
   });
 
   describe('faults: the summary is not stored, history is unchanged, the next ask plans without it', () => {

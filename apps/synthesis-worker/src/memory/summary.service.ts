@@ -178,7 +178,7 @@ export class SummaryService {
         'turn',
         data.messageId,
         [
-          { label: 'Q', text: message.question, bonus: QUESTION_BONUS },
+          { label: 'Q', text: message.question, bonus: QUESTION_BONUS, user: true },
           { label: 'A', text: message.answer },
         ],
         budget,
@@ -200,6 +200,7 @@ export class SummaryService {
     const session = await this.compact(
       context,
       history,
+      existing,
       data.evictedUpTo,
       settings.summaryMaxTokens * SESSION_SUMMARY_FACTOR,
     );
@@ -210,6 +211,7 @@ export class SummaryService {
   private async compact(
     context: Context,
     history: HistoryPair[],
+    turnSummaries: ReadonlyMap<string, TurnSummary>,
     evictedUpTo: string,
     maxTokens: number,
   ): Promise<SummaryJobResult['session']> {
@@ -221,15 +223,19 @@ export class SummaryService {
     const covered = previous ? history.findIndex((m) => m.id === previous.coversUpTo) : -1;
     if (target < 0 || target <= covered) return 'skipped';
     const full = !previous || covered < 0 || previous.rollingUpdates + 1 >= FULL_REBUILD_EVERY;
-    const turn = (m: HistoryPair, i: number): ExtractiveSource => ({
-      label: `Turn ${i + 1}`,
-      text: `${m.question}\n${m.answer}`,
-    });
+    // An extractive summary copies whole sentences of its pair (it cannot bend a fact), so the session
+    // summary starts from it; a provider's summary is not summarised again (drift): the pair itself is.
+    const extractive = (m: HistoryPair) => {
+      const summary = turnSummaries.get(m.id);
+      return summary?.model === EXTRACTIVE_SUMMARISER ? summary.text : undefined;
+    };
+    const turn = (m: HistoryPair, i: number) => sessionSources(m, i + 1, extractive(m));
     const sources: ExtractiveSource[] = full
-      ? history.slice(0, target + 1).map(turn)
+      ? history.slice(0, target + 1).flatMap(turn)
       : [
-          { label: '', text: (previous as SessionSummaryRow).text, bonus: 1 },
-          ...history.slice(covered + 1, target + 1).map((m, i) => turn(m, covered + 1 + i)),
+          // What the previous session summary kept already won once; the user's statements in it keep their rank.
+          { label: '', text: (previous as SessionSummaryRow).text, bonus: 1, user: true },
+          ...history.slice(covered + 1, target + 1).flatMap((m, i) => turn(m, covered + 1 + i)),
         ];
     const rollingUpdates = full ? 0 : (previous as SessionSummaryRow).rollingUpdates + 1;
     return this.write(context, 'session', null, sources, maxTokens, async (text, counts, call) => {
@@ -380,4 +386,28 @@ interface Context {
   summariser: Summariser;
   sessionId: string;
   askId: string;
+}
+
+/**
+ * The sources one pair gives the session summary (issue 32 item 4): its stored per-turn summary when
+ * there is one (its sentences already won once: bonus 1), so the session summary carries forward
+ * what the summaries it replaces held, else the pair itself. The user's words (`Q:` part, or the
+ * question) are a `user` source: their statements about themselves outrank figures and code.
+ * @param turn the pair's 1-based position in the session (its label `Turn n`).
+ */
+export function sessionSources(pair: Pick<HistoryPair, 'question' | 'answer'>, turn: number, summary?: string) {
+  const label = `Turn ${turn}`;
+  if (summary === undefined) {
+    return [
+      { label, text: pair.question, user: true },
+      { label: '', text: pair.answer },
+    ] satisfies ExtractiveSource[];
+  }
+  // The extractive summariser writes `Q: … A: …`; a provider's summary is one text.
+  const parts = /^Q: ([\s\S]*?)(?:\s+A: ([\s\S]*))?$/.exec(summary.trim());
+  if (!parts) return [{ label, text: summary, bonus: 1 }] satisfies ExtractiveSource[];
+  return [
+    { label, text: parts[1], bonus: 1, user: true },
+    ...(parts[2] ? [{ label: '', text: parts[2], bonus: 1 }] : []),
+  ] satisfies ExtractiveSource[];
 }

@@ -40,6 +40,7 @@ import {
   type UpstreamFailure,
 } from '@ask/llm-providers';
 import { type ModelRef, modelMetricLabel, resolveModel, type ResolvedModel } from '@ask/model-catalog';
+import { relevancePolicy } from './relevance-policy';
 import {
   askDurationSeconds,
   asksTotal,
@@ -241,6 +242,7 @@ export class SynthesisService {
       ? await this.conversation.load(project, data.sessionId, counted, planning, turnSummaries)
       : undefined;
     const history = recalled?.history ?? counted;
+    const relevance = relevancePolicy(project);
 
     // Each planning is a span (tracing on) with the plan's figures, never its text.
     const size = (windowOverride?: number, scale?: number): SizedPrompt =>
@@ -263,6 +265,7 @@ export class SynthesisService {
         maxHistoryMessages: project.maxHistoryMessages,
         windowOverride,
         memory: recalled?.memory,
+        relevance,
       });
     const ctx: TurnContext = {
       askId: data.askId,
@@ -615,6 +618,8 @@ export class SynthesisService {
       contextKept: plan.contextKept,
       contextDropped: plan.contextDropped,
       keptTurnIds: plan.keptTurnIds,
+      items: plan.items,
+      relevanceFloor: plan.relevanceFloor,
       memory: budgetMemory(
         plan,
         ctx.history.map((t) => t.message.id),

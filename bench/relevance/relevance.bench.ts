@@ -1,0 +1,181 @@
+/**
+ * Issue 32 item 2: the relevance floor per embedder and retrieval method, on the PostgreSQL 15 manual.
+ *
+ *   node tools/run-ts.js bench/relevance/relevance.bench.ts [--distractors N] [--top-k K]
+ *
+ * The corpus and questions are bench/retrieval's (every answering page of bench/retrieval/questions.jsonl
+ * plus N other pages chosen by hash, default 100; ingested as the service does, embedder `local`,
+ * `local-lexical-v1`). Each question is searched top-K (default 8, the project default) with each
+ * method as the retrieval worker runs it for a project that sets nothing but the method: vector,
+ * full text (detected configuration) and hybrid (the embedder's default weights 0.5 / 1), plus hybrid 1 / 1.
+ *
+ * A per-item floor t drops every item whose cosine score is below t. It is fitted on the even
+ * questions: the largest 2-decimal t that keeps every answerable question whose top-K held an
+ * answering chunk (recall@K with the floor = recall@K without it); the odd questions check it:
+ * recall kept, answering chunks kept, and the share of items of unanswerable questions dropped.
+ * Writes bench/relevance/results.json and the "Relevance floor per embedder and retrieval method"
+ * section of bench/RESULTS.md. `RELEVANCE_FLOORS` in libs/context-budget/src/relevance.ts takes its values from here.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { gitCommit, machine, numberArg, sharedDataDir, writeResultsSection } from '../common';
+import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
+import { LocalEmbeddingProvider } from '@ask/llm-providers';
+import { effectiveRetrieval, type RetrievedItem } from '@ask/ask-contracts';
+import {
+  CredentialsCipher,
+  InsightsRepository,
+  KnowledgeRepository,
+  ProjectsRepository,
+  RetrievalRepository,
+} from '@ask/persistence';
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { createTestDatabase } from '@ask/persistence/testing';
+
+const SECTION = '## Relevance floor per embedder and retrieval method';
+const dataArg = process.argv.indexOf('--data');
+const DATA = dataArg >= 0 ? resolve(process.argv[dataArg + 1]) : sharedDataDir(['kb-postgresql-15-docs']);
+const DISTRACTORS = numberArg('distractors', 100, 0);
+const TOP_K = numberArg('top-k', 8);
+const KEEP = 1;
+
+interface Question {
+  question: string;
+  pages: string[];
+}
+
+const pageOf = (item: RetrievedItem) =>
+  (item.source ?? '')
+    .replace(/^.*\//, '')
+    .replace(/\.html$/, '')
+    .replace(/^.*#/, '');
+
+/** One question's retrieved items: cosine score and whether the chunk is from an answering page. */
+type Row = { answerable: boolean; items: Array<{ score: number; answers: boolean }> };
+
+/** At floor t: answerable questions (of those that retrieved an answering chunk) that keep one; answering chunks kept; items of unanswerable questions dropped. */
+function rates(rows: Row[], t: number) {
+  const found = rows.filter((r) => r.answerable && r.items.some((i) => i.answers));
+  const kept = found.filter((r) => r.items.some((i) => i.answers && i.score >= t)).length;
+  const answering = rows.flatMap((r) => r.items.filter((i) => i.answers));
+  const unrelated = rows.filter((r) => !r.answerable).flatMap((r) => r.items);
+  const others = rows.filter((r) => r.answerable).flatMap((r) => r.items.filter((i) => !i.answers));
+  return {
+    recall: `${kept}/${found.length}`,
+    recallShare: found.length ? kept / found.length : 1,
+    answeringKept: `${answering.filter((i) => i.score >= t).length}/${answering.length}`,
+    unanswerableDropped: `${unrelated.filter((i) => i.score < t).length}/${unrelated.length}`,
+    otherDropped: `${others.filter((i) => i.score < t).length}/${others.length}`,
+  };
+}
+
+function fit(rows: Row[]) {
+  const even = rows.filter((_, i) => i % 2 === 0);
+  const odd = rows.filter((_, i) => i % 2 === 1);
+  let floor = 0;
+  for (let c = 0; c <= 100; c++) if (rates(even, c / 100).recallShare >= KEEP) floor = c / 100;
+  return { floor, fit: rates(even, floor), heldOut: rates(odd, floor) };
+}
+
+async function main(): Promise<void> {
+  const questions: Question[] = readFileSync(join(__dirname, '..', 'retrieval', 'questions.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l));
+  const all = await loadDocuments(join(DATA, 'kb-postgresql-15-docs'), { sourceName: 'postgresql-15' });
+  const idOf = (doc: SourceDocument) => doc.uri.replace(/^.*\//, '').replace(/\.html$/, '');
+  const needed = new Set(questions.flatMap((q) => q.pages));
+  const hash = (s: string) => createHash('sha256').update(s).digest('hex');
+  const others = all.filter((d) => !needed.has(idOf(d))).sort((a, b) => (hash(idOf(a)) < hash(idOf(b)) ? -1 : 1));
+  const corpus = [...all.filter((d) => needed.has(idOf(d))), ...others.slice(0, DISTRACTORS)];
+  const db = await createTestDatabase();
+  const embedder = new LocalEmbeddingProvider();
+  const results: Array<{
+    method: string;
+    floor: number;
+    fit: ReturnType<typeof rates>;
+    heldOut: ReturnType<typeof rates>;
+  }> = [];
+  try {
+    const ds = db.dataSource;
+    const projects = new ProjectsRepository(ds, new CredentialsCipher(undefined));
+    const retrieval = new RetrievalRepository(ds);
+    const project = await projects.create({
+      name: 'relevance bench',
+      embeddingSettings: { provider: embedder.provider, model: embedder.model, dimensions: embedder.dimensions },
+    });
+    await new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds)).ingest(
+      project.id,
+      corpus,
+      embedder,
+    );
+    await new KnowledgeRepository(ds).refreshStatistics();
+    const model = `${embedder.provider}/${embedder.model}`;
+    const weights = effectiveRetrieval(null, { embeddingProvider: embedder.provider });
+    const methods: Array<{ name: string; run: (q: Question, v: number[]) => Promise<RetrievedItem[]> }> = [
+      { name: 'vector', run: (_q, v) => retrieval.search(project.id, v, TOP_K, model) },
+      { name: 'fulltext', run: (q, v) => retrieval.searchFullText(project.id, q.question, v, TOP_K, model) },
+      {
+        name: `hybrid (default ${weights.vectorWeight} / ${weights.fulltextWeight})`,
+        run: (q, v) =>
+          retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, {
+            vector: weights.vectorWeight,
+            fulltext: weights.fulltextWeight,
+          }),
+      },
+      {
+        name: 'hybrid 1 / 1',
+        run: (q, v) => retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, { vector: 1, fulltext: 1 }),
+      },
+    ];
+    const vectors = await Promise.all(questions.map(async (q) => (await embedder.embed([q.question]))[0]));
+    for (const method of methods) {
+      const rows: Row[] = [];
+      for (const [i, q] of questions.entries()) {
+        const items = await method.run(q, vectors[i]);
+        rows.push({
+          answerable: q.pages.length > 0,
+          items: items.map((item) => ({ score: item.score, answers: q.pages.includes(pageOf(item)) })),
+        });
+      }
+      results.push({ method: method.name, ...fit(rows) });
+      console.log(JSON.stringify(results.at(-1)));
+    }
+  } finally {
+    await db.drop();
+  }
+  const command = `node tools/run-ts.js bench/relevance/relevance.bench.ts --distractors ${DISTRACTORS} --top-k ${TOP_K}`;
+  const run = {
+    date: new Date().toISOString(),
+    commit: gitCommit(),
+    machine: machine(),
+    command,
+    pages: corpus.length,
+    results,
+  };
+  writeFileSync(join(__dirname, 'results.json'), `${JSON.stringify(run, null, 2)}\n`);
+  writeResultsSection(
+    SECTION,
+    [
+      SECTION,
+      '',
+      `Command: \`${command}\` (commit ${run.commit}, ${run.date.slice(0, 10)}, ${run.machine.nproc} cores). Embedder \`local-lexical-v1\`, ${corpus.length} pages of the PostgreSQL 15 manual (bench/retrieval's answering pages + ${DISTRACTORS} others), top-K ${TOP_K}.`,
+      `Floor = the largest 2-decimal cosine that keeps, on the even questions, ${KEEP === 1 ? 'every one' : `≥ ${KEEP * 100}%`} of the answerable questions whose top-K held an answering chunk; the odd questions check it (held out).`,
+      '`RELEVANCE_FLOORS` in libs/context-budget/src/relevance.ts takes these values.',
+      '',
+      '| method | floor | fit: questions keeping an answering chunk · answering chunks kept · unanswerable items dropped | held out: same | held out: other items of answerable questions dropped |',
+      '| --- | --- | --- | --- | --- |',
+      ...results.map(
+        (r) =>
+          `| ${r.method} | ${r.floor.toFixed(2)} | ${r.fit.recall} · ${r.fit.answeringKept} · ${r.fit.unanswerableDropped} | ${r.heldOut.recall} · ${r.heldOut.answeringKept} · ${r.heldOut.unanswerableDropped} | ${r.heldOut.otherDropped} |`,
+      ),
+      '',
+    ].join('\n'),
+  );
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
