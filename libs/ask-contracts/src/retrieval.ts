@@ -158,6 +158,6 @@ export interface RetrievalLegs {
   vector?: { rank: number; score: number };
   /** Rank and `ts_rank_cd` in the full-text leg, when it found the item. */
   fulltext?: { rank: number; score: number };
-  /** Weighted reciprocal-rank-fusion score (hybrid only). */
+  /** Fused score in [0, 1]: weighted convex combination of the legs' normalised scores (hybrid only). */
   fused?: number;
 }
