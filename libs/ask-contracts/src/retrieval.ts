@@ -161,3 +161,36 @@ export interface RetrievalLegs {
   /** Fused score in [0, 1]: weighted convex combination of the legs' normalised scores (hybrid only). */
   fused?: number;
 }
+
+/** One entry of an answer's sources list (`done` event, stored message). */
+export interface CitedSource {
+  kind: string;
+  id: string;
+  title: string;
+  source?: string;
+}
+
+/**
+ * The sources list of an answer from the items its prompt kept, best first: one entry per page —
+ * knowledge chunks of the same `source` (the knowledge source's uri, one per ingested page) are
+ * grouped under the first (best) of them — and every insight, recommendation or chunk without a
+ * `source` as it is. Order is the items' order (issue 33: a page cited three times by three of its
+ * chunks is listed once).
+ * @param items the kept items, best first.
+ * @returns `{ kind, id, title, source }` per page or item (`id` of its best chunk for a page).
+ */
+export function citedSources(
+  items: ReadonlyArray<{ kind: string; id: string; title: string; source?: string }>,
+): CitedSource[] {
+  const seen = new Set<string>();
+  const out: CitedSource[] = [];
+  for (const { kind, id, title, source } of items) {
+    if (source !== undefined) {
+      const page = `${kind}:${source}`;
+      if (seen.has(page)) continue;
+      seen.add(page);
+    }
+    out.push({ kind, id, title, source });
+  }
+  return out;
+}
