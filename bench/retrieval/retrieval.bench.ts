@@ -12,7 +12,7 @@
  * question is searched as the retrieval worker searches it (`RetrievalRepository`, top-K 10):
  *
  * - vector legs alone, full text alone (`simple` and `english` configurations), and hybrid
- *   (weighted reciprocal rank fusion) at three weightings;
+ *   (normalised score fusion over 3 × top-K candidates per leg, `fuseRankings`) at three weightings;
  * - recall@k = share of answerable questions with a chunk of an answering page among the first k;
  *   MRR over the first 10; "abstains" = share of unanswerable questions whose best cosine score is
  *   below the threshold that keeps 90% of answerable questions above it (fitted on this same set:
@@ -31,7 +31,12 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsSection } from '../common';
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
-import { type EmbeddingProvider, LocalEmbeddingProvider, LocalSemanticEmbeddingProvider } from '@ask/llm-providers';
+import {
+  closeSemanticEmbeddingPools,
+  type EmbeddingProvider,
+  LocalEmbeddingProvider,
+  LocalSemanticEmbeddingProvider,
+} from '@ask/llm-providers';
 import { effectiveRetrieval, type RetrievedItem, type TextSearchConfig } from '@ask/ask-contracts';
 import {
   CredentialsCipher,
@@ -440,7 +445,11 @@ function fitAbstain(model: string, rows: Array<{ answerable: boolean; score: num
   return { model, threshold, fit: show(rates(fit, threshold)), heldOut: show(rates(held, threshold)) };
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+// The semantic embedder's worker-thread pools keep the process alive: close them, or the bench never
+// exits (bench:verify then waits for its 20-minute timeout).
+main()
+  .then(() => closeSemanticEmbeddingPools())
+  .catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });

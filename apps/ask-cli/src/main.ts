@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Command } from 'commander';
 import { closeSemanticEmbeddingPools } from '@ask/llm-providers';
 import { registerDemoCommand } from './commands/demo.command';
+import { registerEvalCommand } from './commands/eval.command';
 import { registerIngestCommands } from './commands/ingest.command';
 import { registerKeyCommands } from './commands/key.command';
 import { registerProjectCommands } from './commands/project.command';
@@ -18,6 +19,7 @@ registerSessionCommand(program);
 registerSessionsCommand(program);
 registerUsageCommand(program);
 registerDemoCommand(program);
+registerEvalCommand(program);
 
 program
   .parseAsync(process.argv)

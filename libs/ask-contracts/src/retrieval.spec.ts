@@ -1,4 +1,4 @@
-import { defaultFusionWeights, effectiveRetrieval, textSearchConfigForLanguage } from './retrieval';
+import { citedSources, defaultFusionWeights, effectiveRetrieval, textSearchConfigForLanguage } from './retrieval';
 
 describe('retrieval defaults', () => {
   it.each([
@@ -39,5 +39,22 @@ describe('retrieval defaults', () => {
       textSearchConfig: 'simple',
     });
     expect(effectiveRetrieval(undefined).textSearchConfig).toBe('simple');
+  });
+});
+
+describe('citedSources', () => {
+  it('lists each page once, under its best chunk, in the items order; insights and source-less chunks as they are', () => {
+    const chunk = (id: string, source?: string) => ({ kind: 'knowledge', id, title: `T ${source ?? id}`, source });
+    expect(
+      citedSources([
+        chunk('c1', 'manual/vacuum.html'),
+        { kind: 'insight', id: 'i1', title: 'Insight' },
+        chunk('c2', 'manual/vacuum.html'),
+        chunk('c3', 'manual/analyze.html'),
+        chunk('c4'),
+        chunk('c5', 'manual/vacuum.html'),
+        chunk('c6'),
+      ]).map((s) => s.id),
+    ).toEqual(['c1', 'i1', 'c3', 'c4', 'c6']);
   });
 });

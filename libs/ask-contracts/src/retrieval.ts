@@ -90,13 +90,14 @@ export interface FusionWeightPair {
 }
 
 /**
- * Hybrid weights when a project sets none, per embedder, the best measured in bench/retrieval on the
- * PostgreSQL manual with the `english` configuration (bench/RESULTS.md, "Retrieval quality on the
- * PostgreSQL manual"): the lexical `local` embedder's vector leg is weak (recall@5 0.36 alone), so it
- * gets half the full-text leg's weight (0.5 / 1: recall@5 0.63, vs 0.56 at 1 / 1); a semantic
- * embedder's vector leg (0.54 alone) is close to full text's (0.62), so equal weights (1 / 1: recall@5 0.66 for
- * `local-semantic`, vs 0.62 at 0.5 / 1). Remote embedders are semantic: they take 1 / 1 (not measured
- * here).
+ * Hybrid weights when a project sets none, per embedder, chosen in bench/retrieval on the PostgreSQL
+ * manual with the `english` configuration (bench/RESULTS.md, "Retrieval quality on the PostgreSQL
+ * manual") under the former reciprocal rank fusion: the lexical `local` embedder's vector leg is weak
+ * (recall@5 0.36 alone), so it gets half the full-text leg's weight; a semantic embedder's vector leg
+ * (0.54 alone) is close to full text's (0.60), so equal weights. Under normalised score fusion (issue 33)
+ * the defaults measure recall@5 0.662 (`local`, 0.695 at 1 / 1) and 0.675 (`local-semantic`, 0.656 at
+ * 0.5 / 1); the lexical default is kept until held-out corpora decide it. Remote embedders are semantic:
+ * they take 1 / 1 (not measured here).
  * @param embeddingProvider the project's embedding provider id (`local`, `local-semantic`, `openai`, …).
  */
 export function defaultFusionWeights(embeddingProvider: string | undefined): FusionWeightPair {
@@ -176,6 +177,39 @@ export interface RetrievalLegs {
   vector?: { rank: number; score: number };
   /** Rank and `ts_rank_cd` in the full-text leg, when it found the item. */
   fulltext?: { rank: number; score: number };
-  /** Weighted reciprocal-rank-fusion score (hybrid only). */
+  /** Fused score in [0, 1]: weighted convex combination of the legs' normalised scores (hybrid only). */
   fused?: number;
+}
+
+/** One entry of an answer's sources list (`done` event, stored message). */
+export interface CitedSource {
+  kind: string;
+  id: string;
+  title: string;
+  source?: string;
+}
+
+/**
+ * The sources list of an answer from the items its prompt kept, best first: one entry per page —
+ * knowledge chunks of the same `source` (the knowledge source's uri, one per ingested page) are
+ * grouped under the first (best) of them — and every insight, recommendation or chunk without a
+ * `source` as it is. Order is the items' order (issue 33: a page cited three times by three of its
+ * chunks is listed once).
+ * @param items the kept items, best first.
+ * @returns `{ kind, id, title, source }` per page or item (`id` of its best chunk for a page).
+ */
+export function citedSources(
+  items: ReadonlyArray<{ kind: string; id: string; title: string; source?: string }>,
+): CitedSource[] {
+  const seen = new Set<string>();
+  const out: CitedSource[] = [];
+  for (const { kind, id, title, source } of items) {
+    if (source !== undefined) {
+      const page = `${kind}:${source}`;
+      if (seen.has(page)) continue;
+      seen.add(page);
+    }
+    out.push({ kind, id, title, source });
+  }
+  return out;
 }

@@ -1,5 +1,11 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { type BudgetEvent, type BudgetMemory, promptInputLimit, type SynthesizeJobData } from '@ask/ask-contracts';
+import {
+  type BudgetEvent,
+  type BudgetMemory,
+  citedSources,
+  promptInputLimit,
+  type SynthesizeJobData,
+} from '@ask/ask-contracts';
 import {
   AskErrorCode,
   contextOverflow,
@@ -354,7 +360,8 @@ export class SynthesisService {
     }
 
     const answer = result.text;
-    const sources = sized.keptItems.map(({ kind, id, title, source }) => ({ kind, id, title, source }));
+    // One entry per page (its best chunk first), not one per chunk.
+    const sources = citedSources(sized.keptItems);
     // A run that is no longer current stores nothing (the current run stores its own answer).
     await this.assertCurrent(data.askId, run);
     const stored = await inSpan('ask.store', {}, () =>

@@ -204,8 +204,8 @@ describe(LocalChatProvider.name, () => {
 
   describe('localAbstainThreshold', () => {
     it('is the calibrated figure for the lexical and the semantic embedder and undefined for any other model', () => {
-      expect(LOCAL_ABSTAIN_THRESHOLDS).toEqual({ 'local-lexical-v1': 0.175, 'use-lite-512': 0.61 });
-      expect(localAbstainThreshold('use-lite-512')).toBe(0.61);
+      expect(LOCAL_ABSTAIN_THRESHOLDS).toEqual({ 'local-lexical-v1': 0.175, 'use-lite-512': 0.62 });
+      expect(localAbstainThreshold('use-lite-512')).toBe(0.62);
       expect(localAbstainThreshold('local-lexical-v1')).toBe(0.175);
       expect(localAbstainThreshold('text-embedding-3-small')).toBeUndefined();
       expect(localAbstainThreshold(undefined)).toBeUndefined();

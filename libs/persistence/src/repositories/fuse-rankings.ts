@@ -1,12 +1,5 @@
 import type { RetrievedItem } from '@ask/ask-contracts';
 
-/**
- * The k of reciprocal rank fusion: an item at rank r of a leg earns weight ÷ (k + r). 60 is the
- * value of Cormack, Clarke and Büttcher, "Reciprocal Rank Fusion outperforms Condorcet and
- * individual Rank Learning Methods" (SIGIR 2009), used unchanged by most hybrid search engines.
- */
-export const RRF_K = 60;
-
 /** Weights of the two legs in {@link fuseRankings}. */
 export interface FusionWeights {
   vector: number;
@@ -14,14 +7,32 @@ export interface FusionWeights {
 }
 
 /**
- * Weighted reciprocal rank fusion of the vector and full-text rankings of one question.
+ * How many candidates each leg of a hybrid search returns for a fused top-K: three times top-K, at
+ * least 30, at most 200 (the repository's largest top-K). A deeper pool than top-K lets an item that
+ * one leg ranks low but the other ranks high reach the fused list (issue 33).
+ */
+export function fusionDepth(topK: number): number {
+  return Math.min(200, Math.max(30, 3 * topK));
+}
+
+/**
+ * Weighted convex combination of the two legs' normalised scores (Bruch, Gai and Ingber, "An Analysis
+ * of Fusion Functions for Hybrid Retrieval", ACM TOIS 2023: a convex combination of normalised scores
+ * beats reciprocal rank fusion and is tuned on few questions).
  *
- * Each item's fused score is Σ weight_leg ÷ (60 + rank_leg) over the legs that found it; a leg that
- * found nothing (the full-text leg abstains when no word of the question matches) contributes
- * nothing, so the result is then the other leg's order. Items are matched by kind and id; ties on
- * the fused score go to the higher cosine `score`, then kind and id.
+ * Every candidate carries its cosine similarity (`score`: both legs compute it) and, when the
+ * full-text leg found it, its `ts_rank_cd` (`legs.fulltext.score`; 0 otherwise). Over the union of
+ * both legs' candidates, cosine is min-max normalised to [0, 1] (1 when all are equal) and
+ * `ts_rank_cd` divided by the largest one (its theoretical minimum is 0); the fused score is
+ * (w_v · cosine_n + w_t · text_n) ÷ (w_v + w_t), in [0, 1] (0 when both weights are 0).
+ *
+ * Unlike weighted reciprocal rank fusion with k = 60, where a vector weight of 0.5 puts the vector
+ * leg's first item (0.5/61) below the full-text leg's 62nd (1/122), the vector leg's best item scores
+ * w_v ÷ (w_v + w_t) (1/3 at 0.5 / 1) and so outranks every full-text-only item whose text and cosine
+ * evidence is weaker. A full-text leg that found nothing (no word of the question matched) leaves the
+ * vector order. Ties go to the higher cosine `score`, then kind and id.
  * @param vector the vector leg, best first (its items' `score` is their cosine similarity).
- * @param fulltext the full-text leg, best first, each with `legs.fulltext`.
+ * @param fulltext the full-text leg, best first, each with `legs.fulltext` and its cosine `score`.
  * @returns at most `topK` items, best first, each with `legs` naming the legs that found it, its
  *   rank and score in each, and the fused score.
  */
@@ -33,24 +44,28 @@ export function fuseRankings(
 ): RetrievedItem[] {
   const merged = new Map<string, RetrievedItem>();
   vector.forEach((item, i) => {
-    merged.set(`${item.kind}:${item.id}`, {
-      ...item,
-      legs: { vector: { rank: i + 1, score: item.score }, fused: weights.vector / (RRF_K + i + 1) },
-    });
+    merged.set(`${item.kind}:${item.id}`, { ...item, legs: { vector: { rank: i + 1, score: item.score } } });
   });
   fulltext.forEach((item, i) => {
     const key = `${item.kind}:${item.id}`;
-    const rank = i + 1;
-    const textScore = item.legs?.fulltext?.score ?? 0;
-    const share = weights.fulltext / (RRF_K + rank);
+    const leg = { rank: i + 1, score: item.legs?.fulltext?.score ?? 0 };
     const seen = merged.get(key);
-    if (seen?.legs) {
-      seen.legs = { ...seen.legs, fulltext: { rank, score: textScore }, fused: (seen.legs.fused ?? 0) + share };
-    } else {
-      merged.set(key, { ...item, legs: { fulltext: { rank, score: textScore }, fused: share } });
-    }
+    if (seen?.legs) seen.legs = { ...seen.legs, fulltext: leg };
+    else merged.set(key, { ...item, legs: { fulltext: leg } });
   });
-  return [...merged.values()]
+  const items = [...merged.values()];
+  const cosines = items.map((i) => i.score);
+  const cosMin = Math.min(...cosines);
+  const cosRange = Math.max(...cosines) - cosMin;
+  const textMax = Math.max(0, ...items.map((i) => i.legs?.fulltext?.score ?? 0));
+  const total = weights.vector + weights.fulltext;
+  for (const item of items) {
+    const cosine = cosRange > 0 ? (item.score - cosMin) / cosRange : 1;
+    const text = textMax > 0 ? (item.legs?.fulltext?.score ?? 0) / textMax : 0;
+    const fused = total > 0 ? (weights.vector * cosine + weights.fulltext * text) / total : 0;
+    item.legs = { ...item.legs, fused };
+  }
+  return items
     .sort(
       (a, b) =>
         (b.legs?.fused ?? 0) - (a.legs?.fused ?? 0) ||

@@ -307,6 +307,38 @@ describe(RetrievalRepository.name, () => {
     }, 60_000);
   });
 
+  describe('searchHybrid', () => {
+    it('brings a chunk found only by the vector leg into the fused top-K under the lexical default weights 0.5 / 1 (issue 33)', async () => {
+      const project = (await projects.create({ name: 'Hybrid' })).id;
+      // Ten chunks match the question's one content word (one strongly, nine once) and point away
+      // from the question's vector; one chunk shares no word with it but is its nearest neighbour.
+      await knowledge.replaceSource(
+        project,
+        { uri: 'vacuum.md', title: 'Vacuum', contentHash: 'h' },
+        [
+          { text: Array.from({ length: 8 }, () => 'vacuum').join(' '), tokenCount: 8, embedding: [0, 1, 0] },
+          ...Array.from({ length: 9 }, (_, i) => ({ text: `vacuum note ${i}`, tokenCount: 3, embedding: [0, 1, 0] })),
+          { text: 'reclaim disk space from deleted rows', tokenCount: 6, embedding: [1, 0, 0] },
+        ],
+        MODEL,
+      );
+      const question = 'vacuum';
+      expect(await retrieval.searchFullText(project, question, [1, 0, 0], 30, MODEL)).toHaveLength(10);
+      const [nearest] = await retrieval.search(project, [1, 0, 0], 1, MODEL);
+      expect(nearest.text).toBe('reclaim disk space from deleted rows');
+
+      const fused = await retrieval.searchHybrid(project, question, [1, 0, 0], 5, MODEL, { vector: 0.5, fulltext: 1 });
+      expect(fused).toHaveLength(5);
+      expect(fused.slice(0, 2).map((i) => i.text)).toEqual([
+        'vacuum vacuum vacuum vacuum vacuum vacuum vacuum vacuum',
+        'reclaim disk space from deleted rows',
+      ]);
+      expect(fused[1].legs?.vector?.rank).toBe(1);
+      expect(fused[1].legs?.fulltext).toBeUndefined();
+      expect(fused[1].legs?.fused).toBeCloseTo(1 / 3, 12);
+    });
+  });
+
   describe('fullTextQuery', () => {
     it('ORs the distinct lower-cased words, at most 32 of at most 50 characters', () => {
       expect(fullTextQuery("How do I VACUUM a table? vacuum it's 2x")).toBe(

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { isUuid } from '../ids';
 import { pgQuery } from '../pg-query';
 import { assertDimensions, embeddingExpression, isIndexedDimension, vectorParam } from '../vector';
-import { type FusionWeights, fuseRankings } from './fuse-rankings';
+import { type FusionWeights, fuseRankings, fusionDepth } from './fuse-rankings';
 
 /** Largest top-K a search accepts. */
 export const MAX_TOP_K = 200;
@@ -121,8 +121,9 @@ export class RetrievalRepository {
   }
 
   /**
-   * Both legs for one question, fused by weighted reciprocal rank (`fuseRankings`): the `topK` best
-   * of the vector leg's and the full-text leg's `topK` each, both under the same embedding-model filter.
+   * Both legs for one question, fused by a weighted convex combination of their normalised scores
+   * (`fuseRankings`): the `topK` best of the vector leg's and the full-text leg's `fusionDepth(topK)`
+   * candidates each (3 × top-K, 30..200), both under the same embedding-model filter.
    * @throws RangeError for a bad top-K or embedding length.
    */
   async searchHybrid(
@@ -133,9 +134,11 @@ export class RetrievalRepository {
     embeddingModel: string,
     weights: FusionWeights,
   ): Promise<RetrievedItem[]> {
+    assertTopK(topK);
+    const depth = fusionDepth(topK);
     const [byVector, byText] = await Promise.all([
-      this.search(projectId, embedding, topK, embeddingModel),
-      this.searchFullText(projectId, question, embedding, topK, embeddingModel),
+      this.search(projectId, embedding, depth, embeddingModel),
+      this.searchFullText(projectId, question, embedding, depth, embeddingModel),
     ]);
     return fuseRankings(byVector, byText, weights, topK);
   }
