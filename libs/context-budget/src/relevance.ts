@@ -36,7 +36,7 @@ export interface ItemDecision {
  * answers of full text and hybrid or keep everything under vector.
  * Other embedders (`use-lite-512`, remote ones) have not been measured per item: no floor (every item
  * relevant; memory still comes before every item but the floor one). The stand-in's abstain threshold
- * (0.61 for `use-lite-512`) is on the best item and is not a per-item floor.
+ * (0.62 for `use-lite-512`) is on the best item and is not a per-item floor.
  */
 export const RELEVANCE_FLOORS: Readonly<Record<string, Readonly<Record<RetrievalMethod, number>>>> = {
   'local-lexical-v1': { vector: 0.16, fulltext: 0.04, hybrid: 0.04 },
