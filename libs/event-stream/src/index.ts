@@ -8,3 +8,4 @@ export * from './redis-policy';
 export * from './stream-hub';
 export * from './stream-ids';
 export * from './job-contract';
+export * from './redis-connections';

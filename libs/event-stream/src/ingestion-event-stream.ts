@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from './redis-connections';
 import { streamHashTag, type StreamEntry, type StreamHub } from './stream-hub';
 import {
   INGESTION_TERMINAL_EVENTS,
@@ -37,7 +37,7 @@ const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
  */
 export class IngestionEventStream {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly ttlSeconds: number,
     private readonly hub: StreamHub,

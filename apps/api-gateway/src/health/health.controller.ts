@@ -1,8 +1,7 @@
 import { Controller, Get, Header, HttpException, HttpStatus, Inject } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { PROCESS_ID_HEADER } from '@ask/ask-contracts';
-import { EVENTS_REDIS } from '@ask/event-stream';
+import { EVENTS_REDIS, type RedisClient, pingMasters } from '@ask/event-stream';
 import { registry } from '@ask/observability';
 import { Public } from '../auth/access.decorators';
 
@@ -12,7 +11,7 @@ import { Public } from '../auth/access.decorators';
 export class HealthController {
   constructor(
     private readonly db: DataSource,
-    @Inject(EVENTS_REDIS) private readonly redis: Redis,
+    @Inject(EVENTS_REDIS) private readonly redis: RedisClient,
   ) {}
 
   /**
@@ -25,7 +24,7 @@ export class HealthController {
     const failing: string[] = [];
     await Promise.all([
       this.db.query('SELECT 1').catch(() => failing.push('postgres')),
-      this.redis.ping().catch(() => failing.push('redis')),
+      pingMasters(this.redis).catch(() => failing.push('redis')),
     ]);
     if (failing.length) {
       throw new HttpException({ message: `unavailable: ${failing.sort().join(', ')}` }, HttpStatus.SERVICE_UNAVAILABLE);
