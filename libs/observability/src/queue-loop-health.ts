@@ -7,7 +7,8 @@ export interface ErrorEmitter {
 export interface QueueLoopHealthOptions {
   /**
    * How long one error keeps its queue unhealthy, and how often one distinct error is logged, in
-   * milliseconds (default 30,000: two of the synthesis worker's 15 s stalled checks).
+   * milliseconds (default 10,000: a loop failing at every attempt errors many times a second, a lost
+   * connection at each reconnect, at most every 2 s on a Cluster).
    */
   intervalMs?: number;
   /** Where the lines go (the app's logger); one per distinct error per interval. */
@@ -51,7 +52,7 @@ export class QueueLoopHealth {
   private readonly seen = new Map<string, Seen>();
 
   constructor(private readonly options: QueueLoopHealthOptions) {
-    this.intervalMs = options.intervalMs ?? 30_000;
+    this.intervalMs = options.intervalMs ?? 10_000;
     this.now = options.now ?? Date.now;
   }
 
