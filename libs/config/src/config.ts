@@ -82,6 +82,15 @@ const schema = z.object({
    */
   INGESTION_LOCK_DURATION_MS: z.coerce.number().int().min(1000).max(3_600_000).default(120_000),
   SYNTHESIS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  /**
+   * Synthesis jobs of one project running at once, across the fleet (Redis-counted leases); 0: no cap.
+   * Over it a project's next job waits (parked) while its running ones hold their slots, so a project
+   * whose provider is slow leaves slots to the others. Default 6: three quarters of one worker's 8
+   * slots; set it to about ¾ of the fleet's synthesis slots (workers × SYNTHESIS_CONCURRENCY).
+   */
+  SYNTHESIS_PROJECT_MAX_RUNNING: z.coerce.number().int().min(0).max(100_000).default(6),
+  /** Retrieval jobs of one project running at once, across the fleet; 0 (default): no cap (retrieval is short). */
+  RETRIEVAL_PROJECT_MAX_RUNNING: z.coerce.number().int().min(0).max(100_000).default(0),
   /** How long one summariser call (conversation memory) may take, in milliseconds; then it is abandoned. */
   MEMORY_SUMMARY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   /** Summary jobs (conversation memory) run at once per synthesis worker. */

@@ -9,3 +9,4 @@ export * from './stream-hub';
 export * from './stream-ids';
 export * from './job-contract';
 export * from './redis-connections';
+export * from './fair-share';

@@ -3,7 +3,8 @@ import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { BullModule, getQueueToken, WorkerHost } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
 import { QueueLoopHealth, watchQueues } from '@ask/observability';
-import type { QueueName } from '@ask/ask-contracts';
+import { QueueName } from '@ask/ask-contracts';
+import { FairShare } from './fair-share';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { BULLMQ_REDIS, EVENTS_REDIS } from './event-stream.module';
 import { masters, queuePrefix, type RedisClient } from './redis-connections';
@@ -90,8 +91,14 @@ export class AskQueuesModule {
           },
         },
         QueueLoopWatcher,
+        {
+          provide: FairShare,
+          inject: [EVENTS_REDIS, APP_CONFIG],
+          useFactory: (redis: RedisClient, config: AppConfig) =>
+            new FairShare(redis, Object.fromEntries(queues.map((name) => [name, fairShareOf(config, name)]))),
+        },
       ],
-      exports: [BullModule, QueueLoopHealth],
+      exports: [BullModule, QueueLoopHealth, FairShare],
     };
   }
 }
@@ -101,4 +108,18 @@ async function ready(client: RedisClient): Promise<RedisClient> {
   if (client.status === 'ready') return client;
   await client.ping();
   return client;
+}
+
+/** How long a parked job waits at most before it is tried again (promoted sooner when a slot frees), ms. */
+const PARK_MS = 30_000;
+
+/** A queue's fair share settings from the config: its cap per project, a lease past the ask's deadline. */
+function fairShareOf(config: AppConfig, queue: QueueName) {
+  const maxRunning =
+    queue === QueueName.AskSynthesis
+      ? config.SYNTHESIS_PROJECT_MAX_RUNNING
+      : queue === QueueName.AskRetrieval
+        ? config.RETRIEVAL_PROJECT_MAX_RUNNING
+        : 0;
+  return { prefix: queuePrefix(config, queue), maxRunning, leaseMs: config.ASK_DEADLINE_MS + 30_000, parkMs: PARK_MS };
 }
