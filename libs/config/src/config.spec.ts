@@ -99,7 +99,9 @@ describe('loadConfig', () => {
     });
 
     it('refuses a node without a port, and untagged streams on a Cluster', () => {
-      expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:7000,b' })).toThrow(/REDIS_CLUSTER_NODES: "b" is not host:port/);
+      expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:7000,b' })).toThrow(
+        /REDIS_CLUSTER_NODES: "b" is not host:port/,
+      );
       expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:7000', ASK_STREAM_HASH_TAGS: '0' })).toThrow(
         /ASK_STREAM_HASH_TAGS: must be at least 1 with REDIS_CLUSTER_NODES/,
       );

@@ -178,7 +178,9 @@ const schema = z.object({
 export const CLUSTER_DEFAULT_STREAM_HASH_TAGS = 16;
 
 /** The settings, with ASK_STREAM_HASH_TAGS resolved (0 on one server, 16 on a Cluster unless set). */
-export type AppConfig = Readonly<Omit<z.infer<typeof schema>, 'ASK_STREAM_HASH_TAGS'> & { ASK_STREAM_HASH_TAGS: number }>;
+export type AppConfig = Readonly<
+  Omit<z.infer<typeof schema>, 'ASK_STREAM_HASH_TAGS'> & { ASK_STREAM_HASH_TAGS: number }
+>;
 
 /** One node of a Redis Cluster, as REDIS_CLUSTER_NODES names it. */
 export interface ClusterNode {
@@ -231,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   registerSecrets([parsed.data.ASK_ADMIN_KEY, parsed.data.ASK_ENCRYPTION_KEY, parsed.data.ASK_EVENTS_SECRET], {
     pinned: true,
   });
-  const tags = parsed.data.ASK_STREAM_HASH_TAGS ?? (parsed.data.REDIS_CLUSTER_NODES ? CLUSTER_DEFAULT_STREAM_HASH_TAGS : 0);
+  const tags =
+    parsed.data.ASK_STREAM_HASH_TAGS ?? (parsed.data.REDIS_CLUSTER_NODES ? CLUSTER_DEFAULT_STREAM_HASH_TAGS : 0);
   return Object.freeze({ ...parsed.data, ASK_STREAM_HASH_TAGS: tags });
 }

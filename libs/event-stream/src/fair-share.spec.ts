@@ -23,7 +23,11 @@ describe(FairShare.name, () => {
     const queue = new Queue(name, { connection: { url }, prefix });
     opened.push(queue);
     const add = async (projectId: string, n: number) =>
-      queue.add('job', { projectId, n }, { priority: await fair.priority(name, projectId), jobId: `${projectId}-${n}` });
+      queue.add(
+        'job',
+        { projectId, n },
+        { priority: await fair.priority(name, projectId), jobId: `${projectId}-${n}` },
+      );
     return { fair, queue, add };
   };
 
@@ -47,9 +51,11 @@ describe(FairShare.name, () => {
 
     it('starts the clock again once the queue is idle (values bounded by the backlog, not by uptime)', async () => {
       const { fair } = setUp('idle', 0);
-      expect([await fair.priority('idle', 'A'), await fair.priority('idle', 'A'), await fair.priority('idle', 'B')]).toEqual([
-        1, 1, 1,
-      ]);
+      expect([
+        await fair.priority('idle', 'A'),
+        await fair.priority('idle', 'A'),
+        await fair.priority('idle', 'B'),
+      ]).toEqual([1, 1, 1]);
     });
   });
 

@@ -51,8 +51,23 @@ return redis.call('RPOP', KEYS[2])
 
 /** The Lua commands {@link FairShare} defines on its connection. */
 interface FairCommands {
-  fairPriority(v: string, next: string, prio: string, wait: string, delayed: string, project: string, max: number): Promise<number>;
-  fairAcquire(leases: string, v: string, jobId: string, leaseMs: number, cap: number, priority: number): Promise<number>;
+  fairPriority(
+    v: string,
+    next: string,
+    prio: string,
+    wait: string,
+    delayed: string,
+    project: string,
+    max: number,
+  ): Promise<number>;
+  fairAcquire(
+    leases: string,
+    v: string,
+    jobId: string,
+    leaseMs: number,
+    cap: number,
+    priority: number,
+  ): Promise<number>;
   fairRelease(leases: string, parked: string, jobId: string): Promise<string | null>;
 }
 
@@ -141,7 +156,11 @@ export class FairShare {
   /** Records `jobId` as parked at its project's cap (promoted by a later {@link release}). */
   async park(queue: string, projectId: string, jobId: string): Promise<void> {
     const key = this.key(queue, `parked:${projectId}`);
-    await this.redis.multi().lpush(key, jobId).pexpire(key, this.settings(queue).parkMs * 4).exec();
+    await this.redis
+      .multi()
+      .lpush(key, jobId)
+      .pexpire(key, this.settings(queue).parkMs * 4)
+      .exec();
   }
 
   /** Gives `jobId`'s slot back; returns the project's oldest parked job id, if any. */

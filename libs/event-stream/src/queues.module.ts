@@ -1,4 +1,11 @@
-import { type DynamicModule, Injectable, Logger, Module, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import {
+  type DynamicModule,
+  Injectable,
+  Logger,
+  Module,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { BullModule, getQueueToken, WorkerHost } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
