@@ -89,6 +89,12 @@ const schema = z.object({
    * slots; set it to about ¾ of the fleet's synthesis slots (workers × SYNTHESIS_CONCURRENCY).
    */
   SYNTHESIS_PROJECT_MAX_RUNNING: z.coerce.number().int().min(0).max(100_000).default(6),
+  /**
+   * Fair shares between projects in the ask queues (docs/ARCHITECTURE.md "Fair shares"): `on`
+   * (default) orders jobs by start-time fair queuing and applies the *_PROJECT_MAX_RUNNING caps;
+   * `off` is strict FIFO without caps (as before; the fairness bench's baseline).
+   */
+  ASK_FAIR_SHARES: z.enum(['on', 'off']).default('on'),
   /** Retrieval jobs of one project running at once, across the fleet; 0 (default): no cap (retrieval is short). */
   RETRIEVAL_PROJECT_MAX_RUNNING: z.coerce.number().int().min(0).max(100_000).default(0),
   /** How long one summariser call (conversation memory) may take, in milliseconds; then it is abandoned. */

@@ -19,7 +19,9 @@ describe(FairShare.name, () => {
 
   /** A queue with fair shares (cap `maxRunning`) and a way to add a job of a project. */
   const setUp = (name: string, maxRunning: number) => {
-    const fair = new FairShare(redis, { [name]: { prefix, maxRunning, leaseMs: 60_000, parkMs: 60_000 } });
+    const fair = new FairShare(redis, {
+      [name]: { enabled: true, prefix, maxRunning, leaseMs: 60_000, parkMs: 60_000 },
+    });
     const queue = new Queue(name, { connection: { url }, prefix });
     opened.push(queue);
     const add = async (projectId: string, n: number) =>
@@ -37,9 +39,9 @@ describe(FairShare.name, () => {
       for (let n = 1; n <= 30; n += 1) await add('A', n);
       await add('B', 1);
       const done: string[] = [];
-      const worker = new Worker(
+      const worker: Worker = new Worker(
         'order',
-        async (job, token) => fair.run(worker, job, token, async () => void done.push(job.id!)),
+        async (job, token): Promise<void> => fair.run(worker, job, token, async () => void done.push(job.id!)),
         { connection: { url, maxRetriesPerRequest: null }, prefix, concurrency: 1 },
       );
       opened.push(worker);
@@ -66,9 +68,9 @@ describe(FairShare.name, () => {
       let running = 0;
       let maxA = 0;
       const started: string[] = [];
-      const worker = new Worker(
+      const worker: Worker = new Worker(
         'cap',
-        async (job, token) =>
+        async (job, token): Promise<void> =>
           fair.run(worker, job, token, async () => {
             started.push(job.id!);
             if (job.data.projectId === 'A') maxA = Math.max(maxA, (running += 1));

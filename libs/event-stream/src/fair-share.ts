@@ -73,6 +73,8 @@ interface FairCommands {
 
 /** Settings of one queue's fair share. */
 export interface FairShareQueue {
+  /** Off (ASK_FAIR_SHARES=off): strict FIFO, no cap, no Redis call: {@link FairShare.priority} gives no priority. */
+  enabled: boolean;
   /** The queue's BullMQ key prefix (`queuePrefix`): fairness keys sit beside its keys, in its hash slot on a Cluster. */
   prefix: string;
   /** Jobs of one project running at once in this queue, fleet-wide; 0: no cap (ordering only). */
@@ -125,8 +127,10 @@ export class FairShare {
   /**
    * The BullMQ priority (1 … {@link MAX_PRIORITY}) of the next job of `projectId` in `queue`: one
    * round trip, before the add. Past MAX_PRIORITY a project's jobs share the last value (FIFO).
+   * Undefined when fair shares are off (the job is added without a priority: FIFO).
    */
-  priority(queue: string, projectId: string): Promise<number> {
+  async priority(queue: string, projectId: string): Promise<number | undefined> {
+    if (!this.settings(queue).enabled) return undefined;
     const bull = `${this.settings(queue).prefix}:${queue}`;
     return this.commands.fairPriority(
       this.key(queue, 'v'),
@@ -186,6 +190,7 @@ export class FairShare {
     run: () => Promise<T>,
   ): Promise<T> {
     const name = queue.name;
+    if (!this.settings(name).enabled) return run();
     const jobId = job.id ?? '';
     const { projectId } = job.data;
     if (!(await this.acquire(name, projectId, jobId, job.opts.priority ?? 0))) {

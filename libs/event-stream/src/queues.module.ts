@@ -128,5 +128,11 @@ function fairShareOf(config: AppConfig, queue: QueueName) {
       : queue === QueueName.AskRetrieval
         ? config.RETRIEVAL_PROJECT_MAX_RUNNING
         : 0;
-  return { prefix: queuePrefix(config, queue), maxRunning, leaseMs: config.ASK_DEADLINE_MS + 30_000, parkMs: PARK_MS };
+  return {
+    enabled: config.ASK_FAIR_SHARES === 'on',
+    prefix: queuePrefix(config, queue),
+    maxRunning,
+    leaseMs: config.ASK_DEADLINE_MS + 30_000,
+    parkMs: PARK_MS,
+  };
 }

@@ -30,7 +30,7 @@ export class AskRetrievalProducer {
         return enqueueJob(this.queue, JobName.Retrieve, trace ? { ...data, trace } : data, {
           ...ASK_JOB_OPTIONS,
           jobId: data.askId,
-          priority,
+          ...(priority ? { priority } : {}),
         });
       },
     );

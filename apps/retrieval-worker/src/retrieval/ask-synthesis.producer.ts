@@ -29,7 +29,7 @@ export class AskSynthesisProducer {
         return enqueueJob(this.queue, JobName.Synthesize, trace ? { ...data, trace } : data, {
           ...ASK_JOB_OPTIONS,
           jobId: data.askId,
-          priority,
+          ...(priority ? { priority } : {}),
         });
       },
     );
