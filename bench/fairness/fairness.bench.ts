@@ -116,6 +116,8 @@ async function main(): Promise<void> {
     });
     await projects.setCredentials(slowA, { apiKey: 'sk-bench-fairness' } as never);
     const stack = await startStack({
+      // The machine is shared: a loaded one needs longer than the default 60 s to boot four apps.
+      timeoutMs: 240_000,
       logDir: join(ROOT, 'tmp', `bench-fairness-${mode}`),
       env: {
         DATABASE_URL: db.url,

@@ -18,9 +18,9 @@ describe(FairShare.name, () => {
   });
 
   /** A queue with fair shares (cap `maxRunning`) and a way to add a job of a project. */
-  const setUp = (name: string, maxRunning: number) => {
+  const setUp = (name: string, maxRunning: number, enabled = true) => {
     const fair = new FairShare(redis, {
-      [name]: { enabled: true, prefix, maxRunning, leaseMs: 60_000, parkMs: 60_000 },
+      [name]: { enabled, prefix, maxRunning, leaseMs: 60_000, parkMs: 60_000 },
     });
     const queue = new Queue(name, { connection: { url }, prefix });
     opened.push(queue);
@@ -28,28 +28,34 @@ describe(FairShare.name, () => {
       queue.add(
         'job',
         { projectId, n },
-        { priority: await fair.priority(name, projectId), jobId: `${projectId}-${n}` },
+        { priority: (await fair.priority(name, projectId)) ?? 0, jobId: `${projectId}-${n}` },
       );
     return { fair, queue, add };
   };
 
   describe('priority', () => {
-    it("serves project B's one job before project A's backlog drains, and A's jobs in their order", async () => {
-      const { fair, add } = setUp('order', 0);
-      for (let n = 1; n <= 30; n += 1) await add('A', n);
-      await add('B', 1);
-      const done: string[] = [];
-      const worker: Worker = new Worker(
-        'order',
-        async (job, token): Promise<void> => fair.run(worker, job, token, async () => void done.push(job.id!)),
-        { connection: { url, maxRetriesPerRequest: null }, prefix, concurrency: 1 },
-      );
-      opened.push(worker);
-      while (done.length < 31) await new Promise((r) => setTimeout(r, 20));
-      // Strict FIFO would run B's job 31st, after all of A's.
-      expect(done.indexOf('B-1')).toBe(1);
-      expect(done.filter((id) => id.startsWith('A-'))).toEqual(Array.from({ length: 30 }, (_, i) => `A-${i + 1}`));
-    });
+    it.each([
+      [true, 1],
+      [false, 30],
+    ])(
+      "with fair shares enabled=%s serves project B's one job at place %i (FIFO: after A's 30), A's in their order",
+      async (enabled, place) => {
+        const name = `order-${enabled}`;
+        const { fair, add } = setUp(name, 0, enabled);
+        for (let n = 1; n <= 30; n += 1) await add('A', n);
+        await add('B', 1);
+        const done: string[] = [];
+        const worker: Worker = new Worker(
+          name,
+          async (job, token): Promise<void> => fair.run(worker, job, token, async () => void done.push(job.id!)),
+          { connection: { url, maxRetriesPerRequest: null }, prefix, concurrency: 1 },
+        );
+        opened.push(worker);
+        while (done.length < 31) await new Promise((r) => setTimeout(r, 20));
+        expect(done.indexOf('B-1')).toBe(place);
+        expect(done.filter((id) => id.startsWith('A-'))).toEqual(Array.from({ length: 30 }, (_, i) => `A-${i + 1}`));
+      },
+    );
 
     it('starts the clock again once the queue is idle (values bounded by the backlog, not by uptime)', async () => {
       const { fair } = setUp('idle', 0);

@@ -43,10 +43,14 @@ if tonumber(ARGV[4]) > v then redis.call('SET', KEYS[2], ARGV[4]) end
 return 1
 `;
 
-/** Gives a slot back and names the project's oldest parked job. KEYS: leases, parked list. ARGV: job id. */
+/**
+ * Gives a slot back and names the project's first parked job (lowest priority value: its oldest).
+ * KEYS: leases, parked (sorted set, score = priority). ARGV: job id.
+ */
 const RELEASE_LUA = `
 redis.call('ZREM', KEYS[1], ARGV[1])
-return redis.call('RPOP', KEYS[2])
+local first = redis.call('ZPOPMIN', KEYS[2])
+return first[1] or false
 `;
 
 /** The Lua commands {@link FairShare} defines on its connection. */
@@ -93,7 +97,7 @@ export interface FairShareQueue {
  *   project's one: that one is served next, and a project's own jobs keep their order.
  * - Slots: with `maxRunning` > 0, a project holds at most that many running jobs of the queue across
  *   the fleet (leases in a Redis sorted set, {@link acquire}); a job over the cap is parked (BullMQ
- *   delayed, with its priority) and promoted when one of its project's jobs ends ({@link release}),
+ *   delayed, with its priority) and promoted (first by priority) when one of its project's jobs ends ({@link release}),
  *   or after `parkMs` at the latest. So a project whose provider answers in 100 s cannot hold every
  *   synthesis slot while another project waits.
  *
@@ -157,17 +161,20 @@ export class FairShare {
     return Number(reply) === 1;
   }
 
-  /** Records `jobId` as parked at its project's cap (promoted by a later {@link release}). */
-  async park(queue: string, projectId: string, jobId: string): Promise<void> {
+  /**
+   * Records `jobId` (of BullMQ priority `priority`) as parked at its project's cap, to be promoted by
+   * a later {@link release} in priority order (so two slots parking at once keep the project's order).
+   */
+  async park(queue: string, projectId: string, jobId: string, priority: number): Promise<void> {
     const key = this.key(queue, `parked:${projectId}`);
     await this.redis
       .multi()
-      .lpush(key, jobId)
+      .zadd(key, priority, jobId)
       .pexpire(key, this.settings(queue).parkMs * 4)
       .exec();
   }
 
-  /** Gives `jobId`'s slot back; returns the project's oldest parked job id, if any. */
+  /** Gives `jobId`'s slot back; returns the project's first parked job id (removed from the parked set), if any. */
   release(queue: string, projectId: string, jobId: string): Promise<string | null> {
     return this.commands.fairRelease(
       this.key(queue, `running:${projectId}`),
@@ -180,7 +187,7 @@ export class FairShare {
    * Runs `run` for `job` within its project's share of `queue` (the processor's whole job): takes a
    * slot, or parks the job (BullMQ `moveToDelayed` + `DelayedError`, so the attempt does not count)
    * when the project is at its cap; gives the slot back when `run` settles and promotes the
-   * project's oldest parked job (trying the next when one is no longer delayed).
+   * project's first parked job by priority (trying the next when one is no longer delayed).
    * @throws DelayedError when parked (BullMQ's signal to leave the job delayed); what `run` throws.
    */
   async run<T>(
@@ -193,8 +200,9 @@ export class FairShare {
     if (!this.settings(name).enabled) return run();
     const jobId = job.id ?? '';
     const { projectId } = job.data;
-    if (!(await this.acquire(name, projectId, jobId, job.opts.priority ?? 0))) {
-      await this.park(name, projectId, jobId);
+    const priority = job.opts.priority ?? 0;
+    if (!(await this.acquire(name, projectId, jobId, priority))) {
+      await this.park(name, projectId, jobId, priority);
       await job.moveToDelayed(Date.now() + this.settings(name).parkMs, token);
       throw new DelayedError();
     }
@@ -214,7 +222,8 @@ export class FairShare {
         await parked.promote();
         return;
       }
-      next = await this.redis.rpop(this.key(queue.name, `parked:${projectId}`));
+      const [id] = await this.redis.zpopmin(this.key(queue.name, `parked:${projectId}`));
+      next = id ?? null;
     }
   }
 }
