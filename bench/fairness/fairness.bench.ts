@@ -164,9 +164,14 @@ async function main(): Promise<void> {
       const floodB = await timeB();
       const aDoneAtBDone = await countOf(a);
       const floodLoadEnd = loadavg()[0];
-      const deadline = Date.now() + 30 * 60_000;
-      while ((await countOf(a)) < posted.length && Date.now() < deadline)
+      // Until every one of A's asks is stored, or none more is for 20 s (the rest ended at their deadline).
+      let last = await countOf(a);
+      let lastChange = Date.now();
+      while (last < posted.length && Date.now() - lastChange < 20_000) {
         await new Promise((r) => setTimeout(r, 1_000));
+        const now = await countOf(a);
+        if (now !== last) [last, lastChange] = [now, Date.now()];
+      }
       const drainedMs = performance.now() - floodStarted;
       const stored = (await rowsOf(a)).map((r) => r.ask_id);
       const postRank = new Map(posted.map((id, i) => [id, i]));
