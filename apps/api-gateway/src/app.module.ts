@@ -1,10 +1,9 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
-import type Redis from 'ioredis';
 import { QueueName } from '@ask/ask-contracts';
 import { APP_CONFIG, AppConfigModule, type AppConfig } from '@ask/config';
-import { AskQueuesModule, EVENTS_REDIS, EventStreamModule } from '@ask/event-stream';
+import { AskQueuesModule, EVENTS_REDIS, EventStreamModule, type RedisClient } from '@ask/event-stream';
 import { PersistenceModule } from '@ask/persistence';
 import { AskController } from './asks/ask.controller';
 import { AskRetrievalProducer } from './asks/ask-retrieval.producer';
@@ -34,7 +33,7 @@ import { ProjectThrottlerGuard, throttlerOptions } from './rate-limit/rate-limit
     DashboardStaticModule,
     ThrottlerModule.forRootAsync({
       inject: [APP_CONFIG, EVENTS_REDIS],
-      useFactory: (config: AppConfig, redis: Redis) => throttlerOptions(config, redis),
+      useFactory: (config: AppConfig, redis: RedisClient) => throttlerOptions(config, redis),
     }),
   ],
   controllers: [

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { EVENTS_REDIS } from '@ask/event-stream';
+import { EVENTS_REDIS, pingMasters } from '@ask/event-stream';
 import { bootWorker } from '@ask/observability';
 import { SynthesisWorkerModule } from './synthesis-worker.module';
 import './stand-in-cpu.metric';
@@ -10,7 +10,7 @@ bootWorker({
   name: 'synthesis-worker',
   module: SynthesisWorkerModule,
   healthPort: (app) => app.get<AppConfig>(APP_CONFIG).SYNTHESIS_HEALTH_PORT,
-  redis: (app) => app.get(EVENTS_REDIS),
+  redis: (app) => () => pingMasters(app.get(EVENTS_REDIS)),
 }).catch((err) => {
   console.error(err);
   process.exit(1);

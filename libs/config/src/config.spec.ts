@@ -114,4 +114,36 @@ describe('loadConfig', () => {
     );
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://user:pw@collector' })).toThrow(/user-info/);
   });
+
+  describe('Redis Cluster', () => {
+    it('parses REDIS_CLUSTER_NODES and spreads the streams over 16 hash tags unless told', () => {
+      const config = loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b:7001 [::1]:7002' });
+      expect([config.REDIS_CLUSTER_NODES, config.ASK_STREAM_HASH_TAGS]).toEqual([
+        [
+          { host: '10.0.0.1', port: 7000 },
+          { host: 'redis-b', port: 7001 },
+          { host: '::1', port: 7002 },
+        ],
+        16,
+      ]);
+      expect(loadConfig({ REDIS_CLUSTER_NODES: 'a:1', ASK_STREAM_HASH_TAGS: '4' }).ASK_STREAM_HASH_TAGS).toBe(4);
+      expect([loadConfig({}).REDIS_CLUSTER_NODES, loadConfig({}).ASK_STREAM_HASH_TAGS]).toEqual([undefined, 0]);
+    });
+
+    it('refuses a node without a port, and untagged streams on a Cluster', () => {
+      expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:7000,b' })).toThrow(
+        /REDIS_CLUSTER_NODES: "b" is not host:port/,
+      );
+      expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:7000', ASK_STREAM_HASH_TAGS: '0' })).toThrow(
+        /ASK_STREAM_HASH_TAGS: must be at least 1 with REDIS_CLUSTER_NODES/,
+      );
+    });
+
+    it('accepts one {hash tag} in ASK_KEY_PREFIX, not nested or empty ones', () => {
+      expect(loadConfig({ ASK_KEY_PREFIX: '{ask}' }).ASK_KEY_PREFIX).toBe('{ask}');
+      expect(loadConfig({ ASK_KEY_PREFIX: 'prod:{ask}:v2' }).ASK_KEY_PREFIX).toBe('prod:{ask}:v2');
+      for (const bad of ['{}', '{{ask}}', '{ask', 'a}{b', '{a}{b}'])
+        expect(() => loadConfig({ ASK_KEY_PREFIX: bad })).toThrow(/ASK_KEY_PREFIX/);
+    });
+  });
 });

@@ -41,10 +41,23 @@ const schema = z.object({
    */
   DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379/0'),
-  /** Prefix for every BullMQ key and event stream, so test runs never share keys with a running stack. */
+  /**
+   * Redis Cluster (docs/ARCHITECTURE.md "Redis Cluster"): `host:port` of one or more of its nodes,
+   * comma-separated; the rest are discovered. Set, every app connects with an ioredis `Cluster` client
+   * (REDIS_URL then unused but for its password and TLS, none here), BullMQ queues get one hash tag
+   * each, and ask/ingestion streams are spread over ASK_STREAM_HASH_TAGS tags (default 16). Unset
+   * (default): one Redis server at REDIS_URL, key names unchanged.
+   */
+  REDIS_CLUSTER_NODES: parsedString(parseClusterNodes),
+  /**
+   * Prefix for every BullMQ key and event stream, so test runs never share keys with a running stack.
+   * May carry a `{hash tag}` (e.g. `{ask}`): on a Redis Cluster every key then lands in that tag's one
+   * slot (one master holds everything); without one, the apps add per-queue and per-stream tags.
+   */
   ASK_KEY_PREFIX: z
     .string()
-    .regex(/^[A-Za-z0-9:_-]+$/)
+    .regex(/^[A-Za-z0-9:_{}-]+$/)
+    .refine(balancedTag, 'a {hash tag} must be one non-empty {…} with no nested braces')
     .default('ask-service'),
   GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   /**
@@ -104,6 +117,21 @@ const schema = z.object({
    */
   INGESTION_LOCK_DURATION_MS: z.coerce.number().int().min(1000).max(3_600_000).default(120_000),
   SYNTHESIS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  /**
+   * Synthesis jobs of one project running at once, across the fleet (Redis-counted leases); 0: no cap.
+   * Over it a project's next job waits (parked) while its running ones hold their slots, so a project
+   * whose provider is slow leaves slots to the others. Default 6: three quarters of one worker's 8
+   * slots; set it to about ¾ of the fleet's synthesis slots (workers × SYNTHESIS_CONCURRENCY).
+   */
+  SYNTHESIS_PROJECT_MAX_RUNNING: z.coerce.number().int().min(0).max(100_000).default(6),
+  /**
+   * Fair shares between projects in the ask queues (docs/ARCHITECTURE.md "Fair shares"): `on`
+   * (default) orders jobs by start-time fair queuing and applies the *_PROJECT_MAX_RUNNING caps;
+   * `off` is strict FIFO without caps (as before; the fairness bench's baseline).
+   */
+  ASK_FAIR_SHARES: z.enum(['on', 'off']).default('on'),
+  /** Retrieval jobs of one project running at once, across the fleet; 0 (default): no cap (retrieval is short). */
+  RETRIEVAL_PROJECT_MAX_RUNNING: z.coerce.number().int().min(0).max(100_000).default(0),
   /** How long one summariser call (conversation memory) may take, in milliseconds; then it is abandoned. */
   MEMORY_SUMMARY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   /** Summary jobs (conversation memory) run at once per synthesis worker. */
@@ -157,11 +185,12 @@ const schema = z.object({
   /** Redis connections the gateway's event relay reads with (blocking XREAD over many streams each). */
   ASK_STREAM_READERS: z.coerce.number().int().min(1).max(64).default(2),
   /**
-   * 0 (default, one Redis server): ask keys without hash tags. N > 0 (Redis Cluster): every ask's keys
-   * carry one of N hash tags and the gateway reads them with one reader per tag's slot (≤ N
-   * connections, ASK_STREAM_READERS then unused). The same value on every process of a deployment.
+   * 0 (default on one Redis server): ask keys without hash tags. N > 0 (default 16 with
+   * REDIS_CLUSTER_NODES, where 0 is refused): every ask's keys carry one of N hash tags and the gateway
+   * reads them with one reader per tag's slot (≤ N connections, ASK_STREAM_READERS then unused). The
+   * same value on every process of a deployment.
    */
-  ASK_STREAM_HASH_TAGS: z.coerce.number().int().min(0).max(64).default(0),
+  ASK_STREAM_HASH_TAGS: z.coerce.number().int().min(0).max(64).optional(),
   /** Bytes an SSE client may leave unread before the gateway drops it (it resumes with Last-Event-ID). */
   ASK_STREAM_BUFFER_BYTES: z.coerce.number().int().min(16_384).max(268_435_456).default(1_048_576),
   /** Asks accepted per project per minute (all its keys together), shared across replicas through Redis. */
@@ -210,9 +239,48 @@ const checked = schema
   .refine((c) => c.SYNTHESIS_LOCK_RENEW_MS < c.SYNTHESIS_LOCK_DURATION_MS, {
     path: ['SYNTHESIS_LOCK_RENEW_MS'],
     message: 'must be below SYNTHESIS_LOCK_DURATION_MS',
+  })
+  .refine((c) => !(c.REDIS_CLUSTER_NODES && c.ASK_STREAM_HASH_TAGS === 0), {
+    path: ['ASK_STREAM_HASH_TAGS'],
+    message: 'must be at least 1 with REDIS_CLUSTER_NODES (one XREAD and one script name one slot)',
   });
 
-export type AppConfig = Readonly<z.infer<typeof checked>>;
+/** Streams' hash tags on a Redis Cluster when ASK_STREAM_HASH_TAGS is unset: 16 slots, spread over the masters. */
+export const CLUSTER_DEFAULT_STREAM_HASH_TAGS = 16;
+
+/** The settings, with ASK_STREAM_HASH_TAGS resolved (0 on one server, 16 on a Cluster unless set). */
+export type AppConfig = Readonly<
+  Omit<z.infer<typeof checked>, 'ASK_STREAM_HASH_TAGS'> & { ASK_STREAM_HASH_TAGS: number }
+>;
+
+/** One node of a Redis Cluster, as REDIS_CLUSTER_NODES names it. */
+export interface ClusterNode {
+  host: string;
+  port: number;
+}
+
+/**
+ * Parses REDIS_CLUSTER_NODES: `host:port` entries separated by commas (or spaces); undefined when
+ * unset or blank.
+ * @throws Error naming the first entry that is not `host:port` with a port in 1–65535.
+ */
+export function parseClusterNodes(value: string | undefined): ClusterNode[] | undefined {
+  const entries = (value ?? '').split(/[\s,]+/).filter(Boolean);
+  if (entries.length === 0) return undefined;
+  return entries.map((entry) => {
+    const match = /^([^\s:]+|\[[0-9a-fA-F:]+\]):(\d{1,5})$/.exec(entry);
+    const port = match ? Number(match[2]) : 0;
+    if (!match || port < 1 || port > 65535) throw new Error(`"${entry}" is not host:port`);
+    return { host: match[1].replace(/^\[|\]$/g, ''), port };
+  });
+}
+
+/** True when `prefix` has no braces, or exactly one `{…}` with something inside and no nesting. */
+function balancedTag(prefix: string): boolean {
+  const braces = prefix.replace(/[^{}]/g, '');
+  if (braces === '') return true;
+  return braces === '{}' && /\{[^{}]+\}/.test(prefix);
+}
 
 /** Raised at boot when the environment is invalid; the message names each bad variable. */
 export class ConfigError extends Error {}
@@ -239,5 +307,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       pinned: true,
     },
   );
-  return Object.freeze(parsed.data);
+  const tags =
+    parsed.data.ASK_STREAM_HASH_TAGS ?? (parsed.data.REDIS_CLUSTER_NODES ? CLUSTER_DEFAULT_STREAM_HASH_TAGS : 0);
+  return Object.freeze({ ...parsed.data, ASK_STREAM_HASH_TAGS: tags });
 }

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from './redis-connections';
 import { type AskEvent, type AskEventType, TERMINAL_EVENTS } from '@ask/ask-contracts';
 import { AskError, AskErrorCode, invalidRequest, isAskError, llmUpstream } from '@ask/ask-errors';
 import { type AskEventStream, type AskMeta, metaOf } from './ask-event-stream';
@@ -60,7 +60,7 @@ const PAGE = 500;
  */
 export class AskEventRelay {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly hub: StreamHub,
     private readonly events: AskEventStream,
     private readonly ttlSeconds: number,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { RedisClient } from './redis-connections';
 import { askStreamKey, type AskEvent, type AskEventMap, type AskEventType, TERMINAL_EVENTS } from '@ask/ask-contracts';
 import { redactSecrets } from '@ask/ask-errors';
 import { inSpan, SpanKind } from '@ask/observability';
@@ -128,7 +128,7 @@ export class AskEventStream {
    *   Every process of a deployment must use the same value (`ASK_STREAM_HASH_TAGS`).
    */
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly ttlSeconds: number,
     private readonly hashTags = 0,

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from './redis-connections';
 import { TERMINAL_EVENTS, type ErrorEvent } from '@ask/ask-contracts';
 
 /**
@@ -37,7 +37,7 @@ export type GuardedPublish =
  * @param ttlSeconds expiry set on the stream when the error is appended.
  */
 export async function publishErrorUnlessEnded(
-  redis: Redis,
+  redis: RedisClient,
   key: string,
   error: ErrorEvent,
   ttlSeconds: number,

@@ -9,3 +9,5 @@ export * from './stream-hub';
 export * from './stream-ids';
 export * from './job-contract';
 export * from './replay-stored-answer';
+export * from './redis-connections';
+export * from './fair-share';

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from './redis-connections';
 import { streamHashTag, type StreamEntry, type StreamHub } from './stream-hub';
 import { isValidStreamId } from './stream-ids';
 import {
@@ -36,7 +36,7 @@ export interface IngestionReadOptions {
  */
 export class IngestionEventStream {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly ttlSeconds: number,
     private readonly hub: StreamHub,

@@ -1,11 +1,20 @@
-import { type DynamicModule, Injectable, Module, type OnModuleDestroy } from '@nestjs/common';
-import { BullModule, getQueueToken } from '@nestjs/bullmq';
+import {
+  type DynamicModule,
+  Injectable,
+  Logger,
+  Module,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
+import { BullModule, getQueueToken, WorkerHost } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
-import { watchQueues } from '@ask/observability';
-import type { QueueName } from '@ask/ask-contracts';
-import type Redis from 'ioredis';
+import { QueueLoopHealth, watchQueues } from '@ask/observability';
+import { QueueName } from '@ask/ask-contracts';
+import { FairShare } from './fair-share';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { EVENTS_REDIS } from './event-stream.module';
+import { BULLMQ_REDIS, EVENTS_REDIS } from './event-stream.module';
+import { masters, queuePrefix, type RedisClient } from './redis-connections';
 import { assertNoEviction } from './redis-policy';
 
 /** Reports the module's queues on this process's `/metrics` (depth per state, oldest waiting age) while it lives. */
@@ -23,8 +32,33 @@ export class QueueMetrics implements OnModuleDestroy {
 }
 
 /**
+ * Follows the `error` events of every BullMQ worker of the app (each `WorkerHost` processor's) in the
+ * process's {@link QueueLoopHealth}, which the worker's `/health` checks (`bootWorker`): a worker
+ * whose queue loop fails (connection, CROSSSLOT, script errors) answers 503 and logs one line per
+ * distinct error per interval. The gateway has no worker: nothing to follow.
+ */
+@Injectable()
+export class QueueLoopWatcher implements OnApplicationBootstrap {
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly health: QueueLoopHealth,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance: unknown = wrapper.instance;
+      if (!(instance instanceof WorkerHost)) continue;
+      // Registered by @nestjs/bullmq in onModuleInit, so present here.
+      this.health.watch(instance.worker.name, instance.worker);
+    }
+  }
+}
+
+/**
  * BullMQ on the configured Redis with the service's key prefix, plus the named queues: the one place
- * the gateway and both workers wire their queues, so they always agree on connection and prefix.
+ * the gateway and both workers wire their queues, so they always agree on connection and prefix. On a
+ * Redis Cluster every queue has its own hash tag ({@link queuePrefix}), and BullMQ runs on a Cluster
+ * client; workers take the prefix of their queue's registration.
  */
 @Module({})
 export class AskQueuesModule {
@@ -32,14 +66,23 @@ export class AskQueuesModule {
     return {
       module: AskQueuesModule,
       imports: [
+        DiscoveryModule,
         BullModule.forRootAsync({
-          inject: [APP_CONFIG, EVENTS_REDIS],
-          useFactory: async (config: AppConfig, redis: Redis) => {
-            await assertNoEviction(redis);
-            return { connection: { url: config.REDIS_URL }, prefix: config.ASK_KEY_PREFIX };
+          inject: [APP_CONFIG, EVENTS_REDIS, BULLMQ_REDIS],
+          useFactory: async (config: AppConfig, redis: RedisClient, bullmq: RedisClient | null) => {
+            // Every master of a Cluster: each holds jobs and streams.
+            if (bullmq) await Promise.all(masters(await ready(redis)).map((node) => assertNoEviction(node)));
+            else await assertNoEviction(redis);
+            return { connection: bullmq ?? { url: config.REDIS_URL }, prefix: config.ASK_KEY_PREFIX };
           },
         }),
-        BullModule.registerQueue(...queues.map((name) => ({ name }))),
+        BullModule.registerQueueAsync(
+          ...queues.map((name) => ({
+            name,
+            inject: [APP_CONFIG],
+            useFactory: (config: AppConfig) => ({ prefix: queuePrefix(config, name) }),
+          })),
+        ),
       ],
       providers: [
         {
@@ -47,8 +90,49 @@ export class AskQueuesModule {
           inject: queues.map((name) => getQueueToken(name)),
           useFactory: (...qs: Queue[]) => new QueueMetrics(qs),
         },
+        {
+          provide: QueueLoopHealth,
+          useFactory: () => {
+            const logger = new Logger('QueueLoop');
+            return new QueueLoopHealth({ log: (line) => logger.error(line) });
+          },
+        },
+        QueueLoopWatcher,
+        {
+          provide: FairShare,
+          inject: [EVENTS_REDIS, APP_CONFIG],
+          useFactory: (redis: RedisClient, config: AppConfig) =>
+            new FairShare(redis, Object.fromEntries(queues.map((name) => [name, fairShareOf(config, name)]))),
+        },
       ],
-      exports: [BullModule],
+      exports: [BullModule, QueueLoopHealth, FairShare],
     };
   }
+}
+
+/** Resolves `client` once it is connected (a Cluster knows its masters only then). */
+async function ready(client: RedisClient): Promise<RedisClient> {
+  if (client.status === 'ready') return client;
+  await client.ping();
+  return client;
+}
+
+/** How long a parked job waits at most before it is tried again (promoted sooner when a slot frees), ms. */
+const PARK_MS = 30_000;
+
+/** A queue's fair share settings from the config: its cap per project, a lease past the ask's deadline. */
+function fairShareOf(config: AppConfig, queue: QueueName) {
+  const maxRunning =
+    queue === QueueName.AskSynthesis
+      ? config.SYNTHESIS_PROJECT_MAX_RUNNING
+      : queue === QueueName.AskRetrieval
+        ? config.RETRIEVAL_PROJECT_MAX_RUNNING
+        : 0;
+  return {
+    enabled: config.ASK_FAIR_SHARES === 'on',
+    prefix: queuePrefix(config, queue),
+    maxRunning,
+    leaseMs: config.ASK_DEADLINE_MS + 30_000,
+    parkMs: PARK_MS,
+  };
 }

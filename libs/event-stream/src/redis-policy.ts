@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from './redis-connections';
 
 /** The Redis server evicts keys under memory pressure: jobs and event streams of accepted asks would vanish. */
 export class RedisEvictionPolicyError extends Error {
@@ -29,7 +29,7 @@ export class RedisPolicyUnknownError extends Error {
  * `CONFIG GET maxmemory-policy`; `undefined` when neither answers.
  * @returns the policy (e.g. `noeviction`, `allkeys-lru`) and, when unknown, why.
  */
-export async function readEvictionPolicy(redis: Redis): Promise<{ policy?: string; why?: string }> {
+export async function readEvictionPolicy(redis: RedisClient): Promise<{ policy?: string; why?: string }> {
   const reasons: string[] = [];
   try {
     const policy = /^maxmemory_policy:(\S+)/m.exec(await redis.info('memory'))?.[1];
@@ -55,7 +55,7 @@ export async function readEvictionPolicy(redis: Redis): Promise<{ policy?: strin
  * @throws RedisEvictionPolicyError naming the setting when it is another policy.
  * @throws RedisPolicyUnknownError when the policy cannot be read at all (the app does not start unverified).
  */
-export async function assertNoEviction(redis: Redis): Promise<void> {
+export async function assertNoEviction(redis: RedisClient): Promise<void> {
   const { policy, why } = await readEvictionPolicy(redis);
   if (policy === undefined) throw new RedisPolicyUnknownError(why ?? 'no answer');
   if (policy !== 'noeviction') throw new RedisEvictionPolicyError(policy);

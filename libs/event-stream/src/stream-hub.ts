@@ -262,6 +262,9 @@ class HubReader {
         this.reading = false;
         if (this.closed) return;
         this.failAll(err);
+        // On a Cluster the slot's master may have changed (a restart, a failover, resharding): the
+        // next read opens a connection to whichever master serves the slot then.
+        if (this.slot !== undefined) this.dropConnection();
         await new Promise((r) => setTimeout(r, 100));
         continue;
       } finally {
@@ -312,6 +315,12 @@ class HubReader {
         this.waking = false;
       }
     })();
+  }
+
+  private dropConnection(): void {
+    this.connection?.disconnect();
+    this.connection = undefined;
+    this.clientId = undefined;
   }
 
   private failAll(err: unknown): void {

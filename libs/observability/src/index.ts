@@ -8,3 +8,4 @@ export * from './tracing';
 export * from './embedding-ledger';
 export * from './ask-job';
 export * from './usage-refusal';
+export * from './queue-loop-health';

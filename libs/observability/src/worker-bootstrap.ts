@@ -1,8 +1,8 @@
 import { type INestApplicationContext, Logger, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import type Redis from 'ioredis';
 import { startHealthServer } from './health-server';
+import { QueueLoopHealth } from './queue-loop-health';
 import { loadConfig } from '@ask/config';
 import { createNestJsonLogger } from './json-logger';
 import { startProcessTracing } from './tracing';
@@ -13,13 +13,14 @@ export interface WorkerBootOptions {
   module: Type<unknown>;
   /** The health/metrics port from the app's validated config. */
   healthPort(app: INestApplicationContext): number;
-  /** The app's Redis connection for the health check. */
-  redis(app: INestApplicationContext): Redis;
+  /** The app's Redis check: resolves when every Redis server holding its keys answers (one server, or each Cluster master). */
+  redis(app: INestApplicationContext): () => Promise<unknown>;
 }
 
 /**
  * Starts a worker: a Nest application context (no HTTP server) with shutdown hooks, plus its small
- * health/metrics port checking PostgreSQL and Redis. SIGTERM closes the port, then Nest closes the
+ * health/metrics port checking PostgreSQL, Redis and the worker's queue loops (`queues`: 503 while a
+ * BullMQ worker's loop has failed within the last interval, {@link QueueLoopHealth}). SIGTERM closes the port, then Nest closes the
  * BullMQ workers (in-flight jobs finish or are handed back) and the connections.
  */
 export async function bootWorker(options: WorkerBootOptions): Promise<INestApplicationContext> {
@@ -32,11 +33,13 @@ export async function bootWorker(options: WorkerBootOptions): Promise<INestAppli
   app.enableShutdownHooks();
   const redis = options.redis(app);
   const db = app.get(DataSource);
+  const loops = app.get(QueueLoopHealth, { strict: false });
   const health = await startHealthServer(
     { port: options.healthPort(app), host: config.WORKER_HEALTH_HOST, metricsToken: config.ASK_METRICS_TOKEN },
     {
-      redis: () => redis.ping(),
+      redis,
       postgres: () => db.query('SELECT 1'),
+      queues: () => loops.check(),
     },
   );
   new Logger(options.name).log(`ready; health and metrics on ${config.WORKER_HEALTH_HOST}:${health.port}`);

@@ -1,10 +1,9 @@
 import { Controller, Get, Header, Headers, HttpException, HttpStatus, Inject } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { PROCESS_ID_HEADER } from '@ask/ask-contracts';
 import { unauthorized } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { EVENTS_REDIS } from '@ask/event-stream';
+import { EVENTS_REDIS, type RedisClient, pingMasters } from '@ask/event-stream';
 import { metricsAuthorized, registry } from '@ask/observability';
 import { Public } from '../auth/access.decorators';
 
@@ -17,7 +16,7 @@ import { Public } from '../auth/access.decorators';
 export class HealthController {
   constructor(
     private readonly db: DataSource,
-    @Inject(EVENTS_REDIS) private readonly redis: Redis,
+    @Inject(EVENTS_REDIS) private readonly redis: RedisClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -31,7 +30,7 @@ export class HealthController {
     const failing: string[] = [];
     await Promise.all([
       this.db.query('SELECT 1').catch(() => failing.push('postgres')),
-      this.redis.ping().catch(() => failing.push('redis')),
+      pingMasters(this.redis).catch(() => failing.push('redis')),
     ]);
     if (failing.length) {
       throw new HttpException({ message: `unavailable: ${failing.sort().join(', ')}` }, HttpStatus.SERVICE_UNAVAILABLE);

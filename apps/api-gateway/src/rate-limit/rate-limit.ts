@@ -1,9 +1,9 @@
 import { type ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { ThrottlerGuard, type ThrottlerLimitDetail, type ThrottlerModuleOptions } from '@nestjs/throttler';
-import type Redis from 'ioredis';
 import { rateLimited } from '@ask/ask-errors';
 import type { AppConfig } from '@ask/config';
 import { ScriptedThrottlerStorage } from './throttler-storage';
+import type { RedisClient } from '@ask/event-stream';
 
 /** The rate-limited kinds of route; each has its own per-project budget per minute. */
 export type RateLimitName = 'ask' | 'ingest';
@@ -20,7 +20,7 @@ export const RateLimit = (name: RateLimitName) => SetMetadata(RATE_LIMIT_METADAT
  * INGEST_RATE_LIMIT_PER_MINUTE). Counters live in Redis (`{ASK_KEY_PREFIX:rate:<name>:project:<id>:<name>}:hits`)
  * so every gateway replica shares them; counted by {@link ScriptedThrottlerStorage}.
  */
-export function throttlerOptions(config: AppConfig, redis: Redis): ThrottlerModuleOptions {
+export function throttlerOptions(config: AppConfig, redis: RedisClient): ThrottlerModuleOptions {
   const only = (name: RateLimitName) => (context: ExecutionContext) =>
     Reflect.getMetadata(RATE_LIMIT_METADATA, context.getHandler()) !== name;
   return {

@@ -1,6 +1,7 @@
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import type Redis from 'ioredis';
+import type { RedisClient } from '@ask/event-stream';
 
 /** The record a throttler storage answers (the guard's view of one counter). */
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
@@ -25,8 +26,9 @@ interface ThrottleCommand {
  * script, same record: counters are shared with gateways still on the library's own storage.
  */
 export class ScriptedThrottlerStorage extends ThrottlerStorageRedisService {
-  constructor(redis: Redis) {
-    super(redis);
+  constructor(redis: RedisClient) {
+    // The library takes either client (its keys carry one hash tag each, so the script runs on a Cluster).
+    super(redis as Redis);
     const commands = redis as unknown as Partial<ThrottleCommand>;
     if (!commands.askThrottle) redis.defineCommand('askThrottle', { numberOfKeys: 2, lua: this.scriptSrc });
   }

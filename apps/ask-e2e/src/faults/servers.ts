@@ -246,3 +246,133 @@ function runAs(): { uid: number; gid: number } | undefined {
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };
 }
+
+/** A local Redis Cluster of one suite: `masters` masters, no replicas, each in its own directory. */
+export interface RedisClusterServer {
+  /** The masters' ports, in the order they were created (master i serves the i-th third of the slots, for 3). */
+  readonly ports: number[];
+  /** `127.0.0.1:<port>,…`: the value of REDIS_CLUSTER_NODES. */
+  readonly nodes: string;
+  /**
+   * Stops master `index` (`SHUTDOWN SAVE`: its data and its nodes.conf are kept) and starts it again
+   * on the same port after `downMs`; resolves once the cluster answers `cluster_state:ok` again.
+   * @returns how long the master was unreachable, in milliseconds.
+   */
+  restart(index: number, options?: { downMs?: number }): Promise<number>;
+  /** Stops every master and removes their directories. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `masters` (default 3) `redis-server --cluster-enabled yes` on free loopback ports, each with
+ * its own `--cluster-config-file` in a temporary directory, joins them with
+ * `redis-cli --cluster create … --cluster-replicas 0 --cluster-yes`, and waits for
+ * `cluster_state:ok` on every node (at most `timeoutMs`).
+ * @throws Error when a server does not start or the cluster does not come up in time.
+ */
+export async function startRedisCluster(masters = 3, timeoutMs = 30_000): Promise<RedisClusterServer> {
+  const ports: number[] = [];
+  for (let i = 0; i < masters; i += 1) ports.push(await freePort());
+  const dirs = ports.map(() => mkdtempSync(join(tmpdir(), 'ask-redis-cluster-')));
+  const children: ChildProcess[] = [];
+  let closed = false;
+
+  const launch = async (index: number) => {
+    const port = ports[index];
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        join(dirs[index], 'nodes.conf'),
+        '--cluster-node-timeout',
+        '5000',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--daemonize',
+        'no',
+        '--dir',
+        dirs[index],
+        '--loglevel',
+        'warning',
+      ],
+      { stdio: 'ignore' },
+    );
+    children[index] = child;
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      if (exited(child)) throw new Error(`redis-server on :${port} exited with ${child.exitCode ?? child.signalCode}`);
+      if ((await redisCommand(port, 'PING').catch(() => '')) === '+PONG') return;
+      await sleep(50);
+    }
+    throw new Error(`redis-server on :${port} did not answer PING`);
+  };
+
+  const clusterOk = async () => {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const states = await Promise.all(
+        ports.map((port) =>
+          run('redis-cli', ['-p', String(port), 'CLUSTER', 'INFO'], { timeout: 2_000 }).then(
+            ({ stdout }) => /cluster_state:ok/.test(stdout),
+            () => false,
+          ),
+        ),
+      );
+      if (states.every(Boolean)) return;
+      await sleep(200);
+    }
+    throw new Error(`the cluster on :${ports.join(', :')} did not reach cluster_state:ok in ${timeoutMs} ms`);
+  };
+
+  const stopAll = async () => {
+    await Promise.all(
+      children.map(async (child) => {
+        if (!child || exited(child)) return;
+        child.kill('SIGKILL');
+        await waitExit(child, 5_000);
+      }),
+    );
+  };
+
+  try {
+    for (let i = 0; i < masters; i += 1) await launch(i);
+    await run(
+      'redis-cli',
+      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+      { timeout: timeoutMs },
+    );
+    await clusterOk();
+  } catch (err) {
+    await stopAll();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+
+  return {
+    ports,
+    nodes: ports.map((p) => `127.0.0.1:${p}`).join(','),
+    async restart(index, { downMs = 1_000 } = {}) {
+      const started = Date.now();
+      await redisCommand(ports[index], 'SHUTDOWN SAVE', 5_000).catch(() => undefined);
+      await waitExit(children[index], 10_000);
+      await sleep(downMs);
+      await launch(index);
+      await clusterOk();
+      return Date.now() - started;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await stopAll();
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -4,7 +4,7 @@ import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { JobName, QueueName } from '@ask/ask-contracts';
 import { internalError, toErrorEvent } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { AskEventStream, type ContractJob, FencedPublishError } from '@ask/event-stream';
+import { AskEventStream, type ContractJob, FairShare, FencedPublishError } from '@ask/event-stream';
 import { RetrievalService } from './retrieval.service';
 
 /** Unpacks retrieval jobs and hands them to {@link RetrievalService}; ends the ask on the last failed attempt. */
@@ -16,6 +16,7 @@ export class RetrievalProcessor extends WorkerHost implements OnApplicationBoots
     private readonly retrieval: RetrievalService,
     private readonly events: AskEventStream,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly fair: FairShare,
   ) {
     super();
   }
@@ -24,9 +25,10 @@ export class RetrievalProcessor extends WorkerHost implements OnApplicationBoots
     this.worker.concurrency = this.config.RETRIEVAL_CONCURRENCY;
   }
 
-  async process(job: ContractJob<QueueName.AskRetrieval>): Promise<void> {
+  async process(job: ContractJob<QueueName.AskRetrieval>, token?: string): Promise<void> {
     // Log lines with the job's ids; with tracing on, its span continues the trace the job carries.
-    return inAskJob(QueueName.AskRetrieval, job, () => this.handle(job));
+    // Within the project's share of the queue's slots (parked at its cap: FairShare).
+    return inAskJob(QueueName.AskRetrieval, job, () => this.fair.run(this.worker, job, token, () => this.handle(job)));
   }
 
   private async handle(job: ContractJob<QueueName.AskRetrieval>): Promise<void> {

@@ -4,7 +4,7 @@ import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { JobName, QueueName } from '@ask/ask-contracts';
 import { APP_CONFIG, type AppConfig, loadConfig } from '@ask/config';
 import { SynthesisService } from './synthesis.service';
-import { type ContractJob } from '@ask/event-stream';
+import { type ContractJob, FairShare } from '@ask/event-stream';
 
 /**
  * The worker's lock and stalled-check settings. Read when the module loads, because `@Processor`
@@ -39,6 +39,7 @@ export class SynthesisProcessor extends WorkerHost implements OnApplicationBoots
   constructor(
     private readonly synthesis: SynthesisService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly fair: FairShare,
   ) {
     super();
   }
@@ -51,9 +52,10 @@ export class SynthesisProcessor extends WorkerHost implements OnApplicationBoots
     this.worker.on('stalled', (jobId: string) => this.stop(jobId, 'its job was moved back as stalled'));
   }
 
-  async process(job: ContractJob<QueueName.AskSynthesis>): Promise<void> {
+  async process(job: ContractJob<QueueName.AskSynthesis>, token?: string): Promise<void> {
     // Log lines with the job's ids; with tracing on, its span continues the trace the job carries.
-    return inAskJob(QueueName.AskSynthesis, job, () => this.handle(job));
+    // Within the project's share of the queue's slots (parked at its cap: FairShare).
+    return inAskJob(QueueName.AskSynthesis, job, () => this.fair.run(this.worker, job, token, () => this.handle(job)));
   }
 
   private async handle(job: ContractJob<QueueName.AskSynthesis>): Promise<void> {
