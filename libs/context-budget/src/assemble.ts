@@ -1,4 +1,4 @@
-import type { ChatMessage } from '@ask/token-counting';
+import type { ChatMessage } from '@ask/ask-contracts';
 import type { ContextKind } from './trim';
 
 /** A retrieved item as rendered into the prompt. */

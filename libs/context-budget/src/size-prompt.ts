@@ -1,9 +1,8 @@
-import type { RetrievedItem } from '@ask/ask-contracts';
+import type { ChatMessage, RetrievedItem, TokenCounter } from '@ask/ask-contracts';
 import { assembleMessages, renderContextItem } from './assemble';
 import { planPrompt, type PromptPlan } from './plan-prompt';
 import { joinMemory, MEMORY_HEADER, type MemoryMode, renderSessionSummary, renderSummaryLine } from './plan-memory';
 import type { ResolvedModel } from '@ask/model-catalog';
-import type { ChatMessage, TokenCounter } from '@ask/token-counting';
 
 /** The default system prompt when a project sets none. Its tokens ride inside the 600-token reserve. */
 export const DEFAULT_SYSTEM_PROMPT =

@@ -1,3 +1,4 @@
+/// <reference path="./cluster-key-slot.d.ts" />
 import calculateSlot from 'cluster-key-slot';
 import type Redis from 'ioredis';
 import { compareStreamIds } from './stream-ids';
