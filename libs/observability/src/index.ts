@@ -1,7 +1,6 @@
 export * from './metrics';
 export * from './health-server';
 export * from './worker-bootstrap';
-export * from './redacting-logger';
 export * from './json-logger';
 export * from './tracing';
 export * from './embedding-ledger';

@@ -122,7 +122,3 @@ export function localTokenizer(key: LocalTokenizerKey): LocalTokenizer {
   return tokenizer;
 }
 
-/** True when `key` has been loaded in this process (for metrics and tests). */
-export function isLocalTokenizerLoaded(key: LocalTokenizerKey): boolean {
-  return cache.has(key);
-}

@@ -304,7 +304,3 @@ export function factorsOf(calibration: ScriptCalibration): Record<string, number
   );
 }
 
-/** The classes of a mask, for logs. */
-export function scriptsOf(mask: number): string {
-  return classesOf(mask).join('+') || 'none';
-}

@@ -482,13 +482,3 @@ export function classifyUpstreamError(err: unknown, provider: ProviderId | Embed
   return { kind: 'unknown', message: clean(facts, `${provider}: unexpected error`) };
 }
 
-/** The request id a provider attached to an error response, for logs (never a secret). */
-export function upstreamRequestId(err: unknown): string | undefined {
-  const facts = describeUpstreamError(err);
-  return (
-    readHeader(facts.headers, 'x-request-id') ??
-    readHeader(facts.headers, 'request-id') ??
-    readHeader(facts.headers, 'x-amzn-requestid') ??
-    readHeader(facts.headers, 'apim-request-id')
-  );
-}
