@@ -129,7 +129,7 @@ function planTail(
 }
 
 /**
- * Plans the history part of a prompt with conversation memory (issue 16 item 1):
+ * Plans the history part of a prompt with conversation memory:
  *
  * 1. Newest → oldest, each pair verbatim while it fits (whole pairs, capped by `maxPairs`), holding
  *    room for the summaries of all older pairs, so that every question stays represented; when

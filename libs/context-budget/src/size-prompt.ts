@@ -46,7 +46,7 @@ export interface SizingInput<T extends SizableTurn = SizableTurn> {
     summary?: { text: string; tokens: number };
   }>;
   /**
-   * Conversation memory (issue 16): the mode and, for `compaction`, the stored session summary with
+   * Conversation memory: the mode and, for `compaction`, the stored session summary with
    * its text's tokens under `counter` and the id of the newest pair it covers. Absent: mode `off`.
    */
   memory?: { mode: MemoryMode; sessionSummary?: { text: string; tokens: number; coversUpTo: string } };

@@ -64,7 +64,7 @@ export function embeddingUsageColumns(
 }
 
 /**
- * Measures and records every upstream embedding call (issue 17 item 1): one `provider_calls` row per
+ * Measures and records every upstream embedding call: one `provider_calls` row per
  * call (`operation` `embeddings`, `purpose` `embed`) with the provider, the requested and answering
  * model, the raw usage object and its input tokens, the duration, and the typed error code of a
  * failed call; costed from the price table where the model has a price (OpenAI's

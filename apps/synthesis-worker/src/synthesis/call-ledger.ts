@@ -128,8 +128,8 @@ export function normaliseChunk(
 }
 
 /**
- * Measures and records every upstream call of the synthesis worker in `provider_calls` (issue 17
- * item 1), costs it at the price in force (built-in table, operator overrides), and observes the
+ * Measures and records every upstream call of the synthesis worker in `provider_calls`,
+ * costs it at the price in force (built-in table, operator overrides), and observes the
  * GenAI metrics. A failed ledger write is logged, never thrown: accounting must not fail an answer.
  */
 export class CallLedger {
