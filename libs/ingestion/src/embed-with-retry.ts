@@ -6,7 +6,7 @@ import {
   type EmbeddingFailure,
   type EmbeddingProvider,
 } from '@ask/llm-providers';
-import type { EmbeddingCallScope, EmbeddingLedger } from '@ask/observability';
+import type { EmbeddingCallScope, EmbeddingLedger } from '@ask/persistence';
 
 /** Retry policy of embedding calls during ingestion. */
 export interface EmbedRetryOptions {

@@ -3,6 +3,5 @@ export * from './health-server';
 export * from './worker-bootstrap';
 export * from './json-logger';
 export * from './tracing';
-export * from './embedding-ledger';
 export * from './ask-job';
 export * from './usage-refusal';

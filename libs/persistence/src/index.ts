@@ -11,3 +11,4 @@ export type { PersistenceModuleOptions } from './persistence.module';
 export * from './repositories';
 export { INDEXED_EMBEDDING_DIMENSIONS, MAX_VECTOR_DIMENSIONS, parseVector, vectorParam } from './vector';
 export { pgQuery } from './pg-query';
+export * from './embedding-ledger';

@@ -9,8 +9,8 @@ import {
   createEmbeddingProvider,
   egressPolicyFor,
 } from '@ask/llm-providers';
-import { EmbeddingLedger, inSpan } from '@ask/observability';
-import { ProjectsRepository, ProviderCallsRepository, RetrievalRepository } from '@ask/persistence';
+import { inSpan } from '@ask/observability';
+import { EmbeddingLedger, ProjectsRepository, ProviderCallsRepository, RetrievalRepository } from '@ask/persistence';
 import { AskSynthesisProducer } from './ask-synthesis.producer';
 
 /** How many of the best items the `retrieved` event lists. */

@@ -1,11 +1,17 @@
 import { Logger } from '@nestjs/common';
 import { classifyEmbeddingFailure, type EmbeddingProvider, type EmbeddingUsage } from '@ask/llm-providers';
 import { findPrice, type PriceOverride, type ProviderId } from '@ask/model-catalog';
-import type { ProviderCallRecord, ProviderCallsRepository } from '@ask/persistence';
 import { callCostUsd, InconsistentUsageError, type NormalizedUsage, normalizeUsage } from '@ask/usage-accounting';
-import { genAiOperationDuration, genAiTokenUsage } from './metrics';
-import { refuseUsage } from './usage-refusal';
-import { fail, type Span, SpanKind, startSpan } from './tracing';
+import {
+  fail,
+  genAiOperationDuration,
+  genAiTokenUsage,
+  refuseUsage,
+  type Span,
+  SpanKind,
+  startSpan,
+} from '@ask/observability';
+import type { ProviderCallRecord, ProviderCallsRepository } from './repositories/provider-calls.repository';
 
 /** Who an embedding call is for: the project, and the ask and session when it embeds a question. */
 export interface EmbeddingCallScope {
