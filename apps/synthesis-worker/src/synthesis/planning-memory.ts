@@ -13,7 +13,6 @@ import type {
 import {
   approximateCounter,
   calibrationBaseCounter,
-  classesOf,
   type CounterChoice,
   type EstimatePrior,
   learnEstimatePrior,

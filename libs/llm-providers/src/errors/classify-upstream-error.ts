@@ -4,7 +4,7 @@ import OpenAI from 'openai';
 import type { ProviderId } from '@ask/model-catalog';
 import type { EmbeddingProviderId } from '../types';
 import { findEgressRefusal } from '../egress/egress-policy';
-import { parseRetryAfter, readHeader } from './retry-after';
+import { parseRetryAfter } from './retry-after';
 import {
   EmbeddingShapeError,
   type HeaderBag,
@@ -481,4 +481,3 @@ export function classifyUpstreamError(err: unknown, provider: ProviderId | Embed
   }
   return { kind: 'unknown', message: clean(facts, `${provider}: unexpected error`) };
 }
-
