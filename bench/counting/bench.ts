@@ -12,16 +12,12 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import {
-  learnScriptCalibration,
-  ScriptCalibratedCounter,
-  usageRecordOf,
-} from '../../libs/token-counting/src/script-calibration';
-import { CharsDiv4Counter } from '../../libs/token-counting/src/chars-div4-counter';
-import { localTokenizerCounter } from '../../libs/token-counting/src/local-tokenizer-counter';
-import { calibrationBaseCounter, ScriptAwareCounter } from '../../libs/token-counting/src/script-aware-counter';
-import { TiktokenCounter } from '../../libs/token-counting/src/tiktoken-counter';
-import type { TokenCounter } from '../../libs/token-counting/src/token-counter';
+import { learnScriptCalibration, ScriptCalibratedCounter, usageRecordOf } from '@ask/token-counting';
+import { CharsDiv4Counter } from '@ask/token-counting';
+import { localTokenizerCounter } from '@ask/token-counting';
+import { calibrationBaseCounter, ScriptAwareCounter } from '@ask/token-counting';
+import { TiktokenCounter } from '@ask/token-counting';
+import type { TokenCounter } from '@ask/token-counting';
 import {
   CorpusMessage,
   corpusSessions,
@@ -30,9 +26,9 @@ import {
   CORPUS_DATA_SETS,
   sample,
   TextKind,
-} from '../../libs/token-counting/src/testing/corpus';
-import { Budget, packRequests, PackedRequest, PACKING_SYSTEM_PROMPT } from '../../libs/token-counting/src/testing/pack';
-import { heldOutDescription, isHeldOut } from '../../libs/token-counting/src/testing/split';
+} from '@ask/token-counting/testing';
+import { Budget, packRequests, PackedRequest, PACKING_SYSTEM_PROMPT } from '@ask/token-counting/testing';
+import { heldOutDescription, isHeldOut } from '@ask/token-counting/testing';
 import { gitCommit, sharedDataDir, writeResultsSection } from '../common';
 import { measureCorpus, quantile } from './measure';
 

@@ -13,10 +13,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CORPUS_DATA_SETS, corpusMessages } from '../../libs/token-counting/src/testing/corpus';
-import { isHeldOut } from '../../libs/token-counting/src/testing/split';
+import { CORPUS_DATA_SETS, corpusMessages } from '@ask/token-counting/testing';
+import { isHeldOut } from '@ask/token-counting/testing';
 import { sharedDataDir } from '../common';
-import { referenceTokenizers } from '../../libs/token-counting/src/testing/references';
+import { referenceTokenizers } from '@ask/token-counting/testing';
 
 const CANDIDATES = Number(process.env['CANDIDATES'] ?? 4000);
 const freq = new Map<string, number>();

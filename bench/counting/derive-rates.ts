@@ -20,9 +20,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FEATURE_COUNT, FEATURE_NAMES, type FeatureName } from '../../libs/token-counting/src/script-features';
-import { CORPUS_DATA_SETS, MAIN_KINDS, pathologicalMessages } from '../../libs/token-counting/src/testing/corpus';
-import { heldOutDescription, isHeldOut } from '../../libs/token-counting/src/testing/split';
+import { FEATURE_COUNT, FEATURE_NAMES, type FeatureName } from '@ask/token-counting';
+import { CORPUS_DATA_SETS, MAIN_KINDS, pathologicalMessages } from '@ask/token-counting/testing';
+import { heldOutDescription, isHeldOut } from '@ask/token-counting/testing';
 import { sharedDataDir } from '../common';
 import { solveCoveringLp } from './lp';
 import { dot, measureCorpus, quantile } from './measure';

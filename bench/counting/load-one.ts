@@ -6,12 +6,12 @@
  *
  * Prints one JSON line {id, loadMs, rssBeforeMB, rssAfterMB, heapUsedMB}.
  */
-import { CharsDiv4Counter } from '../../libs/token-counting/src/chars-div4-counter';
-import { localTokenizerCounter } from '../../libs/token-counting/src/local-tokenizer-counter';
-import { LOCAL_TOKENIZER_KEYS, LocalTokenizerKey } from '../../libs/token-counting/src/local-tokenizers';
-import { ScriptAwareCounter } from '../../libs/token-counting/src/script-aware-counter';
-import { TiktokenCounter } from '../../libs/token-counting/src/tiktoken-counter';
-import type { TokenCounter } from '../../libs/token-counting/src/token-counter';
+import { CharsDiv4Counter } from '@ask/token-counting';
+import { localTokenizerCounter } from '@ask/token-counting';
+import { LOCAL_TOKENIZER_KEYS, LocalTokenizerKey } from '@ask/token-counting';
+import { ScriptAwareCounter } from '@ask/token-counting';
+import { TiktokenCounter } from '@ask/token-counting';
+import type { TokenCounter } from '@ask/token-counting';
 
 function counterFor(id: string): TokenCounter {
   if (id === 'tiktoken:o200k_base') return new TiktokenCounter('o200k_base');

@@ -7,9 +7,9 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FEATURE_COUNT, scriptFeatures } from '../../libs/token-counting/src/script-features';
-import { corpusMessages, CorpusMessage } from '../../libs/token-counting/src/testing/corpus';
-import { referenceTokenizers, ReferenceTokenizer } from '../../libs/token-counting/src/testing/references';
+import { FEATURE_COUNT, scriptFeatures } from '@ask/token-counting';
+import { corpusMessages, CorpusMessage } from '@ask/token-counting/testing';
+import { referenceTokenizers, ReferenceTokenizer } from '@ask/token-counting/testing';
 
 export interface MeasuredCorpus {
   messages: CorpusMessage[];

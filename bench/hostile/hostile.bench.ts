@@ -40,7 +40,6 @@ import {
   KnowledgeRepository,
   ProjectsRepository,
 } from '@ask/persistence';
-// eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { type AppName, APPS, startStack, type Stack } from '@ask/stack';
 import {

@@ -6,8 +6,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { get_encoding } from 'tiktoken';
-import { TiktokenCounter, tiktokenEncoder } from '../../libs/token-counting/src/tiktoken-counter';
-import { corpusMessages } from '../../libs/token-counting/src/testing/corpus';
+import { TiktokenCounter, tiktokenEncoder } from '@ask/token-counting';
+import { corpusMessages } from '@ask/token-counting/testing';
 
 /** One engine on one text kind. */
 export interface ThroughputRow {

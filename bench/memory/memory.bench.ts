@@ -55,8 +55,11 @@ import {
 import { createTestDatabase } from '@ask/persistence/testing';
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
 import { SummaryProducer } from '../../apps/synthesis-worker/src/memory/summary.producer';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
 import { SummaryService } from '../../apps/synthesis-worker/src/memory/summary.service';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
 import { SynthesisService } from '../../apps/synthesis-worker/src/synthesis/synthesis.service';
 import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsSection } from '../common';
 

@@ -39,10 +39,10 @@ import {
   ScriptCalibratedCounter,
   type ScriptUsageRecord,
   usageRecordOf,
-} from '../../libs/token-counting/src/script-calibration';
-import type { TokenCounter } from '../../libs/token-counting/src/token-counter';
-import { CORPUS_DATA_SETS, corpusSessions, type CorpusSession } from '../../libs/token-counting/src/testing/corpus';
-import { referenceTokenizers } from '../../libs/token-counting/src/testing/references';
+} from '@ask/token-counting';
+import type { TokenCounter } from '@ask/token-counting';
+import { CORPUS_DATA_SETS, corpusSessions, type CorpusSession } from '@ask/token-counting/testing';
+import { referenceTokenizers } from '@ask/token-counting/testing';
 import { gitCommit, machine, sharedDataDir, writeResultsSection } from '../common';
 
 const DATA = sharedDataDir(CORPUS_DATA_SETS);

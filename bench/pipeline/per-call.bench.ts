@@ -14,8 +14,8 @@ import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
 import { redactSecrets, registerSecrets } from '@ask/ask-errors';
 import { pgQuery } from '@ask/persistence';
-// eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase } from '@ask/persistence/testing';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
 import { type RedisServer, startRedis } from '../../apps/ask-e2e/src/faults/servers';
 import { gitCommit, machine, numberArg, writeResultsSection } from '../common';
 

@@ -38,9 +38,9 @@ import {
   KnowledgeRepository,
   ProjectsRepository,
 } from '@ask/persistence';
-// eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { startStack, type Stack } from '@ask/stack';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
 import { type RedisServer, startRedis } from '../../apps/ask-e2e/src/faults/servers';
 import { callsBetween, commandCalls, median, processCpuMs, STAGES, type StageTimes, stageTimes } from './measure';
 

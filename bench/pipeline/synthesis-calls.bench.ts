@@ -23,9 +23,9 @@ import { Client } from 'pg';
 import { CHUNK_TOKEN_COUNTER_ID, JobName, QueueName, type RetrievedItem } from '@ask/ask-contracts';
 import { AskEventStream } from '@ask/event-stream';
 import { CredentialsCipher, ProjectsRepository, SessionsRepository } from '@ask/persistence';
-// eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { TiktokenCounter } from '@ask/token-counting';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
 import { type RedisServer, startRedis } from '../../apps/ask-e2e/src/faults/servers';
 import { numberArg } from '../common';
 
@@ -133,6 +133,7 @@ async function main(): Promise<void> {
       () => probe.end(),
     );
 
+    // eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
     const { SynthesisWorkerModule } = await import('../../apps/synthesis-worker/src/synthesis-worker.module');
     const app = await NestFactory.createApplicationContext(SynthesisWorkerModule, { logger: ['error', 'warn'] });
     app.enableShutdownHooks();

@@ -45,7 +45,6 @@ import {
   ProjectsRepository,
   RetrievalRepository,
 } from '@ask/persistence';
-// eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase } from '@ask/persistence/testing';
 
 const SECTION = '## Retrieval quality on the PostgreSQL manual';

@@ -33,7 +33,6 @@ import {
   searchSql,
   vectorParam,
 } from '@ask/persistence';
-// eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase } from '@ask/persistence/testing';
 import { seededNormal } from '@ask/testing';
 

@@ -68,7 +68,7 @@ export function turnRanges(ranges: ReadonlyArray<[number, number]>): string {
 }
 
 /**
- * The memory line of a turn (issue 16): which earlier turns rode verbatim, as summaries, under the
+ * The memory line of a turn: which earlier turns rode verbatim, as summaries, under the
  * session summary (where compaction happened) or not at all, e.g. "Memory: turns 1–12 summarised,
  * 13–18 verbatim." Null when the turn had no earlier turns, or the event predates memory.
  */

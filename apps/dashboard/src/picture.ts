@@ -154,7 +154,7 @@ function marks(bar: PictureBar): string[] {
 }
 
 /**
- * Draws the session picture (issue 17 item 7) as plain SVG: per turn, a bar of the prompt's planned
+ * Draws the session picture as plain SVG: per turn, a bar of the prompt's planned
  * tokens with the number above it, the window (solid line) and the budget's input limit (dashed)
  * over its slot, marks under it for the turns its prompt dropped or summarised, the bar's fill saying
  * how the newest prompt carried the turn; a legend; the session's totals. Every bar carries its

@@ -56,7 +56,7 @@ function usageChart(id: string, title: string, usage: ProjectUsage): SVGSVGEleme
 }
 
 /**
- * The project usage view (issue 17 item 7): tokens and cost per UTC day and per provider/model over
+ * The project usage view: tokens and cost per UTC day and per provider/model over
  * the usage API's range, each as a bar chart with its numbers, and the range's totals. `byDay` and
  * `byModel` are the API's answers for the same range (their totals are equal).
  */

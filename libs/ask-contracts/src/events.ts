@@ -56,7 +56,7 @@ export interface BudgetEvent {
   contextDropped: number;
   /** Ids of the stored messages (earlier turns) this prompt carried verbatim, oldest first. */
   keptTurnIds: string[];
-  /** What conversation memory carried (issue 16); absent on streams written before memory existed. */
+  /** What conversation memory carried; absent on streams written before memory existed. */
   memory?: BudgetMemory;
   /**
    * Every retrieved item's decision with its reason, best first (issue 32); absent on streams written

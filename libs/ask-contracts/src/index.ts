@@ -6,3 +6,4 @@ export * from './ingestion-events';
 export * from './memory';
 export * from './health';
 export * from './usage';
+export * from './token-counter';

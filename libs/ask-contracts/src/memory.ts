@@ -1,5 +1,5 @@
 /**
- * How a project's earlier turns are carried when they no longer fit verbatim (issue 16):
+ * How a project's earlier turns are carried when they no longer fit verbatim:
  * - `off`: seed 000 trimming only (whole pairs newest → oldest, the rest dropped);
  * - `per-turn`: after the verbatim pairs, older pairs ride as their stored short summaries;
  * - `compaction`: as `per-turn`, and when pairs would still be dropped, one session summary stands

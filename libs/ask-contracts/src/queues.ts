@@ -12,7 +12,7 @@ export enum QueueName {
   AskSynthesis = 'ask-synthesis',
   /** Gateway (or CLI) → ingestion worker: chunk, embed and store an upload, or re-embed a project. */
   AskIngestion = 'ask-ingestion',
-  /** Synthesis worker → itself, after `done`: summarise the stored pair and compact the session (issue 16). */
+  /** Synthesis worker → itself, after `done`: summarise the stored pair and compact the session. */
   AskMemory = 'ask-memory',
 }
 

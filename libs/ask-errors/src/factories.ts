@@ -64,7 +64,7 @@ export const QUESTION_OVERFLOW_MESSAGE = "the question alone is too large for th
 /**
  * 413 `context_overflow` when the question itself cannot fit: even the bare request (system prompt +
  * question + max_tokens, no retrieved item and no earlier turn) was refused as too large by the
- * provider (issue 26 item 4). Its `error` says so (not "this conversation has grown past…", which a
+ * provider. Its `error` says so (not "this conversation has grown past…", which a
  * first turn would not understand); `details` name the question's size,
  * `model=gpt-4o window=8192 maxTokens=1024 question=9120 prompt=9180`.
  */

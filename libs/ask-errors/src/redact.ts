@@ -100,11 +100,6 @@ export function redactSecrets(text: string): string {
   return last === 0 ? text : out + text.slice(last);
 }
 
-/** How many values are registered (each secret counts once per distinct escaped form). For tests and metrics. */
-export function registeredSecretCount(): number {
-  return values.size;
-}
-
 /**
  * The secret values inside provider credentials as stored (API keys, AWS keys and session token,
  * GCP access token, and the private key and its id inside a service-account JSON).

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '@ask/token-counting';
+import type { ChatMessage } from '@ask/ask-contracts';
 import { MEMORY_ACK } from './plan-memory';
 import type { ContextKind } from './trim';
 

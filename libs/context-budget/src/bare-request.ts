@@ -5,7 +5,7 @@ import type { SizableTurn, SizedPrompt, SizingInput } from './size-prompt';
 /**
  * The bare request of a turn: the system prompt and the question alone, with `max_tokens` (no
  * retrieved item, no earlier pair, no memory), for when the plan with the approximate counter found
- * no room even for the question with one item (issue 26 item 4). Our count of it may be far over
+ * no room even for the question with one item. Our count of it may be far over
  * the provider's (an uncalibrated estimate meant never to be low: Thai ≈ 4× a real tokenizer), so it
  * is sent anyway and the provider's answer decides: it fits, or its overflow error discloses the real
  * size. The plan's figures are the budget's (`computeBudget`) with `used` our count of the bare

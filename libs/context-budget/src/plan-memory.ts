@@ -207,7 +207,7 @@ function frameOf(input: MemoryPlanInput): Frame {
 }
 
 /**
- * The coverage of the history in `input.budget` (issue 32 item 3): every pair represented in its
+ * The coverage of the history in `input.budget`: every pair represented in its
  * cheapest form (its summary; verbatim only for the newest pairs that have none; the session
  * summary in `compaction` when per-turn summaries cannot all fit), the oldest left out first when
  * even that does not fit. `off`: seed 000 trimming. The planner gives this room before any item
@@ -219,7 +219,7 @@ export function coverMemory(input: MemoryPlanInput): MemoryPlan {
 }
 
 /**
- * Plans the history part of a prompt with conversation memory (issues 16 and 32):
+ * Plans the history part of a prompt with conversation memory:
  *
  * 1. Coverage first ({@link coverMemory}): every pair as its stored summary (pairs with none, at
  *    the newest end, verbatim), oldest left out first when they do not all fit; in `compaction`,

@@ -38,7 +38,7 @@ export interface PlanInput {
   perRequestTokens?: number;
   /** Optional cap on earlier messages sent (seed 001); keeps floor(n / 2) pairs at most. */
   maxHistoryMessages?: number;
-  /** Conversation memory (issue 16); absent: mode `off`, seed 000 trimming. */
+  /** Conversation memory; absent: mode `off`, seed 000 trimming. */
   memory?: {
     mode: MemoryMode;
     /** Tokens of the memory message's header (`MEMORY_HEADER`). */

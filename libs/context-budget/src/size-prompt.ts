@@ -1,4 +1,4 @@
-import type { RetrievedItem } from '@ask/ask-contracts';
+import type { ChatMessage, RetrievedItem, TokenCounter } from '@ask/ask-contracts';
 import { assembleMessages, renderContextItem } from './assemble';
 import { planPrompt, type PromptPlan } from './plan-prompt';
 import {
@@ -13,7 +13,6 @@ import {
 } from './plan-memory';
 import type { RelevancePolicy } from './relevance';
 import type { ResolvedModel } from '@ask/model-catalog';
-import type { ChatMessage, TokenCounter } from '@ask/token-counting';
 
 /** The default system prompt when a project sets none. Its tokens ride inside the 600-token reserve. */
 export const DEFAULT_SYSTEM_PROMPT =
@@ -57,7 +56,7 @@ export interface SizingInput<T extends SizableTurn = SizableTurn> {
     summary?: { text: string; tokens: number };
   }>;
   /**
-   * Conversation memory (issue 16): the mode and, for `compaction`, the stored session summary with
+   * Conversation memory: the mode and, for `compaction`, the stored session summary with
    * its text's tokens under `counter` and the id of the newest pair it covers. Absent: mode `off`.
    */
   memory?: { mode: MemoryMode; sessionSummary?: { text: string; tokens: number; coversUpTo: string } };

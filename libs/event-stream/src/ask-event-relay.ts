@@ -82,7 +82,7 @@ export class AskEventRelay {
   /**
    * The ask's meta ({@link AskEventStream.meta}) and its resume point ({@link resumePoint}) read in
    * one round trip (a pipeline of the `HGETALL` and the first `XRANGE`), for the events route, which
-   * needs both (issue 19: one Redis round trip per events request instead of two). The resume point
+   * needs both (one Redis round trip per events request instead of two). The resume point
    * is checked only when asked for, after the caller has checked the meta: a caller who may not see
    * the ask is refused without learning anything of its stream.
    * @throws AskError 400 `invalid_request` for a `Last-Event-ID` that is not a stream id; Redis errors.

@@ -1,3 +1,5 @@
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference -- an ambient declaration (no module to import) that every program including this file needs
+/// <reference path="./cluster-key-slot.d.ts" />
 import calculateSlot from 'cluster-key-slot';
 import type Redis from 'ioredis';
 import { compareStreamIds } from './stream-ids';

@@ -18,7 +18,7 @@ export function isValidStreamId(id: string): boolean {
  * missing sequence part is 0). For ids of the form {@link isValidStreamId} accepts (leading zeros
  * allowed). Compares the digits in place (a part's value orders by its length without leading zeros,
  * then by its digits), with no BigInt and no array per call: the hub and the relay compare ids for
- * every entry they hand over (issue 19).
+ * every entry they hand over.
  */
 export function compareStreamIds(a: string, b: string): number {
   if (a === b) return 0;

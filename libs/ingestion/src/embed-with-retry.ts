@@ -6,7 +6,7 @@ import {
   type EmbeddingFailure,
   type EmbeddingProvider,
 } from '@ask/llm-providers';
-import { CallNotRecordedError, type EmbeddingCallScope, type EmbeddingLedger } from '@ask/observability';
+import { CallNotRecordedError, type EmbeddingCallScope, type EmbeddingLedger } from '@ask/persistence';
 
 /** Retry policy of embedding calls during ingestion. */
 export interface EmbedRetryOptions {
@@ -15,7 +15,7 @@ export interface EmbedRetryOptions {
   /** Longest wait before one retry, ms; default 30,000. The provider's Retry-After is honoured up to it. */
   maxRetryWaitMs?: number;
   signal?: AbortSignal;
-  /** Records every call (each attempt) in `provider_calls` for this scope (issue 17 item 1); unset: not recorded. */
+  /** Records every call (each attempt) in `provider_calls` for this scope; unset: not recorded. */
   calls?: { ledger: EmbeddingLedger; scope: EmbeddingCallScope };
 }
 

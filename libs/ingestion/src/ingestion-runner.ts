@@ -24,7 +24,7 @@ import {
   ProviderCallsRepository,
 } from '@ask/persistence';
 import { ambientCredentialsAllowed, APP_CONFIG, type AppConfig } from '@ask/config';
-import { EmbeddingLedger } from '@ask/observability';
+import { EmbeddingLedger } from '@ask/persistence';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { EmbedRetryOptions } from './embed-with-retry';
 import { embeddingSpace, IngestionService, type IngestionProgress } from './ingestion.service';

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { countLexicalTokens, type EmbeddingProvider, type EmbeddingUsage } from '@ask/llm-providers';
-import { EmbeddingLedger } from '@ask/observability';
+import { EmbeddingLedger } from '@ask/persistence';
 import {
   CredentialsCipher,
   EmbeddingSpaceMismatchError,

@@ -101,7 +101,7 @@ export interface ChatProvider {
 }
 
 /**
- * The usage of one embedding call as the provider reported it (issue 17 item 1), handed to `embed`'s
+ * The usage of one embedding call as the provider reported it, handed to `embed`'s
  * `onUsage` once the call answered: `raw` is the provider's usage object exactly as it arrived (no
  * vector in it), read with `normalizeUsage(convention, raw)` when a convention is given; providers
  * whose wire has no usage convention of ours (Bedrock Titan's per-text `inputTextTokenCount`, Vertex's

@@ -3,7 +3,7 @@ import { InconsistentUsageError } from '@ask/usage-accounting';
 import { usageInconsistentTotal } from './metrics';
 
 /**
- * The usage columns of a ledger row whose provider usage object was refused (issue 17 item 1: a
+ * The usage columns of a ledger row whose provider usage object was refused (a
  * negative or inconsistent bucket is an error logged with the raw object, never clamped): counts it
  * on `ask_usage_inconsistent_total` by provider, logs `<provider> <what> refused: <reason>; raw
  * usage <raw JSON>` at error level, and gives `{ usage: null, usageError: <message> }`.

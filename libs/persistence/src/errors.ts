@@ -53,13 +53,6 @@ export class SessionNotFoundError extends PersistenceError {
   }
 }
 
-/** The project does not exist. */
-export class ProjectNotFoundError extends PersistenceError {
-  constructor(projectId: string) {
-    super('project_not_found', `project ${projectId} not found`);
-  }
-}
-
 /**
  * Vectors of another length or model are already stored for the project; mixing them would make
  * cosine ranking meaningless, so the write is refused.

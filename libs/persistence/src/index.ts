@@ -13,3 +13,4 @@ export { INDEXED_EMBEDDING_DIMENSIONS, MAX_VECTOR_DIMENSIONS, parseVector, vecto
 export { pgQuery } from './pg-query';
 export { isTransientDbError, withTransientRetry } from './transient';
 export type { TransientRetry } from './transient';
+export * from './embedding-ledger';

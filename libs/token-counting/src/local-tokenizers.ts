@@ -140,8 +140,3 @@ export function isLocalTokenizerInstalled(
     return false;
   }
 }
-
-/** True when `key` has been loaded in this process (for metrics and tests). */
-export function isLocalTokenizerLoaded(key: LocalTokenizerKey): boolean {
-  return cache.has(key);
-}

@@ -4,7 +4,7 @@
  *
  * Why not js-tiktoken's engine: its merge loop rescans every part of a pre-token after each merge, so
  * one pre-token (a run without spaces: letters, CJK, emoji) costs O(n²) rank look-ups; 2,000 CJK
- * characters took 4.3 s (issue 10). Here the merges come from a binary heap keyed by (rank, position),
+ * characters took 4.3 s. Here the merges come from a binary heap keyed by (rank, position),
  * which picks exactly the pair tiktoken's loop picks (lowest rank, leftmost on ties), so counts are
  * identical while the work is O(n log n) per pre-token: at most n − 1 merges and 3n rank look-ups for
  * n bytes (see {@link BpeWork}).

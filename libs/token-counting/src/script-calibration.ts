@@ -6,7 +6,7 @@ import { type ChatMessage, countFramedMessages, type TokenCounter } from './toke
 /**
  * Script classes calibration learns one factor for. A tokenizer's tokens per character differ far
  * more between these than within one (English vs Hindi vs Chinese), so one factor per model, learned
- * on one script, under-counts another: the drift issue 12 measured (0.46–0.69× the truth on Hindi
+ * on one script, under-counts another: the drift measured on the corpus (0.46–0.69× the truth on Hindi
  * after a factor learned on Chinese). `symbols` is a text without letters (digits, punctuation, code).
  */
 export const SCRIPT_CLASSES = [
@@ -168,7 +168,7 @@ export interface ScriptUsageRecord {
   source?: 'usage' | 'overflow';
   /**
    * The request's floor and estimate per class (framing excluded: it is `estimated` − Σ floors).
-   * Absent on records stored before issue 26: then `estimated` is shared evenly among `script`'s
+   * Absent on records stored before records carried script masses: then `estimated` is shared evenly among `script`'s
    * classes, with the floor standing for the estimate.
    */
   masses?: Partial<Record<ScriptClass, ClassMass>>;
@@ -268,7 +268,7 @@ function nonNegativeLeastSquares(rows: readonly Float64Array[], y: readonly numb
 
 /**
  * Learns one factor per script class from a project's records (newest first), mixed-script
- * requests included (issue 26 item 1):
+ * requests included:
  *
  * 1. **Attribution.** Each record says: reported ≈ framing + Σ_c factor_c × floor_c, over the floor
  *    tokens of each class in the request (`masses`). The factors are fitted by least squares with
@@ -283,9 +283,9 @@ function nonNegativeLeastSquares(rows: readonly Float64Array[], y: readonly numb
  *    Σ over calibrated classes factor × floor + Σ over the others their estimate. Where a record is,
  *    the calibrated class of that record with the least evidence (the least known) is raised until it
  *    is not. So a factor is at least what every observed request supports; with one class alone it is
- *    the largest ratio of its records, as before issue 26.
+ *    the largest ratio of its records, as before records carried masses.
  *
- * Deterministic; never throws. Records without masses (stored before issue 26) share their floor
+ * Deterministic; never throws. Records without masses (stored before records carried them) share their floor
  * evenly among their `script` classes.
  */
 export function learnScriptCalibration(
@@ -356,7 +356,7 @@ export type EstimatePrior = Partial<Record<ScriptClass, number>>;
  * the whole request: Σ of its classes' estimate plus the floor's framing) of the records that list
  * it, kept only when above 1: the model id counts more than the estimate, meant never to be low,
  * assumed. A mixed record's ratio goes to every class it lists (the safe side). Records without
- * masses (stored before issue 26) carry no estimate and teach nothing. Never throws.
+ * masses (stored before records carried them) carry no estimate and teach nothing. Never throws.
  */
 export function learnEstimatePrior(records: readonly ScriptUsageRecord[]): EstimatePrior {
   const out: EstimatePrior = {};
@@ -410,7 +410,7 @@ function round3(n: number): number {
 }
 
 /**
- * The approximate planning counter, calibrated per script class (issue 12 item 1). A text whose every
+ * The approximate planning counter, calibrated per script class. A text whose every
  * class has a learned factor counts `⌈floor × the largest of those factors⌉`; a text with any class
  * that has none counts the uncalibrated estimate `approx:script-v1` (meant never to be low). So
  * calibration tightens only the scripts it has evidence for, and a new script, or a session that
@@ -422,7 +422,7 @@ function round3(n: number): number {
  * such a text counts `⌈estimate × the largest prior of its classes⌉` (each prior > 1: the model id
  * was seen to count more than the estimate itself). So another project's traffic can make a plan
  * larger, never smaller, and only when the estimate was seen to be low for that model id: a denser
- * language of the same class elsewhere (German beside English) does not move it (issue 26 item 2).
+ * language of the same class elsewhere (German beside English) does not move it.
  *
  * `id` is `approx:script-v1` when no class is calibrated (the counts are then exactly the estimate's),
  * else `approx:script-v1+calibration`. Measures are memoised per instance: make one per ask.

@@ -43,7 +43,7 @@ export function tiktokenBpe(encoding: TiktokenEncodingName): RankedBpe {
 
 /**
  * The process-wide js-tiktoken encoder for `encoding` (for token ids and decoding: benches, tests).
- * Counting never uses it: its merge loop is quadratic in a pre-token's length (issue 10).
+ * Counting never uses it: its merge loop is quadratic in a pre-token's length (tens of seconds on one long run of characters).
  */
 export function tiktokenEncoder(encoding: TiktokenEncodingName): Tiktoken {
   let encoder = encoders.get(encoding);

@@ -18,16 +18,6 @@
  */
 export type UsageConvention = 'openai' | 'anthropic' | 'bedrock' | 'gemini' | 'ollama' | 'local';
 
-/** The usage conventions, for validation and docs. */
-export const USAGE_CONVENTIONS: readonly UsageConvention[] = [
-  'openai',
-  'anthropic',
-  'bedrock',
-  'gemini',
-  'ollama',
-  'local',
-];
-
 /**
  * One call's usage in the OpenTelemetry GenAI convention, in tokens:
  * `input` INCLUDES `cacheRead` and `cacheWrite` (`gen_ai.usage.input_tokens`); `output` INCLUDES

@@ -83,7 +83,7 @@ export interface StreamPart {
 }
 
 /**
- * How OpenAI-wire chat routes count and enforce (issue 12's drift checks): a real tokenizer other
+ * How OpenAI-wire chat routes count and enforce (the drift checks): a real tokenizer other
  * than the model's own, counts multiplied by `promptScale` (a tokenizer denser than any we know), and
  * windows per model id instead of the catalog's. Unset: the model's own counter and catalog window.
  */

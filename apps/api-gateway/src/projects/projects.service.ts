@@ -68,7 +68,7 @@ export class ProjectsService {
   }
 
   /**
-   * What the worker learned from the provider for this project (issue 12): windows the provider
+   * What the worker learned from the provider for this project: windows the provider
    * disclosed that are smaller than the configured one, and, when the project's model plans with the
    * approximate estimate, the calibration factor per script class (learned from the project's own
    * reported usage and disclosed overflow sizes for its model; token-counting `learnScriptCalibration`).

@@ -5,7 +5,7 @@ import { uuidParam } from '../errors/params';
 import { type SessionUsageDto, toSessionUsageDto } from './session-usage.dto';
 
 /**
- * One session's token usage and cost from `provider_calls` (issue 17 item 7: the dashboard's picture
+ * One session's token usage and cost from `provider_calls` (the dashboard's picture
  * of a session), by ask, summed in SQL so each figure is exactly its rows'.
  */
 @Controller('api/v1/projects/:projectId/sessions/:sessionId/usage')

@@ -30,7 +30,7 @@ function parseInstant(name: string, value: string | undefined): Date | undefined
 }
 
 /**
- * A project's token usage and cost from `provider_calls` (issue 17 item 2): one row per upstream
+ * A project's token usage and cost from `provider_calls`: one row per upstream
  * call, summed in SQL so each group is exactly its rows.
  */
 @Controller('api/v1/projects/:projectId/usage')

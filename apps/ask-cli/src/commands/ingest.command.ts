@@ -14,8 +14,7 @@ import {
 } from '@ask/ingestion';
 import { ambientCredentialsAllowed, loadConfig } from '@ask/config';
 import { createEmbeddingProvider, egressPolicyFor } from '@ask/llm-providers';
-import { EmbeddingLedger } from '@ask/observability';
-import { InsightsRepository, KnowledgeRepository, ProviderCallsRepository } from '@ask/persistence';
+import { EmbeddingLedger, InsightsRepository, KnowledgeRepository, ProviderCallsRepository } from '@ask/persistence';
 import type { DataSource } from 'typeorm';
 import { withDatabase } from './db';
 import { count } from './plural';

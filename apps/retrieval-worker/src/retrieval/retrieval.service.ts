@@ -9,8 +9,10 @@ import {
   createEmbeddingProvider,
   egressPolicyFor,
 } from '@ask/llm-providers';
-import { CallNotRecordedError, EmbeddingLedger, inSpan } from '@ask/observability';
+import { inSpan } from '@ask/observability';
 import {
+  CallNotRecordedError,
+  EmbeddingLedger,
   NO_CALL_RECORDS,
   ProjectsRepository,
   ProviderCallsRepository,

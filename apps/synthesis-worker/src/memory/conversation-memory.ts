@@ -13,7 +13,7 @@ export interface MemoryInput {
 }
 
 /**
- * Reads what conversation memory stored for a session (issue 16) and hands it to the planner: each
+ * Reads what conversation memory stored for a session and hands it to the planner: each
  * pair's summary with its planning tokens, and the session summary. Counts cached under another
  * counter (a model switch) are counted once and cached. Mode `off` reads nothing.
  */

@@ -55,7 +55,7 @@ export type SummariserFactory = (project: Project, model: string, planning: Plan
 export const SUMMARISER_FACTORY = Symbol('SUMMARISER_FACTORY');
 
 /**
- * One summary job (issue 16 items 1, 2, 5, 7), after the answer was stored and `done` published:
+ * One summary job, after the answer was stored and `done` published:
  *
  * 1. writes the summary of the stored pair (once: a retried job keeps the first), at most
  *    `summaryMaxTokens` and at most 70% of the pair's own tokens (floor {@link MIN_SUMMARY_TOKENS}),
@@ -314,7 +314,7 @@ export class SummaryService {
       );
       usage = result;
       // Over its budget under the planning counter (an estimate that over-counts the script, or a
-      // provider that wrote past it): cut to the budget, never refused for an estimate (issue 26 item 5).
+      // provider that wrote past it): cut to the budget, never refused for an estimate.
       const text = cutToTokens(result.text.trim(), maxTokens, (t) => planning.counter.countText(t));
       if (text === '') outcome = 'empty';
       else {

@@ -130,13 +130,13 @@ export function normaliseChunk(
 }
 
 /**
- * Measures and records every upstream call of the synthesis worker in `provider_calls` (issue 17
- * item 1), costs it at the price in force (built-in table, operator overrides), and observes the
- * GenAI metrics. Write-ahead (issue 31): each attempt's row is written before its request is sent
- * ({@link start} awaits it, and throws when it cannot be written, so no call is made unrecorded) and
- * completed when the attempt ends; a process that dies mid-call leaves its row `in_flight` (paid,
- * usage unknown). Writes are retried while the pool is saturated; a completion that still fails is
- * logged, never thrown: accounting must not fail an answer already paid for.
+ * Measures and records every upstream call of the synthesis worker in `provider_calls`, costs it at
+ * the price in force (built-in table, operator overrides), and observes the GenAI metrics.
+ * Write-ahead: each attempt's row is written before its request is sent ({@link start} awaits it,
+ * and throws when it cannot be written, so no call is made unrecorded) and completed when the
+ * attempt ends; a process that dies mid-call leaves its row `in_flight` (paid, usage unknown).
+ * Writes are retried while the pool is saturated; a completion that still fails is logged, never
+ * thrown: accounting must not fail an answer already paid for.
  */
 export class CallLedger {
   private readonly logger = new Logger(CallLedger.name);

@@ -13,7 +13,6 @@ import type {
 import {
   approximateCounter,
   calibrationBaseCounter,
-  classesOf,
   type CounterChoice,
   type EstimatePrior,
   learnEstimatePrior,
@@ -63,7 +62,7 @@ export interface CountedTurn {
 }
 
 /**
- * What the worker learns from providers and reads back when it plans (issue 12 items 1 and 2):
+ * What the worker learns from providers and reads back when it plans:
  * per-script calibration factors from reported usage and disclosed overflow sizes, windows the
  * provider disclosed per project and model, and the session's cached counts. The arithmetic lives in
  * libs/token-counting (`ScriptCalibratedCounter`, `learnScriptCalibration`, `usageRecordOf`): this
@@ -115,7 +114,7 @@ export class PlanningMemory {
    * through `ScriptCalibratedCounter`, with the factors learned from the project's own newest records
    * per script class (`learnScriptCalibration`: least squares over mixed requests, bounded so that no
    * observed request is under-counted), and the model-wide prior learned from every project's
-   * records of the model id, which only ever makes a plan larger (issue 26 item 2).
+   * records of the model id, which only ever makes a plan larger.
    * @param known the project's and the model's records as {@link CALIBRATION_READ} selects them,
    *   when the caller already read them (`ProjectsRepository.findForSynthesis`); read here otherwise.
    */
@@ -307,9 +306,4 @@ export function factorsOf(calibration: ScriptCalibration): Record<string, number
       learned ? [[script, Number(learned.factor.toFixed(4))]] : [],
     ),
   );
-}
-
-/** The classes of a mask, for logs. */
-export function scriptsOf(mask: number): string {
-  return classesOf(mask).join('+') || 'none';
 }

@@ -4,7 +4,7 @@ import OpenAI from 'openai';
 import type { ProviderId } from '@ask/model-catalog';
 import type { EmbeddingProviderId } from '../types';
 import { findEgressRefusal } from '../egress/egress-policy';
-import { parseRetryAfter, readHeader } from './retry-after';
+import { parseRetryAfter } from './retry-after';
 import {
   EmbeddingShapeError,
   type HeaderBag,
@@ -486,15 +486,4 @@ export function classifyUpstreamError(err: unknown, provider: ProviderId | Embed
     return { kind: 'fatal', status: 502, message: sanitizeProviderMessage(err.message) };
   }
   return { kind: 'unknown', message: clean(facts, `${provider}: unexpected error`) };
-}
-
-/** The request id a provider attached to an error response, for logs (never a secret). */
-export function upstreamRequestId(err: unknown): string | undefined {
-  const facts = describeUpstreamError(err);
-  return (
-    readHeader(facts.headers, 'x-request-id') ??
-    readHeader(facts.headers, 'request-id') ??
-    readHeader(facts.headers, 'x-amzn-requestid') ??
-    readHeader(facts.headers, 'apim-request-id')
-  );
 }

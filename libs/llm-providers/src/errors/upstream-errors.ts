@@ -28,9 +28,6 @@ export type UpstreamFailure =
   | { kind: 'unknown'; message: string }
   | { kind: 'refused'; message: string };
 
-/** The failure kinds, for exhaustive switches. */
-export type UpstreamFailureKind = UpstreamFailure['kind'];
-
 /** A header lookup that works for fetch `Headers`, Node's `IncomingHttpHeaders` and plain records. */
 export type HeaderBag = Headers | Record<string, string | string[] | undefined>;
 

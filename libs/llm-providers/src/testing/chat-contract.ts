@@ -60,7 +60,7 @@ export async function thrown(fn: () => Promise<unknown>): Promise<unknown> {
 }
 
 /**
- * The contract every chat adapter passes against the fake upstream (issue 5 item 6): a streamed answer
+ * The contract every chat adapter passes against the fake upstream: a streamed answer
  * arrives whole; usage is read; an overflow classifies as overflow with limit/actual; a 429 is retried
  * then succeeds; a content-filter 400 gives 502 with sanitised details; a stall gives 504; a
  * mid-stream disconnect and a stream without its final event give typed errors; a stream whose

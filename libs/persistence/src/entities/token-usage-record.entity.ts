@@ -2,7 +2,7 @@ import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeor
 
 /**
  * One comparison of our prompt-token count with the provider's report, for calibrating approximate
- * counters per model (issue 4, item 5).
+ * counters per model.
  */
 @Entity({ name: 'token_usage_records' })
 export class TokenUsageRecordEntity {

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Queued ingestion (issue 10) and embedding spaces that never mix (issue 13):
+ * Queued ingestion and embedding spaces that never mix:
  *
  * - `ingestions`: one row per upload or re-embed, written with the gateway's 202: kind, status,
  *   progress counts, per-document failures (typed error bodies), the run's embedding space.

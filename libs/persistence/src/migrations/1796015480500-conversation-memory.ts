@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Conversation memory (issue 16). Summaries live beside the messages and never replace them:
+ * Conversation memory. Summaries live beside the messages and never replace them:
  *
  * - `turn_summaries`: one short summary per question/answer pair (keyed by the message), with its
  *   token counts per counter id, the provider and model that wrote it;

@@ -12,7 +12,7 @@ export interface LearnedWindow {
 
 /**
  * Windows providers disclosed in overflow answers that were smaller than the window planned against
- * (issue 12 item 2), per project and model. Later plans use the smaller one; a change of the project's
+ *, per project and model. Later plans use the smaller one; a change of the project's
  * LLM settings forgets them (the new settings may point at another server).
  */
 @Injectable()

@@ -128,7 +128,7 @@ function totalsOf(r: SumRow): UsageTotals {
   };
 }
 
-/** The ledger of upstream calls (issue 17 items 1 and 2): one row per call, summed for the usage API. */
+/** The ledger of upstream calls: one row per call, summed for the usage API. */
 @Injectable()
 export class ProviderCallsRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -305,7 +305,7 @@ export class ProviderCallsRepository {
   }
 
   /**
-   * One session's usage (issue 17 item 7, the dashboard's picture of a session): its calls grouped
+   * One session's usage (the dashboard's picture of a session): its calls grouped
    * by ask (`key` the ask id, `''` for calls of no ask), ordered by each ask's first call, plus the
    * totals over every call of the session, whenever it was made. Sums are SQL sums of the stored rows
    * (costs in exact numeric), as in {@link summarize}. A deleted session's calls stay in the ledger.

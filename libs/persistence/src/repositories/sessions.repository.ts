@@ -48,7 +48,7 @@ export interface StoredMessage {
  * One stored pair as the synthesis worker's history read returns it
  * ({@link SessionsRepository.historyWithTurnSummaries}): a {@link StoredMessage} without the
  * `budget` and `sources` JSON columns, which planning, memory and summaries never read (parsing them
- * for every earlier pair was synthesis CPU on each ask, issue 19). A full {@link StoredMessage} fits.
+ * for every earlier pair was synthesis CPU on each ask). A full {@link StoredMessage} fits.
  */
 export type HistoryPair = Omit<StoredMessage, 'budget' | 'sources'>;
 

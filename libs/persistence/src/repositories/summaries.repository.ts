@@ -68,7 +68,7 @@ function summaryColumns(
 }
 
 /**
- * Conversation memory's rows (issue 16): per-pair summaries, one session summary per session, and
+ * Conversation memory's rows: per-pair summaries, one session summary per session, and
  * one usage row per summariser call. Summaries sit beside the messages and never change them.
  */
 @Injectable()

@@ -75,7 +75,7 @@ export function recordOf(r: UsageRecordRow): StoredTokenUsageRecord {
   };
 }
 
-/** Records of estimated vs reported prompt tokens, for per-project calibration (issue 4 item 5, issue 12 item 1, issue 26). */
+/** Records of estimated vs reported prompt tokens, for per-project calibration (per script class, with each request's script masses). */
 @Injectable()
 export class UsageRepository {
   constructor(private readonly dataSource: DataSource) {}

@@ -7,8 +7,10 @@ import {
   type EmbeddingUsage,
   type ProviderCredentials,
 } from '@ask/llm-providers';
-import { CredentialsCipher, ProjectsRepository, ProviderCallsRepository } from '@ask/persistence';
-import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { CredentialsCipher } from './credentials-cipher';
+import { ProjectsRepository } from './repositories/projects.repository';
+import { ProviderCallsRepository } from './repositories/provider-calls.repository';
+import { createTestDatabase, type TestDatabase } from './testing';
 import { EmbeddingLedger, embeddingUsageColumns } from './embedding-ledger';
 
 const QUESTION = 'How do I create an HNSW index?';

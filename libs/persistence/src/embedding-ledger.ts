@@ -1,11 +1,17 @@
 import { Logger } from '@nestjs/common';
 import { classifyEmbeddingFailure, type EmbeddingProvider, type EmbeddingUsage } from '@ask/llm-providers';
 import { findPrice, modelMetricLabel, type PriceOverride, type ProviderId } from '@ask/model-catalog';
-import type { CallRecorder, ProviderCallRecord } from '@ask/persistence';
 import { callCostUsd, InconsistentUsageError, type NormalizedUsage, normalizeUsage } from '@ask/usage-accounting';
-import { genAiOperationDuration, genAiTokenUsage } from './metrics';
-import { refuseUsage } from './usage-refusal';
-import { fail, type Span, SpanKind, startSpan } from './tracing';
+import {
+  fail,
+  genAiOperationDuration,
+  genAiTokenUsage,
+  refuseUsage,
+  type Span,
+  SpanKind,
+  startSpan,
+} from '@ask/observability';
+import type { CallRecorder, ProviderCallRecord } from './repositories/provider-calls.repository';
 
 /** Who an embedding call is for: the project, and the ask and session when it embeds a question. */
 export interface EmbeddingCallScope {
@@ -77,7 +83,7 @@ export function embeddingUsageColumns(
 }
 
 /**
- * Measures and records every upstream embedding call (issue 17 item 1): one `provider_calls` row per
+ * Measures and records every upstream embedding call: one `provider_calls` row per
  * call (`operation` `embeddings`, `purpose` `embed`) with the provider, the requested and answering
  * model, the raw usage object and its input tokens, the duration, and the typed error code of a
  * failed call; costed from the price table where the model has a price (OpenAI's
