@@ -99,6 +99,30 @@ export const BENCH_RUNS: readonly BenchRun[] = [
     sections: ['## Conversation memory: fact retention'],
   },
   {
+    name: 'memory-kb',
+    script: 'bench/memory/memory.bench.ts',
+    args: ['--kb', '--sessions', '1'],
+    sections: ['## Conversation memory with a knowledge base'],
+  },
+  {
+    name: 'memory-kb-long',
+    script: 'bench/memory/memory.bench.ts',
+    args: ['--kb', '--sessions', '1', '--turns', '120'],
+    sections: ['## Conversation memory with a knowledge base, 120 turns'],
+  },
+  {
+    name: 'relevance',
+    script: 'bench/relevance/relevance.bench.ts',
+    args: ['--distractors', '2', '--data', FIXTURES],
+    sections: ['## Relevance floor per embedder and retrieval method'],
+  },
+  {
+    name: 'fairness',
+    script: 'bench/fairness/fairness.bench.ts',
+    args: ['--flood', '10', '--sessions', '2', '--slow', '2', '--slow-s', '1'],
+    sections: ['## Fairness between tenants'],
+  },
+  {
     name: 'hostile',
     script: 'bench/hostile/hostile.bench.ts',
     args: ['--clients', '40', '--ramp-per-s', '40', '--opening', '5'],
