@@ -5,7 +5,8 @@
 #      install first; never upgrades an installed package; ASK_BROWSER_TESTS=skip leaves it out),
 #   2. tools/setup-services.sh: pgvector, PostgreSQL, Redis, migrations,
 #   3. nx run-many -t test, one project at a time, output streamed (arguments of `npm test -- …` go here),
-#   4. tools/check-redis-keys.ts: fails when keys under a spec's prefix (`<name>-<uuid>`) remain.
+#   4. tools/check-redis-keys.ts: fails when keys remain under a spec prefix (`<name>-<uuid>`) that
+#      held none before the run (those it names, not fails: a killed earlier run, a bench).
 # The durations below were measured on this kind of machine (2 cores, load up to 14): the full run
 # took 20 min 52 s for 155 suites, ask-e2e about 10 min of it.
 set -uo pipefail
@@ -23,6 +24,8 @@ case "$browser" in
 esac
 
 bash tools/setup-services.sh || exit $?
+before=tmp/redis-spec-prefixes-before.txt
+node tools/run-ts.js tools/check-redis-keys.ts --record "$before" || exit $?
 
 started=$(date +%s)
 status=0
@@ -35,5 +38,5 @@ fi
 elapsed=$(($(date +%s) - started))
 echo "test: jest projects done in $((elapsed / 60)) min $((elapsed % 60)) s (exit $status)"
 
-node tools/run-ts.js tools/check-redis-keys.ts || status=$?
+node tools/run-ts.js tools/check-redis-keys.ts --since "$before" || status=$?
 exit "$status"

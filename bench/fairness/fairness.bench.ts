@@ -33,6 +33,7 @@ import {
 } from '@ask/persistence';
 import { createTestDatabase } from '@ask/persistence/testing';
 import { startStack } from '@ask/stack';
+import { removeTestKeys } from '@ask/testing';
 
 const ROOT = resolve(__dirname, '..', '..');
 const KB = join(ROOT, 'fixtures', 'data', 'kb-pgvector');
@@ -216,6 +217,9 @@ async function main(): Promise<void> {
       };
     } finally {
       await stack.stop(5_000).catch(() => undefined);
+      await removeTestKeys(stack.env).catch((err) =>
+        console.error(`removing its Redis keys: ${(err as Error).message}`),
+      );
     }
   };
 

@@ -42,6 +42,7 @@ import {
 } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { type AppName, APPS, startStack, type Stack } from '@ask/stack';
+import { removeTestKeys } from '@ask/testing';
 import {
   connectionsTo,
   type IdleClient,
@@ -218,6 +219,7 @@ async function main(): Promise<void> {
   const load: Record<string, number> = { start: loadavg()[0] };
   let db: TestDatabase | undefined;
   let stack: Stack | undefined;
+  let stackEnv: NodeJS.ProcessEnv | undefined; // its Redis keys are removed at the end
   let redis: Redis | undefined;
   const idle: IdleClient[] = [];
   const benchLoop = monitorEventLoopDelay({ resolution: 10 });
@@ -428,6 +430,7 @@ async function main(): Promise<void> {
     const afterClose = { redisConnections: connectionsTo(gatewayPid, REDIS_PORT), rssMiB: rssMiB(gatewayPid) };
     load['end'] = loadavg()[0];
     await stack.stop(10_000);
+    stackEnv = stack.env;
     stack = undefined;
 
     console.log(`counting throughput on ${dataLabel}…`);
@@ -438,6 +441,9 @@ async function main(): Promise<void> {
     for (const c of idle) c.close();
     redis?.disconnect();
     await stack?.stop(10_000);
+    const env = stack?.env ?? stackEnv;
+    if (env)
+      await removeTestKeys(env).catch((err) => console.error(`removing its Redis keys: ${(err as Error).message}`));
     await db?.drop();
   }
 }

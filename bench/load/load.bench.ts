@@ -35,6 +35,7 @@ import {
 } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { type AppName, APPS, startStack, type Stack } from '@ask/stack';
+import { removeTestKeys } from '@ask/testing';
 
 const ROOT = resolve(__dirname, '..', '..');
 /** pgvector's README and CHANGELOG, committed in fixtures/data (the bench needs no ../shared). */
@@ -401,6 +402,10 @@ ${APPS.map(rssRow).join('\n')}
     console.log(`wrote bench/load/${RESULTS_FILE} and the "${SECTION.slice(3)}" section of bench/RESULTS.md`);
   } finally {
     await stack?.stop(10_000);
+    if (stack)
+      await removeTestKeys(stack.env).catch((err) =>
+        console.error(`removing its Redis keys: ${(err as Error).message}`),
+      );
     await db?.drop();
   }
 }

@@ -53,6 +53,7 @@ import {
   UsageRepository,
 } from '@ask/persistence';
 import { createTestDatabase } from '@ask/persistence/testing';
+import { removeKeysUnder } from '@ask/testing';
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
@@ -322,8 +323,7 @@ async function main(): Promise<void> {
   } finally {
     await queue.obliterate({ force: true }).catch(() => undefined);
     await queue.close();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
+    await removeKeysUnder(redis, prefix); // the hash-tagged event streams too
     redis.disconnect();
     await upstream.close();
     await db.drop();

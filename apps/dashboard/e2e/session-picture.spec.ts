@@ -94,13 +94,12 @@ describe('the session picture and the project usage view', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     const projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
-    // A 2,048-token window with 2 context items: by turn 5 older turns ride as summaries, and by turn 11
-    // at the latest the summaries of every older turn no longer fit beside a verbatim one, so some are
-    // dropped. (Which turn first drops varies between runs: turn 7 dropped 1–3 in some local runs and
-    // summarised 1–5 in others; 7 turns were once not enough in CI.)
+    // A 1,280-token window with 2 context items (available 600 after max_tokens 16, the reserve of 600
+    // and the 5% margin): by turn 4 older turns ride as summaries and some are dropped. (At 2,048 the
+    // joint planner kept every turn's summary through 11 turns, so the picture had no dropped bar.)
     const project = await projects.create({
       name: 'picture',
-      llmSettings: { provider: 'local', model: 'local', maxContextTokens: 2048, maxTokens: 16 },
+      llmSettings: { provider: 'local', model: 'local', maxContextTokens: 1280, maxTokens: 16 },
       embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
       topK: 2,
     });
