@@ -93,11 +93,26 @@ describe(FairShare.name, () => {
       // Four slots, A capped at two: B ran although A's jobs came first and none of A's has ended.
       expect([...started].sort()).toEqual(['A-1', 'A-2', 'B-1']);
       const release = async (id: string) => {
-        while (!gates.has(id)) await new Promise((r) => setTimeout(r, 20));
+        for (let i = 0; i < 150 && !gates.has(id); i += 1) await new Promise((r) => setTimeout(r, 20));
+        if (!gates.has(id)) throw new Error(`${id} never started`);
         gates.get(id)!();
       };
-      for (const id of ['B-1', 'A-1', 'A-2', 'A-3', 'A-4', 'A-5', 'A-6']) await release(id);
-      while (started.length < 7) await new Promise((r) => setTimeout(r, 20));
+      await release('B-1');
+      // One of A's jobs ends at a time, and the job it promotes starts before the next ends: each
+      // promotion is A's oldest parked job (two promoted at once may start in either order).
+      for (const [ended, promoted] of [
+        ['A-1', 'A-3'],
+        ['A-2', 'A-4'],
+        ['A-3', 'A-5'],
+        ['A-4', 'A-6'],
+      ]) {
+        const before = started.length;
+        await release(ended);
+        // Bounded: a promotion that never comes fails here instead of spinning past the test's end.
+        for (let i = 0; i < 150 && started.length === before; i += 1) await new Promise((r) => setTimeout(r, 20));
+        expect([ended, started.slice(before)]).toEqual([ended, [promoted]]);
+      }
+      for (const id of ['A-5', 'A-6']) await release(id);
       expect([maxA, started.slice(3)]).toEqual([2, ['A-3', 'A-4', 'A-5', 'A-6']]);
     });
   });

@@ -6,14 +6,17 @@ export const MAX_PRIORITY = 2_097_152;
 
 /**
  * A job's priority by start-time fair queuing. KEYS: the queue's virtual time, the projects' next
- * priorities (hash), BullMQ's prioritized, wait and delayed keys of the queue. ARGV: project id.
+ * priorities (hash), BullMQ's prioritized, wait, delayed and active keys of the queue. ARGV: project id.
  * A project's job gets max(virtual time, the project's next), and the project's next becomes one
  * more: a project with many jobs waiting has them at V, V+1, V+2, …, one with none gets V, so it is
- * served before the flood's second job. An idle queue (nothing waiting, prioritized or delayed)
- * starts the clock again at 1, which bounds the values by the deepest backlog, not by uptime.
+ * served before the flood's second job. An idle queue (nothing waiting, prioritized, delayed or
+ * active) starts the clock again at 1, which bounds the values by the deepest backlog, not by uptime.
+ * (With `active` left out, a job added while the project's earlier ones were running but not yet
+ * parked restarted at 1, and was parked, and promoted, before them.)
  */
 const PRIORITY_LUA = `
-if redis.call('ZCARD', KEYS[3]) == 0 and redis.call('LLEN', KEYS[4]) == 0 and redis.call('ZCARD', KEYS[5]) == 0 then
+if redis.call('ZCARD', KEYS[3]) == 0 and redis.call('LLEN', KEYS[4]) == 0 and redis.call('ZCARD', KEYS[5]) == 0
+  and redis.call('LLEN', KEYS[6]) == 0 then
   redis.call('SET', KEYS[1], 1)
   redis.call('DEL', KEYS[2])
 end
@@ -61,6 +64,7 @@ interface FairCommands {
     prio: string,
     wait: string,
     delayed: string,
+    active: string,
     project: string,
     max: number,
   ): Promise<number>;
@@ -109,7 +113,7 @@ export class FairShare {
     private readonly queues: Readonly<Record<string, FairShareQueue>>,
   ) {
     const commands = redis as unknown as Partial<FairCommands>;
-    if (!commands.fairPriority) redis.defineCommand('fairPriority', { numberOfKeys: 5, lua: PRIORITY_LUA });
+    if (!commands.fairPriority) redis.defineCommand('fairPriority', { numberOfKeys: 6, lua: PRIORITY_LUA });
     if (!commands.fairAcquire) redis.defineCommand('fairAcquire', { numberOfKeys: 2, lua: ACQUIRE_LUA });
     if (!commands.fairRelease) redis.defineCommand('fairRelease', { numberOfKeys: 2, lua: RELEASE_LUA });
   }
@@ -142,6 +146,7 @@ export class FairShare {
       `${bull}:prioritized`,
       `${bull}:wait`,
       `${bull}:delayed`,
+      `${bull}:active`,
       projectId,
       MAX_PRIORITY,
     );
@@ -201,7 +206,9 @@ export class FairShare {
     const jobId = job.id ?? '';
     const { projectId } = job.data;
     const priority = job.opts.priority ?? 0;
-    if (!(await this.acquire(name, projectId, jobId, priority))) {
+    const got = await this.acquire(name, projectId, jobId, priority);
+    process.stderr.write(`DBG acquire ${jobId} ${got} prio=${priority} ${Date.now() % 100000}\n`);
+    if (!got) {
       await this.park(name, projectId, jobId, priority);
       await job.moveToDelayed(Date.now() + this.settings(name).parkMs, token);
       throw new DelayedError();
@@ -218,7 +225,9 @@ export class FairShare {
     // A parked id may be stale (its delay ran out, or it was parked twice): try a few.
     for (let tries = 0; next && tries < 8; tries += 1) {
       const parked = await Job.fromId(queue, next);
-      if (parked && (await parked.isDelayed())) {
+      const d = parked ? await parked.isDelayed() : 'none';
+      process.stderr.write(`DBG release ${jobId} next=${next} delayed=${d} ${Date.now() % 100000}\n`);
+      if (parked && d === true) {
         await parked.promote();
         return;
       }
