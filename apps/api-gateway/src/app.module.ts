@@ -22,6 +22,7 @@ import { SessionUsageController } from './usage/session-usage.controller';
 import { UsageController } from './usage/usage.controller';
 import { DashboardStaticModule } from './dashboard/dashboard-static.module';
 import { ProjectThrottlerGuard, throttlerOptions } from './rate-limit/rate-limit';
+import { ProcessStreams } from './sse/stream-caps';
 
 /** The API gateway: HTTP routes, the retrieval and ingestion producers, and the SSE relays of ask and ingestion events. */
 @Module({
@@ -56,6 +57,12 @@ import { ProjectThrottlerGuard, throttlerOptions } from './rate-limit/rate-limit
       provide: EventsTokenSigner,
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => new EventsTokenSigner(eventsSecret(config)),
+    },
+    // Every open event stream of this process (ASK_STREAMS_PER_PROCESS) and its fleet-wide leases.
+    {
+      provide: ProcessStreams,
+      inject: [EVENTS_REDIS, APP_CONFIG],
+      useFactory: (redis: RedisClient, config: AppConfig) => new ProcessStreams(redis, config.ASK_STREAMS_PER_PROCESS),
     },
     // Order matters: authenticate first, then count the call against the project's rate limit.
     { provide: APP_GUARD, useClass: AuthGuard },

@@ -172,10 +172,18 @@ const schema = z.object({
    * gateway refuses to boot when none of the three is set.
    */
   ASK_EVENTS_SECRET: z.string().min(32).optional(),
-  /** Open event streams (SSE clients) per ask on one gateway process; one more answers 429 `rate_limited`. */
+  /**
+   * Open event streams (SSE clients) per ask (and, counted apart, per ingestion) across every gateway
+   * of the deployment (leases in Redis); one more answers 429 `rate_limited`.
+   */
   ASK_STREAMS_PER_ASK: z.coerce.number().int().min(1).max(1_000_000).default(20),
-  /** Open event streams per project on one gateway process; one more answers 429 `rate_limited`. */
+  /** Open ask event streams (and, counted apart, ingestion streams) per project across every gateway; one more answers 429. */
   ASK_STREAMS_PER_PROJECT: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+  /**
+   * Open event streams of every kind on one gateway process (each holds a socket and a relay); one
+   * more answers 429 `rate_limited` (`limit=streams_per_process`). Default 5,000.
+   */
+  ASK_STREAMS_PER_PROCESS: z.coerce.number().int().min(1).max(1_000_000).default(5_000),
   /**
    * How often an open event stream (ask or ingestion SSE) opened with a project API key checks that
    * the key still verifies, in milliseconds: a revoked key's streams end with a typed 401 `error`

@@ -26,7 +26,7 @@ import { RateLimit } from '../rate-limit/rate-limit';
 import { AskService } from './ask.service';
 import { AskDto, type AskAccepted } from './ask.dto';
 import { serveStream, type StreamRoute } from '../sse/serve-stream';
-import { StreamCaps } from '../sse/stream-caps';
+import { ProcessStreams, StreamCaps } from '../sse/stream-caps';
 
 /** How long after an ask's deadline the events route waits for the worker's own terminal event (ms). */
 const DEADLINE_GRACE_MS = 10_000;
@@ -44,9 +44,13 @@ export class AskController implements BeforeApplicationShutdown {
     private readonly records: AsksRepository,
     private readonly keys: ApiKeysRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    streams: ProcessStreams,
   ) {
     this.route = {
-      caps: new StreamCaps({ perAsk: config.ASK_STREAMS_PER_ASK, perProject: config.ASK_STREAMS_PER_PROJECT }),
+      caps: new StreamCaps(streams, config.ASK_KEY_PREFIX, 'ask', {
+        perAsk: config.ASK_STREAMS_PER_ASK,
+        perProject: config.ASK_STREAMS_PER_PROJECT,
+      }),
       relays: this.relays,
       maxBufferedBytes: config.ASK_STREAM_BUFFER_BYTES,
       keyRecheckMs: config.ASK_STREAM_KEY_RECHECK_MS,

@@ -21,7 +21,7 @@ import { IngestionEventStream } from '@ask/event-stream';
 import { ApiKeysRepository, IngestionsRepository } from '@ask/persistence';
 import { keyRecheck } from '../auth/key-recheck';
 import { serveStream, type StreamRoute } from '../sse/serve-stream';
-import { StreamCaps } from '../sse/stream-caps';
+import { INGESTION_STREAM_CAPS, ProcessStreams, StreamCaps } from '../sse/stream-caps';
 import { uuidParam } from '../errors/params';
 import { RateLimit } from '../rate-limit/rate-limit';
 import { IngestInsightsDto, IngestKnowledgeDto } from './knowledge.dto';
@@ -49,11 +49,15 @@ export class KnowledgeController implements BeforeApplicationShutdown {
     private readonly events: IngestionEventStream,
     private readonly keys: ApiKeysRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    streams: ProcessStreams,
   ) {
     this.route = {
       caps: new StreamCaps(
+        streams,
+        config.ASK_KEY_PREFIX,
+        'ingestion',
         { perAsk: config.ASK_STREAMS_PER_ASK, perProject: config.ASK_STREAMS_PER_PROJECT },
-        { perStream: 'streams_per_ingestion', perProject: 'ingestion_streams_per_project' },
+        INGESTION_STREAM_CAPS,
       ),
       relays: this.relays,
       maxBufferedBytes: config.ASK_STREAM_BUFFER_BYTES,

@@ -32,7 +32,7 @@ export const KEY_REVOKED_DETAILS = 'the API key this stream was opened with has 
  * stream ends with one `error` event without an id (401 `unauthorized`, details
  * {@link KEY_REVOKED_DETAILS}); the client's reconnect then gets the 401 answer. A check that fails
  * (PostgreSQL unreachable) keeps the stream: only a definite "revoked" ends it.
- * @throws AskError 429 `rate_limited` from {@link StreamCaps.acquire}.
+ * @throws AskError 429 `rate_limited`, 503 `service_unavailable` from {@link StreamCaps.acquire}.
  */
 export async function serveStream(
   route: StreamRoute,
@@ -46,7 +46,7 @@ export async function serveStream(
   },
   relay: (sse: SseResponse) => Promise<void>,
 ): Promise<void> {
-  const release = route.caps.acquire(stream.streamId, stream.projectId);
+  const release = await route.caps.acquire(stream.streamId, stream.projectId);
   route.relays.add(stream.controller);
   const sse = new SseResponse(stream.request, stream.response, route.maxBufferedBytes);
   const revocation = watchRevocation(stream.keyStillValid, route.keyRecheckMs, stream.controller.signal);

@@ -1,4 +1,7 @@
-import { AskError, AskErrorCode } from '@ask/ask-errors';
+import { randomUUID } from 'node:crypto';
+import { Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { AskError, AskErrorCode, serviceUnavailable } from '@ask/ask-errors';
+import type { RedisClient } from '@ask/event-stream';
 
 /** Seconds a client refused by a stream cap is told to wait (`Retry-After`). */
 const RETRY_AFTER_S = 5;
@@ -12,55 +15,200 @@ export interface StreamCapNames {
 /** The ask streams' names (`streams_per_ask`, `streams_per_project`). */
 export const ASK_STREAM_CAPS: StreamCapNames = { perStream: 'streams_per_ask', perProject: 'streams_per_project' };
 
-/**
- * Caps on concurrent event streams of one gateway process: per streamed thing (an ask, or an
- * ingestion; ASK_STREAMS_PER_ASK) and per project (ASK_STREAMS_PER_PROJECT). Counted in memory: each
- * gateway replica enforces its own caps; each route keeps its own instance, so ask and ingestion
- * streams are counted apart.
- */
-export class StreamCaps {
-  private readonly perAsk = new Map<string, number>();
-  private readonly perProject = new Map<string, number>();
+/** The ingestion streams' names (`streams_per_ingestion`, `ingestion_streams_per_project`). */
+export const INGESTION_STREAM_CAPS: StreamCapNames = {
+  perStream: 'streams_per_ingestion',
+  perProject: 'ingestion_streams_per_project',
+};
 
-  constructor(
-    private readonly limits: { perAsk: number; perProject: number },
-    private readonly names: StreamCapNames = ASK_STREAM_CAPS,
-  ) {}
+/** The `limit=` name of the per-process total (every ask and ingestion stream of one gateway process). */
+export const PROCESS_STREAM_CAP = 'streams_per_process';
+
+/** The caps of one kind of stream. */
+export interface StreamCapLimits {
+  /** Open streams of one ask (or one ingestion) across the fleet: ASK_STREAMS_PER_ASK. */
+  perAsk: number;
+  /** Open streams of one project across the fleet, this kind only: ASK_STREAMS_PER_PROJECT. */
+  perProject: number;
+}
+
+/**
+ * Every open event stream of one gateway process, of every kind (ask and ingestion): the per-process
+ * total (ASK_STREAMS_PER_PROCESS), counted in memory, and the fleet-wide leases this process holds,
+ * renewed together in one Redis pipeline every third of a lease.
+ */
+export class ProcessStreams implements OnApplicationShutdown {
+  private open = 0;
+  /** Lease keys → members this process holds (a member per stream). */
+  private readonly held = new Map<string, Set<string>>();
+  private timer: NodeJS.Timeout | undefined;
+  readonly logger = new Logger('StreamCaps');
 
   /**
-   * Takes one stream slot of the ask (or ingestion) and of its project; returns the function that
-   * gives it back (idempotent).
-   * @throws AskError 429 `rate_limited`, `details` `limit=<name> max=N retry_after=5` (the names given
-   *   at construction, by default `streams_per_ask` / `streams_per_project`), when either cap is reached.
+   * @param redis the gateway's events connection (one server or a Cluster; every script here names one key).
+   * @param max ASK_STREAMS_PER_PROCESS.
+   * @param leaseMs how long a stream's fleet-wide slot lives without renewal (a killed gateway's slots
+   *   free after it); renewed every `leaseMs / 3` while the stream is open. 30,000 in production.
    */
-  acquire(askId: string, projectId: string): () => void {
-    const askOpen = this.perAsk.get(askId) ?? 0;
-    const projectOpen = this.perProject.get(projectId) ?? 0;
-    if (askOpen >= this.limits.perAsk) throw capReached(this.names.perStream, this.limits.perAsk);
-    if (projectOpen >= this.limits.perProject) throw capReached(this.names.perProject, this.limits.perProject);
-    this.perAsk.set(askId, askOpen + 1);
-    this.perProject.set(projectId, projectOpen + 1);
+  constructor(
+    readonly redis: RedisClient,
+    readonly max: number,
+    readonly leaseMs = 30_000,
+  ) {}
+
+  /** Takes one of this process's stream slots; false when `max` are open. */
+  take(): boolean {
+    if (this.open >= this.max) return false;
+    this.open += 1;
+    return true;
+  }
+
+  /** Gives a slot taken with {@link take} back. */
+  give(): void {
+    this.open = Math.max(0, this.open - 1);
+  }
+
+  /** Open streams of this process. */
+  get count(): number {
+    return this.open;
+  }
+
+  /** Records a fleet-wide lease (`key`, `member`) as held, so the renewal loop keeps it alive. */
+  hold(key: string, member: string): void {
+    const members = this.held.get(key) ?? new Set<string>();
+    members.add(member);
+    this.held.set(key, members);
+    if (!this.timer) {
+      this.timer = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.leaseMs / 3)));
+      this.timer.unref();
+    }
+  }
+
+  /** Forgets a lease (after its ZREM). */
+  drop(key: string, member: string): void {
+    const members = this.held.get(key);
+    if (!members) return;
+    members.delete(member);
+    if (members.size === 0) this.held.delete(key);
+    if (this.held.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  onApplicationShutdown(): void {
+    this.close();
+  }
+
+  /** Stops renewing (shutdown): the leases this process held expire within `leaseMs`. */
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.held.clear();
+  }
+
+  /** Pushes every held lease's expiry to now + leaseMs (one pipeline); a failure waits for the next round. */
+  private async renew(): Promise<void> {
+    if (this.held.size === 0) return;
+    const pipeline = this.redis.pipeline();
+    const expiry = Date.now() + this.leaseMs;
+    for (const [key, members] of this.held) {
+      for (const member of members) pipeline.zadd(key, 'XX', expiry, member);
+      pipeline.pexpire(key, this.leaseMs);
+    }
+    await pipeline.exec().catch((err: Error) => this.logger.warn(`stream lease renewal failed: ${err.message}`));
+  }
+}
+
+/**
+ * Takes a fleet-wide slot. KEYS: the slots (sorted set, member = one stream, score = its lease's expiry
+ * in ms, Redis time). ARGV: member, lease ms, cap. Expired leases (a killed gateway's) go first.
+ * Replies 1 (taken) or 0 (the cap is reached). One key per call, so it runs on a Cluster.
+ */
+const ACQUIRE_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`;
+
+interface SlotCommands {
+  streamSlotAcquire(key: string, member: string, leaseMs: number, cap: number): Promise<number>;
+}
+
+/**
+ * Caps on concurrent event streams of one kind (ask, or ingestion), counted **across the fleet**:
+ * per streamed thing (an ask, or an ingestion; ASK_STREAMS_PER_ASK) and per project
+ * (ASK_STREAMS_PER_PROJECT), as leases in Redis sorted sets under the key prefix
+ * (`<prefix>:streams:<kind>:ask:<id>`, `<prefix>:streams:<kind>:project:<id>`) that every gateway
+ * replica shares; plus the per-process total of {@link ProcessStreams}. A gateway that dies holding
+ * slots frees them when their leases run out (`leaseMs`, 30 s), since only a live process renews them.
+ */
+export class StreamCaps {
+  constructor(
+    private readonly process: ProcessStreams,
+    private readonly keyPrefix: string,
+    private readonly kind: 'ask' | 'ingestion',
+    private readonly limits: StreamCapLimits,
+    private readonly names: StreamCapNames = ASK_STREAM_CAPS,
+  ) {
+    const redis = process.redis as unknown as Partial<SlotCommands> & RedisClient;
+    if (!redis.streamSlotAcquire) redis.defineCommand('streamSlotAcquire', { numberOfKeys: 1, lua: ACQUIRE_LUA });
+  }
+
+  private key(scope: 'ask' | 'project', id: string): string {
+    return `${this.keyPrefix}:streams:${this.kind}:${scope}:${id}`;
+  }
+
+  /**
+   * Takes one stream slot of this process, of the ask (or ingestion) and of its project, fleet-wide;
+   * returns the function that gives them back (idempotent; its Redis removal is not awaited).
+   * @throws AskError 429 `rate_limited`, `details` `limit=<name> max=N retry_after=5` (the per-process
+   *   `streams_per_process`, then the names given at construction, by default `streams_per_ask` /
+   *   `streams_per_project`), when a cap is reached.
+   * @throws AskError 503 `service_unavailable` (Retry-After 5) when Redis cannot be reached: the
+   *   stream itself is read from Redis, so it could not be served either.
+   */
+  async acquire(streamId: string, projectId: string): Promise<() => void> {
+    if (!this.process.take()) throw capReached(PROCESS_STREAM_CAP, this.process.max);
+    const member = randomUUID();
+    const taken: string[] = [];
+    const giveBack = () => {
+      this.process.give();
+      for (const key of taken) {
+        this.process.drop(key, member);
+        this.process.redis.zrem(key, member).catch(() => undefined); // its lease runs out anyway
+      }
+    };
+    try {
+      for (const [key, cap, name] of [
+        [this.key('ask', streamId), this.limits.perAsk, this.names.perStream],
+        [this.key('project', projectId), this.limits.perProject, this.names.perProject],
+      ] as const) {
+        const commands = this.process.redis as unknown as SlotCommands;
+        const ok = await commands.streamSlotAcquire(key, member, this.process.leaseMs, cap);
+        if (Number(ok) !== 1) throw capReached(name, cap);
+        taken.push(key);
+        this.process.hold(key, member);
+      }
+    } catch (err) {
+      giveBack();
+      if (err instanceof AskError) throw err;
+      this.process.logger.warn(`stream slots unavailable: ${(err as Error).message}`);
+      throw serviceUnavailable('event streams unavailable (Redis)', RETRY_AFTER_S);
+    }
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      decrement(this.perAsk, askId);
-      decrement(this.perProject, projectId);
+      giveBack();
     };
-  }
-
-  /** Open streams of an ask and of a project (0 when none). */
-  open(askId: string, projectId: string): { ask: number; project: number } {
-    return { ask: this.perAsk.get(askId) ?? 0, project: this.perProject.get(projectId) ?? 0 };
   }
 }
 
 function capReached(limit: string, max: number): AskError {
   return new AskError(AskErrorCode.RateLimited, { details: `limit=${limit} max=${max} retry_after=${RETRY_AFTER_S}` });
-}
-
-function decrement(map: Map<string, number>, key: string): void {
-  const n = (map.get(key) ?? 1) - 1;
-  if (n <= 0) map.delete(key);
-  else map.set(key, n);
 }
