@@ -22,7 +22,10 @@ export interface Stack {
   gatewayUrl: string;
   env: NodeJS.ProcessEnv;
   apps: Record<AppName, RunningApp>;
-  /** Starts another process of one app (a second worker, or a replacement after a kill). */
+  /**
+   * Starts another process of one app (a second worker, or a replacement after a kill). A second
+   * gateway listens on a port of its own: its base URL is `http://127.0.0.1:<port>` of its `healthUrl`.
+   */
   start(name: AppName, extraEnv?: NodeJS.ProcessEnv): Promise<RunningApp>;
   /** SIGTERM every process and wait for it to exit (SIGKILL after `graceMs`). */
   stop(graceMs?: number): Promise<void>;
@@ -100,10 +103,13 @@ export async function startStack(
   let counter = 0;
 
   const start = async (name: AppName, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunningApp> => {
-    const healthPort = name === 'api-gateway' ? gatewayPort : await freePort();
+    // The first gateway listens on the stack's port; another one (a fleet of gateways) on its own.
+    const firstGateway = name === 'api-gateway' && !children.some((app) => app.name === 'api-gateway');
+    const healthPort = firstGateway ? gatewayPort : await freePort();
     const appEnv: NodeJS.ProcessEnv = {
       ...env,
       ...extraEnv,
+      ...(name === 'api-gateway' ? { GATEWAY_PORT: String(healthPort) } : {}),
       RETRIEVAL_HEALTH_PORT: String(healthPort),
       SYNTHESIS_HEALTH_PORT: String(healthPort),
       INGESTION_HEALTH_PORT: String(healthPort),
