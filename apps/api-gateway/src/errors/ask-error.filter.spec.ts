@@ -1,5 +1,13 @@
 import { HttpException, HttpStatus, Logger, NotFoundException, type ValidationError } from '@nestjs/common';
 import { contextOverflow } from '@ask/ask-errors';
+import {
+  CredentialsUndecryptableError,
+  EmbeddingSpaceMismatchError,
+  EncryptionKeyInvalidError,
+  EncryptionKeyMissingError,
+  PersistenceError,
+  SessionNotFoundError,
+} from '@ask/persistence';
 import { askErrorOf, isStoreSaturated, isStoreUnavailable } from './ask-error.filter';
 import { describeValidationErrors } from './validation';
 
@@ -97,6 +105,47 @@ describe('askErrorOf', () => {
     expect(error.code).toBe('internal_error');
     expect(JSON.stringify(error.toBody())).not.toContain('secret');
     expect(error.details).toMatch(/^error_id=[0-9a-f-]{36}$/);
+  });
+});
+
+describe('askErrorOf on persistence errors (by code)', () => {
+  const project = '4b6f0a9e-0c8f-4d5e-9b1a-2f3c4d5e6f70';
+  it.each([
+    [new SessionNotFoundError('s-1'), 404, 'not_found', 'session s-1 not found'],
+    [
+      new PersistenceError('project_not_found', `project ${project} not found`),
+      404,
+      'not_found',
+      `project ${project} not found`,
+    ],
+    [new PersistenceError('invalid_argument', 'limit must be ≥ 1'), 400, 'invalid_request', 'limit must be ≥ 1'],
+    [
+      new EmbeddingSpaceMismatchError(project, [{ model: 'local/a', dimensions: 3 }], {
+        model: 'local/b',
+        dimensions: 3,
+      }),
+      409,
+      'embedding_space_changed',
+      `project ${project} already stores embeddings from local/a (3 dimensions); refusing to add vectors from local/b (3 dimensions). Re-embed everything with one model (delete the project's knowledge and re-ingest) or switch back to the stored model.`,
+    ],
+  ])('maps %s to the caller’s typed error with its message', (error, status, code, details) => {
+    const mapped = askErrorOf(error, logger);
+    expect([mapped.status, mapped.code, mapped.details]).toEqual([status, code, details]);
+  });
+
+  it.each([
+    new EncryptionKeyMissingError(),
+    new EncryptionKeyInvalidError('17 bytes'),
+    new CredentialsUndecryptableError(project),
+  ])('hides the operator’s fault %s behind a 500 and an error id, logging the message', (error) => {
+    const log = { error: jest.fn() } as unknown as Logger;
+    const mapped = askErrorOf(error, log);
+    expect([mapped.status, mapped.code]).toEqual([500, 'internal_error']);
+    const id = /^error_id=([0-9a-f-]{36})$/.exec(mapped.details ?? '')?.[1];
+    expect(id).toBeDefined();
+    expect(JSON.stringify(mapped.toBody())).not.toContain('ASK_ENCRYPTION_KEY');
+    expect((log.error as jest.Mock).mock.calls[0][0]).toContain(id);
+    expect((log.error as jest.Mock).mock.calls[0][0]).toContain(error.message);
   });
 });
 

@@ -67,8 +67,7 @@ export function redactedBody(error: AskError): AskErrorBody {
 /** Maps any thrown value to an AskError (logging unknown ones with an id the caller can quote). */
 export function askErrorOf(exception: unknown, logger: Logger): AskError {
   if (isAskError(exception)) return exception;
-  // Persistence's own typed errors (missing encryption key, embedding space mismatch…) are the caller's to fix.
-  if (exception instanceof PersistenceError) return invalidRequest(exception.message);
+  if (exception instanceof PersistenceError) return persistenceErrorOf(exception, logger);
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
     const message = httpMessage(exception);
@@ -117,6 +116,37 @@ export function askErrorOf(exception: unknown, logger: Logger): AskError {
   const errorId = randomUUID();
   logger.error(`unhandled error ${errorId}: ${(exception as Error)?.stack ?? String(exception)}`);
   return internalError(errorId);
+}
+
+/**
+ * A persistence error by its code (an exhaustive switch: a new code does not compile until it is
+ * mapped). The caller's to fix: a session or project that is not there (404), a bad argument (400), a
+ * write into a project whose stored vectors are of another embedding space (409
+ * `embedding_space_changed`, its message says how to re-embed). The operator's: an encryption key
+ * missing or invalid, stored credentials that no longer decrypt: 500 `internal_error` with an error id
+ * (logged with the message), never the internal text in the body.
+ */
+export function persistenceErrorOf(error: PersistenceError, logger: Logger): AskError {
+  switch (error.code) {
+    case 'session_not_found':
+    case 'project_not_found':
+      return notFound(error.message);
+    case 'invalid_argument':
+      return invalidRequest(error.message);
+    case 'embedding_dimensions_mismatch':
+      return new AskError(AskErrorCode.EmbeddingSpaceChanged, { details: error.message });
+    case 'encryption_key_missing':
+    case 'encryption_key_invalid':
+    case 'credentials_undecryptable': {
+      const errorId = randomUUID();
+      logger.error(`server-side persistence fault ${errorId}: ${error.name} (${error.code}): ${error.message}`);
+      return internalError(errorId);
+    }
+    default: {
+      const unmapped: never = error.code;
+      throw new Error(`unmapped persistence error code ${String(unmapped)}`);
+    }
+  }
 }
 
 /** The `Retry-After` of a 503 for a saturated or unreachable store, in seconds (a pool frees within one). */
