@@ -11,3 +11,4 @@ export * from './job-contract';
 export * from './replay-stored-answer';
 export * from './redis-connections';
 export * from './fair-share';
+export * from './job-handlers';

@@ -1,9 +1,16 @@
 import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { JobName, QueueName } from '@ask/ask-contracts';
-import { internalError } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig, loadConfig } from '@ask/config';
-import { type ContractJob, IngestionEventStream } from '@ask/event-stream';
+import {
+  assertJobHandlers,
+  type ContractJob,
+  dispatchJob,
+  IngestionEventStream,
+  isLastAttempt,
+  type JobHandlers,
+  lastAttemptError,
+} from '@ask/event-stream';
 import { countTokens, type IngestionEventSink, IngestionRunner } from '@ask/ingestion';
 import { inJobSpan, messagingAttributes } from '@ask/observability';
 
@@ -20,6 +27,11 @@ const { INGESTION_LOCK_DURATION_MS } = loadConfig();
 @Processor(QueueName.AskIngestion, { lockDuration: INGESTION_LOCK_DURATION_MS, maxStalledCount: 2 })
 export class IngestionProcessor extends WorkerHost implements OnApplicationBootstrap {
   private readonly logger = new Logger(IngestionProcessor.name);
+  /** One handler per job name of the queue (checked at boot): both run the stored upload. */
+  private readonly handlers: JobHandlers<QueueName.AskIngestion> = {
+    [JobName.Ingest]: (job) => this.run(job),
+    [JobName.Reembed]: (job) => this.run(job),
+  };
 
   constructor(
     private readonly runner: IngestionRunner,
@@ -32,6 +44,7 @@ export class IngestionProcessor extends WorkerHost implements OnApplicationBoots
   onApplicationBootstrap(): void {
     // The chunker's o200k ranks load at boot (≈0.5–2 s of one synchronous step), not inside the first
     // upload's job, where they held this process's event loop (bench/hostile).
+    assertJobHandlers(QueueName.AskIngestion, this.handlers);
     countTokens('warm up');
     this.worker.concurrency = this.config.INGESTION_CONCURRENCY;
   }
@@ -47,13 +60,11 @@ export class IngestionProcessor extends WorkerHost implements OnApplicationBoots
         'ask.ingestion.id': job.data.ingestionId,
         'ask.attempt': job.attemptsMade + 1,
       }),
-      () => this.handle(job),
+      () => dispatchJob(QueueName.AskIngestion, this.handlers, job),
     );
   }
 
-  private async handle(job: ContractJob<QueueName.AskIngestion>): Promise<void> {
-    if (job.name !== JobName.Ingest && job.name !== JobName.Reembed)
-      throw new Error(`unknown job ${job.name} on ${QueueName.AskIngestion}`);
+  private async run(job: ContractJob<QueueName.AskIngestion>): Promise<void> {
     const { ingestionId, projectId } = job.data;
     const sink: IngestionEventSink = (type, data) => this.events.publish(ingestionId, type, data);
     try {
@@ -63,9 +74,14 @@ export class IngestionProcessor extends WorkerHost implements OnApplicationBoots
       });
       this.logger.log(`ingestion ${ingestionId} (${job.name}): ${outcome}`);
     } catch (err) {
-      const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      this.logger.error(`ingestion ${ingestionId}: attempt ${job.attemptsMade + 1} failed: ${(err as Error).message}`);
-      if (last) await this.runner.fail(ingestionId, internalError(), null, [], sink);
+      if (!isLastAttempt(job)) {
+        this.logger.error(
+          `ingestion ${ingestionId}: attempt ${job.attemptsMade + 1} failed: ${(err as Error).message}`,
+        );
+        throw err;
+      }
+      const error = lastAttemptError(job, `ingestion ${ingestionId}`, err, (line) => this.logger.error(line));
+      await this.runner.fail(ingestionId, error, null, [], sink);
       throw err;
     }
   }

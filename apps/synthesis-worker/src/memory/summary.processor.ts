@@ -2,7 +2,7 @@ import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { JobName, QueueName } from '@ask/ask-contracts';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { type ContractJob } from '@ask/event-stream';
+import { assertJobHandlers, type ContractJob, dispatchJob, type JobHandlers } from '@ask/event-stream';
 import { SummaryService } from './summary.service';
 
 /**
@@ -12,6 +12,8 @@ import { SummaryService } from './summary.service';
 @Processor(QueueName.AskMemory)
 export class SummaryProcessor extends WorkerHost implements OnApplicationBootstrap {
   private readonly logger = new Logger(SummaryProcessor.name);
+  /** One handler per job name of the queue (checked at boot). */
+  private readonly handlers: JobHandlers<QueueName.AskMemory> = { [JobName.Summarize]: (job) => this.summarize(job) };
 
   constructor(
     private readonly summaries: SummaryService,
@@ -21,11 +23,15 @@ export class SummaryProcessor extends WorkerHost implements OnApplicationBootstr
   }
 
   onApplicationBootstrap(): void {
+    assertJobHandlers(QueueName.AskMemory, this.handlers);
     this.worker.concurrency = this.config.MEMORY_CONCURRENCY;
   }
 
-  async process(job: ContractJob<QueueName.AskMemory>): Promise<void> {
-    if (job.name !== JobName.Summarize) throw new Error(`unknown job ${job.name} on ${QueueName.AskMemory}`);
+  process(job: ContractJob<QueueName.AskMemory>): Promise<void> {
+    return dispatchJob(QueueName.AskMemory, this.handlers, job);
+  }
+
+  private async summarize(job: ContractJob<QueueName.AskMemory>): Promise<void> {
     const result = await this.summaries.summarize(job.data);
     this.logger.log(`ask ${job.data.askId}: turn summary ${result.turn}, session summary ${result.session}`);
   }

@@ -4,7 +4,14 @@ import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { JobName, QueueName } from '@ask/ask-contracts';
 import { APP_CONFIG, type AppConfig, loadConfig } from '@ask/config';
 import { SynthesisService } from './synthesis.service';
-import { type ContractJob, FairShare } from '@ask/event-stream';
+import {
+  assertJobHandlers,
+  type ContractJob,
+  dispatchJob,
+  FairShare,
+  isLastAttempt,
+  type JobHandlers,
+} from '@ask/event-stream';
 
 /**
  * The worker's lock and stalled-check settings. Read when the module loads, because `@Processor`
@@ -35,6 +42,10 @@ export class SynthesisProcessor extends WorkerHost implements OnApplicationBoots
   private readonly logger = new Logger(SynthesisProcessor.name);
   /** The running job's stop signal, per job id (one run per job id in this process). */
   private readonly running = new Map<string, AbortController>();
+  /** One handler per job name of the queue (checked at boot). */
+  private readonly handlers: JobHandlers<QueueName.AskSynthesis> = {
+    [JobName.Synthesize]: (job) => this.synthesize(job),
+  };
 
   constructor(
     private readonly synthesis: SynthesisService,
@@ -45,6 +56,7 @@ export class SynthesisProcessor extends WorkerHost implements OnApplicationBoots
   }
 
   onApplicationBootstrap(): void {
+    assertJobHandlers(QueueName.AskSynthesis, this.handlers);
     this.worker.concurrency = this.config.SYNTHESIS_CONCURRENCY;
     this.worker.on('lockRenewalFailed', (jobIds: string[]) =>
       jobIds.forEach((id) => this.stop(id, 'its job lock could not be renewed')),
@@ -55,11 +67,12 @@ export class SynthesisProcessor extends WorkerHost implements OnApplicationBoots
   async process(job: ContractJob<QueueName.AskSynthesis>, token?: string): Promise<void> {
     // Log lines with the job's ids; with tracing on, its span continues the trace the job carries.
     // Within the project's share of the queue's slots (parked at its cap: FairShare).
-    return inAskJob(QueueName.AskSynthesis, job, () => this.fair.run(this.worker, job, token, () => this.handle(job)));
+    return inAskJob(QueueName.AskSynthesis, job, () =>
+      this.fair.run(this.worker, job, token, () => dispatchJob(QueueName.AskSynthesis, this.handlers, job)),
+    );
   }
 
-  private async handle(job: ContractJob<QueueName.AskSynthesis>): Promise<void> {
-    if (job.name !== JobName.Synthesize) throw new Error(`unknown job ${job.name} on ${QueueName.AskSynthesis}`);
+  private async synthesize(job: ContractJob<QueueName.AskSynthesis>): Promise<void> {
     const attempt = job.attemptsMade + 1 + (job.stalledCounter ?? 0);
     const id = job.id ?? job.data.askId;
     // A job taken up again by this same process supersedes the run still going here.
@@ -67,8 +80,7 @@ export class SynthesisProcessor extends WorkerHost implements OnApplicationBoots
     const controller = new AbortController();
     this.running.set(id, controller);
     try {
-      const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      await this.synthesis.synthesize(job.data, { attempt, last, signal: controller.signal });
+      await this.synthesis.synthesize(job.data, { attempt, last: isLastAttempt(job), signal: controller.signal });
     } catch (err) {
       this.logger.error(`ask ${job.data.askId}: synthesis attempt ${attempt} failed: ${(err as Error).message}`);
       throw err;
