@@ -111,6 +111,12 @@ export const BENCH_RUNS: readonly BenchRun[] = [
     sections: ['## Conversation memory with a knowledge base, 120 turns'],
   },
   {
+    name: 'memory-kb-zh',
+    script: 'bench/memory/memory.bench.ts',
+    args: ['--kb', '--zh-sessions', '1'],
+    sections: ['## Conversation memory with a knowledge base, Chinese'],
+  },
+  {
     name: 'relevance',
     script: 'bench/relevance/relevance.bench.ts',
     args: ['--distractors', '2', '--data', FIXTURES],

@@ -23,6 +23,10 @@
  * questions of bench/retrieval/questions.jsonl: "knowledge recall" is the share of them whose request
  * carried a chunk of an answering page (of those whose top 8 held one). Writes
  * bench/memory/results-kb.json and the "## Conversation memory with a knowledge base" section.
+ *
+ * `--kb --zh-sessions N` (issue 32, a second language): N Chinese sessions instead of the English ones,
+ * whole oasst1-zh threads of the trees outside the committed excerpt (held out by source) with five
+ * Chinese facts; writes results-kb-zh.json and the "…, Chinese" section.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -67,17 +71,22 @@ import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsS
 /** Turns before the facts question (`--turns`, default 30); longer sessions make compaction fire. */
 const TURNS = numberArg('turns', 30);
 const KB = process.argv.includes('--kb');
-const DATA = sharedDataDir(
-  KB ? ['mt-bench-101', 'arena-hard-en', 'kb-postgresql-15-docs'] : ['mt-bench-101', 'arena-hard-en'],
-);
+/** `--zh-sessions N`: N Chinese sessions (oasst1-zh threads, Chinese facts) instead of the English ones. */
+const ZH = process.argv.includes('--zh-sessions');
+const DATA = sharedDataDir([
+  ...(ZH ? ['oasst1-zh'] : ['mt-bench-101', 'arena-hard-en']),
+  ...(KB ? ['kb-postgresql-15-docs'] : []),
+]);
 const SECTION =
   (KB ? '## Conversation memory with a knowledge base' : '## Conversation memory: fact retention') +
-  (TURNS === 30 ? '' : `, ${TURNS} turns`);
-const RESULTS_FILE = `results${KB ? '-kb' : ''}${TURNS === 30 ? '' : `-${TURNS}`}.json`;
+  (TURNS === 30 ? '' : `, ${TURNS} turns`) +
+  (ZH ? ', Chinese' : '');
+const RESULTS_FILE = `results${KB ? '-kb' : ''}${TURNS === 30 ? '' : `-${TURNS}`}${ZH ? '-zh' : ''}.json`;
 const KB_TOP_K = 8;
 /** Knowledge questions asked after the facts question (turns 32–36) with `--kb`. */
 const KB_QUESTIONS = 5;
-const SESSIONS = numberArg('sessions', 8);
+if (ZH && !KB) throw new Error('--zh-sessions is a row of the knowledge-base bench: run it with --kb');
+const SESSIONS = ZH ? numberArg('zh-sessions', 8) : numberArg('sessions', 8);
 const WINDOW = 8192;
 const MODES: MemoryMode[] = ['off', 'per-turn', 'compaction'];
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379/0';
@@ -95,8 +104,24 @@ const NAMES = [
 const CITIES = ['Frankfurt', 'Osaka', 'Montreal', 'Santiago', 'Nairobi', 'Helsinki', 'Lisbon', 'Auckland'];
 const COLOURS = ['teal', 'amber', 'crimson', 'indigo', 'olive', 'magenta', 'cobalt', 'saffron'];
 
+const ZH_NAMES = ['王建国', '李秀英', '张伟', '刘洋', '陈静', '杨帆', '赵磊', '黄丽'];
+const ZH_CITIES = ['成都', '杭州', '西安', '青岛', '厦门', '昆明', '大连', '苏州'];
+const ZH_COLOURS = ['青绿色', '琥珀色', '深红色', '靛蓝色', '橄榄绿', '品红色', '钴蓝色', '藏红色'];
+
 /** The five facts of session `s`: the sentence planted in user turn i+1, and the string checked in the request. */
 function facts(s: number): Array<{ sentence: string; value: string }> {
+  if (ZH) {
+    const n = s % ZH_NAMES.length;
+    const budget = `${41 + s * 7},${300 + s * 13}`;
+    const ticket = `OPS-${4400 + s * 37}`;
+    return [
+      { sentence: `顺便说一下，我的经理是${ZH_NAMES[n]}。`, value: ZH_NAMES[n] },
+      { sentence: `我们这项工作的预算是${budget}元。`, value: budget },
+      { sentence: `我们决定在${ZH_CITIES[n]}部署。`, value: ZH_CITIES[n] },
+      { sentence: `请记下工单号${ticket}。`, value: ticket },
+      { sentence: `我选了${ZH_COLOURS[n]}作为图表的颜色。`, value: ZH_COLOURS[n] },
+    ];
+  }
   const name = NAMES[s % NAMES.length];
   const budget = `${41 + s * 7},${300 + s * 13}`;
   const city = CITIES[s % CITIES.length];
@@ -116,9 +141,51 @@ function facts(s: number): Array<{ sentence: string; value: string }> {
  * at most 70% of the pair, floor 32 tokens); sessions from 6 on are held out.
  */
 const TUNED_ON = 6;
+/**
+ * Issue 32's rule for the user's facts (first, oldest source first; CJK sentence ends and words) was
+ * chosen looking at English sessions 0–3 (120 and 30 turns, their per-pair and session summaries
+ * computed offline); English sessions ≥ 4 and every Chinese session (trees outside the fixture
+ * excerpt) were not looked at: the blind figure.
+ */
+const FACT_RULES_LOOKED_AT = ZH ? 0 : 4;
 
-const FINAL_QUESTION =
-  'Before we finish, remind me: who is my manager, what is our budget, where did we decide to deploy, what is the ticket number, and which colour did I choose for the charts?';
+const FINAL_QUESTION = ZH
+  ? '结束之前请提醒我：我的经理是谁，我们的预算是多少，我们决定在哪里部署，工单号是多少，我为图表选了什么颜色？'
+  : 'Before we finish, remind me: who is my manager, what is our budget, where did we decide to deploy, what is the ticket number, and which colour did I choose for the charts?';
+
+/**
+ * `--zh-sessions`: the oasst1-zh threads (LLaMA-Factory's `oaast_sft_zh.json`: one record per
+ * root-to-node thread, siblings sharing a prefix), one per conversation tree (its longest record: the
+ * history, then the instruction and output), in file order, without the trees of the committed
+ * excerpt fixtures/data/oasst1-zh (which the summary rules may have been looked at on): held out by
+ * source. With the excerpt itself as the data (bench:verify) no tree is left, and every tree is used.
+ */
+function zhThreads(): Turn[][] {
+  const read = (dir: string) =>
+    JSON.parse(readFileSync(join(dir, 'oasst1-zh', 'oaast_sft_zh.json'), 'utf8')) as Array<{
+      instruction: string;
+      input: string;
+      output: string;
+      history: Array<[string, string]>;
+    }>;
+  const root = (r: { instruction: string; history: Array<[string, string]> }) => r.history[0]?.[0] ?? r.instruction;
+  const excerpt = new Set(read(join(__dirname, '..', '..', 'fixtures', 'data')).map(root));
+  const longest = new Map<string, ReturnType<typeof read>[number]>();
+  for (const r of read(DATA)) {
+    const known = longest.get(root(r));
+    if (!known || known.history.length < r.history.length) longest.set(root(r), r);
+  }
+  const threads = (rows: Array<ReturnType<typeof read>[number]>) =>
+    rows
+      .map((r) => [
+        ...r.history.map(([user, bot]) => ({ user, bot })),
+        { user: r.input ? `${r.instruction}\n${r.input}` : r.instruction, bot: r.output },
+      ])
+      .map((t) => t.filter((x) => x.user.trim() && x.bot.trim()))
+      .filter((t) => t.length > 0);
+  const heldOut = threads([...longest.values()].filter((r) => !excerpt.has(root(r))));
+  return heldOut.length > 0 ? heldOut : threads([...longest.values()]);
+}
 
 type Turn = { user: string; bot: string };
 
@@ -127,14 +194,28 @@ type Turn = { user: string; bot: string };
  * from dialogue s × 12 on) with one arena-hard-en prompt and its long gpt-4-0314 answer (from prompt
  * s × 5 on), as the planning bench builds its session; the facts go into user turns 1–5.
  */
-function sessionTurns(dialogues: Array<{ history: Turn[] }>, arena: Turn[], s: number): Turn[] {
+function sessionTurns(dialogues: Array<{ history: Turn[] }>, arena: Turn[], s: number, zh: Turn[][]): Turn[] {
   const turns: Turn[] = [];
+  if (ZH) {
+    // Session s: whole threads, in order, from where session s − 1 stopped (disjoint while they last).
+    const start = zhStart(zh, s);
+    for (let i = start; turns.length < TURNS; i++)
+      for (const t of zh[i % zh.length]) if (turns.length < TURNS) turns.push(t);
+    return turns.map((t, i) => (i < 5 ? { user: `${t.user}${facts(s)[i].sentence}`, bot: t.bot } : t));
+  }
   for (let d = s * 12, a = s * 5; turns.length < TURNS; d++, a++) {
     for (const t of dialogues[d % dialogues.length].history)
       if (turns.length < TURNS && t.user.trim() && t.bot.trim()) turns.push(t);
     if (turns.length < TURNS) turns.push(arena[a % arena.length]);
   }
   return turns.map((t, i) => (i < 5 ? { user: `${t.user} ${facts(s)[i].sentence}`, bot: t.bot } : t));
+}
+
+/** The first thread of Chinese session `s`: sessions 0…s − 1 take ⌈TURNS⌉ turns of whole threads each. */
+function zhStart(zh: Turn[][], s: number): number {
+  let i = 0;
+  for (let k = 0; k < s; k++) for (let taken = 0; taken < TURNS; i++) taken += zh[i % zh.length].length;
+  return i;
 }
 
 interface SessionResult {
@@ -162,22 +243,27 @@ interface SessionResult {
 }
 
 async function main(): Promise<void> {
-  const dialogues = readFileSync(join(DATA, 'mt-bench-101', 'mtbench101.jsonl'), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as { history: Array<{ user: string; bot: string }> });
-  const arena = readFileSync(join(DATA, 'arena-hard-en', 'model_answer_gpt-4-0314_v0.1.jsonl'), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as { messages: Array<{ role: string; content: string | { answer: string } }> })
-    .map((row): Turn => {
-      const bot = row.messages.find((x) => x.role === 'assistant')?.content ?? '';
-      return {
-        user: String(row.messages.find((x) => x.role === 'user')?.content ?? ''),
-        bot: typeof bot === 'string' ? bot : bot.answer,
-      };
-    })
-    .filter((t) => t.user.trim() && t.bot.trim());
+  const zh = ZH ? zhThreads() : [];
+  const dialogues = ZH
+    ? []
+    : readFileSync(join(DATA, 'mt-bench-101', 'mtbench101.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l) as { history: Array<{ user: string; bot: string }> });
+  const arena = ZH
+    ? []
+    : readFileSync(join(DATA, 'arena-hard-en', 'model_answer_gpt-4-0314_v0.1.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l) as { messages: Array<{ role: string; content: string | { answer: string } }> })
+        .map((row): Turn => {
+          const bot = row.messages.find((x) => x.role === 'assistant')?.content ?? '';
+          return {
+            user: String(row.messages.find((x) => x.role === 'user')?.content ?? ''),
+            bot: typeof bot === 'string' ? bot : bot.answer,
+          };
+        })
+        .filter((t) => t.user.trim() && t.bot.trim());
   const db = await createTestDatabase();
   const kb = KB ? await knowledgeBase(db.dataSource) : undefined;
   const redis = new Redis(REDIS_URL);
@@ -239,7 +325,7 @@ async function main(): Promise<void> {
             )
           : [];
         const turns = [
-          ...sessionTurns(dialogues, arena, s),
+          ...sessionTurns(dialogues, arena, s, zh),
           { user: FINAL_QUESTION, bot: 'Noted.' },
           ...knowledge.map((q) => ({ user: q.question, bot: 'Noted.' })),
         ];
@@ -344,11 +430,14 @@ function report(results: SessionResult[]): void {
     const fills = mine.flatMap((r) => r.fills);
     const turns = mine.length * TURNS;
     const heldOut = mine.filter((r) => r.session >= TUNED_ON);
+    const blind = mine.filter((r) => r.session >= FACT_RULES_LOOKED_AT);
     return {
       mode,
       sessions: mine.length,
       heldOutPresent: heldOut.reduce((s, r) => s + r.present, 0),
       heldOutPlanted: heldOut.reduce((s, r) => s + r.planted, 0),
+      blindPresent: blind.reduce((s, r) => s + r.present, 0),
+      blindPlanted: blind.reduce((s, r) => s + r.planted, 0),
       factsPresent: present,
       factsPlanted: planted,
       share: present / planted,
@@ -373,8 +462,10 @@ function report(results: SessionResult[]): void {
     .map((l) => l.toFixed(2))
     .join(' / ');
   const out = {
-    command: `ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts${KB ? ' --kb' : ''}${TURNS === 30 ? '' : ` --turns ${TURNS}`}${SESSIONS === 8 ? '' : ` --sessions ${SESSIONS}`}`,
-    data: '../shared/data/mt-bench-101/mtbench101.jsonl + ../shared/data/arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl',
+    command: `ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts${KB ? ' --kb' : ''}${TURNS === 30 ? '' : ` --turns ${TURNS}`}${ZH ? ` --zh-sessions ${SESSIONS}` : SESSIONS === 8 ? '' : ` --sessions ${SESSIONS}`}`,
+    data: ZH
+      ? '../shared/data/oasst1-zh/oaast_sft_zh.json'
+      : '../shared/data/mt-bench-101/mtbench101.jsonl + ../shared/data/arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl',
     window: WINDOW,
     turns: TURNS,
     sessions: SESSIONS,
@@ -402,7 +493,7 @@ function report(results: SessionResult[]): void {
     const kbTable = rows
       .map(
         (r) =>
-          `| ${r.mode} | ${r.factsPresent}/${r.factsPlanted} (${pct(r.share)}) | ${r.heldOutPlanted ? `${r.heldOutPresent}/${r.heldOutPlanted}` : 'n/a'} | ${r.knowledgeHits}/${r.knowledgeRetrieved} (${r.knowledgeAsked} asked) | ${r.itemsKeptPerTurn.toFixed(2)} | ${r.itemsBelowFloorPerTurn.toFixed(2)} | ${r.sessionSummaryTurns} | ${r.overWindow} | ${r.errors.length} |`,
+          `| ${r.mode} | ${r.factsPresent}/${r.factsPlanted} (${pct(r.share)}) | ${r.blindPlanted ? `${r.blindPresent}/${r.blindPlanted}` : 'n/a'} | ${r.heldOutPlanted ? `${r.heldOutPresent}/${r.heldOutPlanted}` : 'n/a'} | ${r.knowledgeHits}/${r.knowledgeRetrieved} (${r.knowledgeAsked} asked) | ${r.itemsKeptPerTurn.toFixed(2)} | ${r.itemsBelowFloorPerTurn.toFixed(2)} | ${r.sessionSummaryTurns} | ${r.overWindow} | ${r.errors.length} |`,
       )
       .join('\n');
     writeResultsSection(
@@ -410,11 +501,15 @@ function report(results: SessionResult[]): void {
       `${SECTION}
 
 Written by \`${out.command}\` (commit ${out.commit}, ${out.machine.nproc} cores, load average ${load}; counts, not timings).
-The sessions of "Conversation memory: fact retention" (${SESSIONS} × ${TURNS} turns, five facts planted in turns 1–5, asked at turn ${TURNS + 1}), with the PostgreSQL 15 manual attached as the project's knowledge (bench/retrieval's answering pages + 100 others; lexical \`local\` embedder, relevance floor per \`RELEVANCE_FLOORS\`): every turn carries the top ${KB_TOP_K} chunks the retrieval worker would send for its question (hybrid, default weights). Turns ${TURNS + 2}–${TURNS + 1 + KB_QUESTIONS} ask ${KB_QUESTIONS} questions of bench/retrieval/questions.jsonl (answerable question 3·(${KB_QUESTIONS}·s + k)); knowledge recall = those whose request carried a chunk of an answering page, of those whose top ${KB_TOP_K} held one (memory \`off\` is the seed's plan, items first, as every mode was before issue 32: the reference).
-No rule of issue 32 was chosen on these sessions (they were chosen on the planner specs and the MT-Bench-101 / oasst1-zh excerpts of fixtures/data): every row is blind. Sessions ≥ ${TUNED_ON} were also held out of issue 16's summary rules. English only (MT-Bench-101 + arena-hard-en).
+${ZH ? 'Sessions' : 'The sessions of "Conversation memory: fact retention"'} (${SESSIONS} × ${TURNS} turns, five facts planted in turns 1–5, asked at turn ${TURNS + 1}), with the PostgreSQL 15 manual attached as the project's knowledge (bench/retrieval's answering pages + 100 others; lexical \`local\` embedder, relevance floor per \`RELEVANCE_FLOORS\`): every turn carries the top ${KB_TOP_K} chunks the retrieval worker would send for its question (hybrid, default weights). Turns ${TURNS + 2}–${TURNS + 1 + KB_QUESTIONS} ask ${KB_QUESTIONS} questions of bench/retrieval/questions.jsonl (answerable question 3·(${KB_QUESTIONS}·s + k)); knowledge recall = those whose request carried a chunk of an answering page, of those whose top ${KB_TOP_K} held one (memory \`off\` is the seed's plan, items first, as every mode was before issue 32: the reference).
+${
+  ZH
+    ? `Chinese sessions: whole oasst1-zh threads (\`${out.data}\`, one per conversation tree, its longest record) of the trees outside the committed excerpt fixtures/data/oasst1-zh, in file order, each session taking ${TURNS} turns from where the previous stopped; the five facts are Chinese sentences (经理 name, 预算 figure, 部署 city, 工单号 ticket id, 图表颜色 colour) appended to user turns 1–5, asked at turn ${TURNS + 1} in Chinese; the knowledge questions stay English. No session was looked at while any rule was chosen: every row is blind.`
+    : `The planner's rules of issue 32 were chosen on the planner specs and the fixtures/data excerpts; its rule for the user's facts in summaries (facts first, oldest first; CJK sentence ends and words) was chosen looking at sessions 0–${FACT_RULES_LOOKED_AT - 1} (offline: their per-pair and session summaries): the blind figure is sessions ≥ ${FACT_RULES_LOOKED_AT}. Sessions ≥ ${TUNED_ON} were also held out of issue 16's summary rules. English (MT-Bench-101 + arena-hard-en); the Chinese sessions are the section "…, Chinese".`
+}
 
-| memory | planted facts in the turn-${TURNS + 1} request | of which sessions ≥ ${TUNED_ON} | knowledge recall (the last ${KB_QUESTIONS} turns) | items sent per turn | items left out below the floor per turn | turns the session summary rode | requests over the window | turns ended with an error |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| memory | planted facts in the turn-${TURNS + 1} request | of which sessions ≥ ${FACT_RULES_LOOKED_AT} (blind) | of which sessions ≥ ${TUNED_ON} | knowledge recall (the last ${KB_QUESTIONS} turns) | items sent per turn | items left out below the floor per turn | turns the session summary rode | requests over the window | turns ended with an error |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${kbTable}
 
 Turn-${TURNS + 1} plan per session:

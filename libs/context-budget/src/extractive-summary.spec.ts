@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TiktokenCounter } from '@ask/token-counting';
-import { cutToTokens, extractiveSummary, sentenceScore, splitSentences } from './extractive-summary';
+import {
+  cutToTokens,
+  extractiveSummary,
+  isUserFact,
+  sentenceScore,
+  sentenceWords,
+  splitSentences,
+} from './extractive-summary';
 
 const counter = new TiktokenCounter('o200k_base');
 const count = (text: string) => counter.countText(text);
@@ -9,7 +16,42 @@ const FIXTURES = join(__dirname, '..', '..', '..', 'fixtures', 'data');
 
 describe(splitSentences.name, () => {
   it('splits at sentence ends and line breaks', () => {
-    expect(splitSentences('One. Two!  Three?\nFour 。五')).toEqual(['One.', 'Two!', 'Three?', 'Four 。五']);
+    expect(splitSentences('One. Two!  Three?\nFour 。五')).toEqual(['One.', 'Two!', 'Three?', 'Four 。', '五']);
+  });
+
+  it('splits Chinese at 。！？ with no space after them (issue 32: a fact appended to a turn is its own sentence)', () => {
+    expect(splitSentences('有哪些关于雪的古诗词？顺便说一下，我的经理是王建国。太好了！3.5 版本')).toEqual([
+      '有哪些关于雪的古诗词？',
+      '顺便说一下，我的经理是王建国。',
+      '太好了！',
+      '3.5 版本',
+    ]);
+  });
+});
+
+describe(sentenceWords.name, () => {
+  it('cuts CJK runs into two-character words apart from the digits and Latin beside them', () => {
+    expect(sentenceWords('我们的预算是41,300元。 OK')).toEqual(['我们', '的预', '算是', '41,300', '元', '。', 'OK']);
+  });
+});
+
+describe(isUserFact.name, () => {
+  it.each([
+    ['By the way, my manager is Ingrid Halvorsen.', true],
+    ['We decided to deploy in Frankfurt.', true],
+    ['Please note the ticket number OPS-4400.', true],
+    ['顺便说一下，我的经理是王建国。', true],
+    ['请记下工单号OPS-4400。', true],
+    ['我们这项工作的预算是41,300元。', true],
+    ['Who is the tallest at the moment?', false],
+    ['I want you to act as a travel guide.', false],
+    ['Can you help me plan my trip?', false],
+    ['walk me through making a simple substring-match CLI app.', false],
+    ['你能帮我写一首诗吗', false],
+    ['The ticket is closed.', false],
+    [`I ${'really '.repeat(30)}like it.`, false],
+  ])('%s → %s', (sentence, fact) => {
+    expect(isUserFact(sentence)).toBe(fact);
   });
 });
 

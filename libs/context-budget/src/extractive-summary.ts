@@ -24,10 +24,13 @@ const STOPWORDS = new Set(
 /** Hard cap on sentences considered per source, so the work is bounded by the input's size. */
 const MAX_SENTENCES = 400;
 
-/** Splits a text into sentences: at `.`, `!`, `?` (and their CJK forms) followed by space, and at line breaks. */
+/**
+ * Splits a text into sentences: at `.`, `!`, `?` followed by space, at the CJK full stops `。`, `！`,
+ * `？` (Chinese and Japanese put no space after them, so they end a sentence wherever they stand), and at line breaks.
+ */
 export function splitSentences(text: string): string[] {
   return text
-    .split(/(?<=[.!?。！？])\s+|\n+/u)
+    .split(/(?<=[.!?])\s+|(?<=[。！？])\s*|\n+/u)
     .map((s) => s.replace(/\s+/g, ' ').trim())
     .filter((s) => s.length > 0)
     .slice(0, MAX_SENTENCES);
@@ -43,6 +46,63 @@ const FIRST_PERSON =
 
 /** Added to a user's first-person statement, after the length division: more than any numeral row or list line scores. */
 export const SELF_STATEMENT_BONUS = 6;
+
+/**
+ * Added on top of {@link SELF_STATEMENT_BONUS} to a user's *fact* ({@link isUserFact}): a short
+ * statement about themselves or a note they ask to be kept, not a question or a request. Larger than
+ * any other sentence's whole score, so a summary keeps every fact it can fit before anything else.
+ */
+export const USER_FACT_BONUS = 20;
+
+/** A user's fact is at most this many words (a CJK character counts half a word): longer is a task description. */
+export const USER_FACT_MAX_WORDS = 28;
+
+/** Asks the user wants kept: "note", "remember", "keep in mind", "for the record"; 记下 / 记住 / 请注意 / 别忘了. */
+const MEMO =
+  /\b(?:note|remember|keep in mind|don['’]t forget|for the record|FYI)\b|记下|记住|请注意|注意一下|别忘|備忘|メモ|覚えて|기억해|메모/iu;
+
+/** A request to the assistant, not a statement: "I want you to", "can you", "tell me", 请你 / 帮我 / 你能. */
+const REQUEST =
+  /\b(?:I(?:['’]d| would)? (?:like|want|need) (?:you|to know|to learn|help)|can you|could you|would you|will you|tell me|show me|help me|give me|walk me|teach me|explain|write|let me know)\b|请你|请帮|帮我|你能|你可以|能否|能不能|告诉我|给我/iu;
+
+/** The user as the subject or owner (`I`, `my`, `we`, `our`, 我, 私, 저는…): {@link FIRST_PERSON} without the object forms `me` and `us`. */
+const SPEAKER =
+  /(^|[^\p{L}])(I|I'm|I’m|I've|I’ve|I'd|I’d|I'll|I’ll|[Mm]y|[Mm]ine|[Ww]e|[Ww]e're|[Ww]e’re|[Oo]ur|[Oo]urs)(?=$|[^\p{L}\p{N}])|我|私は|私の|僕|저는|저의|제가|나는|내가|나의|우리/u;
+
+/** CJK ideographs and kana: written without spaces between words. */
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
+
+/**
+ * The words of a sentence: its space-separated tokens, with each run of CJK characters cut into pieces
+ * of two characters (a rough word for text written without spaces) apart from the Latin or digits
+ * beside it (`预算是41,300元` → `预算`, `是`, `41,300`, `元`).
+ */
+export function sentenceWords(sentence: string): string[] {
+  return sentence
+    .split(/\s+/)
+    .filter(Boolean)
+    .flatMap((token) =>
+      CJK.test(token)
+        ? (token.match(
+            /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]{1,2}|[^\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]+/gu,
+          ) ?? [])
+        : [token],
+    );
+}
+
+/**
+ * True when a sentence of the user's own words is a fact to keep (issue 32 item 4): a first-person
+ * statement (`my manager is…`, `we decided…`, `我的预算是…`) or a note the user asks to be kept
+ * (`please note the ticket…`, `请记下…`), at most {@link USER_FACT_MAX_WORDS} words, and neither a
+ * question (`?`, `？`, a final `吗`) nor a request to the assistant (`I want you to…`, `can you…`,
+ * `请你…`) unless it is a note.
+ */
+export function isUserFact(sentence: string): boolean {
+  if (sentenceWords(sentence).length > USER_FACT_MAX_WORDS) return false;
+  if (MEMO.test(sentence)) return true;
+  if (!SPEAKER.test(sentence)) return false;
+  return !/[?？]|[吗呢][。！]?$/u.test(sentence) && !REQUEST.test(sentence);
+}
 
 /** A list marker opening a line (`1.`, `2)`, `-`, `*`, `•`, `a.`): structure, not content. */
 const LIST_MARKER = /^(?:\d{1,3}[.)]|[-*•·]|[a-z][.)])$/iu;
@@ -60,12 +120,14 @@ const HEADING = /^(?:#{1,6}\s.*|\*\*[^*]+\*\*:?|__[^_]+__:?)$/u;
  * (single letters other than digits, and list markers like `1.` or `-`, count for nothing), a question
  * mark 2, a decision or preference word (decided, chose, will, must, prefer…) 2; divided by the square
  * root of the word count so that a long sentence does not win by length alone; halved for a line of
- * code, quartered for a markdown heading. With `user` (the user's own words), a first-person statement (`I'm…`, `my…`, `我…`, `저는…`)
+ * code, quartered for a markdown heading. Words are {@link sentenceWords} (CJK in two-character pieces).
+ * With `user` (the user's own words), a first-person statement (`I'm…`, `my…`, `我…`, `저는…`)
  * then gets {@link SELF_STATEMENT_BONUS}, so the user's statements about themselves, their
- * constraints and preferences outrank numerals, list markers and code lines.
+ * constraints and preferences outrank numerals, list markers and code lines; a short one that is a
+ * fact ({@link isUserFact}) gets {@link USER_FACT_BONUS} more, above every other sentence.
  */
 export function sentenceScore(sentence: string, user = false): number {
-  const words = sentence.split(/\s+/).filter(Boolean);
+  const words = sentenceWords(sentence);
   if (words.length === 0) return 0;
   let score = 0;
   let numbers = 0;
@@ -73,8 +135,8 @@ export function sentenceScore(sentence: string, user = false): number {
   words.forEach((raw, i) => {
     if (LIST_MARKER.test(raw)) return;
     const word = raw.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
-    // A lone letter (A, B, x) names nothing and carries no content.
-    if (!word || (word.length === 1 && !/\p{N}/u.test(word))) return;
+    // A lone letter (A, B, x) names nothing and carries no content (a lone CJK character does).
+    if (!word || (word.length === 1 && !/[\p{N}\p{Script=Han}]/u.test(word))) return;
     if (/\p{N}/u.test(word)) score += (numbers += 1) <= 2 ? 3 : 1;
     else if (i > 0 && /^\p{Lu}/u.test(word)) score += 2;
     const lower = word.toLowerCase();
@@ -89,18 +151,22 @@ export function sentenceScore(sentence: string, user = false): number {
     )
       score += 2;
   });
-  if (sentence.includes('?')) score += 2;
+  if (/[?？]/u.test(sentence)) score += 2;
   score /= Math.sqrt(words.length);
   if (CODE_LINE.test(sentence)) score /= 2;
   // A heading (`## Setup`, `**Performance**`) names a section; the sentences under it carry the content.
   if (HEADING.test(sentence)) score /= 4;
-  return user && FIRST_PERSON.test(sentence) ? score + SELF_STATEMENT_BONUS : score;
+  if (!user) return score;
+  if (isUserFact(sentence)) return score + SELF_STATEMENT_BONUS + USER_FACT_BONUS;
+  return FIRST_PERSON.test(sentence) ? score + SELF_STATEMENT_BONUS : score;
 }
 
 /**
  * A deterministic extractive summary (the summariser of the local stand-in and of `extractive`):
- * the most informative sentences of the sources ({@link sentenceScore}, with the user's statements
- * first for a `user` source, + each source's bonus) that
+ * first the user's facts ({@link isUserFact} in a `user` source), oldest source first (by score within
+ * one source), so that a session summary carries forward what the summaries it replaces held
+ * and newer chatter never squeezes out an older fact; then the most informative other sentences
+ * ({@link sentenceScore}, with the user's statements first for a `user` source, + each source's bonus) that
  * fit `maxTokens` together, kept in their original order and grouped under their source's label
  * (`Q: … A: …`); a sentence repeated is kept once. A sentence alone longer than the budget is cut at
  * a word boundary to fit. Ties go to the earlier sentence. Same input, same output.
@@ -123,11 +189,21 @@ export function extractiveSummary(
         order: i,
         text,
         score: sentenceScore(text, source.user ?? false) + (source.bonus ?? 0),
+        fact: (source.user ?? false) && isUserFact(text),
       }))
       .filter((x) => !seen.has(x.text) && seen.add(x.text)),
   );
   if (sentences.length === 0) return '';
-  const ranked = [...sentences].sort((a, b) => b.score - a.score || a.source - b.source || a.order - b.order);
+  // The user's facts first, oldest source first (a newer fact never squeezes out an older one: in a rolling
+  // session summary the previous summary is the first source); then every other sentence by score.
+  const ranked = [...sentences].sort(
+    (a, b) =>
+      Number(b.fact) - Number(a.fact) ||
+      (a.fact ? a.source - b.source : 0) ||
+      b.score - a.score ||
+      a.source - b.source ||
+      a.order - b.order,
+  );
   const kept = new Set<(typeof sentences)[number]>();
   const render = (set: Set<(typeof sentences)[number]>) =>
     sources

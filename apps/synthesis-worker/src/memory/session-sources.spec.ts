@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { extractiveSummary, splitSentences } from '@ask/context-budget';
 import { TiktokenCounter } from '@ask/token-counting';
-import { QUESTION_BONUS, sessionSources } from './summary.service';
+import { MIN_SUMMARY_TOKENS, QUESTION_BONUS, SUMMARY_SHARE_OF_PAIR, sessionSources } from './summary.service';
 
 const counter = new TiktokenCounter('o200k_base');
 const count = (text: string) => counter.countText(text);
@@ -14,6 +14,37 @@ const pairs = readFileSync(join(__dirname, '../../../../fixtures/data/mt-bench-1
   .map((line) => JSON.parse(line) as { task: string; id: number; history: Array<{ user: string; bot: string }> })
   .filter((d) => d.task === 'IC' && (d.id === 97 || d.id === 100))
   .flatMap((d) => d.history.map((t) => ({ question: t.user, answer: t.bot })));
+
+/** The first `n` turns of whole MT-Bench-101 dialogues of the fixture, in file order. */
+function mtBenchTurns(n: number) {
+  return readFileSync(join(__dirname, '../../../../fixtures/data/mt-bench-101/mtbench101.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .flatMap((line) => (JSON.parse(line) as { history: Array<{ user: string; bot: string }> }).history)
+    .filter((t) => t.user.trim() && t.bot.trim())
+    .slice(0, n)
+    .map((t) => ({ question: t.user, answer: t.bot }));
+}
+
+/** The first `n` turns of the oasst1-zh fixture's threads (the longest record of each tree, history then instruction), in file order. */
+function oasstZhTurns(n: number) {
+  const rows = JSON.parse(
+    readFileSync(join(__dirname, '../../../../fixtures/data/oasst1-zh/oaast_sft_zh.json'), 'utf8'),
+  ) as Array<{ instruction: string; input: string; output: string; history: Array<[string, string]> }>;
+  const longest = new Map<string, (typeof rows)[number]>();
+  for (const r of rows) {
+    const root = r.history[0]?.[0] ?? r.instruction;
+    const known = longest.get(root);
+    if (!known || known.history.length < r.history.length) longest.set(root, r);
+  }
+  return [...longest.values()]
+    .flatMap((r) => [
+      ...r.history.map(([question, answer]) => ({ question, answer })),
+      { question: r.input ? `${r.instruction}\n${r.input}` : r.instruction, answer: r.output },
+    ])
+    .filter((t) => t.question.trim() && t.answer.trim())
+    .slice(0, n);
+}
 
 describe(sessionSources.name, () => {
   it('carries forward every statement of the user that the per-turn summaries it replaces held (issue 32 item 4)', () => {
@@ -46,6 +77,64 @@ describe(sessionSources.name, () => {
     expect(held.filter((fact) => !session.includes(fact))).toEqual([]);
     expect(count(session)).toBeLessThanOrEqual(160);
   });
+
+  it.each([
+    [
+      'English: 60 MT-Bench-101 turns',
+      mtBenchTurns(60),
+      [
+        'By the way, my manager is Ingrid Halvorsen.',
+        'Our budget for this work is 41,300 euros.',
+        'We decided to deploy in Frankfurt.',
+        'Please note the ticket number OPS-4400.',
+        'I chose teal as the colour of the charts.',
+      ],
+    ],
+    [
+      'Chinese: 60 oasst1-zh turns',
+      oasstZhTurns(60),
+      [
+        '顺便说一下，我的经理是王建国。',
+        '我们这项工作的预算是41,300元。',
+        '我们决定在成都部署。',
+        '请记下工单号OPS-4400。',
+        '我选了青绿色作为图表的颜色。',
+      ],
+    ],
+  ])(
+    'a 576-token session summary of %s keeps the five facts planted in turns 1–5 that their per-turn summaries held (issue 32 items 3–4)',
+    (_, turns, facts) => {
+      expect(turns).toHaveLength(60);
+      const session = turns.map((t, i) => ({
+        question:
+          i < facts.length ? `${t.question}${/[\u4e00-\u9fff]/u.test(facts[i]) ? '' : ' '}${facts[i]}` : t.question,
+        answer: t.answer,
+      }));
+      // Each pair's summary as SummaryService writes it: at most 96 tokens and 70% of the pair, floor 32.
+      const summaries = session.map((p) =>
+        extractiveSummary(
+          [
+            { label: 'Q', text: p.question, bonus: QUESTION_BONUS, user: true },
+            { label: 'A', text: p.answer },
+          ],
+          Math.min(
+            96,
+            Math.max(MIN_SUMMARY_TOKENS, Math.floor((count(p.question) + count(p.answer)) * SUMMARY_SHARE_OF_PAIR)),
+          ),
+          count,
+        ),
+      );
+      expect(facts.filter((f, i) => !summaries[i].includes(f))).toEqual([]);
+      // The session summary of a compaction that evicted all but the newest two pairs, rebuilt in full.
+      const summary = extractiveSummary(
+        session.slice(0, 58).flatMap((p, i) => sessionSources(p, i + 1, summaries[i])),
+        576,
+        count,
+      );
+      expect(facts.filter((f) => !summary.includes(f))).toEqual([]);
+      expect(count(summary)).toBeLessThanOrEqual(576);
+    },
+  );
 
   it('splits an extractive `Q: … A: …` summary into the user part and the answer part', () => {
     expect(sessionSources({ question: 'q', answer: 'a' }, 3, 'Q: I live in Oslo. A: Noted.')).toEqual([
