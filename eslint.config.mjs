@@ -1,9 +1,8 @@
 import nx from '@nx/eslint-plugin';
 
 // One spelling per word in identifiers: the majority's (summarise 254 vs summarize 41; normalize 61 vs
-// normalise 39 when counted). 'off' until the rename lands; then set 'error' and `npx nx run-many -t lint`
-// keeps it. Strings and comments are not checked (provider fields and quotes keep their own spelling).
-const ONE_SPELLING = 'off';
+// normalise 39 when counted); the rename landed, so `npx nx run-many -t lint` keeps it. Strings and comments are not checked (provider fields and quotes keep their own spelling).
+const ONE_SPELLING = 'error';
 const SPELLINGS = [
   { selector: 'Identifier[name=/[Ss]ummariz/]', message: 'Spell it summarise (the code base spells it so).' },
   { selector: 'Identifier[name=/[Nn]ormalis/]', message: 'Spell it normalize (the code base spells it so).' },

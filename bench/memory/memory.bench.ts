@@ -40,7 +40,7 @@ import {
   type MemoryMode,
   QueueName,
   type RetrievedItem,
-  type SummarizeJobData,
+  type SummariseJobData,
 } from '@ask/ask-contracts';
 import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
@@ -393,7 +393,7 @@ async function main(): Promise<void> {
             const job = await queue.getJob(`summary-${done.messageId}`);
             if (!job) throw new Error(`turn ${t + 1}: no summary job`);
             await job.remove();
-            await summariser.summarize(job.data as SummarizeJobData);
+            await summariser.summarise(job.data as SummariseJobData);
           }
         }
         result.summariserTokens = (await summaries.calls(project.id)).reduce(

@@ -25,7 +25,7 @@ export enum JobName {
   /** Rebuild every vector of a project from its stored text with the project's current embedding model. */
   Reembed = 'reembed',
   /** Summarise one stored pair and, in compaction, move the session summary forward. */
-  Summarize = 'summarize',
+  Summarise = 'summarize',
 }
 
 /** Kinds of item the retrieval worker ranks. */
@@ -98,7 +98,7 @@ export interface IngestJobData {
  * Payload of a summary job, enqueued once `done` is published. The job id is `summary-<messageId>`,
  * so a retried synthesis never enqueues twice.
  */
-export interface SummarizeJobData {
+export interface SummariseJobData {
   projectId: string;
   sessionId: string;
   /** The stored pair to summarise. */
@@ -123,5 +123,5 @@ export interface JobPayloads {
   [QueueName.AskSynthesis]: { name: JobName.Synthesize; data: SynthesizeJobData };
   [QueueName.AskIngestion]:
     { name: JobName.Ingest; data: IngestJobData } | { name: JobName.Reembed; data: IngestJobData };
-  [QueueName.AskMemory]: { name: JobName.Summarize; data: SummarizeJobData };
+  [QueueName.AskMemory]: { name: JobName.Summarise; data: SummariseJobData };
 }

@@ -43,7 +43,7 @@ const HEADER_INSIDE = /(?:^|[.!?:;]\s+)(?:turns?\s*#?\s*\d+\s*\(\s*summary\s*\)|
 const FORMAT_CHARACTERS = /\p{Cf}/gu;
 
 /**
- * The quoted form of a text for the memory block: line breaks normalised to `\n`, the fence's tag
+ * The quoted form of a text for the memory block: line breaks normalized to `\n`, the fence's tag
  * disarmed anywhere (`<`/`>` become `‹`/`›`), and each such line and each header-like line (see above; checked on its
  * NFKC form without format characters, so full-width or zero-width look-alikes are caught) prefixed
  * with `[quoted] `, so no line of quoted text can read as a summary header, a role label or the
@@ -52,9 +52,9 @@ const FORMAT_CHARACTERS = /\p{Cf}/gu;
  * text's length.
  */
 export function quoteForMemory(text: string): string {
-  const normalised = text.replace(LINE_BREAKS, '\n');
-  let changed = normalised !== text;
-  const lines = normalised.split('\n').map((line) => {
+  const normalized = text.replace(LINE_BREAKS, '\n');
+  let changed = normalized !== text;
+  const lines = normalized.split('\n').map((line) => {
     let out = line.replace(FENCE_TAG, (_tag, inner: string) => `‹${inner}›`);
     const probe = out.normalize('NFKC').replace(FORMAT_CHARACTERS, '');
     const fence = out !== line || probe.includes(MEMORY_FENCE_OPEN) || probe.includes(MEMORY_FENCE_CLOSE);

@@ -11,7 +11,7 @@ export const QUEUE_JOB_NAMES = {
   [QueueName.AskRetrieval]: [JobName.Retrieve],
   [QueueName.AskSynthesis]: [JobName.Synthesize],
   [QueueName.AskIngestion]: [JobName.Ingest, JobName.Reembed],
-  [QueueName.AskMemory]: [JobName.Summarize],
+  [QueueName.AskMemory]: [JobName.Summarise],
 } as const satisfies { readonly [Q in QueueName]: readonly JobNameOf<Q>[] };
 
 /** A processor's handlers for queue `Q`: exactly one per job name of the queue. */

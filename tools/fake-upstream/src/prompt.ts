@@ -42,11 +42,11 @@ export function countPromptTokens(
   messages: readonly FakeMessage[],
   baseUrl?: string,
 ): number {
-  const normalised: ChatMessage[] = messages.map((m) => ({
+  const normalized: ChatMessage[] = messages.map((m) => ({
     role: m.role === 'system' ? 'system' : m.role === 'assistant' || m.role === 'model' ? 'assistant' : 'user',
     content: m.content,
   }));
-  return counterFor(provider, model, baseUrl).countMessages(normalised);
+  return counterFor(provider, model, baseUrl).countMessages(normalized);
 }
 
 /** The context window the fake enforces for a model: the catalog's (`resolveModel`), in tokens. */

@@ -45,8 +45,8 @@ describe('PATCH /api/v1/projects/:projectId memory settings', () => {
     ['an empty summary model', { summaryModel: '' }, 'memory.summaryModel: summaryModel should not be empty'],
     [
       'an unknown field',
-      { summarizeEverything: true },
-      'memory.summarizeEverything: property summarizeEverything should not exist',
+      { summariseEverything: true },
+      'memory.summariseEverything: property summariseEverything should not exist',
     ],
   ])('refuses %s with a typed 400 and stores nothing', async (_label, memory, details) => {
     const project = await h.projects.create({ name: 'memory-bad', llmSettings: { provider: 'local', model: 'local' } });

@@ -27,6 +27,6 @@ export class SessionUsageController {
     @Param('sessionId', uuidParam('sessionId')) sessionId: string,
   ): Promise<SessionUsageDto> {
     if (!(await this.sessions.findForProject(projectId, sessionId))) throw notFound('session not found');
-    return toSessionUsageDto(sessionId, await this.calls.summarizeSession(projectId, sessionId));
+    return toSessionUsageDto(sessionId, await this.calls.summariseSession(projectId, sessionId));
   }
 }

@@ -64,7 +64,7 @@ export class UsageController {
     if (to.getTime() - from.getTime() > MAX_DAYS * DAY_MS)
       throw invalidRequest(`from, to: at most ${MAX_DAYS} days apart`);
     if (!(await this.projects.findById(projectId))) throw notFound('project not found');
-    const { groups, totals } = await this.calls.summarize(projectId, { from, to }, groupBy);
+    const { groups, totals } = await this.calls.summarise(projectId, { from, to }, groupBy);
     return { from: from.toISOString(), to: to.toISOString(), groupBy, groups, totals };
   }
 }

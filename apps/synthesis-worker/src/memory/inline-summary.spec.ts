@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { Queue } from 'bullmq';
-import { type MemorySettings, QueueName, type RetrievedItem, type SummarizeJobData } from '@ask/ask-contracts';
+import { type MemorySettings, QueueName, type RetrievedItem, type SummariseJobData } from '@ask/ask-contracts';
 import { extractiveSummary } from '@ask/context-budget';
 import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
@@ -194,7 +194,7 @@ describe('SynthesisService: the summary after done', () => {
     });
     await job?.remove();
     const before = upstream.requests.length;
-    expect(await service.summarize(job?.data as SummarizeJobData)).toEqual({ turn: 'stored', session: 'skipped' });
+    expect(await service.summarise(job?.data as SummariseJobData)).toEqual({ turn: 'stored', session: 'skipped' });
     expect(upstream.requests.slice(before).map((r) => r.route)).toEqual(['openai.chat']);
     expect(await turnRows(ids.sessionId)).toHaveLength(1);
   });
@@ -220,7 +220,7 @@ describe('SynthesisService: the summary after done', () => {
     const job = await queue.getJob(`summary-${first.messageId}`);
     expect(job?.data).toMatchObject({ messageId: first.messageId, askId: first.askId });
     await job?.remove();
-    expect(await service.summarize(job?.data as SummarizeJobData)).toEqual({ turn: 'stored', session: 'skipped' });
+    expect(await service.summarise(job?.data as SummariseJobData)).toEqual({ turn: 'stored', session: 'skipped' });
     expect(await turnRows(ids.sessionId)).toHaveLength(1);
     // The failed inline write recorded no call: the job's is the only one.
     expect((await summaries.calls(ids.projectId)).map((c) => c.outcome)).toEqual(['stored']);

@@ -8,7 +8,7 @@ import {
   type BudgetEvent,
   type MemorySettings,
   QueueName,
-  type SummarizeJobData,
+  type SummariseJobData,
 } from '@ask/ask-contracts';
 import { extractiveSummary, MEMORY_ACK } from '@ask/context-budget';
 import { loadConfig } from '@ask/config';
@@ -153,7 +153,7 @@ describe('conversation memory', () => {
     const job = await queue.getJob(`summary-${done.messageId}`);
     expect(job?.name).toBe('summarize');
     await job?.remove();
-    return service.summarize(job?.data as SummarizeJobData);
+    return service.summarise(job?.data as SummariseJobData);
   }
 
   const turnRows = (sessionId: string) =>
@@ -367,7 +367,7 @@ describe('conversation memory', () => {
         },
       };
       const done = first.evs.find((e) => e.type === 'done')?.data as { messageId: string };
-      const data = (await queue.getJob(`summary-${done.messageId}`))?.data as SummarizeJobData;
+      const data = (await queue.getJob(`summary-${done.messageId}`))?.data as SummariseJobData;
       expect(
         await runSummaryJob(
           first.evs,
@@ -377,7 +377,7 @@ describe('conversation memory', () => {
       expect(await turnRows(ids.sessionId)).toEqual([]);
       expect((await summaries.calls(ids.projectId)).map((c) => c.outcome)).toEqual(['gone']);
       // A retry of the job after the deletion ends at once, without a call.
-      expect(await summaryService().summarize(data)).toEqual({ turn: 'gone', session: 'skipped' });
+      expect(await summaryService().summarise(data)).toEqual({ turn: 'gone', session: 'skipped' });
       expect(await summaries.calls(ids.projectId)).toHaveLength(1);
     });
   });

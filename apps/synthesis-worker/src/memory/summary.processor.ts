@@ -13,7 +13,7 @@ import { SummaryService } from './summary.service';
 export class SummaryProcessor extends WorkerHost implements OnApplicationBootstrap {
   private readonly logger = new Logger(SummaryProcessor.name);
   /** One handler per job name of the queue (checked at boot). */
-  private readonly handlers: JobHandlers<QueueName.AskMemory> = { [JobName.Summarize]: (job) => this.summarize(job) };
+  private readonly handlers: JobHandlers<QueueName.AskMemory> = { [JobName.Summarise]: (job) => this.summarise(job) };
 
   constructor(
     private readonly summaries: SummaryService,
@@ -31,8 +31,8 @@ export class SummaryProcessor extends WorkerHost implements OnApplicationBootstr
     return dispatchJob(QueueName.AskMemory, this.handlers, job);
   }
 
-  private async summarize(job: ContractJob<QueueName.AskMemory>): Promise<void> {
-    const result = await this.summaries.summarize(job.data);
+  private async summarise(job: ContractJob<QueueName.AskMemory>): Promise<void> {
+    const result = await this.summaries.summarise(job.data);
     this.logger.log(`ask ${job.data.askId}: turn summary ${result.turn}, session summary ${result.session}`);
   }
 }

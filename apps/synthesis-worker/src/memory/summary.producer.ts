@@ -1,7 +1,7 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import { JobName, QueueName, type SummarizeJobData } from '@ask/ask-contracts';
+import { JobName, QueueName, type SummariseJobData } from '@ask/ask-contracts';
 import { type ContractQueue, contractQueue, enqueueJob } from '@ask/event-stream';
 
 /**
@@ -24,8 +24,8 @@ export class SummaryProducer {
     this.queue = contractQueue(QueueName.AskMemory, queue);
   }
 
-  async enqueue(data: SummarizeJobData): Promise<void> {
-    await enqueueJob(this.queue, JobName.Summarize, data, {
+  async enqueue(data: SummariseJobData): Promise<void> {
+    await enqueueJob(this.queue, JobName.Summarise, data, {
       ...SUMMARY_JOB_OPTIONS,
       jobId: `summary-${data.messageId}`,
     });

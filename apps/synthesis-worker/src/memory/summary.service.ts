@@ -3,7 +3,7 @@ import {
   effectiveMemory,
   EXTRACTIVE_SUMMARISER,
   SESSION_SUMMARY_FACTOR,
-  type SummarizeJobData,
+  type SummariseJobData,
 } from '@ask/ask-contracts';
 import { cutToTokens, type ExtractiveSource } from '@ask/context-budget';
 import { ambientCredentialsAllowed, APP_CONFIG, type AppConfig } from '@ask/config';
@@ -111,7 +111,7 @@ export class SummaryService {
    * @throws the infrastructure error (database) for BullMQ to retry; a summariser's own failure is an
    *   outcome, never thrown.
    */
-  async summarize(data: SummarizeJobData, known?: KnownSession): Promise<SummaryJobResult> {
+  async summarise(data: SummariseJobData, known?: KnownSession): Promise<SummaryJobResult> {
     const skipped: SummaryJobResult = { turn: 'skipped', session: 'skipped' };
     const found = known ? null : await this.projects.findForSynthesis(data.projectId, CALIBRATION_READ);
     const project = known ? known.project : found?.project;
@@ -371,7 +371,7 @@ export class SummaryService {
   }
 }
 
-/** What an inline run hands {@link SummaryService.summarize}: read by the ask's synthesis run. */
+/** What an inline run hands {@link SummaryService.summarise}: read by the ask's synthesis run. */
 export interface KnownSession {
   project: Project;
   /** The session's pairs, oldest first, the one to summarise included. */

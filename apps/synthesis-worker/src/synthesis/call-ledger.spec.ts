@@ -13,14 +13,14 @@ import {
   UsageRepository,
 } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
-import { normaliseChunk } from './call-ledger';
+import { normalizeChunk } from './call-ledger';
 import { SynthesisService } from './synthesis.service';
 
-describe(normaliseChunk.name, () => {
+describe(normalizeChunk.name, () => {
   it('logs an inconsistent usage object at error level with the raw object, and keeps no bucket', () => {
     const errors: string[] = [];
     const raw = { input_tokens: -4, output_tokens: 10 };
-    const result = normaliseChunk(
+    const result = normalizeChunk(
       { type: 'usage', promptTokens: -4, completionTokens: 10, raw, convention: 'anthropic' },
       'anthropic',
       { error: (m: string) => void errors.push(m) },
@@ -36,7 +36,7 @@ describe(normaliseChunk.name, () => {
 
   it('has no usage when the adapter reported no convention', () => {
     expect(
-      normaliseChunk({ type: 'usage', promptTokens: null, completionTokens: null }, 'openai', {
+      normalizeChunk({ type: 'usage', promptTokens: null, completionTokens: null }, 'openai', {
         error: () => undefined,
       }),
     ).toEqual({ usage: null, usageError: null });
@@ -223,7 +223,7 @@ describe('provider_calls rows written by SynthesisService', () => {
     ]);
   });
 
-  it('an Anthropic ask is a free count_tokens row then the answer, normalised and priced as Claude Sonnet 4', async () => {
+  it('an Anthropic ask is a free count_tokens row then the answer, normalized and priced as Claude Sonnet 4', async () => {
     const { rows, requests, evs } = await ask(
       { provider: 'anthropic', model: 'claude-sonnet-4-6', baseUrl: upstream.url },
       0,

@@ -106,21 +106,21 @@ function endCallSpan(
 }
 
 /** How the row's usage columns are filled from a usage chunk. */
-export interface NormalisedCall {
+export interface NormalizedCall {
   usage: NormalizedUsage | null;
   usageError: string | null;
 }
 
 /**
- * Normalises a usage chunk's raw object with its convention. A negative or inconsistent object is
- * logged at error level with the raw object as the provider sent it, and kept unnormalised (no
+ * Normalizes a usage chunk's raw object with its convention. A negative or inconsistent object is
+ * logged at error level with the raw object as the provider sent it, and kept unnormalized (no
  * bucket is clamped or guessed).
  */
-export function normaliseChunk(
+export function normalizeChunk(
   chunk: UsageChunk | undefined,
   provider: string,
   logger: Pick<Logger, 'error'>,
-): NormalisedCall {
+): NormalizedCall {
   if (!chunk?.convention) return { usage: null, usageError: null };
   try {
     return { usage: normalizeUsage(chunk.convention, chunk.raw), usageError: null };
@@ -225,7 +225,7 @@ export class CallLedger {
     ownFinishReason?: string,
   ): Promise<void> {
     const { row, started, first, chunk, span } = attempt;
-    const { usage, usageError } = normaliseChunk(chunk, call.provider, this.logger);
+    const { usage, usageError } = normalizeChunk(chunk, call.provider, this.logger);
     if (span) endCallSpan(span, chunk, usage, errorCode, chunk?.finishReason ?? ownFinishReason ?? null);
     const price = usage
       ? findPrice({ provider: call.provider, model: call.requestedModel }, this.overrides)

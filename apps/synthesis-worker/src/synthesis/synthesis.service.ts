@@ -416,7 +416,7 @@ export class SynthesisService {
   /**
    * After `done`, the summary of the stored pair (never delays or fails the reply). With the
    * built-in extractive summariser (no upstream call: `SummaryService.summarisesInline`) it runs
-   * here, through the same `SummaryService.summarize` as the `ask-memory` job, on what this run
+   * here, through the same `SummaryService.summarise` as the `ask-memory` job, on what this run
    * read (no second read of the project and the session); a provider summariser, or an inline run
    * that hit an infrastructure error, gets the job. A lost enqueue only means that pair has no
    * summary, and the planner then treats it as trimming does.
@@ -438,7 +438,7 @@ export class SynthesisService {
     };
     if (this.summaryService?.summarisesInline(known.project)) {
       try {
-        const result = await this.summaryService.summarize(job, known);
+        const result = await this.summaryService.summarise(job, known);
         this.logger.debug(`ask ${data.askId}: turn summary ${result.turn}, session summary ${result.session}`);
         return;
       } catch (err) {

@@ -9,7 +9,7 @@ export interface LocalEmbeddingOptions {
 /** Feature families (index into FAMILY_WEIGHT). */
 const FAMILY = { word: 0, bigram: 1, charGram: 2, unspacedGram: 3 } as const;
 /**
- * Weight of each family before normalisation. Character grams are many per word (≈3 per character),
+ * Weight of each family before normalization. Character grams are many per word (≈3 per character),
  * so each weighs little or they would drown the words in collision noise at 256 dimensions. Picked
  * from a small sweep: finding the chunk that contains a sentence of the pgvector README among 1,367
  * chunks (kb-pgvector + 300 pages of the PostgreSQL manual), top-1 rose from 0.66 with
@@ -38,7 +38,7 @@ const UNSPACED =
  * character unigrams and bigrams. Each feature is hashed (32-bit FNV-1a, then a murmur3 finaliser)
  * to one of `dimensions` buckets with a sign from another hash bit (signed hashing, so collisions
  * cancel on average instead of piling up), weighted by 1 + ln(tf) (sublinear term frequency) and
- * its family weight; the vector is L2-normalised. An empty text gets the vector of a fixed
+ * its family weight; the vector is L2-normalized. An empty text gets the vector of a fixed
  * `<empty>` feature, so every vector has norm 1.
  */
 export class LocalEmbeddingProvider implements EmbeddingProvider {
@@ -84,10 +84,10 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
   embedOne(text: string): number[] {
     const counts = this.counts;
     counts.clear();
-    const normalised = text.normalize('NFKC').toLowerCase();
+    const normalized = text.normalize('NFKC').toLowerCase();
     let previous = -1;
     let tokens = 0;
-    for (const match of normalised.matchAll(TOKEN)) {
+    for (const match of normalized.matchAll(TOKEN)) {
       tokens++;
       const w = match[0];
       const wordHash = hashString(w, SEED.word);

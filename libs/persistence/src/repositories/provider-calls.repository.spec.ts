@@ -115,7 +115,7 @@ describe(ProviderCallsRepository.name, () => {
     });
   });
 
-  describe('summarize', () => {
+  describe('summarise', () => {
     let other: string;
     beforeAll(async () => {
       [{ id: other }] = await db.dataSource.query(`INSERT INTO projects (name) VALUES ('other') RETURNING id`);
@@ -182,7 +182,7 @@ describe(ProviderCallsRepository.name, () => {
     const range = { from: new Date('2026-05-01T00:00:00Z'), to: new Date('2026-05-03T00:00:00Z') };
 
     it('groups by UTC day with exact sums of the rows', async () => {
-      const { groups, totals } = await calls.summarize(projectId, range, 'day');
+      const { groups, totals } = await calls.summarise(projectId, range, 'day');
       expect(
         groups.map((g) => [
           g.key,
@@ -211,7 +211,7 @@ describe(ProviderCallsRepository.name, () => {
     });
 
     it('groups by provider and model', async () => {
-      const { groups } = await calls.summarize(projectId, range, 'model');
+      const { groups } = await calls.summarise(projectId, range, 'model');
       expect(groups.map((g) => [g.key, g.calls, g.costUsd])).toEqual([
         ['anthropic/claude-sonnet-4-5', 2, '0.000123000003'],
         ['openai/gpt-4o-mini', 1, '1.500000000000'],
@@ -220,7 +220,7 @@ describe(ProviderCallsRepository.name, () => {
     });
 
     it('groups by session', async () => {
-      const { groups } = await calls.summarize(projectId, range, 'session');
+      const { groups } = await calls.summarise(projectId, range, 'session');
       expect(new Map(groups.map((g) => [g.key, g.inputTokens]))).toEqual(
         new Map([
           [s1, 300],

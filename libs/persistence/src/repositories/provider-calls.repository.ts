@@ -288,7 +288,7 @@ export class ProviderCallsRepository {
    * `groupBy`, plus the totals over the same rows. Sums are SQL sums of the stored rows (costs in
    * exact numeric), so a group's figures are exactly its rows' figures. Groups are ordered by key.
    */
-  async summarize(
+  async summarise(
     projectId: string,
     range: { from: Date; to: Date },
     groupBy: UsageGroupBy,
@@ -310,7 +310,7 @@ export class ProviderCallsRepository {
    * totals over every call of the session, whenever it was made. Sums are SQL sums of the stored rows
    * (costs in exact numeric), as in {@link summarize}. A deleted session's calls stay in the ledger.
    */
-  async summarizeSession(projectId: string, sessionId: string): Promise<{ asks: UsageGroup[]; totals: UsageTotals }> {
+  async summariseSession(projectId: string, sessionId: string): Promise<{ asks: UsageGroup[]; totals: UsageTotals }> {
     const where = `project_id = $1 AND session_id = $2`;
     const params = [projectId, sessionId];
     const asks: Array<SumRow & { key: string }> = await this.dataSource.query(
