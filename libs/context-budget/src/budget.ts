@@ -83,7 +83,7 @@ function checkTokens(name: string, value: number, min: number): void {
  * `ceil(window × marginPercent / 100)` instead.
  *
  * Examples (tokens): window 128000 exact → 118952; 32000 approximate → 24552; 8192 approximate with
- * max_tokens 1024 → 5339; 8192 with marginPercent 6.25 → 5000.
+ * max_tokens 1024 → 5339; 8192 with marginPercent 6.25 (margin 512) → 5032.
  *
  * @throws RangeError when a figure is not a whole number, the window or max_tokens is not positive,
  *   the reserve is negative, max_tokens is not smaller than the window, or `marginPercent` is not

@@ -62,9 +62,9 @@ export interface PlanningCalibration {
  *   fewer than `minRecords` usage records of its own, or calibrated only by an overflow, has no
  *   margin here: it plans with the seed's 15% (`ScriptCalibratedCounter.safetyMargin`).
  *
- * Worked example (the spec's): Latin records of 1,000 / 2,000 / 4,000 planned tokens under-counted by
- * 0 / 30 / 80 give a spread 80 ÷ 4,000 = 0.02 and a margin max(5, 2 × 2) = 5%; under-counted by 160 at
- * 4,000, 0.04 → 8%.
+ * Worked example (planning-margin.spec.ts): eight Latin requests of 500 … 4,000 floor tokens, reported
+ * 11 + 1.2 × floor except 150 tokens more at 4,000 and 300 fewer at 2,000: the fit is 1.2, the largest
+ * under-count 150 of a largest planned request of 4,811, spread 0.0312, margin max(5, 2 × 3.12) = 6.24%.
  *
  * Reads only the records it is given: the caller passes the project's own (planning-memory.ts), so no
  * other project's traffic can move a project's margin. Deterministic; never throws.
