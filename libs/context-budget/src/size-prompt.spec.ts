@@ -1,6 +1,6 @@
 import type { RetrievedItem } from '@ask/ask-contracts';
 import { resolveModel } from '@ask/model-catalog';
-import { TiktokenCounter } from '@ask/token-counting';
+import { TiktokenCounter, type TokenCounter } from '@ask/token-counting';
 import { renderContextItem } from './assemble';
 import { MEMORY_ACK, MEMORY_HEADER } from './plan-memory';
 import { renderedItemTokens, type SizableTurn, sizePrompt } from './size-prompt';
@@ -93,7 +93,14 @@ describe(sizePrompt.name, () => {
 
   it('plans with the margin the counter asks for once every text is counted, and reports it', () => {
     const counted: number[] = [];
-    const counting = { ...counter, countText: (t: string) => (counted.push(1), counter.countText(t)) };
+    const counting: TokenCounter = {
+      id: counter.id,
+      exact: counter.exact,
+      perMessageTokens: counter.perMessageTokens,
+      perRequestTokens: counter.perRequestTokens,
+      countText: (t) => (counted.push(1), counter.countText(t)),
+      countMessages: (ms) => counter.countMessages(ms),
+    };
     const asked: Array<[number, number, number]> = [];
     const sized = sizePrompt({
       ...base,

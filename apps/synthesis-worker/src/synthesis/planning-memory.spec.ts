@@ -4,7 +4,7 @@ import type {
   StoredTokenUsageRecord,
   UsageRepository,
 } from '@ask/persistence';
-import { approximateCounter, ScriptCalibratedCounter, TiktokenCounter } from '@ask/token-counting';
+import { approximateCounter, type CounterChoice, ScriptCalibratedCounter, TiktokenCounter } from '@ask/token-counting';
 import { CLASSES_ID, PlanningMemory, storedPairTokens } from './planning-memory';
 
 describe('storedPairTokens', () => {
@@ -50,8 +50,8 @@ describe('storedPairTokens', () => {
 
 describe(`${PlanningMemory.name}.planning`, () => {
   const memory = new PlanningMemory({} as UsageRepository, {} as LearnedWindowsRepository, {} as SessionsRepository);
-  const choice = { counter: approximateCounter(), exactPlan: false };
-  const model = { provider: 'openai', model: 'shared-model' };
+  const choice: CounterChoice = { counter: approximateCounter(), exactPlan: false, reason: 'the estimate (spec)' };
+  const model = { provider: 'openai' as const, model: 'shared-model' };
   const TEXT = 'The context window holds the system prompt, the retrieved chunks and the kept turns of the session.';
   /** A stored Latin record: `floor` tokens, reported 11 + 1.2 × floor + `offBy`. */
   const stored = (floor: number, offBy: number, projectId: string): StoredTokenUsageRecord => ({
