@@ -33,7 +33,18 @@ export interface BudgetEvent {
   window: number;
   maxTokens: number;
   reserve: number;
+  /** The safety margin, tokens: ⌈window × marginPercent / 100⌉. */
   margin: number;
+  /** The margin as a percent of the window; absent on streams written before it was reported. */
+  marginPercent?: number;
+  /**
+   * Why that margin: `exact` (an exact counter, 5%), `approximate` (the estimate without enough
+   * evidence, 15%), `calibrated` (sized from the spread of the project's own observed ratios, floor
+   * 5%: docs/ARCHITECTURE.md "The margin follows the evidence").
+   */
+  marginBasis?: 'exact' | 'approximate' | 'calibrated';
+  /** `calibrated`: the largest spread of the classes applied (a share of the class's largest request). */
+  marginSpread?: number;
   counter: 'exact' | 'approximate';
   counterId: string;
   /**

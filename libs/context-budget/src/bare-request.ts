@@ -1,5 +1,5 @@
 import { assembleMessages } from './assemble';
-import { computeBudget } from './budget';
+import { APPROXIMATE_MARGIN_PERCENT, computeBudget, EXACT_MARGIN_PERCENT } from './budget';
 import type { SizableTurn, SizedPrompt, SizingInput } from './size-prompt';
 
 /**
@@ -87,5 +87,9 @@ export function sizeBareRequest<T extends SizableTurn>(
     figures: { question: questionTokens, rag: 0, knowledge: 0 },
     keptItemTexts: [],
     scale: factor,
+    // The seed's margin: the bare request goes because our count cannot be trusted to fit.
+    margin: input.exact
+      ? { percent: EXACT_MARGIN_PERCENT, basis: 'exact' }
+      : { percent: APPROXIMATE_MARGIN_PERCENT, basis: 'approximate' },
   };
 }

@@ -37,6 +37,31 @@ describe(computeBudget.name, () => {
     expect(computeBudget({ window: resolveModel(ref).window, exact }).available).toBe(available);
   });
 
+  it.each([
+    // [marginPercent, margin, available] at window 8192, max_tokens 2048, reserve 600
+    [5, 410, 5134],
+    [6.24, 512, 5032],
+    [6.25, 512, 5032],
+    [15, 1229, 4315],
+    [16.63, 1363, 4181],
+  ])(
+    'takes a margin sized from evidence: %d%% of 8192 → margin %i, available %i',
+    (marginPercent, margin, available) => {
+      expect(computeBudget({ window: 8192, exact: false, marginPercent })).toEqual({
+        window: 8192,
+        maxTokens: 2048,
+        reserve: 600,
+        margin,
+        available,
+        exact: false,
+      });
+    },
+  );
+
+  it.each([4.99, 100.5, Number.NaN])('refuses a margin of %d%% (below the exact 5% or above 100)', (marginPercent) => {
+    expect(() => computeBudget({ window: 8192, exact: false, marginPercent })).toThrow(RangeError);
+  });
+
   it('uses a custom reserve', () => {
     expect(computeBudget({ window: 10000, maxTokens: 1000, reserve: 0, exact: true }).available).toBe(8500);
   });

@@ -24,6 +24,8 @@ export interface PlanInput {
   reserve?: number;
   /** True with an exact counter (5% margin), false with the approximate one (15%). */
   exact: boolean;
+  /** A safety margin sized from calibration evidence, percent of the window (see `computeBudget`); absent: 5% / 15%. */
+  marginPercent?: number;
   /** Tokens of the system prompt text. Never dropped. */
   systemPromptTokens: number;
   /** Tokens of the current question text. Always sent, last. */

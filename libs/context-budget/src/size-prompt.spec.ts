@@ -1,6 +1,6 @@
 import type { RetrievedItem } from '@ask/ask-contracts';
 import { resolveModel } from '@ask/model-catalog';
-import { TiktokenCounter } from '@ask/token-counting';
+import { TiktokenCounter, type TokenCounter } from '@ask/token-counting';
 import { renderContextItem } from './assemble';
 import { MEMORY_ACK, MEMORY_HEADER } from './plan-memory';
 import { renderedItemTokens, type SizableTurn, sizePrompt } from './size-prompt';
@@ -89,6 +89,43 @@ describe(sizePrompt.name, () => {
     const sized = sizePrompt({ ...base, history: [], items: [item('a', 0.9, 10)], windowOverride: 6000 });
     expect(sized.window).toBe(6000);
     expect(sized.plan.available).toBe(6000 - 2048 - 600 - 300);
+  });
+
+  it('plans with the margin the counter asks for once every text is counted, and reports it', () => {
+    const counted: number[] = [];
+    const counting: TokenCounter = {
+      id: counter.id,
+      exact: counter.exact,
+      perMessageTokens: counter.perMessageTokens,
+      perRequestTokens: counter.perRequestTokens,
+      countText: (t) => (counted.push(1), counter.countText(t)),
+      countMessages: (ms) => counter.countMessages(ms),
+    };
+    const asked: Array<[number, number, number]> = [];
+    const sized = sizePrompt({
+      ...base,
+      counter: counting,
+      exact: false,
+      history: [],
+      items: [item('a', 0.9, 10)],
+      safetyMargin: (window, maxTokens) => {
+        asked.push([window, maxTokens, counted.length]);
+        return { percent: 6.24, basis: 'calibrated', spread: 0.0312, classes: ['latin'] };
+      },
+    });
+    // Asked once, after the system prompt, the question and the item (header + text) were counted.
+    expect(asked).toEqual([[8192, 2048, 3]]);
+    expect(sized.plan.margin).toBe(512);
+    expect(sized.plan.available).toBe(8192 - 2048 - 600 - 512);
+    expect(sized.margin).toEqual({ percent: 6.24, basis: 'calibrated', spread: 0.0312, classes: ['latin'] });
+  });
+
+  it("keeps the seed's 5% with an exact counter and 15% when the counter has no evidence", () => {
+    const margin = () => ({ percent: 6.24, basis: 'calibrated' as const });
+    const exact = sizePrompt({ ...base, history: [], items: [], safetyMargin: margin });
+    expect([exact.plan.margin, exact.margin]).toEqual([410, { percent: 5, basis: 'exact' }]);
+    const none = sizePrompt({ ...base, exact: false, history: [], items: [], safetyMargin: () => undefined });
+    expect([none.plan.margin, none.margin]).toEqual([1229, { percent: 15, basis: 'approximate' }]);
   });
 });
 

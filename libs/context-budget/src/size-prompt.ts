@@ -12,6 +12,7 @@ import {
   renderSummaryLine,
 } from './plan-memory';
 import type { RelevancePolicy } from './relevance';
+import { APPROXIMATE_MARGIN_PERCENT, EXACT_MARGIN_PERCENT, type SafetyMargin } from './budget';
 import type { ResolvedModel } from '@ask/model-catalog';
 
 /** The default system prompt when a project sets none. Its tokens ride inside the 600-token reserve. */
@@ -37,6 +38,13 @@ export interface SizingInput<T extends SizableTurn = SizableTurn> {
   counter: TokenCounter;
   /** True when the count is exact (local exact tokenizer, or verified by the provider's count endpoint). */
   exact: boolean;
+  /**
+   * The safety margin for this prompt, asked once every text of it has been counted (the calibrated
+   * estimate sizes it from what it applied: token-counting `ScriptCalibratedCounter.safetyMargin`).
+   * `window` and `maxTokens` are tokens. Absent, or returning undefined: the seed's 5% / 15%.
+   * Ignored with an exact counter.
+   */
+  safetyMargin?: (window: number, maxTokens: number) => SafetyMargin | undefined;
   /**
    * Multiplies every count: 1, or on a re-plan the ratio the provider disclosed (its prompt tokens ÷
    * our planned count of the same request), so that the one retry fits.
@@ -82,6 +90,8 @@ export interface SizedPrompt<T extends SizableTurn = SizableTurn> {
   keptItemTexts: string[];
   /** The factor every count was multiplied by (see `SizingInput.scale`). */
   scale: number;
+  /** The safety margin planned with and why (`plan.margin` is its tokens). */
+  margin: SafetyMargin;
   /** The memory block's text (the user-role message with the quoted summaries), when one was sent. */
   memoryText?: string;
 }
@@ -103,24 +113,38 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
   const session = memoryOn && input.memory?.mode === 'compaction' ? input.memory.sessionSummary : undefined;
   const covered = session ? input.history.findIndex((h) => h.message.id === session.coversUpTo) : -1;
   const sessionPart = session && covered >= 0 ? renderSessionSummary(covered + 1, session.text) : undefined;
+  const systemPromptTokens = scale(input.counter.countText(input.systemPrompt));
+  const headerTokens = memoryOn
+    ? scale(
+        input.counter.countText(MEMORY_HEADER) +
+          input.counter.countText(MEMORY_FOOTER) +
+          input.counter.countText(MEMORY_ACK),
+      )
+    : 0;
+  const sessionTokens =
+    session && sessionPart ? scale(partTokens(input.counter, sessionPart, session.text, session.tokens)) : 0;
+  const summaryTokens = input.history.map((h, i) =>
+    h.summary && memoryOn
+      ? scale(partTokens(input.counter, renderSummaryLine(i + 1, h.summary.text), h.summary.text, h.summary.tokens))
+      : undefined,
+  );
+  // Every text is counted by now: the counter can say what its counts rest on.
+  const margin: SafetyMargin = input.exact
+    ? { percent: EXACT_MARGIN_PERCENT, basis: 'exact' }
+    : (input.safetyMargin?.(window, input.maxTokens) ?? { percent: APPROXIMATE_MARGIN_PERCENT, basis: 'approximate' });
   const plan = planPrompt({
     model: input.model.model,
     window,
     maxTokens: input.maxTokens,
     exact: input.exact,
-    systemPromptTokens: scale(input.counter.countText(input.systemPrompt)),
+    ...(margin.basis === 'calibrated' ? { marginPercent: margin.percent } : {}),
+    systemPromptTokens,
     questionTokens,
     history: input.history.map((h, i) => ({
       id: h.message.id,
       questionTokens: scale(h.questionTokens),
       answerTokens: scale(h.answerTokens),
-      ...(h.summary && memoryOn
-        ? {
-            summaryTokens: scale(
-              partTokens(input.counter, renderSummaryLine(i + 1, h.summary.text), h.summary.text, h.summary.tokens),
-            ),
-          }
-        : {}),
+      ...(summaryTokens[i] !== undefined ? { summaryTokens: summaryTokens[i] } : {}),
     })),
     items: input.items.map((item, i) => ({
       id: item.id,
@@ -136,18 +160,9 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
       ? {
           memory: {
             mode: input.memory.mode,
-            headerTokens: scale(
-              input.counter.countText(MEMORY_HEADER) +
-                input.counter.countText(MEMORY_FOOTER) +
-                input.counter.countText(MEMORY_ACK),
-            ),
+            headerTokens,
             ...(session && sessionPart
-              ? {
-                  sessionSummary: {
-                    tokens: scale(partTokens(input.counter, sessionPart, session.text, session.tokens)),
-                    coversUpTo: session.coversUpTo,
-                  },
-                }
+              ? { sessionSummary: { tokens: sessionTokens, coversUpTo: session.coversUpTo } }
               : {}),
           },
         }
@@ -192,6 +207,7 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
     figures,
     keptItemTexts,
     scale: factor,
+    margin,
     ...(memoryText !== undefined ? { memoryText } : {}),
   };
 }

@@ -9,6 +9,7 @@ export * from './open-family';
 export * from './select-token-counter';
 export * from './script-rates';
 export * from './script-calibration';
+export * from './planning-margin';
 export * from './ranked-bpe';
 export * from './bounded-pieces';
 export * from './count-once';

@@ -185,8 +185,8 @@ export interface ScriptCalibrationOptions {
 /** Defaults of {@link ScriptCalibrationOptions}. */
 export const SCRIPT_CALIBRATION_DEFAULTS: Required<ScriptCalibrationOptions> = { minEvidence: 6, recent: 50 };
 
-/** A record as the learner reads it: framing, reported and the class masses (floor, estimate) by class index. */
-interface Observation {
+/** A record as the learner reads it: framing, reported and the class masses (floor, estimate) by class index. @internal */
+export interface Observation {
   framing: number;
   reported: number;
   floor: Float64Array;
@@ -292,6 +292,36 @@ export function learnScriptCalibration(
   records: readonly ScriptUsageRecord[],
   options: ScriptCalibrationOptions = {},
 ): ScriptCalibration {
+  const fit = fitScriptCalibration(records, options);
+  return calibrationOf(fit, fit.bounded);
+}
+
+/**
+ * What {@link fitScriptCalibration} learns: the observations read, the fit, the bound and which
+ * classes are calibrated. For planning-margin.ts; not part of the library's surface.
+ * @internal
+ */
+export interface CalibrationFit {
+  observations: Observation[];
+  /** Records taken per class (the `recent` newest that list it). */
+  taken: Int32Array;
+  evidence: Float64Array;
+  calibrated: boolean[];
+  /** The least-squares factors (each ≥ 1), by class index. */
+  fitted: number[];
+  /** The fitted factors raised until no record is under-counted (step 3 of {@link learnScriptCalibration}). */
+  bounded: number[];
+}
+
+/**
+ * Steps 1–3 of {@link learnScriptCalibration}, keeping the least-squares factors beside the bounded
+ * ones (planning-margin.ts plans with the fit and sizes the margin from its residuals).
+ * @internal
+ */
+export function fitScriptCalibration(
+  records: readonly ScriptUsageRecord[],
+  options: ScriptCalibrationOptions,
+): CalibrationFit {
   const { minEvidence, recent } = { ...SCRIPT_CALIBRATION_DEFAULTS, ...options };
   const k = SCRIPT_CLASSES.length;
   const taken = new Int32Array(k);
@@ -314,15 +344,14 @@ export function learnScriptCalibration(
     observations.map((o) => o.reported - o.framing - o.total),
     k,
   );
-  const factor = Array.from(g, (x) => 1 + x);
+  const fitted = Array.from(g, (x) => 1 + x);
+  const factor = [...fitted];
   const calibrated = Array.from(
     { length: k },
     (_, c) => taken[c] > 0 && (evidence[c] >= minEvidence - 1e-9 || overflowed.has(c)),
   );
   for (const o of observations) {
-    let planned = o.framing;
-    for (let c = 0; c < k; c++) planned += calibrated[c] ? factor[c] * o.floor[c] : o.estimate[c];
-    const short = o.reported - planned;
+    const short = o.reported - plannedFor(o, calibrated, factor);
     if (!(short > 1e-9)) continue;
     let target = -1;
     for (let c = 0; c < k; c++) {
@@ -336,13 +365,25 @@ export function learnScriptCalibration(
     }
     if (target >= 0) factor[target] += short / o.floor[target];
   }
+  return { observations, taken, evidence, calibrated, fitted, bounded: factor };
+}
+
+/** What the planner would count for an observed request: framing, calibrated classes' factor × floor, the others' estimate. @internal */
+export function plannedFor(o: Observation, calibrated: readonly boolean[], factor: readonly number[]): number {
+  let planned = o.framing;
+  for (let c = 0; c < SCRIPT_CLASSES.length; c++) planned += calibrated[c] ? factor[c] * o.floor[c] : o.estimate[c];
+  return planned;
+}
+
+/** The calibrated classes of a fit with these factors (by class index). @internal */
+export function calibrationOf(fit: CalibrationFit, factor: readonly number[]): ScriptCalibration {
   const out: ScriptCalibration = {};
-  for (let c = 0; c < k; c++) {
-    if (!calibrated[c]) continue;
+  for (let c = 0; c < SCRIPT_CLASSES.length; c++) {
+    if (!fit.calibrated[c]) continue;
     out[SCRIPT_CLASSES[c]] = {
       factor: Number(factor[c].toFixed(6)),
-      samples: taken[c],
-      evidence: Number(evidence[c].toFixed(3)),
+      samples: fit.taken[c],
+      evidence: Number(fit.evidence[c].toFixed(3)),
     };
   }
   return out;
@@ -410,6 +451,45 @@ function round3(n: number): number {
 }
 
 /**
+ * One class's safety margin, sized from the project's own records (planning-margin.ts
+ * `learnPlanningCalibration`): `percent` of the window, at least the floor.
+ */
+export interface ClassMargin {
+  /** Percent of the window (≥ 5). */
+  percent: number;
+  /** The largest under-count of the fit over the class's records, as a share of the class's largest request (0.031 = 3.1%). */
+  spread: number;
+  /** Usage records the spread was read from. */
+  records: number;
+}
+
+/** Per-class margins; a class absent plans with the seed's 15%. */
+export type ClassMargins = Partial<Record<ScriptClass, ClassMargin>>;
+
+/** What a calibrated counter sizes its safety margin from (planning-margin.ts `learnPlanningCalibration`). */
+export interface MarginEvidence {
+  /** The margin of each class with enough records of its own. */
+  margins: ClassMargins;
+  /**
+   * The classes present in any of the project's records (with floor tokens). The spreads were measured
+   * on requests holding them, however they were planned; a class outside it is new to the project.
+   */
+  seen: readonly ScriptClass[];
+}
+
+/** The seed's approximate margin (percent of the window), used for what calibration has no evidence for. */
+const SEED_APPROXIMATE_MARGIN_PERCENT = 15;
+
+/** The margin a calibrated counter asks for (the shape of context-budget's `SafetyMargin`). */
+export interface CalibratedMargin {
+  percent: number;
+  basis: 'approximate' | 'calibrated';
+  spread?: number;
+  classes?: string[];
+  estimateShare?: number;
+}
+
+/**
  * The approximate planning counter, calibrated per script class. A text whose every
  * class has a learned factor counts `⌈floor × the largest of those factors⌉`; a text with any class
  * that has none counts the uncalibrated estimate `approx:script-v1` (meant never to be low). So
@@ -426,6 +506,9 @@ function round3(n: number): number {
  *
  * `id` is `approx:script-v1` when no class is calibrated (the counts are then exactly the estimate's),
  * else `approx:script-v1+calibration`. Measures are memoised per instance: make one per ask.
+ *
+ * With `evidence` (planning-margin.ts `learnPlanningCalibration`, the project's own records), the
+ * counter also says which safety margin its counts need ({@link safetyMargin}).
  */
 export class ScriptCalibratedCounter implements TokenCounter {
   readonly id: string;
@@ -436,11 +519,19 @@ export class ScriptCalibratedCounter implements TokenCounter {
   private readonly scratch = new Float64Array(FEATURE_COUNT);
   /** The largest factor applied to any text counted so far (1 when none). */
   maxApplied = 1;
+  /** Bit c set: a text counted so far applied class c's factor. */
+  private appliedMask = 0;
+  /** Tokens counted so far with a learned factor, and with the estimate (or the prior) for a text of a class the records never held. */
+  private calibratedTokens = 0;
+  private newTokens = 0;
+  private readonly seen: number;
 
   constructor(
     readonly calibration: ScriptCalibration,
     readonly prior: EstimatePrior = {},
+    readonly evidence?: MarginEvidence,
   ) {
+    this.seen = (evidence?.seen ?? []).reduce((mask, cls) => mask | (1 << SCRIPT_CLASSES.indexOf(cls)), 0);
     this.id = Object.keys(calibration).length ? 'approx:script-v1+calibration' : 'approx:script-v1';
   }
 
@@ -474,10 +565,60 @@ export class ScriptCalibratedCounter implements TokenCounter {
       // No evidence of the project's own: the estimate, raised by the model-wide prior where it is above 1.
       let prior = 1;
       for (const cls of classesOf(m.mask)) prior = Math.max(prior, this.prior[cls] ?? 1);
-      return prior > 1 ? Math.ceil(m.estimate * prior - 1e-9) : m.estimate;
+      const n = prior > 1 ? Math.ceil(m.estimate * prior - 1e-9) : m.estimate;
+      if ((m.mask & ~this.seen) !== 0) this.newTokens += n;
+      return n;
     }
     this.maxApplied = Math.max(this.maxApplied, factor);
-    return m.floor === 0 ? 0 : Math.ceil(m.floor * factor - 1e-9);
+    const n = m.floor === 0 ? 0 : Math.ceil(m.floor * factor - 1e-9);
+    if (n > 0) {
+      this.appliedMask |= m.mask;
+      this.calibratedTokens += n;
+    }
+    return n;
+  }
+
+  /**
+   * The safety margin the texts counted so far need, percent of the window (ask it once the prompt's
+   * every text is counted: context-budget `sizePrompt` does). Undefined without `evidence` (the
+   * seed's rule applies). Otherwise:
+   *
+   * - no text applied a learned factor: the seed's 15% (`approximate`);
+   * - else `calibrated`: the largest margin of the classes applied (15% for one with too few records
+   *   of its own), plus 15% × N ÷ (N + min(C, window − maxTokens)), N the tokens of texts of a class
+   *   the project's records never held (planned with the estimate, whose seed margin is 15%), C those
+   *   planned with a factor (the prompt never holds more than window − maxTokens of them); never
+   *   above max(15%, that largest class margin). Texts of classes the records did hold, calibrated or
+   *   not (an English system prompt in a Chinese session), add nothing: the spreads were measured on
+   *   requests that carried them, planned as they are now.
+   *
+   * `window` and `maxTokens` are tokens. Rounded up to 0.01%. Never throws.
+   */
+  safetyMargin(window: number, maxTokens: number): CalibratedMargin | undefined {
+    if (!this.evidence) return undefined;
+    if (this.appliedMask === 0 || !(this.calibratedTokens > 0))
+      return { percent: SEED_APPROXIMATE_MARGIN_PERCENT, basis: 'approximate' };
+    const classes = classesOf(this.appliedMask).filter((cls) => this.calibration[cls]);
+    let classPercent = 0;
+    let spread = 0;
+    for (const cls of classes) {
+      const m = this.evidence.margins[cls];
+      classPercent = Math.max(classPercent, m?.percent ?? SEED_APPROXIMATE_MARGIN_PERCENT);
+      spread = Math.max(spread, m?.spread ?? 0);
+    }
+    const room = Math.max(1, window - maxTokens);
+    const estimateShare = this.newTokens / (this.newTokens + Math.min(this.calibratedTokens, room));
+    const raw = Math.min(
+      Math.max(SEED_APPROXIMATE_MARGIN_PERCENT, classPercent),
+      classPercent + SEED_APPROXIMATE_MARGIN_PERCENT * estimateShare,
+    );
+    return {
+      percent: Math.ceil(raw * 100 - 1e-9) / 100,
+      basis: 'calibrated',
+      spread: Number(spread.toFixed(4)),
+      classes,
+      estimateShare: Number(estimateShare.toFixed(4)),
+    };
   }
 
   /** Planning tokens of a text. */

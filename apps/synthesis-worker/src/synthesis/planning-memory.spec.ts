@@ -1,5 +1,11 @@
-import { ScriptCalibratedCounter, TiktokenCounter } from '@ask/token-counting';
-import { CLASSES_ID, storedPairTokens } from './planning-memory';
+import type {
+  LearnedWindowsRepository,
+  SessionsRepository,
+  StoredTokenUsageRecord,
+  UsageRepository,
+} from '@ask/persistence';
+import { approximateCounter, type CounterChoice, ScriptCalibratedCounter, TiktokenCounter } from '@ask/token-counting';
+import { CLASSES_ID, PlanningMemory, storedPairTokens } from './planning-memory';
 
 describe('storedPairTokens', () => {
   const question = 'How do I build an HNSW index on a table of two million rows?';
@@ -39,5 +45,48 @@ describe('storedPairTokens', () => {
       expect(storedPairTokens(planning, { question: '', answer: '', tokenCounts: counts })).toBe(expected);
       expect(storedPairTokens(planning, { question, answer, tokenCounts: {} })).toBe(expected);
     });
+  });
+});
+
+describe(`${PlanningMemory.name}.planning`, () => {
+  const memory = new PlanningMemory({} as UsageRepository, {} as LearnedWindowsRepository, {} as SessionsRepository);
+  const choice: CounterChoice = { counter: approximateCounter(), exactPlan: false, reason: 'the estimate (spec)' };
+  const model = { provider: 'openai' as const, model: 'shared-model' };
+  const TEXT = 'The context window holds the system prompt, the retrieved chunks and the kept turns of the session.';
+  /** A stored Latin record: `floor` tokens, reported 11 + 1.2 × floor + `offBy`. */
+  const stored = (floor: number, offBy: number, projectId: string): StoredTokenUsageRecord => ({
+    model: 'shared-model',
+    counterId: 'approx:script-v1-floor',
+    estimated: floor + 11,
+    reported: 11 + 1.2 * floor + offBy,
+    script: 'latin',
+    source: 'usage',
+    projectId,
+    masses: { latin: [floor, 2 * floor] },
+    createdAt: new Date(0),
+  });
+  const own = [4000, 3500, 3000, 2500, 2000, 1500, 1000, 500].map((f) =>
+    stored(f, f === 4000 ? 150 : f === 2000 ? -300 : 0, 'a'),
+  );
+  const others = [stored(4000, 1200, 'b'), stored(3000, -900, 'b'), stored(500, 400, 'b')];
+
+  it("sizes the margin from the project's own records; every other project's records never move it", async () => {
+    const alone = await memory.planning(choice, model, 'a', { calibration: own, calibrationPrior: own });
+    const shared = await memory.planning(choice, model, 'a', {
+      calibration: own,
+      calibrationPrior: [...others, ...own],
+    });
+    for (const planning of [alone, shared]) {
+      expect(planning.calibration.latin?.factor).toBe(1.2);
+      planning.scripted?.countText(TEXT);
+    }
+    expect(alone.scripted?.safetyMargin(8192, 2048)).toEqual({
+      percent: 6.24,
+      basis: 'calibrated',
+      spread: 0.0312,
+      classes: ['latin'],
+      estimateShare: 0,
+    });
+    expect(shared.scripted?.safetyMargin(8192, 2048)).toEqual(alone.scripted?.safetyMargin(8192, 2048));
   });
 });

@@ -16,7 +16,7 @@ import {
   type CounterChoice,
   type EstimatePrior,
   learnEstimatePrior,
-  learnScriptCalibration,
+  learnPlanningCalibration,
   SCRIPT_CALIBRATION_DEFAULTS,
   ScriptCalibratedCounter,
   type ScriptCalibration,
@@ -65,7 +65,7 @@ export interface CountedTurn {
  * What the worker learns from providers and reads back when it plans:
  * per-script calibration factors from reported usage and disclosed overflow sizes, windows the
  * provider disclosed per project and model, and the session's cached counts. The arithmetic lives in
- * libs/token-counting (`ScriptCalibratedCounter`, `learnScriptCalibration`, `usageRecordOf`): this
+ * libs/token-counting (`ScriptCalibratedCounter`, `learnPlanningCalibration`, `usageRecordOf`): this
  * class only reads and writes what it needs.
  */
 export class PlanningMemory {
@@ -111,10 +111,12 @@ export class PlanningMemory {
 
   /**
    * The counter to plan with. Exact counters plan as they are. The approximate estimate plans
-   * through `ScriptCalibratedCounter`, with the factors learned from the project's own newest records
-   * per script class (`learnScriptCalibration`: least squares over mixed requests, bounded so that no
-   * observed request is under-counted), and the model-wide prior learned from every project's
-   * records of the model id, which only ever makes a plan larger.
+   * through `ScriptCalibratedCounter`, with the factors and safety margins learned from the project's
+   * own newest records per script class (`learnPlanningCalibration`: least squares over mixed
+   * requests, and a margin of max(5%, 2 × the fit's largest under-count over the class's records as a
+   * share of its largest request), the seed's 15% while a class has too few records), and the
+   * model-wide prior learned from every project's records of the model id, which only ever makes a
+   * plan larger and never moves a margin.
    * @param known the project's and the model's records as {@link CALIBRATION_READ} selects them,
    *   when the caller already read them (`ProjectsRepository.findForSynthesis`); read here otherwise.
    */
@@ -128,14 +130,15 @@ export class PlanningMemory {
     const records =
       known ??
       (await this.usage.calibrationRecords(model.model, FLOOR_ID, SCRIPT_CALIBRATION_DEFAULTS.recent, projectId));
-    const calibration = learnScriptCalibration(records.calibration.map(asScriptRecord));
+    const learned = learnPlanningCalibration(records.calibration.map(asScriptRecord));
+    const calibration = learned.calibration;
     const prior = learnEstimatePrior(records.calibrationPrior.map(asScriptRecord));
     // The gauge's label is the catalog family or `other` (the model id is the tenant's, unbounded):
     // models folded together show the factor set last.
     const label = modelMetricLabel(model);
     for (const [script, learned] of Object.entries(calibration))
       if (learned) calibrationFactor.set({ model: label, script }, learned.factor);
-    const scripted = new ScriptCalibratedCounter(calibration, prior);
+    const scripted = new ScriptCalibratedCounter(calibration, prior, learned);
     return { counter: scripted, scripted, calibration, prior };
   }
 

@@ -198,7 +198,10 @@ describe(SynthesisService.name, () => {
         calibration: 1.25,
         calibrationByScript: { latin: 1.25 },
         window: 128_000,
-        margin: 19_200,
+        // 30 records at exactly 1.25: no spread, so the margin is the 5% floor, not the seed's 15%.
+        margin: 6_400,
+        marginPercent: 5,
+        marginBasis: 'calibrated',
       });
       const done = evs.find((e) => e.type === 'done')?.data as DoneEvent;
       expect(done.usage.promptTokens).toBeGreaterThan(0);
