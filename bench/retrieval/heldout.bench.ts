@@ -2,7 +2,7 @@
  * Retrieval on corpora the team never tuned on (issue 33, item 4), scored through `ask eval`.
  *
  *   node tools/run-ts.js bench/retrieval/heldout.bench.ts [--corpora DIR] [--sets a,b=questions.jsonl]
- *     [--semantic-distractors N]
+ *     [--semantic-distractors N] [--runs all,subset,semantic]
  *
  * Each set is a corpus folder `<corpora>/<name>` (default `tmp/corpora`, git-ignored; how to bring
  * each corpus at its commit: bench/retrieval/heldout/README.md) and its question file (default
@@ -57,6 +57,8 @@ const SETS = (arg('sets') ?? 'redis-doc,rust-book').split(',').map((s) => {
 });
 const SEMANTIC_DISTRACTORS = numberArg('semantic-distractors', 20, 0);
 const METHODS = ['hybrid', 'fulltext', 'vector'] as const;
+/** `--runs`: which of the three runs per set (lexical on all pages, lexical on the subset, semantic on the subset). */
+const RUNS = (arg('runs') ?? 'all,subset,semantic').split(',');
 /** Licence and notes files of a fetched corpus: not pages. */
 const NOT_A_PAGE = /(^|\/)(SOURCE|LICENSE[^/]*|COPYRIGHT)(\.txt)?$/i;
 
@@ -119,7 +121,7 @@ function askEval(url: string, projectId: string, file: string): EvalRow[] {
 }
 
 async function main(): Promise<void> {
-  const command = `node tools/run-ts.js bench/retrieval/heldout.bench.ts${arg('corpora') ? ` --corpora ${arg('corpora')}` : ''}${arg('sets') ? ` --sets ${arg('sets')}` : ''} --semantic-distractors ${SEMANTIC_DISTRACTORS}`;
+  const command = `node tools/run-ts.js bench/retrieval/heldout.bench.ts${arg('corpora') ? ` --corpora ${arg('corpora')}` : ''}${arg('sets') ? ` --sets ${arg('sets')}` : ''}${arg('runs') ? ` --runs ${arg('runs')}` : ''} --semantic-distractors ${SEMANTIC_DISTRACTORS}`;
   const tmp = mkdtempSync(join(tmpdir(), 'heldout-'));
   const db = await createTestDatabase();
   const rows: Row[] = [];
@@ -156,7 +158,7 @@ async function main(): Promise<void> {
         { embedder: new LocalEmbeddingProvider(), docs: all, label: 'all pages' },
         { embedder: new LocalEmbeddingProvider(), docs: subset, label: 'subset' },
         { embedder: new LocalSemanticEmbeddingProvider({ threads: 2 }), docs: subset, label: 'subset' },
-      ];
+      ].filter((_, i) => RUNS.includes(['all', 'subset', 'semantic'][i]));
       for (const run of runs) {
         const project = await projects.create({
           name: `held-out ${set.name} ${run.embedder.provider} ${run.label}`,
