@@ -87,6 +87,20 @@ export const BENCH_RUNS: readonly BenchRun[] = [
     sections: ['## Retrieval quality on the PostgreSQL manual', '## Semantic ingestion throughput'],
   },
   {
+    name: 'heldout',
+    script: 'bench/retrieval/heldout.bench.ts',
+    // The committed excerpt and its `ask eval` questions stand in for the fetched corpora (tmp/corpora).
+    args: [
+      '--corpora',
+      FIXTURES,
+      '--sets',
+      'kb-postgresql-15-docs=fixtures/eval/postgresql-15-questions.jsonl',
+      '--semantic-distractors',
+      '0',
+    ],
+    sections: ['## Retrieval on held-out corpora'],
+  },
+  {
     name: 'scale',
     script: 'bench/retrieval/scale.bench.ts',
     args: ['--projects', '2', '--chunks', '40', '--queries', '10', '--data', FIXTURES],
