@@ -28,9 +28,10 @@ FROM node:20-bookworm-slim AS deps
 ARG TOKENIZERS=all
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY tools/build/prune-tokenizers.sh /tmp/prune-tokenizers.sh
+# At its repository path under WORKDIR; the last stage copies only package.json and node_modules.
+COPY tools/build/prune-tokenizers.sh tools/build/prune-tokenizers.sh
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
-  && sh /tmp/prune-tokenizers.sh node_modules "$TOKENIZERS"
+  && sh tools/build/prune-tokenizers.sh node_modules "$TOKENIZERS"
 
 # 3. What runs: node_modules of stage 2 and dist/ of stage 1.
 FROM node:20-bookworm-slim

@@ -3,7 +3,7 @@
 // build outputs and libs/config; the Dockerfile's stages read as text. The built apps booting against
 // a fresh database is built-output.spec.ts (the same `node dist/<app>/main.js` commands).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
@@ -155,7 +155,11 @@ describe('Dockerfile', () => {
 
   it('ships only the tokenizer families TOKENIZERS names (default all), pruned after npm ci --omit=dev', () => {
     expect(stage('deps')).toMatch(/^ARG TOKENIZERS=all$/m);
-    expect(stage('deps')).toContain('sh /tmp/prune-tokenizers.sh node_modules "$TOKENIZERS"');
+    // The script at its repository path, relative to the stage's WORKDIR (no machine's absolute path).
+    const script = 'tools/build/prune-tokenizers.sh';
+    expect(existsSync(resolve(ROOT, script))).toBe(true);
+    expect(stage('deps')).toContain(`COPY ${script} ${script}`);
+    expect(stage('deps')).toContain(`sh ${script} node_modules "$TOKENIZERS"`);
   });
 });
 
