@@ -67,6 +67,19 @@ export function machine() {
 }
 
 /**
+ * The line that opens a section with where its figures came from: `Command: \`<command>\` (commit
+ * <commit>, <YYYY-MM-DD>, <n> cores, Node <version>)<after>.`, from a run's `commit`, ISO `date` and
+ * {@link machine}.
+ */
+export function commandLine(
+  command: string,
+  run: { commit: string; date: string; machine: { nproc: number; node: string } },
+  after = '',
+): string {
+  return `Command: \`${command}\` (commit ${run.commit}, ${run.date.slice(0, 10)}, ${run.machine.nproc} cores, Node ${run.machine.node})${after}.`;
+}
+
+/**
  * The short commit the benchmark ran on, with `-dirty` when tracked files differ from it (a figure
  * measured on uncommitted code names no commit anyone can check out), or `unknown` outside a checkout.
  * Files the benches themselves write (bench/RESULTS.md, bench/<name>/*.json|csv) do not count as dirt:

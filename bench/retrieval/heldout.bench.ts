@@ -33,7 +33,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { BENCH_ROOT, gitCommit, machine, numberArg, repoRelative, writeResultsSection } from '../common';
+import { BENCH_ROOT, gitCommit, machine, numberArg, repoRelative, writeResultsSection, commandLine } from '../common';
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
 import {
   closeSemanticEmbeddingPools,
@@ -43,7 +43,7 @@ import {
 } from '@ask/llm-providers';
 import { CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase } from '@ask/persistence/testing';
-import { effectiveRetrieval } from '@ask/ask-contracts';
+import { effectiveRetrieval, type EvalFigures } from '@ask/ask-contracts';
 
 const SECTION = '## Retrieval on held-out corpora';
 const arg = (name: string): string | undefined => {
@@ -68,20 +68,8 @@ interface Question {
   nearDomain?: boolean;
 }
 
-/** One row of `ask eval --json` (EvalFigures of apps/ask-cli/src/commands/eval.command.ts). */
-interface EvalRow {
-  method: string;
-  answerable: number;
-  unanswerable: number;
-  recallAt1: number;
-  recallAt5: number;
-  mrr: number;
-  unanswerableAbstained: number;
-  answerableAbstained: number;
-  abstainBelow: number | null;
-}
-
-interface Row extends EvalRow {
+/** One row of the section: `ask eval --json`'s figures of one method, with its corpus and run. */
+interface Row extends EvalFigures {
   set: string;
   embedder: string;
   pages: number;
@@ -100,7 +88,7 @@ function answers(doc: SourceDocument, expected: string): boolean {
 }
 
 /** Runs `ask eval --json` on `file` for the project, against the database at `url`. */
-function askEval(url: string, projectId: string, file: string): EvalRow[] {
+function askEval(url: string, projectId: string, file: string): EvalFigures[] {
   const out = execFileSync(
     process.execPath,
     [
@@ -117,7 +105,7 @@ function askEval(url: string, projectId: string, file: string): EvalRow[] {
     ],
     { cwd: BENCH_ROOT, env: { ...process.env, DATABASE_URL: url }, encoding: 'utf8', maxBuffer: 16 << 20 },
   );
-  return JSON.parse(out) as EvalRow[];
+  return JSON.parse(out) as EvalFigures[];
 }
 
 async function main(): Promise<void> {
@@ -211,7 +199,7 @@ async function main(): Promise<void> {
     [
       SECTION,
       '',
-      `Command: \`${command}\` (commit ${run.commit}, ${run.date.slice(0, 10)}, ${run.machine.nproc} cores, Node ${run.machine.node}).`,
+      commandLine(command, run),
       '',
       'Corpora fetched from public repositories at a fixed commit, never tuned on; question sets written once before any run',
       '(bench/retrieval/heldout/README.md: commits, licences, how the sets were written, how to bring the corpora).',

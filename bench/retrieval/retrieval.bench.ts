@@ -29,7 +29,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsSection } from '../common';
+import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsSection, commandLine } from '../common';
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
 import {
   closeSemanticEmbeddingPools,
@@ -307,7 +307,7 @@ async function main(): Promise<void> {
     [
       SECTION,
       '',
-      `Command: \`${command}\` (commit ${run.commit}, ${run.date.slice(0, 10)}, ${run.machine.nproc} cores, Node ${run.machine.node}).`,
+      commandLine(command, run),
       '',
       `${answerable.length} answerable questions and ${unanswerable.length} that the manual does not answer (bench/retrieval/questions.jsonl),`,
       `over ${corpus.length} pages of the manual: every answering page plus ${Math.min(DISTRACTORS, corpus.length)} others chosen by hash.`,
@@ -355,7 +355,7 @@ async function main(): Promise<void> {
     [
       THROUGHPUT_SECTION,
       '',
-      `Command: \`${command}\` (commit ${run.commit}, ${run.date.slice(0, 10)}, ${run.machine.nproc} cores, Node ${run.machine.node}), before the quality run.`,
+      commandLine(command, run, ', before the quality run'),
       '',
       `The same ${throughput.pieces} pieces of the corpus (${throughput.pieceCharacters} characters each, about one 400-token chunk) embedded by`,
       '`local-semantic` on the calling thread and on a pool of worker threads (`LocalSemanticEmbeddingProvider({ threads })`,',

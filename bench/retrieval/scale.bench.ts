@@ -22,7 +22,7 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsSection } from '../common';
+import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsSection, commandLine } from '../common';
 import { loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
 import {
@@ -219,7 +219,7 @@ async function main(): Promise<void> {
       [
         SECTION,
         '',
-        `Command: \`${command}\` (commit ${run.commit}, ${run.date.slice(0, 10)}, ${run.machine.nproc} cores, Node ${run.machine.node}).`,
+        commandLine(command, run),
         '',
         `${rows} chunks in ${PROJECTS} projects (synthetic copies of ${CHUNKS} real page vectors of the PostgreSQL manual, lexical`,
         `embedder, 256 dimensions, σ = ${NOISE} noise per project). Bulk load ${run.loadSeconds} s; HNSW index`,

@@ -213,3 +213,25 @@ export function citedSources(
   }
   return out;
 }
+
+/**
+ * The figures of one retrieval method over a question file: what `ask eval` prints (and, with
+ * `--json`, writes one object per method), which the held-out retrieval bench reads.
+ */
+export interface EvalFigures {
+  method: RetrievalMethod;
+  /** Answerable questions (at least one expected source) and unanswerable ones (`sources: []`). */
+  answerable: number;
+  unanswerable: number;
+  /** Share of answerable questions whose first / first five sources hold an expected one. */
+  recallAt1: number;
+  recallAt5: number;
+  /** Mean reciprocal rank of the first expected source among the sources (0 when absent). */
+  mrr: number;
+  /** Unanswerable questions the stand-in abstains on, of `unanswerable`. */
+  unanswerableAbstained: number;
+  /** Answerable questions the stand-in abstains on, of `answerable`. */
+  answerableAbstained: number;
+  /** The abstain threshold applied (best item score below it), or null: the embedder has none (never abstains). */
+  abstainBelow: number | null;
+}
