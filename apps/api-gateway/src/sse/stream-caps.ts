@@ -33,9 +33,42 @@ export interface StreamCapLimits {
 }
 
 /**
+ * Takes a fleet-wide slot. KEYS: the slots (sorted set, member = one stream, score = its lease's expiry
+ * in ms, Redis time). ARGV: member, lease ms, cap. Expired leases (a killed gateway's) go first.
+ * Replies 1 (taken) or 0 (the cap is reached). One key per call, so it runs on a Cluster.
+ */
+const ACQUIRE_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`;
+
+/**
+ * Renews this process's leases in one set. KEYS: the slots. ARGV: lease ms, then the members. Each
+ * member still in the set gets now + lease ms (Redis time, as {@link ACQUIRE_LUA}: one clock for every
+ * gateway); a member already removed stays removed (`XX`).
+ */
+const RENEW_LUA = `
+local t = redis.call('TIME')
+local expiry = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', expiry, ARGV[i]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+`;
+
+interface SlotCommands {
+  streamSlotAcquire(key: string, member: string, leaseMs: number, cap: number): Promise<number>;
+  streamSlotRenew(key: string, leaseMs: number, ...members: string[]): Promise<number>;
+}
+
+/**
  * Every open event stream of one gateway process, of every kind (ask and ingestion): the per-process
  * total (ASK_STREAMS_PER_PROCESS), counted in memory, and the fleet-wide leases this process holds,
- * renewed together in one Redis pipeline every third of a lease.
+ * taken and renewed by the one-key scripts above every third of a lease.
  */
 export class ProcessStreams implements OnApplicationShutdown {
   private open = 0;
@@ -54,7 +87,17 @@ export class ProcessStreams implements OnApplicationShutdown {
     readonly redis: RedisClient,
     readonly max: number,
     readonly leaseMs = 30_000,
-  ) {}
+  ) {
+    const commands = redis as unknown as Partial<SlotCommands> & RedisClient;
+    if (!commands.streamSlotAcquire) redis.defineCommand('streamSlotAcquire', { numberOfKeys: 1, lua: ACQUIRE_LUA });
+    if (!commands.streamSlotRenew) redis.defineCommand('streamSlotRenew', { numberOfKeys: 1, lua: RENEW_LUA });
+  }
+
+  /** Takes a slot of the set `key` for `member` unless `cap` are held there (expired leases first): true when taken. */
+  async acquire(key: string, member: string, cap: number): Promise<boolean> {
+    const taken = await (this.redis as unknown as SlotCommands).streamSlotAcquire(key, member, this.leaseMs, cap);
+    return Number(taken) === 1;
+  }
 
   /** Takes one of this process's stream slots; false when `max` are open. */
   take(): boolean {
@@ -107,36 +150,17 @@ export class ProcessStreams implements OnApplicationShutdown {
     this.held.clear();
   }
 
-  /** Pushes every held lease's expiry to now + leaseMs (one pipeline); a failure waits for the next round. */
+  /**
+   * Pushes every held lease's expiry to Redis time + leaseMs: one script call per set, sent together
+   * (not one pipeline: on a Cluster a pipeline's keys must share a slot, and these sets do not); a
+   * failure waits for the next round.
+   */
   private async renew(): Promise<void> {
-    if (this.held.size === 0) return;
-    const pipeline = this.redis.pipeline();
-    const expiry = Date.now() + this.leaseMs;
-    for (const [key, members] of this.held) {
-      for (const member of members) pipeline.zadd(key, 'XX', expiry, member);
-      pipeline.pexpire(key, this.leaseMs);
-    }
-    await pipeline.exec().catch((err: Error) => this.logger.warn(`stream lease renewal failed: ${err.message}`));
+    const commands = this.redis as unknown as SlotCommands;
+    const calls = [...this.held].map(([key, members]) => commands.streamSlotRenew(key, this.leaseMs, ...members));
+    const failed = (await Promise.allSettled(calls)).find((r) => r.status === 'rejected');
+    if (failed) this.logger.warn(`stream lease renewal failed: ${(failed.reason as Error).message}`);
   }
-}
-
-/**
- * Takes a fleet-wide slot. KEYS: the slots (sorted set, member = one stream, score = its lease's expiry
- * in ms, Redis time). ARGV: member, lease ms, cap. Expired leases (a killed gateway's) go first.
- * Replies 1 (taken) or 0 (the cap is reached). One key per call, so it runs on a Cluster.
- */
-const ACQUIRE_LUA = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
-`;
-
-interface SlotCommands {
-  streamSlotAcquire(key: string, member: string, leaseMs: number, cap: number): Promise<number>;
 }
 
 /**
@@ -154,10 +178,7 @@ export class StreamCaps {
     private readonly kind: 'ask' | 'ingestion',
     private readonly limits: StreamCapLimits,
     private readonly names: StreamCapNames = ASK_STREAM_CAPS,
-  ) {
-    const redis = process.redis as unknown as Partial<SlotCommands> & RedisClient;
-    if (!redis.streamSlotAcquire) redis.defineCommand('streamSlotAcquire', { numberOfKeys: 1, lua: ACQUIRE_LUA });
-  }
+  ) {}
 
   private key(scope: 'ask' | 'project', id: string): string {
     return `${this.keyPrefix}:streams:${this.kind}:${scope}:${id}`;
@@ -188,9 +209,7 @@ export class StreamCaps {
         [this.key('ask', streamId), this.limits.perAsk, this.names.perStream],
         [this.key('project', projectId), this.limits.perProject, this.names.perProject],
       ] as const) {
-        const commands = this.process.redis as unknown as SlotCommands;
-        const ok = await commands.streamSlotAcquire(key, member, this.process.leaseMs, cap);
-        if (Number(ok) !== 1) throw capReached(name, cap);
+        if (!(await this.process.acquire(key, member, cap))) throw capReached(name, cap);
         taken.push(key);
         this.process.hold(key, member);
       }
