@@ -4,8 +4,10 @@ import { type AskError, internalError } from '@ask/ask-errors';
 import type { ContractJob, JobNameOf } from './job-contract';
 
 /**
- * Every job name each queue carries, as the contract (ask-contracts `JobPayloads`) lists them: the
- * `satisfies` clause makes a queue or a name missing here, or one of another queue, a compile error.
+ * Every job name each queue carries, as the contract (ask-contracts `JobPayloads`) lists them. The
+ * `satisfies` clause makes a missing queue, or a name of another queue, a compile error; a name of the
+ * contract missing here fails every worker's boot instead ({@link JobHandlers} requires a handler for
+ * it, which {@link assertJobHandlers} then finds the queue does not carry).
  */
 export const QUEUE_JOB_NAMES = {
   [QueueName.AskRetrieval]: [JobName.Retrieve],
