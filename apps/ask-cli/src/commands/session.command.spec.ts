@@ -54,6 +54,23 @@ describe('formatBudget', () => {
         'reserve=600 for the system prompt + available=5134 for question, turns and context) ' +
         'turns kept=6 dropped=3 context kept=12 dropped=0',
     );
+    const memory = {
+      mode: 'per-turn' as const,
+      verbatimPairs: 2,
+      summarisedPairs: 5,
+      compactedPairs: 4,
+      droppedPairs: 0,
+      verbatim: [[10, 11]] as Array<[number, number]>,
+      summarised: [[5, 9]] as Array<[number, number]>,
+      compacted: [[1, 4]] as Array<[number, number]>,
+      dropped: [],
+      sessionSummary: true,
+      sessionSummaryTokens: 80,
+      memoryTokens: 300,
+    };
+    expect(formatBudget({ ...budget, turnsKept: 2, turnsDropped: 0, memory })).toMatch(
+      / turns kept=2 summarised=5 compacted=4 dropped=0 context kept=12 dropped=0$/,
+    );
   });
 });
 

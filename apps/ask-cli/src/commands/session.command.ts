@@ -43,8 +43,23 @@ export function formatBudget(b: BudgetEvent): string {
     `(${b.counter} ${b.counterId}${b.calibration > 1 ? ` ×${b.calibration}` : ''}) ` +
     `prompt used=${b.used} (system prompt included) of limit=${limit} (= window − max_tokens − margin: ` +
     `reserve=${b.reserve} for the system prompt + available=${b.available} for question, turns and context) ` +
-    `turns kept=${b.turnsKept} dropped=${b.turnsDropped} ` +
+    `turns kept=${b.turnsKept}${memoryPart(b)} dropped=${b.turnsDropped} ` +
     `context kept=${b.contextKept} dropped=${b.contextDropped}`
+  );
+}
+
+/**
+ * The turns conversation memory carried in other form than verbatim: ` summarised=S` (pairs sent as
+ * their per-turn summary) and ` compacted=C` (pairs the session summary stood for), each only when
+ * non-zero; '' for a stream without memory (memory `off`, or written before memory existed), whose
+ * `turnsKept` + `turnsDropped` are every earlier turn.
+ */
+function memoryPart(b: BudgetEvent): string {
+  const m = b.memory;
+  if (!m) return '';
+  return (
+    (m.summarisedPairs > 0 ? ` summarised=${m.summarisedPairs}` : '') +
+    (m.compactedPairs > 0 ? ` compacted=${m.compactedPairs}` : '')
   );
 }
 
