@@ -428,14 +428,13 @@ export class SynthesisService {
     plan: PromptPlan,
     known: KnownSession,
   ): Promise<void> {
-    // Dropped pairs are newer than the compacted ones (planMemory): the newest evicted pair.
-    const newest = plan.memory.droppedTurnIds.at(-1) ?? plan.memory.compactedTurnIds.at(-1) ?? null;
     const job = {
       projectId: data.projectId,
       sessionId: data.sessionId,
       messageId,
       askId: data.askId,
-      evictedUpTo: newest,
+      // The planner names the pairs the session summary must take over (`PromptPlan.evictedUpTo`).
+      evictedUpTo: plan.evictedUpTo,
     };
     if (this.summaryService?.summarisesInline(known.project)) {
       try {
