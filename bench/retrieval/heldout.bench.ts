@@ -9,9 +9,9 @@
  * `bench/retrieval/heldout/<name>.jsonl`, `name=FILE` names another, relative to the repo root):
  * `{question, sources}` as `ask eval` reads it, `sources: []` for an unanswerable question, and
  * `nearDomain: true` on the unanswerable ones near the corpus's field. Defaults:
- * `redis-doc,rust-book,prometheus-docs`. `--corpus NAME` runs the one set of that name alone and writes
- * its own section ("Retrieval on held-out corpora: NAME") and results file, leaving the section of the
- * full run as it is.
+ * `redis-doc,rust-book,prometheus-docs,curl-docs`. `--corpus NAME` runs the one set of that name alone
+ * and writes its own section ("Retrieval on held-out corpora: NAME") and results file, leaving the
+ * section of the full run as it is.
  *
  * Fit and held out: `redis-doc` and `rust-book` are fit corpora (retrieval choices are made on them, with
  * the PostgreSQL manual of bench/retrieval); the corpora of {@link HELD_OUT} are held out of every choice
@@ -62,8 +62,8 @@ const CORPORA = resolve(BENCH_ROOT, arg('corpora') ?? 'tmp/corpora');
  * Corpora held out of every retrieval choice, scored once at the end (bench/retrieval/heldout/README.md);
  * every other set is a fit corpus.
  */
-const HELD_OUT: ReadonlySet<string> = new Set(['prometheus-docs']);
-const ALL_SETS = (arg('sets') ?? 'redis-doc,rust-book,prometheus-docs').split(',').map((s) => {
+const HELD_OUT: ReadonlySet<string> = new Set(['prometheus-docs', 'curl-docs']);
+const ALL_SETS = (arg('sets') ?? 'redis-doc,rust-book,prometheus-docs,curl-docs').split(',').map((s) => {
   const [name, file] = s.split('=');
   return { name, questionsFile: resolve(BENCH_ROOT, file ?? `bench/retrieval/heldout/${name}.jsonl`) };
 });
@@ -81,7 +81,7 @@ const METHODS = ['hybrid', 'fulltext', 'vector'] as const;
 /** `--runs`: which of the three runs per set (lexical on all pages, lexical on the subset, semantic on the subset). */
 const RUNS = (arg('runs') ?? 'all,subset,semantic').split(',');
 /** Licence and notes files of a fetched corpus: not pages. */
-const NOT_A_PAGE = /(^|\/)(SOURCE|LICENSE[^/]*|COPYRIGHT)(\.txt)?$/i;
+const NOT_A_PAGE = /(^|\/)(SOURCE|LICENSE[^/]*|COPYRIGHT|COPYING|NOTICE)(\.txt)?$/i;
 
 interface Question {
   question: string;
