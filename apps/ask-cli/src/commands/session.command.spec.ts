@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { BudgetEvent } from '@ask/ask-contracts';
 import { toSettings } from './project.command';
-import { formatBudget, readQuestionFile, readQuestions } from './session.command';
+import { formatBudget, formatSources, readQuestionFile, readQuestions } from './session.command';
 
 const QUESTIONS = join(__dirname, '..', '..', 'questions');
 
@@ -87,5 +87,31 @@ describe('toSettings', () => {
     expect(settings.llmSettings).toBeNull();
     expect(settings.embeddingSettings).toBeUndefined();
     expect(settings.topK).toBe(5);
+  });
+});
+
+describe('formatSources', () => {
+  it('prints one line per page, at its best chunk, best first', () => {
+    const chunk = (id: string, source: string, title: string) => ({ kind: 'knowledge', id, title, source });
+    expect(
+      formatSources([
+        chunk('k4', 'kb-postgresql-15-docs/indexes-types', 'Index Types'),
+        chunk('k1', 'kb-postgresql-15-docs/indexes-types', 'Index Types'),
+        { kind: 'insight', id: 'i1', title: 'Index the join keys' },
+        chunk('k8', 'kb-postgresql-15-docs/sql-createindex', 'CREATE INDEX'),
+        chunk('k2', 'kb-postgresql-15-docs/indexes-types', 'Index Types'),
+      ]),
+    ).toBe(
+      [
+        'sources (3):',
+        '  1. Index Types · kb-postgresql-15-docs/indexes-types',
+        '  2. Index the join keys · insight',
+        '  3. CREATE INDEX · kb-postgresql-15-docs/sql-createindex',
+      ].join('\n'),
+    );
+  });
+
+  it('says none for an answer that cites nothing', () => {
+    expect(formatSources([])).toBe('sources: none');
   });
 });
