@@ -72,7 +72,13 @@ export const BENCH_RUNS: readonly BenchRun[] = [
     script: 'bench/counting/bench.ts',
     args: [],
     sections: ['## Token counting'],
-    env: { COUNTING_SPEED_BYTES: '2000', COUNTING_MAX_MESSAGES: '600' },
+    env: { COUNTING_MAX_MESSAGES: '600' },
+  },
+  {
+    name: 'counting-throughput',
+    script: 'bench/counting/throughput.bench.ts',
+    args: ['--bytes', '2000', '--runs', '1', '--kinds', 'english,chinese'],
+    sections: ['## Counting throughput, cold and warm'],
   },
   {
     name: 'abstain',
