@@ -109,7 +109,23 @@ export const BENCH_RUNS: readonly BenchRun[] = [
   {
     name: 'scale',
     script: 'bench/retrieval/scale.bench.ts',
-    args: ['--projects', '2', '--chunks', '40', '--queries', '10', '--data', FIXTURES],
+    // One project just above the exact-scan cutoff (10,000 rows), so the HNSW path runs too.
+    args: [
+      '--projects',
+      '2',
+      '--chunks',
+      '40',
+      '--queries',
+      '10',
+      '--large',
+      '1',
+      '--large-chunks',
+      '10001',
+      '--large-queries',
+      '5',
+      '--data',
+      FIXTURES,
+    ],
     sections: ['## Vector search at 100K chunks'],
   },
   {

@@ -43,6 +43,15 @@ interface ItemRow {
  */
 export const EXACT_SCAN_MAX_ROWS = 10_000;
 
+/**
+ * The pgvector settings of a search through the HNSW index (a project above EXACT_SCAN_MAX_ROWS) for
+ * `topK`: `hnsw.ef_search` = 2 × top-K within 40..1000, and `hnsw.iterative_scan` so the tenant filter,
+ * applied after the index, still fills top-K rows.
+ */
+export function hnswSettings(topK: number): { efSearch: number; iterative: 'strict_order' | 'relaxed_order' } {
+  return { efSearch: Math.min(1000, Math.max(40, 2 * topK)), iterative: 'strict_order' };
+}
+
 /** The project's rows (chunks + insights + recommendations), $1 = project id: one scalar subquery. */
 const PROJECT_ROWS_SQL = `(SELECT (SELECT coalesce(sum(chunk_count), 0) FROM knowledge_sources WHERE project_id = $1)
        + (SELECT count(*) FROM insights WHERE project_id = $1)
@@ -82,10 +91,11 @@ export class RetrievalRepository {
     if (exact.length > 0) return exact.map(toItem);
     const [{ rows: projectRows }] = await this.dataSource.query(`SELECT ${PROJECT_ROWS_SQL} AS rows`, [projectId]);
     if (Number(projectRows) <= EXACT_SCAN_MAX_ROWS) return [];
+    const { efSearch, iterative } = hnswSettings(topK);
     const rows: ItemRow[] = await this.dataSource.transaction(async (manager) => {
       await manager.query(
-        `SELECT set_config('hnsw.iterative_scan', 'strict_order', true), set_config('hnsw.ef_search', $1, true)`,
-        [String(Math.min(1000, Math.max(40, 2 * topK)))],
+        `SELECT set_config('hnsw.iterative_scan', $1, true), set_config('hnsw.ef_search', $2, true)`,
+        [iterative, String(efSearch)],
       );
       return manager.query(searchSql(embedding.length), params);
     });
