@@ -34,11 +34,11 @@ interface ItemRow {
  */
 /**
  * Projects with at most this many rows (chunks + insights + recommendations) are ranked by an exact
- * scan of their own rows instead of the shared HNSW index. Measured by bench/retrieval/scale.bench.ts
- * (100 projects of 1,000 chunks, 256 dimensions): through the shared index the tenant filter leaves
- * recall@10 at 0.82 and p50 above 80 ms, since a project holds 1% of the graph; an exact scan of
- * 1,000 rows is recall 1 in a few milliseconds, and its cost grows linearly (~10 ms at 10,000 rows).
- * Such a project costs one round trip (no transaction, no planner settings); see bench/RESULTS.md,
+ * scan of their own rows instead of the shared HNSW index. Why: a small project holds a small share of
+ * the shared graph, so the tenant filter, applied after the index, discards most of what the scan
+ * visits and recall falls, while an exact scan of a small project is exact and its cost grows linearly
+ * with the project's rows. Such a project costs one round trip (no transaction, no planner settings).
+ * Recall and latency on both sides of the cutoff: bench/retrieval/scale.bench.ts, bench/RESULTS.md
  * "Vector search at 100K chunks".
  */
 export const EXACT_SCAN_MAX_ROWS = 10_000;
