@@ -7,6 +7,8 @@
  *                                                 # `generated` for check 3)
  *   npm run bench:verify -- --static            # the RESULTS.md check alone (no runs)
  *
+ * 0. The held-out rule (bench/heldout.ts): no tuning script reaches the script that scores its held-out
+ *    set, no fit source is held out too, and every tuned figure's `ruleMet` is true to the facts.
  * 1. RESULTS.md: each `## ` section names a command (`node tools/run-ts.js bench/…`) and at least one
  *    commit (`commit abc1234`, `-dirty` allowed and reported), and every commit it names is an ancestor
  *    of HEAD (`git merge-base --is-ancestor`): a figure whose commit is not in the history cannot be
@@ -37,6 +39,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { BENCH_ROOT } from './common';
+import { checkHeldOutRule } from './heldout';
 
 /** Stands for the copy's fixtures/data folder in a run's arguments. */
 const FIXTURES = '{fixtures}';
@@ -195,6 +198,12 @@ export const BENCH_RUNS: readonly BenchRun[] = [
     sections: ['## Per-call client CPU (pipeline)'],
   },
   {
+    name: 'heldout-rule',
+    script: 'bench/heldout.ts',
+    args: [],
+    sections: ['## Tuned figures and their held-out sets'],
+  },
+  {
     name: 'synthesis-calls',
     script: 'bench/pipeline/synthesis-calls.bench.ts',
     args: ['--asks', '4', '--warmup-asks', '2'],
@@ -289,6 +298,11 @@ function main(): void {
   failures.push(...sectionFailures.map((f) => `RESULTS.md ${f}`));
   console.log(
     `bench:verify: RESULTS.md, ${resultSections(results).length} sections, ${sectionFailures.length} failing`,
+  );
+  const rule = checkHeldOutRule();
+  failures.push(...rule.failures.map((f) => `held-out rule: ${f}`));
+  console.log(
+    `bench:verify: held-out rule, ${rule.failures.length} failing, ${rule.pending.length} figures not meeting it yet (listed in "Tuned figures and their held-out sets")`,
   );
   if (argv.includes('--static')) return finish(failures);
 
