@@ -83,7 +83,9 @@ function main(): void {
     }
   }
   const loadEnd = loadavg()[0];
-  const data = repoRelative(process.env['ASK_SHARED_DATA'] || join(BENCH_ROOT, '..', 'shared', 'data'));
+  const dataDir = process.env['ASK_SHARED_DATA'] || join(BENCH_ROOT, '..', 'shared', 'data');
+  // The committed excerpts by their path; the full data sets by name (where they sit is the machine's).
+  const data = dataDir.startsWith(BENCH_ROOT) ? repoRelative(dataDir) : '../shared/data (the full data sets)';
   const command = `node tools/run-ts.js bench/counting/throughput.bench.ts --bytes ${BYTES} --runs ${RUNS} --kinds ${KINDS.join(',')}`;
   const run = { date: new Date().toISOString(), commit: gitCommit(), machine: machine(), command, data, rows };
   writeFileSync(join(__dirname, 'throughput-results.json'), `${JSON.stringify(run, null, 1)}\n`);
