@@ -398,7 +398,7 @@ const WHY_MISSED = [
   'Per ask the pipeline still makes two BullMQ jobs (retrieval, synthesis), each an add, a fetch and a finish script plus the workers\' empty fetches and blocking pops, one fenced `EVALSHA` per event, and its PostgreSQL statements, each costing client CPU in the app that sends it (see "Per-call client CPU"); the `writev` / `writeUtf8String` / `writeBuffer` frames of the profiles are those loopback writes, not log lines (at `LOG_LEVEL=warn` the apps write no line per ask).',
   'POST → `budget` is mostly retrieval in PostgreSQL, the exact vector scan of this 5,863-chunk project (below EXACT_SCAN_MAX_ROWS, so ranked exactly; see "Vector search at 100K chunks") and, with hybrid, the full-text leg (GIN) and the fusion, plus two queue hops; 8 ms would need an index path per project.',
   '150 asks/s on 2 cores leaves about 13 ms of CPU per ask for everything, PostgreSQL, Redis and the client included: that means fewer hops per ask (processes, queue jobs, round trips), not a faster function.',
-  'CPU per ask moves with the machine: both columns ran at the load averages shown, and the before commit measured about a fifth lower in a run at load ≈1 earlier the same day, so the Redis commands and stage medians are the firmer part of the comparison.',
+  'CPU per ask moves with the machine: compare the two columns at the load averages beside them (a column that ran at a higher load average spends more CPU per ask on the same work); the Redis commands and stage medians are the firmer part of the comparison.',
 ].join(' ');
 
 /** The goals of issue 19 item 2 against this run: met, or missed by how much. */
