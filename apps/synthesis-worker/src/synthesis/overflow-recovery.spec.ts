@@ -3,7 +3,6 @@ import type { AskEvent, BudgetEvent, RetrievedItem } from '@ask/ask-contracts';
 import { AskEventStream } from '@ask/event-stream';
 import { type FakeUpstream } from '@ask/fake-upstream';
 import { LearnedWindowsRepository, ProjectsRepository, SessionsRepository, UsageRepository } from '@ask/persistence';
-import { replanFigures } from './synthesis.service';
 import { createSynthesisHarness, type SynthesisHarness } from '../testing/synthesis-harness';
 
 // Integration: the real SynthesisService on a throwaway PostgreSQL database, the machine's Redis (own
@@ -235,45 +234,5 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
       expect(evs.map((e) => e.type)).toEqual(['error']);
       expect(evs[0].data).toMatchObject({ status: 504, code: 'llm_upstream' });
     });
-  });
-});
-
-describe(replanFigures.name, () => {
-  const sized = (window: number, used: number, scale = 1) => ({ window, scale, plan: { used } as never });
-  it.each([
-    [
-      'disclosed prompt above the plan: scale by the ratio, same window',
-      sized(8192, 5000),
-      { limit: 8192, promptTokens: 8732 },
-      { window: 8192, scale: 1.7464 },
-    ],
-    [
-      'the ratio multiplies the scale already applied',
-      sized(8192, 5000, 1.5),
-      { limit: 8192, promptTokens: 6000 },
-      { window: 8192, scale: 1.8 },
-    ],
-    [
-      'a smaller window disclosed, prompt below the plan: the window',
-      sized(64_000, 50_000),
-      { limit: 16_000, promptTokens: 40_000 },
-      { window: 16_000, scale: 1 },
-    ],
-    [
-      'a smaller window and a denser count: both',
-      sized(64_000, 20_000),
-      { limit: 16_000, promptTokens: 30_000 },
-      { window: 16_000, scale: 1.5 },
-    ],
-    ['nothing disclosed: 10% below the window, never window − 1', sized(8192, 5000), {}, { window: 7372, scale: 1 }],
-    [
-      'a limit not below the window and no count: 10% below',
-      sized(8192, 5000),
-      { limit: 8192 },
-      { window: 7372, scale: 1 },
-    ],
-  ] as const)('%s', (_label, s, overflow, expected) => {
-    const got = replanFigures(s, overflow);
-    expect({ window: got.window, scale: Number(got.scale.toFixed(4)) }).toEqual(expected);
   });
 });
