@@ -32,40 +32,25 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import Redis from 'ioredis';
-import { Queue } from 'bullmq';
 import {
   type BudgetEvent,
   effectiveRetrieval,
   type MemoryMode,
-  QueueName,
   type RetrievedItem,
   type SummariseJobData,
 } from '@ask/ask-contracts';
-import { loadConfig } from '@ask/config';
-import { AskEventStream } from '@ask/event-stream';
-import { startFakeUpstream, type FakeUpstreamOptions } from '@ask/fake-upstream';
+import type { FakeUpstreamOptions } from '@ask/fake-upstream';
 import {
   CredentialsCipher,
   InsightsRepository,
   KnowledgeRepository,
-  LearnedWindowsRepository,
   RetrievalRepository,
   ProjectsRepository,
-  SessionsRepository,
-  SummariesRepository,
-  UsageRepository,
 } from '@ask/persistence';
-import { createTestDatabase } from '@ask/persistence/testing';
-import { removeKeysUnder } from '@ask/testing';
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
-import { SummaryProducer } from '../../apps/synthesis-worker/src/memory/summary.producer';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
-import { SummaryService } from '../../apps/synthesis-worker/src/memory/summary.service';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
-import { SynthesisService } from '../../apps/synthesis-worker/src/synthesis/synthesis.service';
+import { createSynthesisHarness } from '../../apps/synthesis-worker/src/testing/synthesis-harness';
 import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsSection } from '../common';
 
 /** Turns before the facts question (`--turns`, default 30); longer sessions make compaction fire. */
@@ -100,7 +85,6 @@ const ALL_MODES: MemoryMode[] = ['off', 'per-turn', 'compaction'];
 /** `--modes per-turn,compaction`: a diagnostic run of some modes (prints, writes no section). */
 const MODES_ARG = process.argv.indexOf('--modes');
 const MODES: MemoryMode[] = MODES_ARG > 0 ? (process.argv[MODES_ARG + 1].split(',') as MemoryMode[]) : ALL_MODES;
-const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379/0';
 
 const NAMES = [
   'Ingrid Halvorsen',
@@ -279,43 +263,22 @@ async function main(): Promise<void> {
           };
         })
         .filter((t) => t.user.trim() && t.bot.trim());
-  const db = await createTestDatabase();
-  const kb = KB ? await knowledgeBase(db.dataSource) : undefined;
-  const redis = new Redis(REDIS_URL);
-  const prefix = `memory-bench-${randomUUID()}`;
   const models = Object.fromEntries(MODES.map((m) => [m, `memory-bench-${m}`]));
+  // Each turn sets the fake's answer on these options (read by reference): the dialogue's own answer.
   const upstreamOptions: FakeUpstreamOptions = {
     chunkDelayMs: 0,
     enforce: { windows: Object.fromEntries(Object.values(models).map((m) => [m, WINDOW])) },
   };
-  const upstream = await startFakeUpstream(upstreamOptions);
-  const encryptionKey = 'c'.repeat(64);
-  const config = loadConfig({
-    ...process.env,
-    DATABASE_URL: db.url,
-    ASK_KEY_PREFIX: prefix,
-    ASK_ENCRYPTION_KEY: encryptionKey,
-    ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
+  const harness = await createSynthesisHarness({
+    name: 'memory-bench',
+    upstream: upstreamOptions,
+    encryptionKey: 'c'.repeat(64),
+    streamTtlSeconds: 600,
+    memory: 'queue',
   });
-  const projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(encryptionKey));
-  const sessions = new SessionsRepository(db.dataSource);
-  const summaries = new SummariesRepository(db.dataSource);
-  const usage = new UsageRepository(db.dataSource);
-  const windows = new LearnedWindowsRepository(db.dataSource);
-  const events = new AskEventStream(redis, prefix, 600);
-  const queue = new Queue(QueueName.AskMemory, { connection: { url: REDIS_URL }, prefix });
-  const synthesis = new SynthesisService(
-    projects,
-    sessions,
-    usage,
-    events,
-    config,
-    windows,
-    undefined,
-    summaries,
-    new SummaryProducer(queue),
-  );
-  const summariser = new SummaryService(projects, sessions, summaries, usage, windows, config);
+  const { db, upstream, events, projects, sessions, summaries, synthesis, summaryService: summariser } = harness;
+  const queue = harness.queue as NonNullable<typeof harness.queue>;
+  const kb = KB ? await knowledgeBase(db.dataSource) : undefined;
   const results: SessionResult[] = [];
   try {
     for (const mode of MODES) {
@@ -429,12 +392,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    await queue.obliterate({ force: true }).catch(() => undefined);
-    await queue.close();
-    await removeKeysUnder(redis, prefix); // the hash-tagged event streams too
-    redis.disconnect();
-    await upstream.close();
-    await db.drop();
+    await harness.close();
   }
   if (MODES.length === ALL_MODES.length) report(results);
 }

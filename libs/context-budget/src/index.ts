@@ -8,3 +8,4 @@ export * from './extractive-summary';
 export * from './bare-request';
 export * from './memory-quote';
 export * from './relevance';
+export * from './turn-plan';

@@ -2,6 +2,7 @@ import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import type { AskEvent } from '@ask/ask-contracts';
 import { AskError } from '@ask/ask-errors';
+import { testRedisUrl } from '@ask/testing';
 import { AskEventRelay } from './ask-event-relay';
 import { AskEventStream } from './ask-event-stream';
 import { publishErrorUnlessEnded } from './deadline-publish';
@@ -9,7 +10,7 @@ import { StreamHub } from './stream-hub';
 
 // Integration: the machine's real Redis, with a per-run key prefix.
 describe(AskEventRelay.name, () => {
-  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+  const url = testRedisUrl();
   const redis = new Redis(url);
   const prefix = `test-relay-${randomUUID()}`;
   const events = new AskEventStream(redis, prefix, 120);

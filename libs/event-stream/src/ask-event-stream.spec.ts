@@ -1,11 +1,11 @@
-import Redis from 'ioredis';
+import { connectTestRedis } from '@ask/testing';
 import { randomUUID } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
 import { AskEventStream } from './ask-event-stream';
 
 // Integration: the machine's real Redis, with a per-run key prefix so nothing else is touched.
 describe(AskEventStream.name, () => {
-  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+  const redis = connectTestRedis();
   const prefix = `test-${randomUUID()}`;
   const stream = new AskEventStream(redis, prefix, 120);
 
@@ -64,7 +64,7 @@ describe(AskEventStream.name, () => {
     });
 
     it('publishes on a fresh connection (the script sent as EVAL) and on its next ask (EVALSHA) alike', async () => {
-      const own = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+      const own = connectTestRedis();
       const fresh = new AskEventStream(own, prefix, 120);
       try {
         for (const askId of [randomUUID(), randomUUID()]) {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import Redis from 'ioredis';
+import { testRedisUrl } from '@ask/testing';
 import { FairShare } from './fair-share';
 
-const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+const url = testRedisUrl();
 
 describe(FairShare.name, () => {
   const redis = new Redis(url);

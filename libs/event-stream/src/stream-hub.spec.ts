@@ -1,11 +1,12 @@
 import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
+import { testRedisUrl } from '@ask/testing';
 import { type StreamEntry, StreamHub, streamHashTag } from './stream-hub';
 
 // Integration: the machine's real Redis, with a per-run key prefix and connection names of its own.
 describe(StreamHub.name, () => {
-  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+  const url = testRedisUrl();
   const redis = new Redis(url);
   const prefix = `test-hub-${randomUUID()}`;
   const hubs: StreamHub[] = [];

@@ -11,6 +11,7 @@ import {
   turnsDroppedTotal,
   watchQueues,
 } from './metrics';
+import { testRedisUrl } from '@ask/testing';
 
 /** The label names every metric of ours may use: bounded sets (settings, fixed lists), never an id. */
 const ALLOWED_LABELS = new Set([
@@ -29,7 +30,7 @@ const ALLOWED_LABELS = new Set([
 
 describe('metrics on /metrics', () => {
   const prefix = `metrics-test-${randomUUID()}`;
-  const connection = { url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0' };
+  const connection = { url: testRedisUrl() };
   let queue: Queue;
 
   beforeAll(() => {

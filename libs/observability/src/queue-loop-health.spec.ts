@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
-import Redis from 'ioredis';
+import { connectTestRedis, testRedisUrl } from '@ask/testing';
 import { startHealthServer } from './health-server';
 import { QueueLoopFailingError, QueueLoopHealth } from './queue-loop-health';
 
@@ -38,7 +38,7 @@ describe(QueueLoopHealth.name, () => {
   });
 
   describe('watch (a real BullMQ worker whose loop fails)', () => {
-    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+    const redis = connectTestRedis();
     const prefix = `loop-health-${randomUUID()}`;
     afterAll(async () => {
       const keys = await redis.keys(`${prefix}:*`);
@@ -55,7 +55,7 @@ describe(QueueLoopHealth.name, () => {
       const health = new QueueLoopHealth({ intervalMs: 60_000, log: (l) => lines.push(l) });
       let errors = 0;
       const worker = new Worker('q', async () => undefined, {
-        connection: { url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0', maxRetriesPerRequest: null },
+        connection: { url: testRedisUrl(), maxRetriesPerRequest: null },
         prefix,
       });
       worker.on('error', () => (errors += 1));

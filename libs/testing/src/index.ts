@@ -5,3 +5,4 @@
 export * from './seeded-random';
 export * from './http-reply';
 export * from './redis-keys';
+export * from './test-redis';

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import Redis from 'ioredis';
+import { testRedisUrl } from '@ask/testing';
 import { ScriptedThrottlerStorage } from './throttler-storage';
 
 // Integration: the machine's real Redis, keys under a per-run prefix.
 describe(ScriptedThrottlerStorage.name, () => {
-  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+  const url = testRedisUrl();
   const redis = new Redis(url);
   const prefix = `test-throttle-${randomUUID()}`;
   const storage = new ScriptedThrottlerStorage(redis);

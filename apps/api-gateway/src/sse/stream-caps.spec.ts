@@ -1,9 +1,9 @@
 import Redis from 'ioredis';
 import { AskError } from '@ask/ask-errors';
-import { removeKeysUnder, testKeyPrefix } from '@ask/testing';
+import { removeKeysUnder, testKeyPrefix, testRedisUrl } from '@ask/testing';
 import { INGESTION_STREAM_CAPS, ProcessStreams, StreamCaps } from './stream-caps';
 
-const URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const URL = testRedisUrl();
 
 /** The typed error `promise` rejects with, as `code` and `details`. */
 async function refusal(promise: Promise<unknown>): Promise<{ code: string; details?: string }> {

@@ -6,6 +6,7 @@ import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
 import { AsksRepository, CredentialsCipher, ProjectsRepository, SessionsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { testRedisUrl } from '@ask/testing';
 import { AskReconciler, RECONCILE_MIN_AGE_MS } from './ask-reconciler.service';
 
 // Integration: a throwaway PostgreSQL database, the machine's Redis under a per-run key prefix, real
@@ -26,7 +27,7 @@ describe(AskReconciler.name, () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+    const url = testRedisUrl();
     redis = new Redis(url);
     events = new AskEventStream(redis, prefix, 120);
     asks = new AsksRepository(db.dataSource);

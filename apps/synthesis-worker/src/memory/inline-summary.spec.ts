@@ -1,25 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
 import { Queue } from 'bullmq';
-import { type MemorySettings, QueueName, type RetrievedItem, type SummariseJobData } from '@ask/ask-contracts';
+import { type MemorySettings, type RetrievedItem, type SummariseJobData } from '@ask/ask-contracts';
 import { extractiveSummary } from '@ask/context-budget';
-import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
-import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
+import { type FakeUpstream } from '@ask/fake-upstream';
 import type { LlmSettings } from '@ask/llm-providers';
-import {
-  CredentialsCipher,
-  LearnedWindowsRepository,
-  ProjectsRepository,
-  ProviderCallsRepository,
-  SessionsRepository,
-  SummariesRepository,
-  UsageRepository,
-} from '@ask/persistence';
-import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { ProjectsRepository, SessionsRepository, SummariesRepository } from '@ask/persistence';
+import { type TestDatabase } from '@ask/persistence/testing';
 import { TiktokenCounter } from '@ask/token-counting';
-import { SynthesisService } from '../synthesis/synthesis.service';
-import { SummaryProducer } from './summary.producer';
+import type { SynthesisService } from '../synthesis/synthesis.service';
+import { createSynthesisHarness, type SynthesisHarness } from '../testing/synthesis-harness';
 import { QUESTION_BONUS, SummaryService } from './summary.service';
 
 // Integration (issue 19): the synthesis service wired as the worker's module wires it (summary
@@ -30,9 +20,8 @@ import { QUESTION_BONUS, SummaryService } from './summary.service';
 describe('SynthesisService: the summary after done', () => {
   jest.setTimeout(120_000);
   const encryptionKey = 'c'.repeat(64);
-  const prefix = `inline-summary-test-${randomUUID()}`;
+  let harness: SynthesisHarness;
   let db: TestDatabase;
-  let redis: Redis;
   let upstream: FakeUpstream;
   let events: AskEventStream;
   let projects: ProjectsRepository;
@@ -43,52 +32,17 @@ describe('SynthesisService: the summary after done', () => {
   let service: SummaryService;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
-    upstream = await startFakeUpstream({ chunkDelayMs: 0 });
-    events = new AskEventStream(redis, prefix, 120);
-    projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(encryptionKey));
-    sessions = new SessionsRepository(db.dataSource);
-    summaries = new SummariesRepository(db.dataSource);
-    const config = loadConfig({
-      ...process.env,
-      DATABASE_URL: db.url,
-      ASK_KEY_PREFIX: prefix,
-      ASK_ENCRYPTION_KEY: encryptionKey,
-      ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
-      LOCAL_LLM_CHUNK_DELAY_MS: '0',
+    harness = await createSynthesisHarness({
+      name: 'inline-summary-test',
+      encryptionKey,
+      memory: 'inline',
+      ledger: true,
     });
-    queue = new Queue(QueueName.AskMemory, {
-      connection: { url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0' },
-      prefix,
-    });
-    const usage = new UsageRepository(db.dataSource);
-    const windows = new LearnedWindowsRepository(db.dataSource);
-    const calls = new ProviderCallsRepository(db.dataSource);
-    service = new SummaryService(projects, sessions, summaries, usage, windows, config, calls);
-    synthesis = new SynthesisService(
-      projects,
-      sessions,
-      usage,
-      events,
-      config,
-      windows,
-      calls,
-      summaries,
-      new SummaryProducer(queue),
-      service,
-    );
+    ({ db, upstream, events, projects, sessions, summaries, synthesis, summaryService: service } = harness);
+    queue = harness.queue!;
   });
 
-  afterAll(async () => {
-    await queue.obliterate({ force: true });
-    await queue.close();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-    await upstream.close();
-    await db.drop();
-  });
+  afterAll(() => harness.close());
 
   const o200k = new TiktokenCounter('o200k_base');
   const question = `Codename Nightjar-101. ${Array.from({ length: 30 }, (_, k) => `Filler sentence ${String.fromCharCode(97 + (k % 26))} only fills the window.`).join(' ')} How do I build an HNSW index?`;

@@ -1,21 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Redis from 'ioredis';
 import { Queue } from 'bullmq';
-import {
-  type AskEvent,
-  type BudgetEvent,
-  type MemorySettings,
-  QueueName,
-  type SummariseJobData,
-} from '@ask/ask-contracts';
+import { type AskEvent, type BudgetEvent, type MemorySettings, type SummariseJobData } from '@ask/ask-contracts';
 import { extractiveSummary, MEMORY_ACK } from '@ask/context-budget';
 import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
-import { FAKE_ANSWER, startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
+import { FAKE_ANSWER, type FakeUpstream } from '@ask/fake-upstream';
 import {
-  CredentialsCipher,
   LearnedWindowsRepository,
   ProjectsRepository,
   ProviderCallsRepository,
@@ -23,10 +15,10 @@ import {
   SummariesRepository,
   UsageRepository,
 } from '@ask/persistence';
-import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { type TestDatabase } from '@ask/persistence/testing';
 import { ScriptCalibratedCounter, TiktokenCounter } from '@ask/token-counting';
-import { SynthesisService } from '../synthesis/synthesis.service';
-import { SummaryProducer } from './summary.producer';
+import type { SynthesisService } from '../synthesis/synthesis.service';
+import { createSynthesisHarness, type SynthesisHarness } from '../testing/synthesis-harness';
 import { QUESTION_BONUS, type SummariserFactory, SummaryService } from './summary.service';
 import { type Summariser, SummariserError } from './summarisers';
 
@@ -36,11 +28,10 @@ import { type Summariser, SummariserError } from './summarisers';
 describe('conversation memory', () => {
   jest.setTimeout(120_000);
   const encryptionKey = 'b'.repeat(64);
-  const prefix = `memory-test-${randomUUID()}`;
   // A project on a custom base_url plans with the (here uncalibrated) per-script estimate.
   const approx = new ScriptCalibratedCounter({});
+  let harness: SynthesisHarness;
   let db: TestDatabase;
-  let redis: Redis;
   let upstream: FakeUpstream;
   let events: AskEventStream;
   let projects: ProjectsRepository;
@@ -51,47 +42,17 @@ describe('conversation memory', () => {
   let config: ReturnType<typeof loadConfig>;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
-    upstream = await startFakeUpstream({ chunkDelayMs: 0 });
-    events = new AskEventStream(redis, prefix, 120);
-    projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(encryptionKey));
-    sessions = new SessionsRepository(db.dataSource);
-    summaries = new SummariesRepository(db.dataSource);
-    config = loadConfig({
-      ...process.env,
-      DATABASE_URL: db.url,
-      ASK_KEY_PREFIX: prefix,
-      ASK_ENCRYPTION_KEY: encryptionKey,
-      ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
-      MEMORY_SUMMARY_TIMEOUT_MS: '300',
+    harness = await createSynthesisHarness({
+      name: 'memory-test',
+      encryptionKey,
+      memory: 'queue',
+      env: { MEMORY_SUMMARY_TIMEOUT_MS: '300' },
     });
-    queue = new Queue(QueueName.AskMemory, {
-      connection: { url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0' },
-      prefix,
-    });
-    synthesis = new SynthesisService(
-      projects,
-      sessions,
-      new UsageRepository(db.dataSource),
-      events,
-      config,
-      new LearnedWindowsRepository(db.dataSource),
-      undefined,
-      summaries,
-      new SummaryProducer(queue),
-    );
+    ({ db, upstream, events, projects, sessions, summaries, config, synthesis } = harness);
+    queue = harness.queue!;
   });
 
-  afterAll(async () => {
-    await queue.obliterate({ force: true });
-    await queue.close();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-    await upstream.close();
-    await db.drop();
-  });
+  afterAll(() => harness.close());
 
   const summaryService = (factory?: SummariserFactory, timeoutMs = 300) =>
     new SummaryService(

@@ -1,21 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Redis from 'ioredis';
 import type { AskEvent, BudgetEvent, RetrievedItem } from '@ask/ask-contracts';
 import { QUESTION_OVERFLOW_MESSAGE } from '@ask/ask-errors';
-import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
-import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
-import {
-  CredentialsCipher,
-  LearnedWindowsRepository,
-  ProjectsRepository,
-  SessionsRepository,
-  UsageRepository,
-} from '@ask/persistence';
-import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { type FakeUpstream } from '@ask/fake-upstream';
+import { ProjectsRepository, SessionsRepository } from '@ask/persistence';
 import { SynthesisService } from './synthesis.service';
+import { createSynthesisHarness, type SynthesisHarness } from '../testing/synthesis-harness';
 
 /**
  * Issue 26 item 4, never refuse what may fit: the real SynthesisService against an OpenAI-wire fake
@@ -31,9 +23,7 @@ describe('a question our estimate cannot place goes as the bare request before a
   const MODEL = 'bare-gw';
   const WINDOW = 8192;
   const fixtures = join(__dirname, '..', '..', '..', '..', 'fixtures', 'data', 'text-udhr');
-  const prefix = `bare-test-${randomUUID()}`;
-  let db: TestDatabase;
-  let redis: Redis;
+  let harness: SynthesisHarness;
   let upstream: FakeUpstream;
   let events: AskEventStream;
   let projects: ProjectsRepository;
@@ -55,35 +45,14 @@ describe('a question our estimate cannot place goes as the bare request before a
   }));
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
-    upstream = await startFakeUpstream({ chunkDelayMs: 0, enforce: { windows: { [MODEL]: WINDOW } } });
-    events = new AskEventStream(redis, prefix, 120);
-    projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
-    sessions = new SessionsRepository(db.dataSource);
-    const config = loadConfig({
-      ...process.env,
-      DATABASE_URL: db.url,
-      ASK_KEY_PREFIX: prefix,
-      ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
+    harness = await createSynthesisHarness({
+      name: 'bare-test',
+      upstream: { chunkDelayMs: 0, enforce: { windows: { [MODEL]: WINDOW } } },
     });
-    service = new SynthesisService(
-      projects,
-      sessions,
-      new UsageRepository(db.dataSource),
-      events,
-      config,
-      new LearnedWindowsRepository(db.dataSource),
-    );
+    ({ upstream, events, projects, sessions, synthesis: service } = harness);
   });
 
-  afterAll(async () => {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-    await upstream?.close();
-    await db?.drop();
-  });
+  afterAll(() => harness?.close());
 
   async function ask(question: string) {
     const project = await projects.create({

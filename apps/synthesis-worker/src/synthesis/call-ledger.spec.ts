@@ -1,20 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
 import type { BudgetEvent, DoneEvent, RetrievedItem } from '@ask/ask-contracts';
-import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
-import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
-import {
-  CredentialsCipher,
-  LearnedWindowsRepository,
-  ProjectsRepository,
-  ProviderCallsRepository,
-  SessionsRepository,
-  UsageRepository,
-} from '@ask/persistence';
-import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { type FakeUpstream } from '@ask/fake-upstream';
+import { ProjectsRepository, ProviderCallsRepository, SessionsRepository } from '@ask/persistence';
 import { normalizeChunk } from './call-ledger';
 import { SynthesisService } from './synthesis.service';
+import { createSynthesisHarness, type SynthesisHarness } from '../testing/synthesis-harness';
 
 describe(normalizeChunk.name, () => {
   it('logs an inconsistent usage object at error level with the raw object, and keeps no bucket', () => {
@@ -47,15 +38,13 @@ describe(normalizeChunk.name, () => {
 // throwaway PostgreSQL database, the machine's Redis (own key prefix) and the fake upstream.
 describe('provider_calls rows written by SynthesisService', () => {
   jest.setTimeout(60_000);
-  let db: TestDatabase;
-  let redis: Redis;
+  let harness: SynthesisHarness;
   let upstream: FakeUpstream;
   let events: AskEventStream;
   let projects: ProjectsRepository;
   let sessions: SessionsRepository;
   let calls: ProviderCallsRepository;
   let service: SynthesisService;
-  const prefix = `ledger-test-${randomUUID()}`;
   const items: RetrievedItem[] = [
     {
       id: 'k1',
@@ -67,44 +56,21 @@ describe('provider_calls rows written by SynthesisService', () => {
   ];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
-    upstream = await startFakeUpstream({
-      chunkDelayMs: 0,
-      enforce: { promptScale: 2.5, windows: { 'dense-gw': 8192, 'dense-gw2': 8192 } },
+    harness = await createSynthesisHarness({
+      name: 'ledger-test',
+      upstream: { chunkDelayMs: 0, enforce: { promptScale: 2.5, windows: { 'dense-gw': 8192, 'dense-gw2': 8192 } } },
+      encryptionKey: randomBytes(32).toString('hex'),
+      ledger: true,
+      env: {
+        ASK_PRICE_OVERRIDES: JSON.stringify([
+          { model: '^dense-gw$', input: 0.5, cacheRead: 0, cacheWrite: 0, output: 1.5, source: 'spec' },
+        ]),
+      },
     });
-    events = new AskEventStream(redis, prefix, 120);
-    projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(randomBytes(32).toString('hex')));
-    sessions = new SessionsRepository(db.dataSource);
-    calls = new ProviderCallsRepository(db.dataSource);
-    const config = loadConfig({
-      ...process.env,
-      DATABASE_URL: db.url,
-      ASK_KEY_PREFIX: prefix,
-      LOCAL_LLM_CHUNK_DELAY_MS: '0',
-      ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
-      ASK_PRICE_OVERRIDES: JSON.stringify([
-        { model: '^dense-gw$', input: 0.5, cacheRead: 0, cacheWrite: 0, output: 1.5, source: 'spec' },
-      ]),
-    });
-    service = new SynthesisService(
-      projects,
-      sessions,
-      new UsageRepository(db.dataSource),
-      events,
-      config,
-      new LearnedWindowsRepository(db.dataSource),
-      calls,
-    );
+    ({ upstream, events, projects, sessions, calls, synthesis: service } = harness);
   });
 
-  afterAll(async () => {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-    await upstream.close();
-    await db.drop();
-  });
+  afterAll(() => harness.close());
 
   async function ask(
     llm: NonNullable<Parameters<ProjectsRepository['create']>[0]['llmSettings']>,

@@ -1,26 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import type { AskEvent, RetrievedItem } from '@ask/ask-contracts';
-import { loadConfig } from '@ask/config';
 import { AskEventRelay, AskEventStream, StreamHub } from '@ask/event-stream';
-import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
-import {
-  CredentialsCipher,
-  LearnedWindowsRepository,
-  ProjectsRepository,
-  SessionsRepository,
-  UsageRepository,
-} from '@ask/persistence';
-import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { type FakeUpstream } from '@ask/fake-upstream';
+import { ProjectsRepository, SessionsRepository } from '@ask/persistence';
+import { connectTestRedis } from '@ask/testing';
 import { SynthesisService } from './synthesis.service';
+import { createSynthesisHarness, type SynthesisHarness } from '../testing/synthesis-harness';
 
 // Integration: the real SynthesisService streaming a long answer from the fake OpenAI upstream (one
 // token per SSE chunk, 1 ms apart) into the machine's Redis (own key prefix), read back through the
 // gateway's relay (AskEventRelay over a StreamHub), as an SSE client resuming with Last-Event-ID would.
 describe('delta coalescing in SynthesisService (fake OpenAI upstream, 240 one-token chunks)', () => {
   jest.setTimeout(60_000);
-  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0';
-  const prefix = `coalesce-test-${randomUUID()}`;
   const encryptionKey = 'a'.repeat(64);
   const words = [' the', ' data', ' is', ' stored', ' in', ' a', ' table', ' and', ' each', ' row', ' has', ' an'];
   const chunks = Array.from({ length: 240 }, (_, i) => words[i % words.length]);
@@ -28,7 +20,7 @@ describe('delta coalescing in SynthesisService (fake OpenAI upstream, 240 one-to
   const items: RetrievedItem[] = [
     { id: 'k1', kind: 'knowledge', title: 'Tables', text: 'Rows are stored in tables.', score: 0.8 },
   ];
-  let db: TestDatabase;
+  let harness: SynthesisHarness;
   let redis: Redis;
   let upstream: FakeUpstream;
   let events: AskEventStream;
@@ -38,42 +30,24 @@ describe('delta coalescing in SynthesisService (fake OpenAI upstream, 240 one-to
   let sessions: SessionsRepository;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    redis = new Redis(url);
-    upstream = await startFakeUpstream({ answerChunks: chunks, chunkDelayMs: 1 });
-    events = new AskEventStream(redis, prefix, 120);
-    hub = new StreamHub({ control: redis, readers: 1, connect: () => new Redis(url, { maxRetriesPerRequest: 0 }) });
+    harness = await createSynthesisHarness({
+      name: 'coalesce-test',
+      upstream: { answerChunks: chunks, chunkDelayMs: 1 },
+      encryptionKey,
+    });
+    ({ redis, upstream, events, projects, sessions } = harness);
+    hub = new StreamHub({ control: redis, readers: 1, connect: () => connectTestRedis({ maxRetriesPerRequest: 0 }) });
     relay = new AskEventRelay(redis, hub, events, 120);
-    projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(encryptionKey));
-    sessions = new SessionsRepository(db.dataSource);
   });
 
   afterAll(async () => {
     await hub.close();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-    await upstream.close();
-    await db.drop();
+    await harness.close();
   });
 
   /** A synthesis service with `SYNTHESIS_DELTA_INTERVAL_MS=intervalMs`. */
   const serviceWith = (intervalMs: number) =>
-    new SynthesisService(
-      projects,
-      sessions,
-      new UsageRepository(db.dataSource),
-      events,
-      loadConfig({
-        ...process.env,
-        DATABASE_URL: db.url,
-        ASK_KEY_PREFIX: prefix,
-        ASK_ENCRYPTION_KEY: encryptionKey,
-        ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
-        SYNTHESIS_DELTA_INTERVAL_MS: String(intervalMs),
-      }),
-      new LearnedWindowsRepository(db.dataSource),
-    );
+    harness.service({ env: { SYNTHESIS_DELTA_INTERVAL_MS: String(intervalMs) } });
 
   /** Opens an ask of a new openai/gpt-4o project on the fake upstream; `run()` synthesizes it. */
   async function newAsk(service: SynthesisService) {

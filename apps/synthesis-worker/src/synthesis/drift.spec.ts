@@ -1,21 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Redis from 'ioredis';
 import type { AskEvent, BudgetEvent, RetrievedItem } from '@ask/ask-contracts';
-import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
-import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
-import {
-  CredentialsCipher,
-  LearnedWindowsRepository,
-  ProjectsRepository,
-  SessionsRepository,
-  UsageRepository,
-} from '@ask/persistence';
-import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { type FakeUpstream } from '@ask/fake-upstream';
+import { SessionsRepository } from '@ask/persistence';
 import { localTokenizerCounter } from '@ask/token-counting';
 import { SynthesisService } from './synthesis.service';
+import { createSynthesisHarness, type SynthesisHarness } from '../testing/synthesis-harness';
 
 /**
  * Issue 12 item 6, drift: the real SynthesisService against an OpenAI-wire fake upstream that counts
@@ -32,14 +24,12 @@ describe('drift: calibration and overflow recovery under a change of script (fak
   const MODEL = 'drift-gw';
   const REAL_WINDOW = 8192;
   const fixtures = join(__dirname, '..', '..', '..', '..', 'fixtures', 'data');
-  let db: TestDatabase;
-  let redis: Redis;
+  let harness: SynthesisHarness;
   let upstream: FakeUpstream;
   let events: AskEventStream;
   let sessions: SessionsRepository;
   let service: SynthesisService;
   let projectId: string;
-  const prefix = `drift-test-${randomUUID()}`;
 
   /** Paragraphs of a UDHR translation, at least 80 characters each. */
   const udhr = (key: string) =>
@@ -75,31 +65,15 @@ describe('drift: calibration and overflow recovery under a change of script (fak
     });
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
-    upstream = await startFakeUpstream({
-      chunkDelayMs: 0,
-      enforce: { counter: localTokenizerCounter('mistral-spm'), promptScale: 1.5, windows: { [MODEL]: REAL_WINDOW } },
+    harness = await createSynthesisHarness({
+      name: 'drift-test',
+      upstream: {
+        chunkDelayMs: 0,
+        enforce: { counter: localTokenizerCounter('mistral-spm'), promptScale: 1.5, windows: { [MODEL]: REAL_WINDOW } },
+      },
     });
-    events = new AskEventStream(redis, prefix, 120);
-    const projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
-    sessions = new SessionsRepository(db.dataSource);
-    const config = loadConfig({
-      ...process.env,
-      DATABASE_URL: db.url,
-      ASK_KEY_PREFIX: prefix,
-      LOCAL_LLM_CHUNK_DELAY_MS: '0',
-      ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
-    });
-    service = new SynthesisService(
-      projects,
-      sessions,
-      new UsageRepository(db.dataSource),
-      events,
-      config,
-      new LearnedWindowsRepository(db.dataSource),
-    );
-    const project = await projects.create({
+    ({ upstream, events, sessions, synthesis: service } = harness);
+    const project = await harness.projects.create({
       name: 'drift',
       llmSettings: {
         provider: 'openai',
@@ -113,13 +87,7 @@ describe('drift: calibration and overflow recovery under a change of script (fak
     projectId = project.id;
   });
 
-  afterAll(async () => {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-    await upstream?.close();
-    await db?.drop();
-  });
+  afterAll(() => harness?.close());
 
   interface SessionRun {
     asks: number;

@@ -1,20 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
 import type { RetrievedItem } from '@ask/ask-contracts';
-import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
-import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
+import { type FakeUpstream } from '@ask/fake-upstream';
 import { registry } from '@ask/observability';
-import {
-  CredentialsCipher,
-  LearnedWindowsRepository,
-  ProjectsRepository,
-  ProviderCallsRepository,
-  SessionsRepository,
-  UsageRepository,
-} from '@ask/persistence';
-import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { ProjectsRepository, SessionsRepository } from '@ask/persistence';
 import { SynthesisService } from './synthesis.service';
+import { createSynthesisHarness, type SynthesisHarness } from '../testing/synthesis-harness';
 
 /** The label names that carry a model: the budget metrics' `model`, the GenAI metrics' `gen_ai_request_model`. */
 const MODEL_LABELS = ['model', 'gen_ai_request_model'];
@@ -42,50 +33,27 @@ async function modelLabels(): Promise<{ values: string[]; series: Record<string,
 // series count that does not grow with the names.
 describe('model labels on the synthesis worker metrics', () => {
   jest.setTimeout(120_000);
-  let db: TestDatabase;
-  let redis: Redis;
+  let harness: SynthesisHarness;
   let upstream: FakeUpstream;
   let events: AskEventStream;
   let projects: ProjectsRepository;
   let sessions: SessionsRepository;
   let service: SynthesisService;
-  const prefix = `metric-labels-${randomUUID()}`;
   const items: RetrievedItem[] = [
     { id: 'k1', kind: 'knowledge', title: 'HNSW', text: 'An HNSW index creates a multilayer graph.', score: 0.8 },
   ];
 
   beforeAll(async () => {
     registry.resetMetrics();
-    db = await createTestDatabase();
-    redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
-    upstream = await startFakeUpstream({ chunkDelayMs: 0 });
-    events = new AskEventStream(redis, prefix, 120);
-    projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(randomBytes(32).toString('hex')));
-    sessions = new SessionsRepository(db.dataSource);
-    const config = loadConfig({
-      ...process.env,
-      DATABASE_URL: db.url,
-      ASK_KEY_PREFIX: prefix,
-      ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
+    harness = await createSynthesisHarness({
+      name: 'metric-labels',
+      encryptionKey: randomBytes(32).toString('hex'),
+      ledger: true,
     });
-    service = new SynthesisService(
-      projects,
-      sessions,
-      new UsageRepository(db.dataSource),
-      events,
-      config,
-      new LearnedWindowsRepository(db.dataSource),
-      new ProviderCallsRepository(db.dataSource),
-    );
+    ({ upstream, events, projects, sessions, synthesis: service } = harness);
   });
 
-  afterAll(async () => {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-    await upstream.close();
-    await db.drop();
-  });
+  afterAll(() => harness.close());
 
   /** One answered ask of a fresh project whose LLM is `model` on the fake OpenAI upstream; its last event type. */
   async function ask(model: string): Promise<string> {

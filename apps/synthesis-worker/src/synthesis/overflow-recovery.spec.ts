@@ -1,49 +1,24 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
 import type { AskEvent, BudgetEvent, RetrievedItem } from '@ask/ask-contracts';
-import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
-import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
-import {
-  CredentialsCipher,
-  LearnedWindowsRepository,
-  ProjectsRepository,
-  SessionsRepository,
-  UsageRepository,
-} from '@ask/persistence';
-import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
-import { replanFigures, SynthesisService } from './synthesis.service';
+import { type FakeUpstream } from '@ask/fake-upstream';
+import { LearnedWindowsRepository, ProjectsRepository, SessionsRepository, UsageRepository } from '@ask/persistence';
+import { createSynthesisHarness, type SynthesisHarness } from '../testing/synthesis-harness';
 
 // Integration: the real SynthesisService on a throwaway PostgreSQL database, the machine's Redis (own
 // key prefix) and the fake upstream on loopback, with the OpenAI wire counting denser than our
 // estimate or enforcing windows smaller than the project's (issue 12 items 2 and 3).
 describe('overflow recovery and count-endpoint failures (SynthesisService against the fake upstream)', () => {
   jest.setTimeout(60_000);
-  let db: TestDatabase;
-  let redis: Redis;
+  let harness: SynthesisHarness;
   let upstream: FakeUpstream;
   let events: AskEventStream;
   let projects: ProjectsRepository;
   let sessions: SessionsRepository;
   let usage: UsageRepository;
   let windows: LearnedWindowsRepository;
-  const prefix = `overflow-test-${randomUUID()}`;
-  const service = (deadlineMs = 120_000) =>
-    new SynthesisService(
-      projects,
-      sessions,
-      usage,
-      events,
-      loadConfig({
-        ...process.env,
-        DATABASE_URL: db.url,
-        ASK_KEY_PREFIX: prefix,
-        LOCAL_LLM_CHUNK_DELAY_MS: '0',
-        ASK_DEADLINE_MS: String(deadlineMs),
-        ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
-      }),
-      windows,
-    );
+  /** A service whose asks end after `deadlineMs` (`ASK_DEADLINE_MS`). */
+  const service = (deadlineMs = 120_000) => harness.service({ env: { ASK_DEADLINE_MS: String(deadlineMs) } });
 
   const items: RetrievedItem[] = [
     {
@@ -56,28 +31,17 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
   ];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
     // `dense-gw` counts 2.5× o200k_base (denser than any tokenizer our estimate knows) in an 8,192
     // window; `small-gw` is served with a 16,000-token window although the project says 64,000.
-    upstream = await startFakeUpstream({
-      chunkDelayMs: 0,
-      enforce: { promptScale: 2.5, windows: { 'dense-gw': 8192, 'small-gw': 16_000 } },
+    harness = await createSynthesisHarness({
+      name: 'overflow-test',
+      upstream: { chunkDelayMs: 0, enforce: { promptScale: 2.5, windows: { 'dense-gw': 8192, 'small-gw': 16_000 } } },
+      encryptionKey: randomBytes(32).toString('hex'),
     });
-    events = new AskEventStream(redis, prefix, 120);
-    projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(randomBytes(32).toString('hex')));
-    sessions = new SessionsRepository(db.dataSource);
-    usage = new UsageRepository(db.dataSource);
-    windows = new LearnedWindowsRepository(db.dataSource);
+    ({ upstream, events, projects, sessions, usage, windows } = harness);
   });
 
-  afterAll(async () => {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-    await upstream.close();
-    await db.drop();
-  });
+  afterAll(() => harness.close());
 
   async function newProject(
     llm: NonNullable<Parameters<ProjectsRepository['create']>[0]['llmSettings']>,
@@ -270,45 +234,5 @@ describe('overflow recovery and count-endpoint failures (SynthesisService agains
       expect(evs.map((e) => e.type)).toEqual(['error']);
       expect(evs[0].data).toMatchObject({ status: 504, code: 'llm_upstream' });
     });
-  });
-});
-
-describe(replanFigures.name, () => {
-  const sized = (window: number, used: number, scale = 1) => ({ window, scale, plan: { used } as never });
-  it.each([
-    [
-      'disclosed prompt above the plan: scale by the ratio, same window',
-      sized(8192, 5000),
-      { limit: 8192, promptTokens: 8732 },
-      { window: 8192, scale: 1.7464 },
-    ],
-    [
-      'the ratio multiplies the scale already applied',
-      sized(8192, 5000, 1.5),
-      { limit: 8192, promptTokens: 6000 },
-      { window: 8192, scale: 1.8 },
-    ],
-    [
-      'a smaller window disclosed, prompt below the plan: the window',
-      sized(64_000, 50_000),
-      { limit: 16_000, promptTokens: 40_000 },
-      { window: 16_000, scale: 1 },
-    ],
-    [
-      'a smaller window and a denser count: both',
-      sized(64_000, 20_000),
-      { limit: 16_000, promptTokens: 30_000 },
-      { window: 16_000, scale: 1.5 },
-    ],
-    ['nothing disclosed: 10% below the window, never window − 1', sized(8192, 5000), {}, { window: 7372, scale: 1 }],
-    [
-      'a limit not below the window and no count: 10% below',
-      sized(8192, 5000),
-      { limit: 8192 },
-      { window: 7372, scale: 1 },
-    ],
-  ] as const)('%s', (_label, s, overflow, expected) => {
-    const got = replanFigures(s, overflow);
-    expect({ window: got.window, scale: Number(got.scale.toFixed(4)) }).toEqual(expected);
   });
 });

@@ -1,26 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import type { AskEvent, BudgetEvent, DoneEvent, RetrievedItem } from '@ask/ask-contracts';
-import { loadConfig } from '@ask/config';
-import { AskEventStream } from '@ask/event-stream';
-import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
-import {
-  CredentialsCipher,
-  LearnedWindowsRepository,
-  ProjectsRepository,
-  SessionsRepository,
-  UsageRepository,
-} from '@ask/persistence';
-import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import type { AskEventStream } from '@ask/event-stream';
+import type { FakeUpstream } from '@ask/fake-upstream';
+import type { ProjectsRepository, SessionsRepository, UsageRepository } from '@ask/persistence';
+import type { TestDatabase } from '@ask/persistence/testing';
 import { selectTokenCounter } from '@ask/token-counting';
 import { resolveModel } from '@ask/model-catalog';
 import { SynthesisService } from './synthesis.service';
+import { createSynthesisHarness, type SynthesisHarness } from '../testing/synthesis-harness';
 
 // Integration: the real SynthesisService on a throwaway PostgreSQL database, the machine's Redis (own
 // key prefix), the local stand-in and the fake Ollama upstream on loopback.
 describe(SynthesisService.name, () => {
   // The first asks load tokenizers (o200k_base, Llama 3): seconds on a loaded machine.
   jest.setTimeout(60_000);
+  let harness: SynthesisHarness;
   let db: TestDatabase;
   let redis: Redis;
   let upstream: FakeUpstream;
@@ -29,7 +24,7 @@ describe(SynthesisService.name, () => {
   let projects: ProjectsRepository;
   let sessions: SessionsRepository;
   let usage: UsageRepository;
-  const prefix = `synth-test-${randomUUID()}`;
+  let prefix: string;
 
   const items: RetrievedItem[] = [
     {
@@ -42,37 +37,11 @@ describe(SynthesisService.name, () => {
   ];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
-    upstream = await startFakeUpstream({ chunkDelayMs: 0 });
-    events = new AskEventStream(redis, prefix, 120);
-    projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
-    sessions = new SessionsRepository(db.dataSource);
-    usage = new UsageRepository(db.dataSource);
-    const config = loadConfig({
-      ...process.env,
-      DATABASE_URL: db.url,
-      ASK_KEY_PREFIX: prefix,
-      LOCAL_LLM_CHUNK_DELAY_MS: '0',
-      ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
-    });
-    service = new SynthesisService(
-      projects,
-      sessions,
-      usage,
-      events,
-      config,
-      new LearnedWindowsRepository(db.dataSource),
-    );
+    harness = await createSynthesisHarness({ name: 'synth-test' });
+    ({ prefix, db, redis, upstream, events, projects, sessions, usage, synthesis: service } = harness);
   });
 
-  afterAll(async () => {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-    await upstream.close();
-    await db.drop();
-  });
+  afterAll(() => harness.close());
 
   async function newProject(llm: Parameters<ProjectsRepository['create']>[0]['llmSettings']) {
     const project = await projects.create({
@@ -100,15 +69,7 @@ describe(SynthesisService.name, () => {
   }
 
   /** A service whose local stand-in pauses between chunks, so a test can act mid-answer. */
-  const slowService = () =>
-    new SynthesisService(
-      projects,
-      sessions,
-      usage,
-      events,
-      loadConfig({ ...process.env, ASK_KEY_PREFIX: prefix, LOCAL_LLM_CHUNK_DELAY_MS: '30' }),
-      new LearnedWindowsRepository(db.dataSource),
-    );
+  const slowService = () => harness.service({ env: { LOCAL_LLM_CHUNK_DELAY_MS: '30' } });
 
   /** Resolves once the ask's stream holds `n` deltas. */
   async function deltas(askId: string, n: number): Promise<void> {

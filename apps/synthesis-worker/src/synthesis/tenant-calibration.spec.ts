@@ -1,21 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Redis from 'ioredis';
 import type { AskEvent, BudgetEvent, RetrievedItem } from '@ask/ask-contracts';
-import { loadConfig } from '@ask/config';
 import { AskEventStream } from '@ask/event-stream';
-import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
-import {
-  CredentialsCipher,
-  LearnedWindowsRepository,
-  ProjectsRepository,
-  SessionsRepository,
-  UsageRepository,
-} from '@ask/persistence';
-import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
+import { type FakeUpstream } from '@ask/fake-upstream';
+import { ProjectsRepository, SessionsRepository } from '@ask/persistence';
 import { localTokenizerCounter } from '@ask/token-counting';
 import { SynthesisService } from './synthesis.service';
+import { createSynthesisHarness, type SynthesisHarness } from '../testing/synthesis-harness';
 
 /**
  * Issue 26 item 2: one tenant never moves another's budget. The real SynthesisService against an
@@ -38,9 +30,7 @@ describe('calibration per project: two tenants on one model id (fake upstream wi
     ['jpn', 'cmn_hans'],
   ] as const;
   const fixtures = join(__dirname, '..', '..', '..', '..', 'fixtures', 'data');
-  const prefix = `tenant-test-${randomUUID()}`;
-  let db: TestDatabase;
-  let redis: Redis;
+  let harness: SynthesisHarness;
   let upstream: FakeUpstream;
   let events: AskEventStream;
   let projects: ProjectsRepository;
@@ -72,42 +62,20 @@ describe('calibration per project: two tenants on one model id (fake upstream wi
   const models = PAIRS.flatMap(([a, b]) => [`alone-${a}`, `alone-${b}`, `shared-${a}-${b}`]);
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
-    upstream = await startFakeUpstream({
-      chunkDelayMs: 0,
-      enforce: {
-        counter: localTokenizerCounter('mistral-spm'),
-        windows: Object.fromEntries(models.map((m) => [m, WINDOW])),
+    harness = await createSynthesisHarness({
+      name: 'tenant-test',
+      upstream: {
+        chunkDelayMs: 0,
+        enforce: {
+          counter: localTokenizerCounter('mistral-spm'),
+          windows: Object.fromEntries(models.map((m) => [m, WINDOW])),
+        },
       },
     });
-    events = new AskEventStream(redis, prefix, 120);
-    projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
-    sessions = new SessionsRepository(db.dataSource);
-    const config = loadConfig({
-      ...process.env,
-      DATABASE_URL: db.url,
-      ASK_KEY_PREFIX: prefix,
-      LOCAL_LLM_CHUNK_DELAY_MS: '0',
-      ASK_PROVIDER_URL_ALLOWLIST: upstream.url,
-    });
-    service = new SynthesisService(
-      projects,
-      sessions,
-      new UsageRepository(db.dataSource),
-      events,
-      config,
-      new LearnedWindowsRepository(db.dataSource),
-    );
+    ({ upstream, events, projects, sessions, synthesis: service } = harness);
   });
 
-  afterAll(async () => {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-    await upstream?.close();
-    await db?.drop();
-  });
+  afterAll(() => harness?.close());
 
   /** A project on `model` with one session. */
   async function tenant(model: string) {
