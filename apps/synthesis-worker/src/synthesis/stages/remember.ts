@@ -34,7 +34,7 @@ export async function rememberTurn(
   deps: Pick<SynthesisDeps, 'summaryService' | 'summaryQueue' | 'logger'>,
   turn: Pick<Turn, 'data' | 'project' | 'session'>,
   stored: HistoryPair,
-  plan: Pick<PromptPlan, 'memory'>,
+  plan: Pick<PromptPlan, 'evictedUpTo'>,
 ): Promise<void> {
   const { data, session } = turn;
   const pairs = session.pairs.some((m) => m.id === stored.id) ? session.pairs : [...session.pairs, stored];
