@@ -49,12 +49,15 @@ import {
   usageRecordOf,
 } from '@ask/token-counting';
 import type { TokenCounter } from '@ask/token-counting';
+import type { RetrievedItem } from '@ask/ask-contracts';
 import {
   CORPUS_DATA_SETS,
   corpusSessions,
   type CorpusSession,
   heldOutDescription,
   isHeldOut,
+  knowledgeChunks,
+  mixedScriptSessions,
 } from '@ask/token-counting/testing';
 import { referenceTokenizers } from '@ask/token-counting/testing';
 import { gitCommit, machine, numberArg, sharedDataDir, writeResultsSection } from '../common';
@@ -115,7 +118,44 @@ const truthOf = (name: string) => {
   if (!t) throw new Error(`no reference ${name}`);
   return t;
 };
-const sessions = corpusSessions({ dataDir: DATA });
+/**
+ * A session of the bench: a corpus session, or one built here. `group` names the row it is reported in
+ * (default: its kind); `items` the retrieved items each turn carries (by turn index); `split` what of
+ * it the fitted figures saw.
+ */
+type BenchSession = CorpusSession & { group?: string; items?: RetrievedItem[][]; split?: string };
+/** UDHR languages of the mixed-script sessions: fit-set languages, then held-out ones (split.ts). */
+const MIXED_LANGUAGES = ['kor', 'jpn', 'rus', 'tha', 'ukr', 'cmn_hant', 'urd'];
+/** UDHR languages of the sessions with an English knowledge base. */
+const KB_LANGUAGES = ['kor', 'jpn', 'rus', 'tha', 'hin', 'ben', 'cmn_hans', 'deu_1996', 'ukr', 'urd', 'tam', 'cmn_hant'];
+/** English chunks each question of a knowledge-base session carries. */
+const KB_ITEMS = 4;
+const SETS = listArg('sets', ['corpus', 'mixed', 'kb']);
+const languageSplit = (language: string) =>
+  isHeldOut({ dataSet: 'text-udhr', language }) ? 'held-out language' : 'fit language';
+const chunks = SETS.includes('kb') ? knowledgeChunks(DATA) : [];
+const sessions: BenchSession[] = [
+  ...(SETS.includes('corpus') ? corpusSessions({ dataDir: DATA }) : []),
+  ...(SETS.includes('mixed') ? mixedScriptSessions(MIXED_LANGUAGES, DATA) : []).map((s) => ({
+    ...s,
+    group: `mixed ${s.language}`,
+    split: `${languageSplit(s.language as string)}, code held out`,
+  })),
+  ...(SETS.includes('kb') ? corpusSessions({ dataDir: DATA }) : [])
+    .filter((s) => s.dataSet === 'text-udhr' && KB_LANGUAGES.includes(s.language as string))
+    .map((s, n) => ({
+      ...s,
+      id: `kb-${s.id}`,
+      group: `kb ${s.language}`,
+      split: `${languageSplit(s.language as string)}, chunks fit`,
+      items: s.turns.map((_, t) =>
+        Array.from({ length: KB_ITEMS }, (_, j): RetrievedItem => {
+          const k = (n * 31 + t * KB_ITEMS + j) % chunks.length;
+          return { id: `pg-${k}`, kind: 'knowledge', title: `PostgreSQL manual ${k}`, text: chunks[k], score: 0.5 - j / 100 };
+        }),
+      ),
+    })),
+];
 
 const modelOf = (window: number): ResolvedModel => ({
   provider: 'openai',
@@ -145,7 +185,7 @@ interface Request {
 }
 
 interface SessionRun {
-  session: CorpusSession;
+  session: BenchSession;
   requests: Request[];
   /** The first ask planned calibrated (0-based: asks answered before it), undefined when none. */
   firstCalibrated: number | undefined;
@@ -178,7 +218,7 @@ function ceilingOf(window: number, truth: TokenCounter): number {
  * the ask's true prompt size afterwards, as the worker does from reported usage).
  */
 function runSession(
-  session: CorpusSession,
+  session: BenchSession,
   window: number,
   truth: TokenCounter,
   plannerFor: () => AskPlanner,
@@ -203,7 +243,7 @@ function runSession(
         systemPrompt: DEFAULT_SYSTEM_PROMPT,
         question: session.turns[turn].question,
         history,
-        items: [],
+        items: session.items?.[turn] ?? [],
         ...(margin ? { safetyMargin: margin } : {}),
       });
     } catch {
@@ -230,7 +270,7 @@ function runSession(
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 const median = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] : NaN);
-const kindOf = (s: CorpusSession) => (s.dataSet === 'text-udhr' ? 'udhr (26 languages)' : s.kind);
+const kindOf = (s: BenchSession) => s.group ?? (s.dataSet === 'text-udhr' ? 'udhr (26 languages)' : s.kind);
 const KINDS = [...new Set(sessions.map(kindOf))];
 
 /** Every session's run, per mode, window and truth. */
@@ -365,24 +405,25 @@ interface KindFigure {
 }
 const figures: KindFigure[] = [];
 /** Groups: each kind apart from the UDHR, the UDHR's fit-set and held-out languages, then each UDHR language. */
-const groups: Array<{ group: string; heldOut: string; where: (s: CorpusSession) => boolean }> = [
+const isCorpusUdhr = (s: BenchSession) => s.dataSet === 'text-udhr' && s.group === undefined;
+const groups: Array<{ group: string; heldOut: string; where: (s: BenchSession) => boolean }> = [
   ...KINDS.filter((k) => k !== 'udhr (26 languages)').map((k) => {
     const members = sessions.filter((s) => kindOf(s) === k);
     const held = members.filter(isHeldOut).length;
     return {
       group: k,
-      heldOut: held === members.length ? 'held out' : held === 0 ? 'fit' : 'mixed',
-      where: (s: CorpusSession) => kindOf(s) === k,
+      heldOut: members[0]?.split ?? (held === members.length ? 'held out' : held === 0 ? 'fit' : 'mixed'),
+      where: (s: BenchSession) => kindOf(s) === k,
     };
   }),
-  { group: 'udhr, fit-set languages', heldOut: 'fit', where: (s) => s.dataSet === 'text-udhr' && !isHeldOut(s) },
-  { group: 'udhr, held-out languages', heldOut: 'held out', where: (s) => s.dataSet === 'text-udhr' && isHeldOut(s) },
+  { group: 'udhr, fit-set languages', heldOut: 'fit', where: (s) => isCorpusUdhr(s) && !isHeldOut(s) },
+  { group: 'udhr, held-out languages', heldOut: 'held out', where: (s) => isCorpusUdhr(s) && isHeldOut(s) },
 ];
-const languages = sessions.filter((s) => s.dataSet === 'text-udhr').map((s) => s.language as string);
+const languages = sessions.filter(isCorpusUdhr).map((s) => s.language as string);
 const languageGroups = languages.map((language) => ({
   group: `udhr ${language}`,
   heldOut: isHeldOut({ dataSet: 'text-udhr', language }) ? 'held out' : 'fit',
-  where: (s: CorpusSession) => s.dataSet === 'text-udhr' && s.language === language,
+  where: (s: BenchSession) => isCorpusUdhr(s) && s.language === language,
 }));
 if (MODES.includes('margin'))
   for (const window of WINDOWS)
