@@ -129,7 +129,10 @@ export interface BudgetShortfall {
 export function budgetShortfall(input: BudgetInput): BudgetShortfall | undefined {
   const { window, maxTokens = DEFAULT_MAX_TOKENS, reserve = DEFAULT_RESERVE, exact } = input;
   const percent =
-    !exact && input.marginPercent !== undefined && input.marginPercent >= EXACT_MARGIN_PERCENT && input.marginPercent <= 100
+    !exact &&
+    input.marginPercent !== undefined &&
+    input.marginPercent >= EXACT_MARGIN_PERCENT &&
+    input.marginPercent <= 100
       ? input.marginPercent
       : undefined;
   const margin = marginTokens(window, exact, percent);

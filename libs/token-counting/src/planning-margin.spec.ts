@@ -61,14 +61,12 @@ describe(learnPlanningCalibration.name, () => {
   it('fits a class short of evidence no higher than its estimate, so it cannot act as an intercept', () => {
     // A Bengali session: 50 floor tokens of an English system prompt (estimate 60, 1.2 ×) in every
     // request, the Indic text at 6 × its floor, and 300 tokens a request the floor does not see.
-    const bengali = [4000, 3500, 3000, 2500, 2000, 1500, 1000, 500].map(
-      (f): ScriptUsageRecord => ({
-        estimated: f + 50 + 11,
-        reported: 11 + 50 + 6 * f + 300,
-        script: 'indic',
-        masses: { indic: [f, 4 * f], latin: [50, 60] },
-      }),
-    );
+    const bengali = [4000, 3500, 3000, 2500, 2000, 1500, 1000, 500].map((f): ScriptUsageRecord => ({
+      estimated: f + 50 + 11,
+      reported: 11 + 50 + 6 * f + 300,
+      script: 'indic',
+      masses: { indic: [f, 4 * f], latin: [50, 60] },
+    }));
     const learned = learnPlanningCalibration(bengali);
     // Latin (0.1 requests' worth each) is not calibrated, and fitted at most at 1.2: the 300 tokens go
     // to the Indic factor, where the planner counts them. Free, Latin took them all (a factor of 7,
@@ -133,6 +131,13 @@ describe(`${ScriptCalibratedCounter.name}.safetyMargin`, () => {
     const margin = counter.safetyMargin(8192, 2048);
     expect(margin?.estimateShare).toBe(Number(share.toFixed(4)));
     expect(margin?.percent).toBe(Math.min(15, Math.ceil((6.24 + 15 * share) * 100 - 1e-9) / 100));
+  });
+
+  it('gives its lowest class margin as the smallest a prompt can plan with (15% without one)', () => {
+    expect(new ScriptCalibratedCounter(learned.calibration, {}, learned).lowestMarginPercent()).toBe(6.24);
+    const seven = learnPlanningCalibration(eight(150).slice(0, 7));
+    expect(new ScriptCalibratedCounter(seven.calibration, {}, seven).lowestMarginPercent()).toBe(15);
+    expect(new ScriptCalibratedCounter({}).lowestMarginPercent()).toBe(15);
   });
 
   it('adds nothing for a text of a class the records held, planned with the estimate', () => {

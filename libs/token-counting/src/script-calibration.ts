@@ -693,7 +693,9 @@ export class ScriptCalibratedCounter implements TokenCounter {
    * for a question): a shortfall at this margin is one no plan can avoid.
    */
   lowestMarginPercent(): number {
-    const percents = Object.values(this.evidence?.margins ?? {}).map((m) => m?.percent ?? SEED_APPROXIMATE_MARGIN_PERCENT);
+    const percents = Object.values(this.evidence?.margins ?? {}).map(
+      (m) => m?.percent ?? SEED_APPROXIMATE_MARGIN_PERCENT,
+    );
     return Math.min(SEED_APPROXIMATE_MARGIN_PERCENT, ...percents);
   }
 

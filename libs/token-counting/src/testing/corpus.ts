@@ -506,7 +506,10 @@ export function mixedScriptSessions(languages: readonly string[], dataDir: strin
  */
 export function knowledgeChunks(dataDir: string = fixtureDataDir(), count = 400, chars = 1600): string[] {
   const { prose } = pgPieces(dataDir, count * chars * 2);
-  return groupParagraphs(prose.flatMap((p) => splitAtLines(p, chars)), chars)
+  return groupParagraphs(
+    prose.flatMap((p) => splitAtLines(p, chars)),
+    chars,
+  )
     .map((c) => splitAtLines(c, chars)[0])
     .slice(0, count);
 }
