@@ -90,11 +90,13 @@ const COUNTING_FAULT_RATIO = 1.15;
 type Overflow = Extract<UpstreamFailure, { kind: 'overflow' }>;
 
 /**
+ * `marginPercent`: the smallest margin the project's calibrated estimate can plan with
+ * (`ScriptCalibratedCounter.lowestMarginPercent`); absent, the seed's.
  * @throws AskError 413 `context_overflow` (`settingsOverflow`) when `maxTokens` + reserve + margin
  *   leave no token of `window` for the question.
  */
-function assertFits(model: string, window: number, maxTokens: number, exact: boolean): void {
-  const shortfall = budgetShortfall({ window, maxTokens, exact });
+function assertFits(model: string, window: number, maxTokens: number, exact: boolean, marginPercent?: number): void {
+  const shortfall = budgetShortfall({ window, maxTokens, exact, marginPercent });
   if (shortfall) throw settingsOverflow({ model, ...shortfall });
 }
 
@@ -236,8 +238,9 @@ export class SynthesisService {
     const maxTokens = llm.maxTokens ?? project.maxTokens ?? DEFAULT_MAX_TOKENS;
     // Settings refused at PATCH can still be stored from before, or a catalog change can shrink the
     // window under them: a typed 413 with the figures, never a RangeError retried into a 500.
-    assertFits(model.model, model.window, maxTokens, choice.exactPlan);
     const planning = await this.memory.planning(choice, model, project.id, found);
+    const lowestMargin = planning.scripted?.lowestMarginPercent();
+    assertFits(model.model, model.window, maxTokens, choice.exactPlan, lowestMargin);
     // Each text of this request is tokenised once, however often it is re-planned or stored; an exact
     // counter also goes through the process-wide count cache, so texts counted on earlier asks (the
     // system prompt, the turns the local stand-in recounts) are not tokenised again.
@@ -290,7 +293,7 @@ export class SynthesisService {
     const replan = async (sized: SizedPrompt, overflow: Overflow): Promise<SizedPrompt> => {
       await this.learnFromOverflow(ctx, sized, overflow);
       const next = replanFigures(sized, overflow);
-      assertFits(model.model, next.window, maxTokens, choice.exactPlan);
+      assertFits(model.model, next.window, maxTokens, choice.exactPlan, lowestMargin);
       return size(next.window, next.scale);
     };
 
@@ -312,6 +315,7 @@ export class SynthesisService {
         question: data.question,
         history,
         items: data.items,
+        ...(planning.scripted ? { safetyMargin: planning.scripted.safetyMargin.bind(planning.scripted) } : {}),
       });
       bare = true;
     }
