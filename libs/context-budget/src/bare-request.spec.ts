@@ -45,5 +45,34 @@ describe(sizeBareRequest.name, () => {
     expect(sized.plan.memory.droppedTurnIds).toEqual(['m1', 'm2']);
     expect(sized.figures).toEqual({ question: counter.countText(question), rag: 0, knowledge: 0 });
     expect(sized.keptItemTexts).toEqual([]);
+    expect(sized.margin).toEqual({ percent: 15, basis: 'approximate' });
+  });
+
+  it("plans with the margin the counter asks for once the texts are counted (the project's calibrated one)", () => {
+    const asked: Array<[number, number]> = [];
+    const sized = sizeBareRequest({
+      model,
+      counter,
+      exact: false,
+      maxTokens: 1024,
+      systemPrompt: 'You answer.',
+      question: 'Which index is faster?',
+      history: [],
+      items: [],
+      safetyMargin: (window, maxTokens) => {
+        asked.push([window, maxTokens]);
+        return { percent: 6.25, basis: 'calibrated', spread: 0.01, classes: ['latin'], estimateShare: 0 };
+      },
+    });
+    expect(asked).toEqual([[model.window, 1024]]);
+    expect(sized.margin).toEqual({
+      percent: 6.25,
+      basis: 'calibrated',
+      spread: 0.01,
+      classes: ['latin'],
+      estimateShare: 0,
+    });
+    expect(sized.plan.margin).toBe(Math.ceil(model.window * 0.0625));
+    expect(sized.plan.available).toBe(model.window - 1024 - 600 - Math.ceil(model.window * 0.0625));
   });
 });

@@ -1,5 +1,5 @@
 import { assembleMessages } from './assemble';
-import { APPROXIMATE_MARGIN_PERCENT, computeBudget, EXACT_MARGIN_PERCENT } from './budget';
+import { APPROXIMATE_MARGIN_PERCENT, computeBudget, EXACT_MARGIN_PERCENT, type SafetyMargin } from './budget';
 import type { SizableTurn, SizedPrompt, SizingInput } from './size-prompt';
 
 /**
@@ -8,8 +8,10 @@ import type { SizableTurn, SizedPrompt, SizingInput } from './size-prompt';
  * no room even for the question with one item. Our count of it may be far over
  * the provider's (an uncalibrated estimate meant never to be low: Thai ≈ 4× a real tokenizer), so it
  * is sent anyway and the provider's answer decides: it fits, or its overflow error discloses the real
- * size. The plan's figures are the budget's (`computeBudget`) with `used` our count of the bare
- * request, which may exceed `available`: every history pair is dropped, every item too.
+ * size. The plan's figures are the budget's (`computeBudget`, with the margin `safetyMargin` asks for
+ * once the texts are counted, as `sizePrompt` does: the project's calibrated one; absent, the seed's)
+ * with `used` our count of the bare request, which may exceed `available`: every history pair is
+ * dropped, every item too.
  *
  * @throws RangeError on a budget RangeError (see `computeBudget`), or a blank question.
  */
@@ -26,12 +28,12 @@ export function sizeBareRequest<T extends SizableTurn>(
     | 'history'
     | 'items'
     | 'windowOverride'
+    | 'safetyMargin'
   >,
 ): SizedPrompt<T> {
   const factor = input.scale !== undefined && input.scale > 1 ? input.scale : 1;
   const scale = (n: number) => (factor > 1 ? Math.ceil(n * factor) : n);
   const window = input.windowOverride ?? input.model.window;
-  const budget = computeBudget({ window, maxTokens: input.maxTokens, exact: input.exact });
   const { counter } = input;
   const questionTokens = scale(counter.countText(input.question));
   const used =
@@ -39,6 +41,18 @@ export function sizeBareRequest<T extends SizableTurn>(
     questionTokens +
     2 * counter.perMessageTokens +
     counter.perRequestTokens;
+  // Asked once the bare request's texts are counted, as `sizePrompt` asks: the calibrated estimate's
+  // margin for what it applied (15% for a script it has no evidence for).
+  const asked = input.exact ? undefined : input.safetyMargin?.(window, input.maxTokens);
+  const margin: SafetyMargin = input.exact
+    ? { percent: EXACT_MARGIN_PERCENT, basis: 'exact' }
+    : (asked ?? { percent: APPROXIMATE_MARGIN_PERCENT, basis: 'approximate' });
+  const budget = computeBudget({
+    window,
+    maxTokens: input.maxTokens,
+    exact: input.exact,
+    ...(asked ? { marginPercent: asked.percent } : {}),
+  });
   const dropped = input.history.map((h) => h.message.id);
   return {
     plan: {
@@ -90,9 +104,6 @@ export function sizeBareRequest<T extends SizableTurn>(
     figures: { question: questionTokens, rag: 0, knowledge: 0 },
     keptItemTexts: [],
     scale: factor,
-    // The seed's margin: the bare request goes because our count cannot be trusted to fit.
-    margin: input.exact
-      ? { percent: EXACT_MARGIN_PERCENT, basis: 'exact' }
-      : { percent: APPROXIMATE_MARGIN_PERCENT, basis: 'approximate' },
+    margin,
   };
 }

@@ -110,4 +110,21 @@ describe(budgetShortfall.name, () => {
       expect(budgetShortfall({ window, maxTokens, exact })).toEqual(expected);
     },
   );
+
+  it("takes the calibrated estimate's margin: settings short at the seed's 15% fit at a project's 5%", () => {
+    // 4096 − 2048 − 600 = 1448: 15% (615) leaves 833, 35% (1434) leaves 14, 36% (1475) leaves none.
+    expect(budgetShortfall({ window: 4096, maxTokens: 2048, exact: false, marginPercent: 36 })).toEqual({
+      window: 4096,
+      maxTokens: 2048,
+      reserve: 600,
+      margin: 1475,
+      available: -27,
+    });
+    // 3000 − 2048 − 600 = 352: the seed's 15% (450) leaves none, a calibrated 5% (150) leaves 202.
+    expect(budgetShortfall({ window: 3000, maxTokens: 2048, exact: false })?.available).toBe(-98);
+    expect(budgetShortfall({ window: 3000, maxTokens: 2048, exact: false, marginPercent: 5 })).toBeUndefined();
+    // Outside [5, 100], or with an exact counter: the seed's margin.
+    expect(budgetShortfall({ window: 3000, maxTokens: 2048, exact: false, marginPercent: 2 })?.margin).toBe(450);
+    expect(budgetShortfall({ window: 3000, maxTokens: 2450, exact: true, marginPercent: 50 })?.margin).toBe(150);
+  });
 });

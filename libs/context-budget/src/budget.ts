@@ -119,13 +119,23 @@ export interface BudgetShortfall {
 /**
  * The figures of a budget that leaves no token for the question (`available < 1`, which includes
  * `maxTokens ≥ window`), or undefined when the settings can hold a prompt. The same arithmetic as
- * {@link computeBudget}, but it never throws: the gateway refuses such settings with a 400 when they
- * are set, and the worker answers a 413 with these figures when a later catalog change (or a window
- * the provider disclosed) makes stored settings impossible.
+ * {@link computeBudget}, `marginPercent` included (the worker passes the smallest margin the project's
+ * calibrated estimate can plan with, so a project whose evidence earned a 5% margin is not refused at
+ * the seed's 15%), but it never throws: the gateway refuses such settings with a 400 when they are
+ * set, and the worker answers a 413 with these figures when a later catalog change (or a window the
+ * provider disclosed) makes stored settings impossible. A `marginPercent` outside [5, 100] is read as
+ * absent (the seed's margin).
  */
 export function budgetShortfall(input: BudgetInput): BudgetShortfall | undefined {
   const { window, maxTokens = DEFAULT_MAX_TOKENS, reserve = DEFAULT_RESERVE, exact } = input;
-  const margin = Math.ceil((window * (exact ? EXACT_MARGIN_PERCENT : APPROXIMATE_MARGIN_PERCENT)) / 100);
+  const percent =
+    !exact &&
+    input.marginPercent !== undefined &&
+    input.marginPercent >= EXACT_MARGIN_PERCENT &&
+    input.marginPercent <= 100
+      ? input.marginPercent
+      : undefined;
+  const margin = marginTokens(window, exact, percent);
   const available = window - maxTokens - reserve - margin;
   return available >= 1 ? undefined : { window, maxTokens, reserve, margin, available };
 }

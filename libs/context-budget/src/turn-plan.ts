@@ -51,15 +51,24 @@ export function planBareTurn<T extends SizableTurn>(input: TurnPlanInput<T>): Si
     question: input.question,
     history: input.history,
     items: input.items,
+    ...(input.safetyMargin ? { safetyMargin: input.safetyMargin } : {}),
   });
 }
 
 /**
+ * `marginPercent`: the smallest margin the project's calibrated estimate can plan with
+ * (`ScriptCalibratedCounter.lowestMarginPercent`); absent, the seed's.
  * @throws AskError 413 `context_overflow` (`settingsOverflow`) when `maxTokens` + reserve + margin
  *   leave no token of `window` for the question (all tokens).
  */
-export function assertFits(model: string, window: number, maxTokens: number, exact: boolean): void {
-  const shortfall = budgetShortfall({ window, maxTokens, exact });
+export function assertFits(
+  model: string,
+  window: number,
+  maxTokens: number,
+  exact: boolean,
+  marginPercent?: number,
+): void {
+  const shortfall = budgetShortfall({ window, maxTokens, exact, marginPercent });
   if (shortfall) throw settingsOverflow({ model, ...shortfall });
 }
 

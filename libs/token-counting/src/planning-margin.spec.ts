@@ -58,6 +58,25 @@ describe(learnPlanningCalibration.name, () => {
     expect(learned.calibration).toEqual(learnScriptCalibration(seven));
   });
 
+  it('fits a class short of evidence no higher than its estimate, so it cannot act as an intercept', () => {
+    // A Bengali session: 50 floor tokens of an English system prompt (estimate 60, 1.2 ×) in every
+    // request, the Indic text at 6 × its floor, and 300 tokens a request the floor does not see.
+    const bengali = [4000, 3500, 3000, 2500, 2000, 1500, 1000, 500].map((f): ScriptUsageRecord => ({
+      estimated: f + 50 + 11,
+      reported: 11 + 50 + 6 * f + 300,
+      script: 'indic',
+      masses: { indic: [f, 4 * f], latin: [50, 60] },
+    }));
+    const learned = learnPlanningCalibration(bengali);
+    // Latin (0.1 requests' worth each) is not calibrated, and fitted at most at 1.2: the 300 tokens go
+    // to the Indic factor, where the planner counts them. Free, Latin took them all (a factor of 7,
+    // y = 5 × floor + 6 × 50 exactly) and Indic stayed at 6: every request planned (Latin at its
+    // estimate) 290 tokens short, spread 290 ÷ 24,071 = 0.0120.
+    expect(Object.keys(learned.calibration)).toEqual(['indic']);
+    expect(learned.calibration.indic?.factor).toBe(6.102353);
+    expect(learned.margins.indic).toEqual({ percent: 5, spread: 0.0098, records: 8 });
+  });
+
   it("reads only the records it is given: another project's records never move a margin", () => {
     const own = eight(150);
     const noisy = [latin(4000, 900), latin(3000, -600), ...own];
@@ -112,6 +131,13 @@ describe(`${ScriptCalibratedCounter.name}.safetyMargin`, () => {
     const margin = counter.safetyMargin(8192, 2048);
     expect(margin?.estimateShare).toBe(Number(share.toFixed(4)));
     expect(margin?.percent).toBe(Math.min(15, Math.ceil((6.24 + 15 * share) * 100 - 1e-9) / 100));
+  });
+
+  it('gives its lowest class margin as the smallest a prompt can plan with (15% without one)', () => {
+    expect(new ScriptCalibratedCounter(learned.calibration, {}, learned).lowestMarginPercent()).toBe(6.24);
+    const seven = learnPlanningCalibration(eight(150).slice(0, 7));
+    expect(new ScriptCalibratedCounter(seven.calibration, {}, seven).lowestMarginPercent()).toBe(15);
+    expect(new ScriptCalibratedCounter({}).lowestMarginPercent()).toBe(15);
   });
 
   it('adds nothing for a text of a class the records held, planned with the estimate', () => {

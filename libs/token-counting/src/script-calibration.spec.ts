@@ -195,7 +195,18 @@ describe(ScriptCalibratedCounter.name, () => {
         cjk: { factor: 1.316, samples: 200 },
       });
       expect(counter.countText(HINDI)).toBe(approximateCounter().countText(HINDI));
-      expect(counter.countText(MIXED)).toBe(approximateCounter().countText(MIXED));
+    });
+
+    it('plans a mixed text class by class: a calibrated class at its factor, a class without evidence at its share of the estimate', () => {
+      const counter = new ScriptCalibratedCounter({ latin: { factor: 1.25, samples: 10 } });
+      // MIXED: floor 14, estimate 84, Latin 35.5% and Devanagari 64.5% of its letters.
+      const m = measureText(MIXED);
+      expect([m.floor, m.estimate, Object.keys(m.shares ?? {})]).toEqual([14, 84, ['latin', 'devanagari']]);
+      // ⌈14 × 0.3554 × 1.25 + 84 × 0.6446⌉ = ⌈6.22 + 54.15⌉, not the whole estimate (84).
+      expect(counter.countText(MIXED)).toBe(61);
+      expect(Math.ceil(14 * (m.shares?.latin ?? 0) * 1.25 + 84 * (m.shares?.devanagari ?? 0))).toBe(61);
+      // Without shares (a measure read from counts cached before they were stored): the estimate.
+      expect(counter.countMeasured({ estimate: 84, floor: 14, mask: m.mask })).toBe(84);
     });
   });
 });

@@ -80,9 +80,10 @@ export interface TextMeasure {
   /** Bit i set: class `SCRIPT_CLASSES[i]` carries ≥ 10% of the text's letter tokens; 0 for the empty text. */
   mask: number;
   /**
-   * When the mask has two classes or more and the text was measured now (not read from cached
-   * counts): each mask class's share of the text's letter floor (shares sum to 1). Calibration
-   * attributes the text's floor and estimate by these shares; without them, evenly.
+   * When the mask has two classes or more (measured now, or read from counts cached with their
+   * shares): each mask class's share of the text's letter floor (shares sum to 1). Calibration
+   * attributes the text's floor and estimate by these shares (without them, evenly), and
+   * `ScriptCalibratedCounter.countMeasured` plans the text class by class.
    */
   shares?: Partial<Record<ScriptClass, number>>;
 }
@@ -235,11 +236,16 @@ function observationOf(r: ScriptUsageRecord): Observation | undefined {
 }
 
 /**
- * Bounded least squares: g ≥ 0 minimising Σ_i (Σ_c g_c x_ic − y_i)², by projected Gauss–Seidel on
- * the normal equations (k ≤ 13 unknowns: k² per sweep). Converges to a minimiser for any data; on a
- * consistent system with a unique solution, to that solution.
+ * Bounded least squares: 0 ≤ g ≤ `upper` minimising Σ_i (Σ_c g_c x_ic − y_i)², by projected
+ * Gauss–Seidel on the normal equations (k ≤ 13 unknowns: k² per sweep). Converges to a minimiser for
+ * any data; on a consistent system with a unique solution inside the box, to that solution.
  */
-function nonNegativeLeastSquares(rows: readonly Float64Array[], y: readonly number[], k: number): Float64Array {
+function nonNegativeLeastSquares(
+  rows: readonly Float64Array[],
+  y: readonly number[],
+  k: number,
+  upper: readonly number[],
+): Float64Array {
   const a = new Float64Array(k * k);
   const b = new Float64Array(k);
   rows.forEach((x, i) => {
@@ -257,7 +263,7 @@ function nonNegativeLeastSquares(rows: readonly Float64Array[], y: readonly numb
       if (!(acc > 0)) continue;
       let r = b[c];
       for (let d = 0; d < k; d++) if (d !== c) r -= a[c * k + d] * g[d];
-      const next = Math.max(0, r / acc);
+      const next = Math.min(upper[c], Math.max(0, r / acc));
       moved = Math.max(moved, Math.abs(next - g[c]));
       g[c] = next;
     }
@@ -272,8 +278,9 @@ function nonNegativeLeastSquares(rows: readonly Float64Array[], y: readonly numb
  *
  * 1. **Attribution.** Each record says: reported ≈ framing + Σ_c factor_c × floor_c, over the floor
  *    tokens of each class in the request (`masses`). The factors are fitted by least squares with
- *    every factor ≥ 1 (the floor is at or under every reference tokenizer), over the `recent` newest
- *    records that list each class, so a class learns from the requests it shares with others.
+ *    every factor ≥ 1 (the floor is at or under every reference tokenizer) and a class short of
+ *    step 2's evidence at most at its estimate (so it cannot act as an intercept), over the `recent`
+ *    newest records that list each class, so a class learns from the requests it shares with others.
  * 2. **Evidence.** A class is calibrated once the shares of the usage records' floor it carries add
  *    up to `minEvidence` requests (a pure request counts 1, a request it is 30% of counts 0.3), or at
  *    once when an overflow record lists it (the provider disclosed how much we under-counted). A
@@ -338,18 +345,33 @@ export function fitScriptCalibration(
     if (o.overflow) o.listed.forEach((c) => overflowed.add(c));
     else for (let c = 0; c < k; c++) evidence[c] += o.floor[c] / o.total;
   }
-  // Fit g = factor − 1 ≥ 0 on y = reported − framing − Σ floor.
-  const g = nonNegativeLeastSquares(
-    observations.map((o) => o.floor),
-    observations.map((o) => o.reported - o.framing - o.total),
-    k,
-  );
-  const fitted = Array.from(g, (x) => 1 + x);
-  const factor = [...fitted];
   const calibrated = Array.from(
     { length: k },
     (_, c) => taken[c] > 0 && (evidence[c] >= minEvidence - 1e-9 || overflowed.has(c)),
   );
+  // Fit g = factor − 1 ≥ 0 on y = reported − framing − Σ floor. A class short of evidence is fitted
+  // no higher than its estimate (Σ estimate ÷ Σ floor of its records), what its texts plan with: a
+  // column free to take any factor becomes an intercept (an English system prompt of ~50 tokens in
+  // every request of a Bengali session taking a factor of 20), which lowers the calibrated factors
+  // under what a large request needs.
+  const upper = Array.from({ length: k }, (_, c) => {
+    if (calibrated[c]) return Infinity;
+    let floor = 0;
+    let estimate = 0;
+    for (const o of observations) {
+      floor += o.floor[c];
+      estimate += o.estimate[c];
+    }
+    return floor > 0 ? Math.max(0, estimate / floor - 1) : 0;
+  });
+  const g = nonNegativeLeastSquares(
+    observations.map((o) => o.floor),
+    observations.map((o) => o.reported - o.framing - o.total),
+    k,
+    upper,
+  );
+  const fitted = Array.from(g, (x) => 1 + x);
+  const factor = [...fitted];
   for (const o of observations) {
     const short = o.reported - plannedFor(o, calibrated, factor);
     if (!(short > 1e-9)) continue;
@@ -558,8 +580,21 @@ export class ScriptCalibratedCounter implements TokenCounter {
     return factor;
   }
 
-  /** Planning tokens of a measured text (e.g. one read from a message's cached counts). */
+  /**
+   * Planning tokens of a measured text (e.g. one read from a message's cached counts). A text of two
+   * classes or more with its `shares` is planned class by class, as the learner plans a record
+   * (`plannedFor`: the margins' spreads were measured that way): each calibrated class's share of the
+   * floor × its factor, each other class's share of the estimate (raised by the prior where it is
+   * above 1). So a Chinese answer carrying 20% Latin code plans its Han at the project's factor and
+   * only its Latin at the estimate, instead of the whole text at the estimate. Without shares (a
+   * measure read from counts cached before they were stored), the text plans at the largest factor
+   * of its classes when all are calibrated, else at the estimate.
+   */
   countMeasured(m: TextMeasure): number {
+    if (m.shares && m.floor > 0) {
+      const byClass = this.countByShares(m, m.shares);
+      if (byClass !== undefined) return byClass;
+    }
     const factor = this.factorFor(m.mask);
     if (factor === undefined) {
       // No evidence of the project's own: the estimate, raised by the model-wide prior where it is above 1.
@@ -575,6 +610,36 @@ export class ScriptCalibratedCounter implements TokenCounter {
       this.appliedMask |= m.mask;
       this.calibratedTokens += n;
     }
+    return n;
+  }
+
+  /** {@link countMeasured} class by class; undefined when no class of the text is calibrated. */
+  private countByShares(m: TextMeasure, shares: Partial<Record<ScriptClass, number>>): number | undefined {
+    let calibrated = 0;
+    let estimated = 0;
+    let applied = 0;
+    let newToThem = 0;
+    for (const c of classIndexes(m.mask)) {
+      const cls = SCRIPT_CLASSES[c];
+      const share = shares[cls] ?? 0;
+      if (!(share > 0)) continue;
+      const learned = this.calibration[cls];
+      if (learned) {
+        calibrated += m.floor * share * learned.factor;
+        applied |= 1 << c;
+        this.maxApplied = Math.max(this.maxApplied, learned.factor);
+      } else {
+        const part = m.estimate * share * Math.max(1, this.prior[cls] ?? 1);
+        estimated += part;
+        if ((this.seen & (1 << c)) === 0) newToThem += part;
+      }
+    }
+    if (applied === 0) return undefined;
+    const n = Math.ceil(calibrated + estimated - 1e-9);
+    this.appliedMask |= applied;
+    // The rounding crumb goes with the calibrated part: what the margin's share reads is tokens.
+    this.calibratedTokens += n - estimated;
+    this.newTokens += newToThem;
     return n;
   }
 
@@ -619,6 +684,19 @@ export class ScriptCalibratedCounter implements TokenCounter {
       classes,
       estimateShare: Number(estimateShare.toFixed(4)),
     };
+  }
+
+  /**
+   * The smallest safety margin (percent of the window) any prompt of this project can be planned
+   * with: the lowest of its classes' margins (each ≥ 5), or the seed's 15% without evidence or
+   * without a class margin. For checks made before a prompt is counted (settings that leave no room
+   * for a question): a shortfall at this margin is one no plan can avoid.
+   */
+  lowestMarginPercent(): number {
+    const percents = Object.values(this.evidence?.margins ?? {}).map(
+      (m) => m?.percent ?? SEED_APPROXIMATE_MARGIN_PERCENT,
+    );
+    return Math.min(SEED_APPROXIMATE_MARGIN_PERCENT, ...percents);
   }
 
   /** Planning tokens of a text. */

@@ -5,7 +5,7 @@ import type {
   UsageRepository,
 } from '@ask/persistence';
 import { approximateCounter, type CounterChoice, ScriptCalibratedCounter, TiktokenCounter } from '@ask/token-counting';
-import { CLASSES_ID, PlanningMemory, storedPairTokens } from './planning-memory';
+import { CLASSES_ID, PlanningMemory, SHARE_ID_PREFIX, storedPairTokens } from './planning-memory';
 
 describe('storedPairTokens', () => {
   const question = 'How do I build an HNSW index on a table of two million rows?';
@@ -44,6 +44,30 @@ describe('storedPairTokens', () => {
       const expected = scripted.countText(question) + scripted.countText(answer);
       expect(storedPairTokens(planning, { question: '', answer: '', tokenCounts: counts })).toBe(expected);
       expect(storedPairTokens(planning, { question, answer, tokenCounts: {} })).toBe(expected);
+    });
+
+    it('plans a cached mixed-script text class by class from its stored shares, as when it is measured', () => {
+      const hindi = 'HNSW index: एचएनएसडब्ल्यू इंडेक्स एक बहुस्तरीय ग्राफ बनाता है and is faster.';
+      const [q, a] = [scripted.measure(hindi), scripted.measure(answer)];
+      const base = {
+        'approx:script-v1': { question: q.estimate, answer: a.estimate },
+        'approx:script-v1-floor': { question: q.floor, answer: a.floor },
+        [CLASSES_ID]: { question: q.mask, answer: a.mask },
+      };
+      // Latin 35.5%, Devanagari 64.5% of the question's letters, in 1/10,000ths (the answer is Latin alone).
+      const shares = {
+        [`${SHARE_ID_PREFIX}latin`]: { question: 3554, answer: 0 },
+        [`${SHARE_ID_PREFIX}devanagari`]: { question: 6446, answer: 0 },
+      };
+      const expected = scripted.countText(hindi) + scripted.countText(answer);
+      expect(scripted.countText(hindi)).toBe(61);
+      expect(storedPairTokens(planning, { question: '', answer: '', tokenCounts: { ...base, ...shares } })).toBe(
+        expected,
+      );
+      // Without its shares (cached before they were stored) the mixed question plans at the estimate, 84.
+      expect(storedPairTokens(planning, { question: '', answer: '', tokenCounts: base })).toBe(
+        84 + scripted.countText(answer),
+      );
     });
   });
 });

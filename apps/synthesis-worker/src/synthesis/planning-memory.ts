@@ -20,6 +20,8 @@ import {
   SCRIPT_CALIBRATION_DEFAULTS,
   ScriptCalibratedCounter,
   type ScriptCalibration,
+  type ScriptClass,
+  classesOf,
   type ScriptUsageRecord,
   type TextMeasure,
   type TokenCounter,
@@ -32,6 +34,13 @@ const ESTIMATE_ID = approximateCounter().id;
 const FLOOR_ID = calibrationBaseCounter().id;
 /** Holds each text's script-class bitmask (token-counting `TextMeasure.mask`), not a token count. */
 export const CLASSES_ID = 'approx:script-v1-classes';
+/**
+ * Prefix of the cache keys of a mixed-script message's class shares (`<prefix><class>`, the class's
+ * share of the text's letter floor in 1/10,000ths: token-counting `TextMeasure.shares`), so a cached
+ * text plans class by class as a freshly measured one does. Not token counts.
+ */
+export const SHARE_ID_PREFIX = 'approx:script-v1-share:';
+const SHARE_UNIT = 10_000;
 
 /**
  * Which calibration records {@link PlanningMemory.planning} learns from (`UsageRepository.recentPerScript`'s
@@ -146,7 +155,8 @@ export class PlanningMemory {
    * The session's earlier turns with their planning counts. Exact counters: counts cached under the
    * counter id, missing ones counted once and stored. The per-script estimate: each message's
    * estimate, floor and script classes are cached under three ids (`approx:script-v1`,
-   * `approx:script-v1-floor`, {@link CLASSES_ID}), measured once and stored; the calibrated count is
+   * `approx:script-v1-floor`, {@link CLASSES_ID}), and a mixed-script text's class shares under
+   * {@link SHARE_ID_PREFIX}, measured once and stored; the calibrated count is
    * computed from them at plan time, so a new factor never re-counts the history.
    * @param stored the session's pairs when the caller already read them (`historyForProject`);
    *   read here otherwise.
@@ -174,9 +184,8 @@ export class PlanningMemory {
         answerTokens: message.tokenCounts[counter.id].answer,
       }));
     }
-    const missing = messages.filter(
-      (m) => !(m.tokenCounts?.[ESTIMATE_ID] && m.tokenCounts?.[FLOOR_ID] && m.tokenCounts?.[CLASSES_ID]),
-    );
+    // A mixed-script message cached before shares were stored is measured once more, for its shares.
+    const missing = messages.filter((m) => !hasMeasures(m.tokenCounts));
     if (missing.length) {
       const measured = missing.map((m) => ({ q: scripted.measure(m.question), a: scripted.measure(m.answer) }));
       const ids = missing.map((m) => m.id);
@@ -195,14 +204,20 @@ export class PlanningMemory {
         CLASSES_ID,
         measured.map(({ q, a }) => ({ question: q.mask, answer: a.mask })),
       );
+      const mixed = new Set(measured.flatMap(({ q, a }) => [...shareClasses(q), ...shareClasses(a)]));
+      for (const cls of mixed)
+        await this.sessions.setTokenCounts(
+          ids,
+          SHARE_ID_PREFIX + cls,
+          measured.map(({ q, a }) => ({ question: shareUnits(q, cls), answer: shareUnits(a, cls) })),
+        );
       missing.forEach(
         (m, i) => (m.tokenCounts = { ...m.tokenCounts, ...measuresToCounts(measured[i].q, measured[i].a) }),
       );
     }
     return messages.map((message) => {
-      const c = message.tokenCounts;
-      const question = { estimate: c[ESTIMATE_ID].question, floor: c[FLOOR_ID].question, mask: c[CLASSES_ID].question };
-      const answer = { estimate: c[ESTIMATE_ID].answer, floor: c[FLOOR_ID].answer, mask: c[CLASSES_ID].answer };
+      const question = cachedMeasure(message.tokenCounts, 'question');
+      const answer = cachedMeasure(message.tokenCounts, 'answer');
       return {
         message,
         questionTokens: scripted.countMeasured(question),
@@ -287,19 +302,50 @@ export function storedPairTokens(
     const cached = c[counter.id];
     if (cached) return cached.question + cached.answer;
   } else if (c[ESTIMATE_ID] && c[FLOOR_ID] && c[CLASSES_ID]) {
-    const side = (k: 'question' | 'answer') =>
-      scripted.countMeasured({ estimate: c[ESTIMATE_ID][k], floor: c[FLOOR_ID][k], mask: c[CLASSES_ID][k] });
-    return side('question') + side('answer');
+    return scripted.countMeasured(cachedMeasure(c, 'question')) + scripted.countMeasured(cachedMeasure(c, 'answer'));
   }
   return counter.countText(message.question) + counter.countText(message.answer);
 }
 
 function measuresToCounts(q: TextMeasure, a: TextMeasure): TokenCountsByCounter {
-  return {
+  const counts: TokenCountsByCounter = {
     [ESTIMATE_ID]: { question: q.estimate, answer: a.estimate },
     [FLOOR_ID]: { question: q.floor, answer: a.floor },
     [CLASSES_ID]: { question: q.mask, answer: a.mask },
   };
+  for (const cls of new Set([...shareClasses(q), ...shareClasses(a)]))
+    counts[SHARE_ID_PREFIX + cls] = { question: shareUnits(q, cls), answer: shareUnits(a, cls) };
+  return counts;
+}
+
+/** The classes whose shares a measure carries (a text of two classes or more). */
+function shareClasses(m: TextMeasure): ScriptClass[] {
+  return m.shares ? classesOf(m.mask) : [];
+}
+
+function shareUnits(m: TextMeasure, cls: ScriptClass): number {
+  return Math.round((m.shares?.[cls] ?? 0) * SHARE_UNIT);
+}
+
+/** True when a message's cached counts hold its measures, and its shares when a side is mixed-script. */
+function hasMeasures(c: TokenCountsByCounter | undefined): boolean {
+  if (!(c?.[ESTIMATE_ID] && c[FLOOR_ID] && c[CLASSES_ID])) return false;
+  const masks = c[CLASSES_ID];
+  return [masks.question, masks.answer].every(
+    (mask) => classesOf(mask).length < 2 || classesOf(mask).every((cls) => c[SHARE_ID_PREFIX + cls] !== undefined),
+  );
+}
+
+/** One side's measure from cached counts, with its shares when they were stored (see {@link SHARE_ID_PREFIX}). */
+function cachedMeasure(c: TokenCountsByCounter, side: 'question' | 'answer'): TextMeasure {
+  const m: TextMeasure = { estimate: c[ESTIMATE_ID][side], floor: c[FLOOR_ID][side], mask: c[CLASSES_ID][side] };
+  const classes = classesOf(m.mask);
+  if (classes.length < 2) return m;
+  const units = classes.map((cls) => c[SHARE_ID_PREFIX + cls]?.[side]);
+  const total = units.reduce<number>((sum, u) => sum + (u ?? 0), 0);
+  if (units.some((u) => u === undefined) || !(total > 0)) return m;
+  m.shares = Object.fromEntries(classes.map((cls, i) => [cls, (units[i] as number) / total]));
+  return m;
 }
 
 /** `{ cjk: 1.316, … }`: the learned factor per script class, for the `budget` event and the project's read. */

@@ -144,7 +144,8 @@ export function udhrKeys(dataDir: string = fixtureDataDir()): string[] {
   return (JSON.parse(read(dataDir, 'text-udhr/index.json')) as Array<{ key: string }>).map((e) => e.key);
 }
 
-function udhrParagraphs(dataDir: string, key: string): string[] {
+/** The paragraphs of the UDHR in language `key` (index.json key), in order. */
+export function udhrParagraphs(dataDir: string, key: string): string[] {
   return read(dataDir, `text-udhr/udhr_${key}.txt`)
     .split(/\n\s*\n/)
     .map((p) => p.trim())
@@ -455,4 +456,60 @@ export function pathologicalMessages(count = 600, seed = 7, dataDir: string = fi
     });
   }
   return out;
+}
+
+/**
+ * The fenced code blocks of the arena-hard-en answers (GPT-4's, a held-out data set), in file order,
+ * each cut to at most `max` characters at a line break; blocks under 80 characters are skipped.
+ */
+export function arenaCodeBlocks(dataDir: string = fixtureDataDir(), max = 900): string[] {
+  const out: string[] = [];
+  for (const a of jsonl<ArenaAnswer>(dataDir, 'arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl'))
+    for (const m of a.messages) {
+      const text = typeof m.content === 'string' ? m.content : m.content.answer;
+      text.split('```').forEach((part, i) => {
+        // An odd part is inside a fence; its first line is the language tag.
+        if (i % 2 === 0) return;
+        const code = part.slice(part.indexOf('\n') + 1).trim();
+        if (code.length >= 80) out.push(splitAtLines(code, max)[0].trimEnd());
+      });
+    }
+  return out;
+}
+
+/**
+ * Mixed-script sessions, one per UDHR language of `languages`: its paragraphs as question/answer
+ * turns (as {@link corpusSessions} builds them), each answer followed by a fenced code block of the
+ * arena-hard-en answers ({@link arenaCodeBlocks}, the session's blocks taken in turn) and each
+ * question ending with that block's first line as an inline term in backticks: text of one script
+ * carrying Latin code and identifiers, as technical answers in Korean, Japanese or Russian do.
+ * Sessions keep `dataSet` text-udhr and `language`, so `isHeldOut` reads their language's split
+ * (the code is held out whole: arena-hard-en).
+ */
+export function mixedScriptSessions(languages: readonly string[], dataDir: string = fixtureDataDir()): CorpusSession[] {
+  const code = arenaCodeBlocks(dataDir);
+  return languages.map((key, n) => {
+    const ps = udhrParagraphs(dataDir, key);
+    const turns: Turn[] = [];
+    for (let i = 0; i + 1 < ps.length; i += 2) {
+      const block = code[(n * 97 + turns.length) % code.length];
+      const term = block.split('\n')[0].trim().slice(0, 60);
+      turns.push({ question: `${ps[i]} \`${term}\``, answer: `${ps[i + 1]}\n\n\`\`\`\n${block}\n\`\`\`` });
+    }
+    return { id: `mixed-${key}`, kind: udhrKind(key), turns, dataSet: 'text-udhr' as const, language: key };
+  });
+}
+
+/**
+ * English knowledge chunks: the prose of the PostgreSQL manual's first pages (a fit-set data set of
+ * the rates), grouped to about `chars` characters each, in page order, at most `count` of them.
+ */
+export function knowledgeChunks(dataDir: string = fixtureDataDir(), count = 400, chars = 1600): string[] {
+  const { prose } = pgPieces(dataDir, count * chars * 2);
+  return groupParagraphs(
+    prose.flatMap((p) => splitAtLines(p, chars)),
+    chars,
+  )
+    .map((c) => splitAtLines(c, chars)[0])
+    .slice(0, count);
 }

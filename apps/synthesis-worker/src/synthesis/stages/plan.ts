@@ -47,12 +47,13 @@ export function firstPlan(input: TurnPlanInput<HistoryPair>): { sized: SizedProm
  *   when the re-plan cannot place the question.
  */
 export function replanAfterOverflow(
-  turn: Pick<Turn, 'model' | 'maxTokens' | 'choice' | 'planInput'>,
+  turn: Pick<Turn, 'model' | 'maxTokens' | 'choice' | 'planInput' | 'planning'>,
   sized: SizedPrompt<HistoryPair>,
   overflow: Overflow,
 ): SizedPrompt<HistoryPair> {
   const next = replanFigures(sized, overflow);
-  assertFits(turn.model.model, next.window, turn.maxTokens, turn.choice.exactPlan);
+  const lowestMargin = turn.planning.scripted?.lowestMarginPercent();
+  assertFits(turn.model.model, next.window, turn.maxTokens, turn.choice.exactPlan, lowestMargin);
   return tracedPlan(turn.planInput, next);
 }
 
