@@ -74,4 +74,37 @@ export default [
       ],
     },
   },
+  {
+    // Services write through the JSON logger (libs/observability), never straight to stdout/stderr: a
+    // stray debug line reaches every operator's logs on every job (a `DBG acquire …` line once did).
+    files: [
+      'libs/*/src/**/*.ts',
+      'apps/api-gateway/src/**/*.ts',
+      'apps/retrieval-worker/src/**/*.ts',
+      'apps/synthesis-worker/src/**/*.ts',
+      'apps/ingestion-worker/src/**/*.ts',
+    ],
+    ignores: [
+      '**/*.spec.ts',
+      '**/testing/**/*.ts',
+      '**/testing.ts',
+      '**/*-harness.ts',
+      'libs/observability/src/json-logger.ts',
+      'libs/persistence/src/migrate.ts',
+      // A boot failure before the logger exists.
+      '**/src/main.ts',
+    ],
+    rules: {
+      'no-console': 'error',
+      // The spelling rules again: this block's list replaces the one above for these files.
+      'no-restricted-syntax': [
+        'error',
+        ...SPELLINGS,
+        {
+          selector: "CallExpression[callee.object.object.name='process'][callee.property.name='write']",
+          message: 'Log through the JSON logger, not process.stdout/stderr.',
+        },
+      ],
+    },
+  },
 ];

@@ -7,6 +7,8 @@
  *                                                 # `generated` for check 3)
  *   npm run bench:verify -- --static            # the RESULTS.md check alone (no runs)
  *
+ * 0. The held-out rule (bench/heldout.ts): no tuning script reaches the script that scores its held-out
+ *    set, no fit source is held out too, and every tuned figure's `ruleMet` is true to the facts.
  * 1. RESULTS.md: each `## ` section names a command (`node tools/run-ts.js bench/…`) and at least one
  *    commit (`commit abc1234`, `-dirty` allowed and reported), and every commit it names is an ancestor
  *    of HEAD (`git merge-base --is-ancestor`): a figure whose commit is not in the history cannot be
@@ -37,6 +39,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { BENCH_ROOT } from './common';
+import { checkHeldOutRule } from './heldout';
 
 /** Stands for the copy's fixtures/data folder in a run's arguments. */
 const FIXTURES = '{fixtures}';
@@ -72,7 +75,13 @@ export const BENCH_RUNS: readonly BenchRun[] = [
     script: 'bench/counting/bench.ts',
     args: [],
     sections: ['## Token counting'],
-    env: { COUNTING_SPEED_BYTES: '2000', COUNTING_MAX_MESSAGES: '600' },
+    env: { COUNTING_MAX_MESSAGES: '600' },
+  },
+  {
+    name: 'counting-throughput',
+    script: 'bench/counting/throughput.bench.ts',
+    args: ['--bytes', '2000', '--runs', '1', '--kinds', 'english,chinese'],
+    sections: ['## Counting throughput, cold and warm'],
   },
   {
     name: 'abstain',
@@ -103,7 +112,23 @@ export const BENCH_RUNS: readonly BenchRun[] = [
   {
     name: 'scale',
     script: 'bench/retrieval/scale.bench.ts',
-    args: ['--projects', '2', '--chunks', '40', '--queries', '10', '--data', FIXTURES],
+    // One project just above the exact-scan cutoff (10,000 rows), so the HNSW path runs too.
+    args: [
+      '--projects',
+      '2',
+      '--chunks',
+      '40',
+      '--queries',
+      '10',
+      '--large',
+      '1',
+      '--large-chunks',
+      '10001',
+      '--large-queries',
+      '5',
+      '--data',
+      FIXTURES,
+    ],
     sections: ['## Vector search at 100K chunks'],
   },
   {
@@ -171,6 +196,12 @@ export const BENCH_RUNS: readonly BenchRun[] = [
     script: 'bench/pipeline/per-call.bench.ts',
     args: ['--calls', '40'],
     sections: ['## Per-call client CPU (pipeline)'],
+  },
+  {
+    name: 'heldout-rule',
+    script: 'bench/heldout.ts',
+    args: [],
+    sections: ['## Tuned figures and their held-out sets'],
   },
   {
     name: 'synthesis-calls',
@@ -267,6 +298,11 @@ function main(): void {
   failures.push(...sectionFailures.map((f) => `RESULTS.md ${f}`));
   console.log(
     `bench:verify: RESULTS.md, ${resultSections(results).length} sections, ${sectionFailures.length} failing`,
+  );
+  const rule = checkHeldOutRule();
+  failures.push(...rule.failures.map((f) => `held-out rule: ${f}`));
+  console.log(
+    `bench:verify: held-out rule, ${rule.failures.length} failing, ${rule.pending.length} figures not meeting it yet (listed in "Tuned figures and their held-out sets")`,
   );
   if (argv.includes('--static')) return finish(failures);
 

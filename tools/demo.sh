@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: makes the services ready (pgvector, PostgreSQL, Redis, migrations), then runs
-# `ask demo`: ingest the corpus, start the three apps as separate processes, run a multi-turn session
+# `ask demo`: ingest the corpus, start the four apps as separate processes, run a multi-turn session
 # over HTTP + SSE. Extra arguments go to `ask demo` (--docs DIR, --questions FILE, --keep-running).
 set -euo pipefail
 cd "$(dirname "$0")/.."

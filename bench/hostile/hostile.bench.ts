@@ -14,21 +14,19 @@
  * `monitorEventLoopDelay` gauges on its /metrics, reset by each scrape: p99 and max over the window),
  * the probe's longest gap between two deltas of one answer (and its longest wait from the POST to the
  * first delta), the gateway's TCP connections to Redis (its sockets, whatever their names) and its RSS
- * per 1,000 idle clients. Then, in the same run with the stack stopped, o200k counting throughput
- * (MB/s) over 1 MB of English and 1 MB of Chinese for our counter, js-tiktoken, tiktoken (WASM) and
- * gpt-tokenizer. Text from `$ASK_SHARED_DATA` (or ../shared/data) when it is there, else the committed
- * fixtures (cycled to 1 MB), saying which. Goals (the issue's): max event-loop delay ≤ 100 ms in every
+ * per 1,000 idle clients. Counting throughput (cold and warm, against tiktoken) is
+ * bench/counting/throughput.bench.ts. Goals (the issue's): max event-loop delay ≤ 100 ms in every
  * process, probe gap ≤ 250 ms, ≤ 8 Redis connections held by the gateway with 5,000 clients.
  * A benchmark, not a test: it asserts nothing. Writes bench/hostile/results.json and its own section
  * of bench/RESULTS.md.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
-import { BENCH_ROOT, gitCommit, machine, numberArg, repoRelative, writeResultsSection } from '../common';
+import { BENCH_ROOT, gitCommit, machine, numberArg, writeResultsSection } from '../common';
 import { AskApiError, AskClient } from '@ask/ask-client';
 import { AskEventStream } from '@ask/event-stream';
 import { IngestionService, loadDocuments } from '@ask/ingestion';
@@ -58,7 +56,6 @@ interface Window extends LoopDelay {
   cpuMs?: number;
   waitMs?: number;
 }
-import { countingThroughput, type ThroughputRow } from './throughput';
 
 const ROOT = BENCH_ROOT;
 const SECTION = '## Hostile inputs (bounded cost, issue 10)';
@@ -203,19 +200,6 @@ interface InputResult {
 
 async function main(): Promise<void> {
   const command = `node tools/run-ts.js bench/hostile/hostile.bench.ts${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
-  const sharedDir = process.env['ASK_SHARED_DATA'] || resolve(ROOT, '..', 'shared', 'data');
-  const useShared = [
-    'kb-postgresql-15-docs',
-    'oasst1-zh',
-    'mt-bench-101',
-    'arena-hard-en',
-    'text-udhr',
-    'text-unicode-emoji',
-  ].every((d) => existsSync(join(sharedDir, d)));
-  const dataDir = useShared ? sharedDir : join(ROOT, 'fixtures', 'data');
-  const dataLabel = useShared
-    ? '../shared/data (the full data sets)'
-    : `${repoRelative(dataDir)} (committed excerpts: ../shared/data was not there)`;
   const load: Record<string, number> = { start: loadavg()[0] };
   let db: TestDatabase | undefined;
   let stack: Stack | undefined;
@@ -432,11 +416,7 @@ async function main(): Promise<void> {
     await stack.stop(10_000);
     stackEnv = stack.env;
     stack = undefined;
-
-    console.log(`counting throughput on ${dataLabel}…`);
-    const throughput = countingThroughput(dataDir);
-    load['afterCounting'] = loadavg()[0];
-    write({ command, dataLabel, load, baseline, held, results, afterInputs, afterClose, probe, throughput });
+    write({ command, load, baseline, held, results, afterInputs, afterClose, probe });
   } finally {
     for (const c of idle) c.close();
     redis?.disconnect();
@@ -452,7 +432,6 @@ const round1 = (n: number) => Math.round(n * 10) / 10;
 
 function write(run: {
   command: string;
-  dataLabel: string;
   load: Record<string, number>;
   baseline: { loop: Record<string, Window>; probeGapMs: number; redisConnections: number; rssMiB: number | null };
   held: {
@@ -471,7 +450,6 @@ function write(run: {
   afterInputs: { open: number; redisConnections: number; rssMiB: number | null };
   afterClose: { redisConnections: number; rssMiB: number | null };
   probe: Probe;
-  throughput: { rows: ThroughputRow[]; cycled: Record<string, boolean> };
 }): void {
   const processes = [...APPS, 'bench (clients + probe)'];
   const windows = [run.held.loop, ...run.results.map((r) => r.loop)];
@@ -536,7 +514,6 @@ function write(run: {
     commit: gitCommit(),
     machine: m,
     loadAverage1m: run.load,
-    data: run.dataLabel,
     setup: {
       processes:
         'api-gateway, retrieval-worker, synthesis-worker, ingestion-worker as separate Node processes (tools/stack), loopback',
@@ -552,7 +529,6 @@ function write(run: {
     baseline: run.baseline,
     held: run.held,
     inputs: run.results,
-    throughput: run.throughput,
   };
   writeFileSync(join(ROOT, 'bench', 'hostile', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 
@@ -562,21 +538,11 @@ function write(run: {
     (r) =>
       `| ${r.kind}: ${r.name} | ${r.utf8Bytes.toLocaleString('en')} | ${r.status}${r.code ? ` ${r.code}` : ''} | ${r.outcome} | ${r.ms} | ${APPS.map((a) => cell(r.loop[a])).join(' | ')} | ${r.probeGapMs} |`,
   );
-  const tput = (kind: 'english' | 'chinese') =>
-    run.throughput.rows
-      .filter((r) => r.kind === kind)
-      .map(
-        (r) =>
-          `| ${r.engine} | ${kind} | ${(r.bytes / 1e6).toFixed(2)} MB, ${r.messages} messages | ${r.tokens} | ${r.mbPerSecond} |`,
-      );
-  const cycled = Object.entries(run.throughput.cycled)
-    .filter(([, c]) => c)
-    .map(([k]) => k);
   writeResultsSection(
     SECTION,
     `${SECTION}
 
-\`${run.command}\` · ${date.slice(0, 16).replace('T', ' ')} UTC · commit ${results.commit} · ${m.nproc} CPUs (${m.cpuModel}), ${m.totalMemoryGiB} GiB, Node ${m.node} · 1-min load average ${round1(run.load['start'])} at the start, ${round1(run.load['end'])} after the inputs, ${round1(run.load['afterCounting'])} after counting (the machine is shared: above ${m.nproc} other work competes for the CPUs) · ${results.setup.processes}; ${results.setup.providers}. Raw figures: \`bench/hostile/results.json\`.
+\`${run.command}\` · ${date.slice(0, 16).replace('T', ' ')} UTC · commit ${results.commit} · ${m.nproc} CPUs (${m.cpuModel}), ${m.totalMemoryGiB} GiB, Node ${m.node} · 1-min load average ${round1(run.load['start'])} at the start, ${round1(run.load['end'])} after the inputs (the machine is shared: above ${m.nproc} other work competes for the CPUs) · ${results.setup.processes}; ${results.setup.providers}. Raw figures: \`bench/hostile/results.json\`.
 
 **Goals** (issue 10): max event-loop delay ≤ ${GOALS.loopMaxMs} ms in every process: **${summary.goals.loop}**; probe's longest gap between deltas ≤ ${GOALS.probeGapMs} ms: **${summary.goals.probeGap}**; ≤ ${GOALS.redisConnections} Redis connections held by the gateway with ${CLIENTS.toLocaleString('en')} clients: **${summary.goals.redisConnections}**.
 
@@ -604,11 +570,7 @@ The bench process itself (${CLIENTS.toLocaleString('en')} client sockets and the
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}; longest wait from POST to the first delta ${probeFirst} ms.
 
-Counting throughput, o200k_base, one message at a time (median of 3 passes after a warm-up on 5%; 1–2 passes where they took over 60 s), on ${run.dataLabel}${cycled.length ? `, cycled to 1 MB for ${cycled.join(', ')}` : ''}; the stack was stopped first. Equal token totals mean identical counts summed over the messages:
-
-| engine | text | sample | tokens | MB/s |
-| --- | --- | --- | ---: | ---: |
-${[...tput('english'), ...tput('chinese')].join('\n')}
+Counting throughput is measured cold and warm in "Counting throughput, cold and warm".
 `,
   );
   console.log(JSON.stringify(summary, null, 2));

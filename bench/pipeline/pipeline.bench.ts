@@ -4,7 +4,7 @@
  * the three apps as separate processes on loopback, on a throwaway database on the local PostgreSQL and
  * the bench's own Redis server (so `INFO commandstats` counts this pipeline's commands only).
  *
- *   node tools/run-ts.js bench/pipeline/pipeline.bench.ts [--warmup-asks 200] [--latency-asks 150] [--sessions 16] [--asks-per-session 25] [--baseline] [--profile]
+ *   node tools/run-ts.js bench/pipeline/pipeline.bench.ts [--warmup-asks 200] [--latency-asks 150] [--sessions 16] [--asks-per-session 25] [--baseline] [--profile] [--method vector|fulltext|hybrid]
  *   node tools/run-ts.js bench/pipeline/pipeline.bench.ts --render-only   # rewrites the section from results.json
  *
  * Phase 1 (sequential): asks one at a time, in sessions of up to 5 turns, timing POST ask → `done`.
@@ -12,7 +12,9 @@
  * (in sessions of up to 5 turns), reporting asks/s over the wall time and latency under load.
  * Per phase: stage medians from the stream ids of each ask's events, CPU ms per ask of each app
  * (`/proc/<pid>/stat` before and after), events and Redis commands per ask (`INFO commandstats`
- * deltas), and the load average. Questions are the user turns of MT-Bench-101 dialogues.
+ * deltas), and the load average. Questions are the user turns of MT-Bench-101 dialogues. The project
+ * retrieves with the project default (DEFAULT_RETRIEVAL: hybrid, the vector leg, the full-text leg and
+ * their fusion) unless `--method` pins one.
  *
  * Writes bench/pipeline/results.json and its own section of bench/RESULTS.md. `--baseline` also keeps
  * this run as the "before" column (kept in results.json by later runs). `--profile` instead records a
@@ -28,7 +30,7 @@ import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
 import { gitCommit, machine, numberArg, percentile, repoRelative, sharedDataDir, writeResultsSection } from '../common';
 import { AskClient } from '@ask/ask-client';
-import type { AskEvent } from '@ask/ask-contracts';
+import { type AskEvent, DEFAULT_RETRIEVAL, type RetrievalMethod } from '@ask/ask-contracts';
 import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
 import {
@@ -68,6 +70,15 @@ const SESSIONS = numberArg('sessions', 16);
 const ASKS_PER_SESSION = numberArg('asks-per-session', 25);
 const BASELINE = process.argv.includes('--baseline');
 const PROFILE = process.argv.includes('--profile');
+const methodArg = process.argv.indexOf('--method');
+/** The retrieval method pinned by `--method`; undefined = the project default. */
+const METHOD = methodArg >= 0 ? (process.argv[methodArg + 1] as RetrievalMethod) : undefined;
+if (METHOD && !['vector', 'fulltext', 'hybrid'].includes(METHOD))
+  throw new Error('--method wants vector, fulltext or hybrid');
+/** How the section names this run's retrieval. */
+const RETRIEVAL = METHOD
+  ? `${METHOD} (pinned by --method)`
+  : `${DEFAULT_RETRIEVAL.method} (the project default: vector leg, full-text leg and fusion)`;
 /** Seconds the stack is left without asks to measure its idle cost. */
 const IDLE_SECONDS = 10;
 
@@ -267,6 +278,8 @@ interface RunFigures {
   date: string;
   commit: string;
   command: string;
+  /** The retrieval the project ran with; absent in runs before it was recorded (vector, pinned). */
+  retrieval?: string;
   sequential: PhaseFigures;
   throughput: PhaseFigures & { concurrentSessions: number; wallSeconds: number; asksPerSecond: number };
   /** CPU ms per second and Redis commands per second of the stack with no ask running. */
@@ -351,7 +364,8 @@ function comparisonTable(before: RunFigures | undefined, now: RunFigures): strin
       '',
     ],
   ];
-  const head = `| Figure | Before (${before ? before.commit : 'no baseline'}) | This run (${now.commit}) | Goal |\n|---|---:|---:|---:|`;
+  const label = (r: RunFigures) => `${r.commit}, ${(r.retrieval ?? 'vector (pinned)').replace(/ \(.*$/, '')}`;
+  const head = `| Figure | Before (${before ? label(before) : 'no baseline'}) | This run (${label(now)}) | Goal |\n|---|---:|---:|---:|`;
   return [
     head,
     ...rows.map(([label, pick, goal]) => `| ${label} | ${cell(before, pick)} | ${cell(now, pick)} | ${goal} |`),
@@ -380,12 +394,11 @@ interface SavedResults extends RunFigures {
  * "Per-call client CPU (pipeline)" section, the frames the "Pipeline CPU profiles" section).
  */
 const WHY_MISSED = [
-  "What the third pass cut (before = f35f004, after = the run beside it, back to back with nothing else running): retrieval stores embeddings in the row (migration `EmbeddingsInline`: pgvector's default `EXTERNAL` storage had the exact scan of a small project fetch every embedding through TOAST) and its exact search reads text for the top-K only, which is most of the `accepted` → `retrieved` drop; the built-in extractive summary runs in the synthesis job after `done` instead of a third BullMQ job (most of the Redis commands saved); the synthesis worker sends 5 named PostgreSQL statements instead of 7 and reads history without the stored budgets and sources; the throttler sends its script by hash; the events route reads meta and resume point in one round trip.",
   'Why they are still missed: the CPU per ask is spread over the framework code of three Node processes and the socket calls under it, with no hot spot left.',
   'Per ask the pipeline still makes two BullMQ jobs (retrieval, synthesis), each an add, a fetch and a finish script plus the workers\' empty fetches and blocking pops, one fenced `EVALSHA` per event, and its PostgreSQL statements, each costing client CPU in the app that sends it (see "Per-call client CPU"); the `writev` / `writeUtf8String` / `writeBuffer` frames of the profiles are those loopback writes, not log lines (at `LOG_LEVEL=warn` the apps write no line per ask).',
-  'POST → `budget` is now mostly the exact scan of this 5,863-chunk project in PostgreSQL (exact so that recall stays 1: the shared HNSW index under a tenant filter gives less, see "Vector search at 100K chunks") plus two queue hops; 8 ms would need an index path per project.',
+  'POST → `budget` is mostly retrieval in PostgreSQL, the exact vector scan of this 5,863-chunk project (below EXACT_SCAN_MAX_ROWS, so ranked exactly; see "Vector search at 100K chunks") and, with hybrid, the full-text leg (GIN) and the fusion, plus two queue hops; 8 ms would need an index path per project.',
   '150 asks/s on 2 cores leaves about 13 ms of CPU per ask for everything, PostgreSQL, Redis and the client included: that means fewer hops per ask (processes, queue jobs, round trips), not a faster function.',
-  'CPU per ask moves with the machine: both columns ran at the load averages shown, and the before commit measured about a fifth lower in a run at load ≈1 earlier the same day, so the Redis commands and stage medians are the firmer part of the comparison.',
+  'CPU per ask moves with the machine: compare the two columns at the load averages beside them (a column that ran at a higher load average spends more CPU per ask on the same work); the Redis commands and stage medians are the firmer part of the comparison.',
 ].join(' ');
 
 /** The goals of issue 19 item 2 against this run: met, or missed by how much. */
@@ -416,7 +429,7 @@ function renderSection(results: SavedResults): void {
     SECTION,
     `${SECTION}
 
-Whole ask pipeline (gateway → retrieval worker → synthesis worker → SSE, three processes on loopback) with the embedded \`local\` embedding and LLM providers, vector retrieval (pinned), \`LOCAL_LLM_CHUNK_DELAY_MS=0\`, worker concurrency 16, the bench's own \`redis-server\` (so \`INFO commandstats\` counts this pipeline only) and a throwaway database on the shared PostgreSQL. Time = client side, POST ask → \`done\` event; stage times from the stream ids of each ask's events; CPU = utime + stime of each app's \`/proc/<pid>/stat\` over the phase ÷ asks. Questions: MT-Bench-101 user turns, one session per dialogue (up to 5 turns, history grows). The machine is shared (2 cores, other engineers' jobs): CPU ms per ask is the robust figure, latencies and asks/s move with the load average beside them. Raw figures: \`bench/pipeline/results.json\` (\`baseline\` is the "before" column).
+Whole ask pipeline (gateway → retrieval worker → synthesis worker → SSE, three processes on loopback) with the embedded \`local\` embedding and LLM providers, ${now.retrieval ?? 'vector (pinned)'} retrieval, \`LOCAL_LLM_CHUNK_DELAY_MS=0\`, worker concurrency 16, the bench's own \`redis-server\` (so \`INFO commandstats\` counts this pipeline only) and a throwaway database on the shared PostgreSQL. Time = client side, POST ask → \`done\` event; stage times from the stream ids of each ask's events; CPU = utime + stime of each app's \`/proc/<pid>/stat\` over the phase ÷ asks. Questions: MT-Bench-101 user turns, one session per dialogue (up to 5 turns, history grows). The machine is shared (2 cores, other engineers' jobs): CPU ms per ask is the robust figure, latencies and asks/s move with the load average beside them. Raw figures: \`bench/pipeline/results.json\` (\`baseline\` is the "before" column).
 
 - Before: \`${baseline?.command ?? '–'}\` at commit ${baseline?.commit ?? '–'} (${baseline?.date ?? 'no baseline run'})
 - This run: \`${command}\` at commit ${now.commit} (${now.date})
@@ -425,7 +438,7 @@ Whole ask pipeline (gateway → retrieval worker → synthesis worker → SSE, t
 - Phases: ${results.setup.warmupAsks} warm-up asks (not counted); ${sequential.asks} sequential asks (${sequential.errors} errors); ${load.asks} asks from ${load.concurrentSessions} concurrent sessions (${load.errors} errors) in ${now.throughput.wallSeconds} s
 
 ${comparisonTable(baseline, now)}
-
+${baseline && (baseline.retrieval ?? 'vector') !== (now.retrieval ?? 'vector') ? `\nThe two columns differ in retrieval only: before = ${baseline.retrieval ?? 'vector (pinned)'}, this run = ${now.retrieval ?? 'vector (pinned)'}.\n` : ''}
 ${goals(now)}
 
 ${WHY_MISSED}
@@ -476,9 +489,8 @@ async function main(): Promise<void> {
       name: 'bench-pipeline',
       llmSettings: { provider: 'local', model: 'local' },
       embeddingSettings: { provider: 'local', model: 'local-lexical-v1', dimensions: 256 },
-      // Pinned to the vector leg, as the project default was when the baseline ran (d40a542 made hybrid
-      // the default): the bench compares the pipeline's own cost, not retrieval methods.
-      retrievalSettings: { method: 'vector' },
+      // The project default unless --method pins one (a pinned run is the "before" of the default's).
+      ...(METHOD ? { retrievalSettings: { method: METHOD } } : {}),
       topK: 8,
     });
 
@@ -602,6 +614,7 @@ async function main(): Promise<void> {
       date: new Date().toISOString(),
       commit: gitCommit(),
       command,
+      retrieval: RETRIEVAL,
       sequential,
       throughput: { ...load, concurrentSessions: SESSIONS, wallSeconds: round1(wallMs / 1000), asksPerSecond },
       idle,
@@ -626,7 +639,7 @@ async function main(): Promise<void> {
           REDIS_URL: "<the bench's own redis-server on a free port>",
           ASK_KEY_PREFIX: 'bench-<uuid>',
         },
-        project: { llm: 'local/local', embedding: 'local/local-lexical-v1 (256 dims)', retrieval: 'vector', topK: 8 },
+        project: { llm: 'local/local', embedding: 'local/local-lexical-v1 (256 dims)', retrieval: RETRIEVAL, topK: 8 },
         questions:
           'MT-Bench-101 user turns (mtbench101.jsonl, dialogues in file order, cut to 5 turns; same sessionId per dialogue)',
         warmupAsks: WARMUP_ASKS,

@@ -2,13 +2,21 @@
  * Retrieval on corpora the team never tuned on (issue 33, item 4), scored through `ask eval`.
  *
  *   node tools/run-ts.js bench/retrieval/heldout.bench.ts [--corpora DIR] [--sets a,b=questions.jsonl]
- *     [--semantic-distractors N] [--runs all,subset,semantic]
+ *     [--corpus NAME] [--semantic-distractors N] [--runs all,subset,semantic]
  *
  * Each set is a corpus folder `<corpora>/<name>` (default `tmp/corpora`, git-ignored; how to bring
  * each corpus at its commit: bench/retrieval/heldout/README.md) and its question file (default
  * `bench/retrieval/heldout/<name>.jsonl`, `name=FILE` names another, relative to the repo root):
  * `{question, sources}` as `ask eval` reads it, `sources: []` for an unanswerable question, and
- * `nearDomain: true` on the unanswerable ones near the corpus's field. Defaults: `redis-doc,rust-book`.
+ * `nearDomain: true` on the unanswerable ones near the corpus's field. Defaults:
+ * `redis-doc,rust-book,prometheus-docs,curl-docs`. `--corpus NAME` runs the one set of that name alone
+ * and writes its own section ("Retrieval on held-out corpora: NAME") and results file, leaving the
+ * section of the full run as it is.
+ *
+ * Fit and held out: `redis-doc` and `rust-book` are fit corpora (retrieval choices are made on them, with
+ * the PostgreSQL manual of bench/retrieval); the corpora of {@link HELD_OUT} are held out of every choice
+ * and scored once, at the end. The section marks each row's role and says whether this run is the held-out
+ * corpus's first scoring (no row of it in bench/RESULTS.md before) or a scoring again.
  *
  * Per set, in a throwaway database, ingested as the service ingests (IngestionService: 400-token
  * chunks, 60 overlap; no retrieval settings, so the project default: hybrid, the detected language's
@@ -45,22 +53,35 @@ import { CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRep
 import { createTestDatabase } from '@ask/persistence/testing';
 import { effectiveRetrieval, type EvalFigures } from '@ask/ask-contracts';
 
-const SECTION = '## Retrieval on held-out corpora';
 const arg = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : undefined;
 };
 const CORPORA = resolve(BENCH_ROOT, arg('corpora') ?? 'tmp/corpora');
-const SETS = (arg('sets') ?? 'redis-doc,rust-book').split(',').map((s) => {
+/**
+ * Corpora held out of every retrieval choice, scored once at the end (bench/retrieval/heldout/README.md);
+ * every other set is a fit corpus.
+ */
+const HELD_OUT: ReadonlySet<string> = new Set(['prometheus-docs', 'curl-docs']);
+const ALL_SETS = (arg('sets') ?? 'redis-doc,rust-book,prometheus-docs,curl-docs').split(',').map((s) => {
   const [name, file] = s.split('=');
   return { name, questionsFile: resolve(BENCH_ROOT, file ?? `bench/retrieval/heldout/${name}.jsonl`) };
 });
+/** `--corpus NAME`: that set alone (one of the sets above). */
+const ONLY = arg('corpus');
+const SETS = ONLY ? ALL_SETS.filter((s) => s.name === ONLY) : ALL_SETS;
+if (SETS.length === 0)
+  throw new Error(
+    `--corpus ${ONLY}: not one of the sets ${ALL_SETS.map((s) => s.name).join(', ')} (--sets names others)`,
+  );
+/** The full run's section, or the one set's own when `--corpus` names it. */
+const SECTION = `## Retrieval on held-out corpora${ONLY ? `: ${ONLY}` : ''}`;
 const SEMANTIC_DISTRACTORS = numberArg('semantic-distractors', 20, 0);
 const METHODS = ['hybrid', 'fulltext', 'vector'] as const;
 /** `--runs`: which of the three runs per set (lexical on all pages, lexical on the subset, semantic on the subset). */
 const RUNS = (arg('runs') ?? 'all,subset,semantic').split(',');
 /** Licence and notes files of a fetched corpus: not pages. */
-const NOT_A_PAGE = /(^|\/)(SOURCE|LICENSE[^/]*|COPYRIGHT)(\.txt)?$/i;
+const NOT_A_PAGE = /(^|\/)(SOURCE|LICENSE[^/]*|COPYRIGHT|COPYING|NOTICE)(\.txt)?$/i;
 
 interface Question {
   question: string;
@@ -71,6 +92,8 @@ interface Question {
 /** One row of the section: `ask eval --json`'s figures of one method, with its corpus and run. */
 interface Row extends EvalFigures {
   set: string;
+  /** `fit` (choices are made on it) or `held out` ({@link HELD_OUT}). */
+  role: 'fit' | 'held out';
   embedder: string;
   pages: number;
   chunks: number;
@@ -109,7 +132,12 @@ function askEval(url: string, projectId: string, file: string): EvalFigures[] {
 }
 
 async function main(): Promise<void> {
-  const command = `node tools/run-ts.js bench/retrieval/heldout.bench.ts${arg('corpora') ? ` --corpora ${arg('corpora')}` : ''}${arg('sets') ? ` --sets ${arg('sets')}` : ''}${arg('runs') ? ` --runs ${arg('runs')}` : ''} --semantic-distractors ${SEMANTIC_DISTRACTORS}`;
+  const command = `node tools/run-ts.js bench/retrieval/heldout.bench.ts${arg('corpora') ? ` --corpora ${arg('corpora')}` : ''}${arg('sets') ? ` --sets ${arg('sets')}` : ''}${ONLY ? ` --corpus ${ONLY}` : ''}${arg('runs') ? ` --runs ${arg('runs')}` : ''} --semantic-distractors ${SEMANTIC_DISTRACTORS}`;
+  // Read before this run writes: a held-out corpus with a row in RESULTS.md was scored before.
+  const resultsFile = join(BENCH_ROOT, 'bench', 'RESULTS.md');
+  const before = existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8') : '';
+  const heldOut = SETS.filter((s) => HELD_OUT.has(s.name)).map((s) => s.name);
+  const scoredBefore = heldOut.filter((name) => before.includes(`| ${name} | held out |`));
   const tmp = mkdtempSync(join(tmpdir(), 'heldout-'));
   const db = await createTestDatabase();
   const rows: Row[] = [];
@@ -173,6 +201,7 @@ async function main(): Promise<void> {
           const row: Row = {
             ...f,
             set: set.name,
+            role: HELD_OUT.has(set.name) ? 'held out' : 'fit',
             embedder: `${run.embedder.provider} (${run.label})`,
             pages: run.docs.length,
             chunks: ingested.chunks,
@@ -192,7 +221,21 @@ async function main(): Promise<void> {
   }
 
   const run = { date: new Date().toISOString(), commit: gitCommit(), machine: machine(), command, rows };
-  writeFileSync(join(__dirname, 'heldout-results.json'), `${JSON.stringify(run, null, 2)}\n`);
+  writeFileSync(
+    join(__dirname, ONLY ? `heldout-${ONLY}-results.json` : 'heldout-results.json'),
+    `${JSON.stringify(run, null, 2)}\n`,
+  );
+  const fit = SETS.filter((s) => !HELD_OUT.has(s.name)).map((s) => `\`${s.name}\``);
+  const roles = [
+    fit.length
+      ? `Fit corpora (retrieval choices are made on them, with the PostgreSQL manual): ${fit.join(', ')}.`
+      : '',
+    ...heldOut.map((name) =>
+      scoredBefore.includes(name)
+        ? `Held out of every choice: \`${name}\`. It had been scored before this run (a row of it was already in this file; its history says when): these figures are a scoring again, not its first.`
+        : `Held out of every choice: \`${name}\`, scored once, by this run (its first: no row of it in this file before).`,
+    ),
+  ].filter((l) => l !== '');
   const pct = (n: number, of: number) => (of ? `${n}/${of} (${Math.round((n / of) * 100)} %)` : '–');
   writeResultsSection(
     SECTION,
@@ -205,6 +248,8 @@ async function main(): Promise<void> {
       '(bench/retrieval/heldout/README.md: commits, licences, how the sets were written, how to bring the corpora).',
       ...setNotes.map((n) => `- ${n}`),
       '',
+      ...roles,
+      '',
       'Each corpus ingested as the service ingests it into a project with no retrieval settings (the project default), then',
       "scored by `ask eval --json` (the retrieval worker's path and top-K). `hybrid` is the default method. Recall@k: share of",
       'answerable questions with an expected page among the first k sources (one per page); MRR over the sources listed;',
@@ -212,11 +257,11 @@ async function main(): Promise<void> {
       'unanswerable questions about a neighbouring product or field (a second `ask eval` run on them alone).',
       '`local` runs on every page and on the subset; `local-semantic` only on the subset (about 3 chunks/s on 2 cores).',
       '',
-      '| corpus | embedder (pages) | chunks | text search config | method (default weights) | recall@1 | recall@5 | MRR | unanswerable abstained | of which near-domain | answerable wrongly abstained |',
-      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+      '| corpus | role | embedder (pages) | chunks | text search config | method (default weights) | recall@1 | recall@5 | MRR | unanswerable abstained | of which near-domain | answerable wrongly abstained |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
       ...rows.map(
         (r) =>
-          `| ${r.set} | ${r.embedder.replace(/\)$/, `, ${r.pages})`)} | ${r.chunks} | ${r.textSearchConfig} | ${r.method === 'hybrid' ? `**hybrid (default, ${r.weights})**` : r.method} | ${r.recallAt1.toFixed(3)} | ${r.recallAt5.toFixed(3)} | ${r.mrr.toFixed(3)} | ${pct(r.unanswerableAbstained, r.unanswerable)} | ${r.nearDomainAbstained}/${r.nearDomain} | ${pct(r.answerableAbstained, r.answerable)} |`,
+          `| ${r.set} | ${r.role} | ${r.embedder.replace(/\)$/, `, ${r.pages})`)} | ${r.chunks} | ${r.textSearchConfig} | ${r.method === 'hybrid' ? `**hybrid (default, ${r.weights})**` : r.method} | ${r.recallAt1.toFixed(3)} | ${r.recallAt5.toFixed(3)} | ${r.mrr.toFixed(3)} | ${pct(r.unanswerableAbstained, r.unanswerable)} | ${r.nearDomainAbstained}/${r.nearDomain} | ${pct(r.answerableAbstained, r.answerable)} |`,
       ),
       '',
       'Targets of issue 33 on every held-out corpus (default method): recall@5 ≥ 0.75, MRR ≥ 0.55, unanswerable abstained ≥ 80 %,',

@@ -104,6 +104,10 @@ describe('README commands, run as pasted (real PostgreSQL, Redis and the four ap
     expect(run.stdout).toContain('The knowledge base does not seem to cover this question');
     // `sessions` lists that one session of the hand-run project, with its 4 turns.
     expect(run.stdout).toMatch(/^[0-9a-f-]{36} {2}4 turns {2}\d{4}-\d\d-\d\d \d\d:\d\d {2}.+\n1 session$/m);
+    // `ask eval` on the committed excerpt prints the table the README shows, line for line.
+    const evalTable = /prints, with the lexical `local` embedder:\n\n```\n([^`]+)```/.exec(README)?.[1];
+    expect(evalTable?.split('\n')[0]).toMatch(/^method +recall@1/);
+    for (const line of evalTable?.trim().split('\n') ?? []) expect(run.stdout).toContain(line);
   }, 420_000);
 
   it('left the database as the README describes: two projects named mine, one switched to OpenAI with credentials sealed', async () => {

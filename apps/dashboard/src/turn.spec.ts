@@ -52,6 +52,23 @@ describe('applyEvent', () => {
     expect([turn.status, turn.answer, turn.sources]).toEqual(['done', 'a', sources]);
   });
 
+  it('lists a page once, at its best chunk, when done names it by several chunks', () => {
+    const turn = newTurn('q');
+    const chunk = (id: string, source: string, title: string) => ({ kind: 'knowledge', id, title, source });
+    applyEvent(turn, '1-0', 'done', {
+      messageId: 'm',
+      usage: { promptTokens: 1, completionTokens: 1 },
+      sources: [
+        chunk('k7', 'manual/sql-select.html', 'SELECT'),
+        chunk('k3', 'manual/sql-select.html', 'SELECT'),
+        { kind: 'insight', id: 'i1', title: 'Prefer keyset pagination' },
+        chunk('k9', 'manual/queries-limit.html', 'LIMIT and OFFSET'),
+        chunk('k1', 'manual/sql-select.html', 'SELECT'),
+      ],
+    });
+    expect(turn.sources.map((s) => s.id)).toEqual(['k7', 'i1', 'k9']);
+  });
+
   it('keeps the typed error of an error event', () => {
     const turn = newTurn('q');
     const error = { status: 413, code: 'context_overflow', error: 'too long', details: 'model=local window=8192' };
@@ -61,6 +78,15 @@ describe('applyEvent', () => {
 });
 
 describe('storedTurn', () => {
+  it('lists the sources of an answer stored once per chunk one per page', () => {
+    const sources = [
+      { kind: 'knowledge', id: 'k2', title: 'VACUUM', source: 'manual/sql-vacuum.html' },
+      { kind: 'knowledge', id: 'k5', title: 'VACUUM', source: 'manual/sql-vacuum.html' },
+      { kind: 'knowledge', id: 'k4', title: 'Routine Vacuuming', source: 'manual/routine-vacuuming.html' },
+    ];
+    expect(storedTurn('q', 'a', 'ask-1', null, sources).sources).toEqual([sources[0], sources[2]]);
+  });
+
   it('is a finished turn with its stored answer', () => {
     expect(storedTurn('q', 'a', 'ask-1')).toMatchObject({
       question: 'q',

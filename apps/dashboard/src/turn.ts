@@ -1,4 +1,11 @@
-import type { AskEventMap, AskEventType, BudgetEvent, DoneEvent, ErrorEvent } from '@ask/ask-contracts';
+import {
+  type AskEventMap,
+  type AskEventType,
+  type BudgetEvent,
+  citedSources,
+  type DoneEvent,
+  type ErrorEvent,
+} from '@ask/ask-contracts';
 
 /** One question and what the page knows of its answer. */
 export interface Turn {
@@ -30,7 +37,9 @@ export function newTurn(question: string): Turn {
 
 /**
  * A finished turn read back from the session, with the budget and sources stored with its answer
- * (null and `[]` for answers stored before they were kept), so it reads as it did live.
+ * (null and `[]` for answers stored before they were kept), so it reads as it did live. The sources
+ * are listed one per page (`citedSources`, the best chunk first): answers stored before the service
+ * grouped them list a page once per chunk.
  */
 export function storedTurn(
   question: string,
@@ -39,7 +48,7 @@ export function storedTurn(
   budget: BudgetEvent | null = null,
   sources: DoneEvent['sources'] = [],
 ): Turn {
-  return { ...newTurn(question), askId, answer, status: 'done', budget, sources };
+  return { ...newTurn(question), askId, answer, status: 'done', budget, sources: citedSources(sources) };
 }
 
 /**
@@ -72,7 +81,7 @@ export function applyEvent<T extends AskEventType>(turn: Turn, id: string, type:
       return true;
     case 'done':
       turn.status = 'done';
-      turn.sources = (data as DoneEvent).sources ?? [];
+      turn.sources = citedSources((data as DoneEvent).sources ?? []);
       return true;
     case 'error':
       turn.status = 'error';

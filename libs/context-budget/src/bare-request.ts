@@ -74,6 +74,9 @@ export function sizeBareRequest<T extends SizableTurn>(
         reason: 'no-room' as const,
       })),
       relevanceFloor: null,
+      memoryRoom: 0,
+      // A question too large for any history says nothing about what memory should roll up.
+      evictedUpTo: null,
     },
     messages: assembleMessages({
       systemPrompt: input.systemPrompt,

@@ -148,21 +148,47 @@ describe(planMemory.name, () => {
   });
 
   describe('compaction', () => {
-    it('plans as per-turn while nothing would be dropped (the session summary stays home)', () => {
+    it.each([
+      // per-turn: every pair fits as its own line, so the session summary stays home.
+      ['per-turn', range(13, 18), range(1, 12), [], 0, 665],
+      // compaction: the session summary stands for t1…t6 (5 + 60), t7…t12 as lines (30), six upgrades of 95.
+      ['compaction', range(13, 18), range(7, 12), range(1, 6), 60, 695],
+    ] as Array<[MemoryMode, string[], string[], string[], number, number]>)(
+      'with a session summary for t1…t6 and room for every line, %s sends verbatim %j',
+      (mode, verbatim, summarised, compacted, session, tokens) => {
+        const plan = planMemory({
+          history: short(18),
+          budget: 699,
+          mode,
+          headerTokens: 5,
+          sessionSummary: { tokens: 60, coversUpTo: 't6' },
+        });
+        expect(plan).toMatchObject({
+          verbatimTurnIds: verbatim,
+          summarisedTurnIds: summarised,
+          compactedTurnIds: compacted,
+          droppedTurnIds: [],
+          sessionSummaryTokens: session,
+          tokens,
+        });
+      },
+    );
+
+    it('per-turn falls back to the session summary when its lines no longer fit (30 pairs, summaries of 40, budget 1,000)', () => {
       const plan = planMemory({
-        history: short(18),
-        budget: 699,
-        mode: 'compaction',
+        history: long(30),
+        budget: 1000,
+        mode: 'per-turn',
         headerTokens: 5,
-        sessionSummary: { tokens: 60, coversUpTo: 't6' },
+        sessionSummary: { tokens: 150, coversUpTo: 't20' },
       });
+      // As compaction below: 24 lines would leave t1…t6 out; the session summary represents all 30.
       expect(plan).toMatchObject({
-        verbatimTurnIds: range(13, 18),
-        summarisedTurnIds: range(1, 12),
-        compactedTurnIds: [],
+        verbatimTurnIds: range(24, 30),
+        summarisedTurnIds: range(21, 23),
+        compactedTurnIds: range(1, 20),
         droppedTurnIds: [],
-        sessionSummaryTokens: 0,
-        tokens: 665,
+        tokens: 975,
       });
     });
 

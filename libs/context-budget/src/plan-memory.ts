@@ -34,7 +34,11 @@ export interface MemoryPlanInput {
   headerTokens?: number;
   /** Cap on verbatim pairs (seed 001's `maxHistoryMessages` / 2); summaries are not capped by it. */
   maxPairs?: number;
-  /** The stored session summary (mode `compaction` only). */
+  /**
+   * The stored session summary: in `compaction` it stands for the pairs it covers whenever it fits
+   * and represents as many pairs as the per-turn summaries would; in `per-turn` only when the
+   * per-turn summaries can no longer represent every pair and it represents more.
+   */
   sessionSummary?: SessionSummaryCost;
 }
 
@@ -108,8 +112,12 @@ function extendSummaries(f: Frame, l: Layout, budget: number): void {
  */
 function coverWalk(f: Frame, compacted: number, session: number, budget: number): Layout {
   const fixed = session > 0 ? f.opening + session : 0;
-  const l: Layout = { compacted, session, summarised: 0, verbatim: 0, memoryTokens: fixed, tokens: fixed };
-  for (let i = f.turns.length - 1; i >= compacted && f.turns[i].summaryTokens === undefined; i--) {
+  return walkOn(f, { compacted, session, summarised: 0, verbatim: 0, memoryTokens: fixed, tokens: fixed }, budget);
+}
+
+/** Continues a coverage walk (see {@link coverWalk}) from where `l` stopped, within `budget`. */
+function walkOn(f: Frame, l: Layout, budget: number): Layout {
+  for (let i = frontier(f, l); l.summarised === 0 && i >= l.compacted && f.turns[i].summaryTokens === undefined; i--) {
     if (l.verbatim >= f.maxPairs || l.tokens + pairCost(f, i) > budget) return l;
     l.tokens += pairCost(f, i);
     l.verbatim += 1;
@@ -155,9 +163,11 @@ function upgrade(f: Frame, l: Layout, budget: number): Layout {
 
 /**
  * What represents the most pairs in `budget` with the fewest sent verbatim: every pair as its
- * summary (per-turn), or, in `compaction` when that leaves pairs out, the session summary for the
- * pairs it covers and summaries after it, whichever represents more (ties: the per-turn summaries,
- * each written from its own pair).
+ * summary, or the session summary for the pairs it covers and summaries after it, whichever
+ * represents more. Ties: in `per-turn` the per-turn summaries (each written from its own pair; the
+ * session summary is only the fallback for pairs whose lines no longer fit), in `compaction` the
+ * session summary (that mode's point: the pairs it covers cost one bounded text, whatever their
+ * number).
  */
 function cover(f: Frame, budget: number, mode: MemoryMode, session: SessionSummaryCost | undefined): Layout {
   if (mode === 'off') {
@@ -172,12 +182,12 @@ function cover(f: Frame, budget: number, mode: MemoryMode, session: SessionSumma
     };
   }
   const plain = coverWalk(f, 0, 0, budget);
-  const covered = mode === 'compaction' && session ? f.turns.findIndex((t) => t.id === session.coversUpTo) : -1;
-  if (represented(plain) === f.turns.length || covered < 0 || !session || f.opening + session.tokens > budget) {
-    return plain;
-  }
+  const covered = session ? f.turns.findIndex((t) => t.id === session.coversUpTo) : -1;
+  if (covered < 0 || !session || f.opening + session.tokens > budget) return plain;
+  if (mode === 'per-turn' && represented(plain) === f.turns.length) return plain;
   const compacted = coverWalk(f, covered + 1, session.tokens, budget);
-  return represented(compacted) > represented(plain) ? compacted : plain;
+  const better = represented(compacted) - represented(plain);
+  return better > 0 || (better === 0 && mode === 'compaction') ? compacted : plain;
 }
 
 function toPlan(mode: MemoryMode, f: Frame, l: Layout): MemoryPlan {
@@ -207,24 +217,33 @@ function frameOf(input: MemoryPlanInput): Frame {
 }
 
 /**
- * The coverage of the history in `input.budget`: every pair represented in its
- * cheapest form (its summary; verbatim only for the newest pairs that have none; the session
- * summary in `compaction` when per-turn summaries cannot all fit), the oldest left out first when
- * even that does not fit. `off`: seed 000 trimming. The planner gives this room before any item
- * beyond the floor; {@link planMemory} then upgrades pairs to verbatim.
+ * The coverage of the history in `input.budget`: every pair represented in its cheapest form (its
+ * summary; verbatim only for the newest pairs that have none; the session summary for the pairs it
+ * covers: in `compaction` whenever stored, in `per-turn` when per-turn summaries cannot all fit),
+ * the oldest left out first when even that does not fit. `off`: seed 000 trimming. The planner gives
+ * this memory's share of the room before any item beyond the floor, grows it (`from`) into what the
+ * items left, and {@link planMemory} then upgrades pairs to verbatim.
+ *
+ * @param from a coverage computed in a smaller budget (same history and mode), grown here into
+ *   `input.budget` in the same form (older pairs added as their summaries, the session summary it
+ *   chose kept), unless a fresh coverage represents more pairs.
  */
-export function coverMemory(input: MemoryPlanInput): MemoryPlan {
+export function coverMemory(input: MemoryPlanInput, from?: MemoryPlan): MemoryPlan {
   const f = frameOf(input);
-  return toPlan(input.mode, f, cover(f, input.budget, input.mode, input.sessionSummary));
+  const fresh = cover(f, input.budget, input.mode, input.sessionSummary);
+  if (!from || input.mode === 'off') return toPlan(input.mode, f, fresh);
+  const grown = walkOn(f, layoutOf(from), Math.max(input.budget, from.tokens));
+  return toPlan(input.mode, f, represented(fresh) > represented(grown) ? fresh : grown);
 }
 
 /**
  * Plans the history part of a prompt with conversation memory:
  *
  * 1. Coverage first ({@link coverMemory}): every pair as its stored summary (pairs with none, at
- *    the newest end, verbatim), oldest left out first when they do not all fit; in `compaction`,
- *    when per-turn summaries cannot represent every pair and a session summary is stored, the
- *    session summary stands for every pair up to its `coversUpTo` if that represents more pairs.
+ *    the newest end, verbatim), oldest left out first when they do not all fit. A stored session
+ *    summary stands for every pair up to its `coversUpTo`: in `compaction` whenever it represents
+ *    as many pairs as the per-turn summaries, in `per-turn` only when the per-turn summaries
+ *    cannot represent every pair and it represents more (the oldest lines rolled into it).
  *    A pair without a summary in the middle ends the run: the pairs older than it are dropped
  *    (or under the session summary).
  * 2. Then, in what is left, pairs go verbatim newest first (whole pairs, capped by `maxPairs`),

@@ -106,23 +106,88 @@ describe(`${planPrompt.name}: one budget (issue 32)`, () => {
     });
   });
 
-  it('drops the oldest summaries, never a newer one, when the summaries no longer fit (150 pairs, per-turn)', () => {
-    // Floor chunk 315; 4,984 left: 20 + 124 × 40 = 4,980, so t27…t150 summarised, t1…t26 dropped
-    // (the next compaction rolls them into the session summary); no room for k2 nor for a verbatim pair.
+  it("keeps a relevant chunk before the oldest summaries when they no longer fit memory's share (150 pairs, per-turn)", () => {
+    // Floor chunk 315; 4,984 left, memory's share ⌊4,984 / 3⌋ = 1,661: 20 + 41 × 40 = 1,660 (t110…t150).
+    // k2 (315) next; the rest of the coverage in 3,009 + 1,660 = 4,669: 20 + 116 × 40 = 4,660
+    // (t35…t150), t1…t34 dropped; the share left t1…t109 out, so the summary job rolls them into the
+    // session summary (evictedUpTo t109): the next asks carry them there, not nowhere.
     const plan = planPrompt(input({ history: pairs(150), items: chunks(0.5, 0.3) }));
     expect(sets(plan)).toEqual({
       verbatim: [],
-      summarised: range(27, 150),
+      summarised: range(35, 150),
       compacted: [],
-      dropped: range(1, 26),
-      keptItems: ['k1'],
-      reasons: { k1: 'floor', k2: 'no-room' },
-      used: 500 + 40 + 315 + 4980,
+      dropped: range(1, 34),
+      keptItems: ['k1', 'k2'],
+      reasons: { k1: 'floor', k2: 'relevant' },
+      used: 500 + 40 + 630 + 4660,
     });
+    expect([plan.memoryRoom, plan.evictedUpTo]).toEqual([1661, 't109']);
   });
 
-  it('represents all 150 pairs with the session summary for t1…t40 in compaction, the newest pair verbatim', () => {
-    // 20 + 300 + 110 × 40 = 4,720 of 4,984; k2 (315) does not fit in 264; t150 verbatim (+260).
+  it('the next ask of that session: the session summary for t1…t111, every pair represented, both chunks kept, t141…t150 verbatim', () => {
+    // Share 1,661: 20 + 300 + 33 × 40 = 1,640 (t118…t150) represents 144 pairs against 41 lines.
+    // k2; the rest in 3,029 + 1,640 = 4,669: t112…t150 all as lines (320 + 39 × 40 = 1,880), then
+    // 10 upgrades to verbatim (+260 each: t141…t150), 189 left. The share still left t112…t117 out:
+    // they roll next (evictedUpTo t117), so the session summary keeps pace with the session.
+    const plan = planPrompt(
+      input({
+        history: pairs(150),
+        items: chunks(0.5, 0.3),
+        memory: { mode: 'per-turn', headerTokens: 20, sessionSummary: { tokens: 300, coversUpTo: 't111' } },
+      }),
+    );
+    expect(sets(plan)).toEqual({
+      verbatim: range(141, 150),
+      summarised: range(112, 140),
+      compacted: range(1, 111),
+      dropped: [],
+      keptItems: ['k1', 'k2'],
+      reasons: { k1: 'floor', k2: 'relevant' },
+      used: 500 + 40 + 630 + 1880 + 2600,
+    });
+    expect(plan.evictedUpTo).toBe('t117');
+  });
+
+  it('keeps the answering chunk ranked 7th against 30 Chinese summary lines of 110 tokens (8K, max_tokens 2,048)', () => {
+    // Available 8,192 − 2,048 − 600 − 1,229 = 4,315; room 4,285 after the 30-token question. Floor
+    // chunk 360; 3,925 left, share 1,308: 20 + 11 × 110 = 1,230 (t20…t30). k2…k8 (7 × 360 = 2,520)
+    // all fit; the rest of the coverage in 175 + 1,230: 12 lines (t19…t30), t1…t18 dropped this ask
+    // and rolled into the session summary (evictedUpTo t19). Before the share the 30 lines (3,320)
+    // came first and only the floor chunk fitted.
+    const plan = planPrompt(
+      input({
+        maxTokens: 2048,
+        questionTokens: 30,
+        history: pairs(30, 60, 240, 110),
+        items: chunks(0.5, 0.4, 0.3, 0.25, 0.2, 0.15, 0.11, 0.1).map((c) => ({ ...c, tokens: 360 })),
+        relevance: { floor: 0.04, below: 'spare-room' },
+      }),
+    );
+    expect(sets(plan)).toEqual({
+      verbatim: [],
+      summarised: range(19, 30),
+      compacted: [],
+      dropped: range(1, 18),
+      keptItems: ['k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7', 'k8'],
+      reasons: {
+        k1: 'floor',
+        k2: 'relevant',
+        k3: 'relevant',
+        k4: 'relevant',
+        k5: 'relevant',
+        k6: 'relevant',
+        k7: 'relevant',
+        k8: 'relevant',
+      },
+      used: 500 + 30 + 2880 + 1340,
+    });
+    expect([plan.memoryRoom, plan.evictedUpTo]).toEqual([1308, 't19']);
+  });
+
+  it('compaction: the session summary for t1…t40, lines for t43…t150, both chunks, and every line rolled next (150 pairs)', () => {
+    // Share 1,661: 20 + 300 + 33 lines (t118…t150) = 1,640, 73 pairs against 41 lines. k2; the rest in
+    // 3,029 + 1,640 = 4,669: 320 + 108 × 40 = 4,640 (t43…t150), t41…t42 dropped. Compaction rolls
+    // every pair sent as a line: evictedUpTo t150.
     const plan = planPrompt(
       input({
         history: pairs(150),
@@ -131,14 +196,15 @@ describe(`${planPrompt.name}: one budget (issue 32)`, () => {
       }),
     );
     expect(sets(plan)).toEqual({
-      verbatim: ['t150'],
-      summarised: range(41, 149),
+      verbatim: [],
+      summarised: range(43, 150),
       compacted: range(1, 40),
-      dropped: [],
-      keptItems: ['k1'],
-      reasons: { k1: 'floor', k2: 'no-room' },
-      used: 500 + 40 + 315 + 4720 + 260,
+      dropped: ['t41', 't42'],
+      keptItems: ['k1', 'k2'],
+      reasons: { k1: 'floor', k2: 'relevant' },
+      used: 500 + 40 + 630 + 4640,
     });
+    expect(plan.evictedUpTo).toBe('t150');
   });
 
   it('fills a 200K window: 400 pairs of 600, 6 relevant chunks kept, t99…t400 verbatim, the 2 below the floor left out', () => {

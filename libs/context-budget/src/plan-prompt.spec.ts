@@ -73,6 +73,8 @@ describe(planPrompt.name, () => {
       contextDropped: 0,
       items: [{ id: 'i1', kind: 'insight', score: 0.8, tokens: 200, kept: true, reason: 'fits' }],
       relevanceFloor: null,
+      memoryRoom: 0,
+      evictedUpTo: null,
     });
   });
 

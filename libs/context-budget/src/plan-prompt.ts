@@ -84,6 +84,16 @@ export interface PromptPlan extends Budget {
   items: ItemDecision[];
   /** The relevance floor applied, or null when none was. */
   relevanceFloor: number | null;
+  /**
+   * Tokens memory's coverage could take before the items beyond the floor ({@link MEMORY_SHARE} of
+   * the room after the floor item); 0 with memory `off`.
+   */
+  memoryRoom: number;
+  /**
+   * The newest pair the session summary must reach past after this ask (the summary job's
+   * `evictedUpTo`), or null: see `jointSelection`. Always null with memory `off`.
+   */
+  evictedUpTo: string | null;
 }
 
 function checkCount(name: string, value: number): void {
@@ -143,6 +153,10 @@ interface Selection {
   dropped: ContextItemCost[];
   decisions: Map<string, ItemDecision['reason']>;
   memory: MemoryPlan;
+  /** Tokens memory's coverage may take before the items beyond the floor (0 with memory `off`). */
+  memoryRoom: number;
+  /** See {@link PromptPlan.evictedUpTo}. */
+  evictedUpTo: string | null;
 }
 
 const overflow = (input: PlanInput, budget: Budget, kept: readonly ContextItemCost[]) => {
@@ -173,8 +187,26 @@ function seedSelection(
   const decisions = new Map<string, ItemDecision['reason']>();
   for (const item of context.kept) decisions.set(item.id, 'fits');
   for (const item of context.dropped) decisions.set(item.id, 'no-room');
-  return { ...context, decisions, memory: planMemory({ ...memory, budget: room - context.tokens }) };
+  return {
+    ...context,
+    decisions,
+    memory: planMemory({ ...memory, budget: room - context.tokens }),
+    memoryRoom: 0,
+    evictedUpTo: null,
+  };
 }
+
+/**
+ * The share of the room (after the floor item) that memory's coverage may take before the other
+ * relevant items. Chosen, not fitted: at an 8,192-token window (about 3,900 tokens of room after the
+ * question and the floor item) a third, about 1,300 tokens, leaves the default top-K 8 of median
+ * chunks room beside it (8 × 315 = 2,520 tokens; the issue's turn 31 measured 2,518), however long the
+ * session; it holds the session summary (576 tokens at most by default) and about 20 English or 12
+ * Chinese summary lines. Half (1,950 tokens) still left the answering chunk ranked 7th of a Chinese
+ * session out (bench/memory --kb --zh-sessions, session 5 turn 35, looked at). What does not fit the
+ * share rolls into the session summary (`evictedUpTo`); in a larger window both sides grow.
+ */
+export const MEMORY_SHARE = 1 / 3;
 
 /**
  * With conversation memory (issue 32 item 1), the window is filled by value per token, each class
@@ -182,11 +214,15 @@ function seedSelection(
  *
  * 1. the best item at or above the relevance floor (seed 000's floor of one item; 413 when it does
  *    not fit with the question);
- * 2. the coverage of every pair (`coverMemory`: summaries, the session summary, verbatim only for
- *    pairs with no summary): tens of tokens that carry what the user said;
- * 3. the other items at or above the floor, best first;
- * 4. pairs upgraded from summary to verbatim, newest first (`planMemory`);
- * 5. items below the floor, best first, in what memory could not use (`below: 'never'`: none).
+ * 2. the coverage of the pairs (`coverMemory`: summaries, the session summary, verbatim only for
+ *    pairs with no summary), newest first, in {@link MEMORY_SHARE} of what is left: tens of tokens
+ *    that carry what the user said;
+ * 3. the other items at or above the floor, best first: an item that may answer the question
+ *    outranks a summary line too old to fit memory's share (a line of the session's distant past,
+ *    which the session summary can carry for a fraction of its tokens);
+ * 4. the rest of the coverage, in what the items left (every pair, when it fits);
+ * 5. pairs upgraded from summary to verbatim, newest first (`planMemory`);
+ * 6. items below the floor, best first, in what memory could not use (`below: 'never'`: none).
  */
 function jointSelection(
   input: PlanInput,
@@ -209,8 +245,9 @@ function jointSelection(
     decisions.set(first.id, 'floor');
     left -= first.tokens;
   }
-  const covered = coverMemory({ ...memory, budget: left });
-  left -= covered.tokens;
+  const memoryRoom = Math.floor(Math.max(0, left) * MEMORY_SHARE);
+  const inShare = coverMemory({ ...memory, budget: memoryRoom });
+  left -= inShare.tokens;
   let open = true;
   for (const item of relevant.slice(1)) {
     open = open && item.tokens <= left;
@@ -220,6 +257,9 @@ function jointSelection(
       left -= item.tokens;
     }
   }
+  // The share's coverage grows into what the items left, in its form (the session summary it chose stays).
+  const covered = coverMemory({ ...memory, budget: left + inShare.tokens }, inShare);
+  left -= covered.tokens - inShare.tokens;
   const plan = planMemory({ ...memory, budget: left + covered.tokens }, covered);
   left -= plan.tokens - covered.tokens;
   open = true;
@@ -237,7 +277,33 @@ function jointSelection(
     dropped: ranked.filter((item) => !keptIds.has(item.id)),
     decisions,
     memory: plan,
+    memoryRoom,
+    evictedUpTo: evictedUpTo(memory.history, memory.mode, inShare, plan),
   };
+}
+
+/**
+ * The newest pair the session summary must reach past after this ask, or null (docs/ARCHITECTURE.md
+ * "One budget"): in both memory modes the newest pair whose summary did not fit memory's share
+ * (`inShare`, the pairs the summary job rolls into the session summary, so that they are not lost
+ * to the next asks when the items take the rest), or that the plan dropped; in `compaction` also the
+ * newest pair sent as a summary line (that mode rolls a pair into the session summary as soon as it
+ * no longer rides verbatim, so its memory stays one bounded text).
+ */
+function evictedUpTo(
+  history: readonly MemoryTurn[],
+  mode: MemoryMode,
+  inShare: MemoryPlan,
+  plan: MemoryPlan,
+): string | null {
+  const candidates = [inShare.droppedTurnIds.at(-1), plan.droppedTurnIds.at(-1)];
+  if (mode === 'compaction') candidates.push(plan.summarisedTurnIds.at(-1));
+  const position = new Map(history.map((turn, i) => [turn.id, i]));
+  let newest: string | null = null;
+  for (const id of candidates) {
+    if (id !== undefined && (newest === null || (position.get(id) ?? -1) > (position.get(newest) ?? -1))) newest = id;
+  }
+  return newest;
 }
 
 /**
@@ -253,8 +319,9 @@ function jointSelection(
  *    only, stopping at the first that does not fit, capped by `maxHistoryMessages`.
  * 4. Memory `per-turn` / `compaction` (issue 32): one selection by value per token over the items
  *    and every pair's forms ({@link jointSelection}, docs/ARCHITECTURE.md "One budget"): the floor
- *    item, then every pair represented, then the other relevant items, then verbatim pairs, then
- *    items below the relevance floor in the room left.
+ *    item, then the pairs represented in memory's share of the room, then the other relevant items,
+ *    then the rest of the pairs represented, then verbatim pairs, then items below the relevance
+ *    floor in the room left.
  *
  * With `relevance.below` `never`, items below the floor are left out first (`excluded`), in any mode.
  * Never mutates its input. Guarantees used + maxTokens ≤ window − margin.
@@ -315,5 +382,7 @@ export function planPrompt(input: PlanInput): PromptPlan {
       return { id: item.id, kind: item.kind, score: item.score, tokens: item.tokens, kept, reason };
     }),
     relevanceFloor: relevance ? relevance.floor : null,
+    memoryRoom: selection.memoryRoom,
+    evictedUpTo: selection.evictedUpTo,
   };
 }

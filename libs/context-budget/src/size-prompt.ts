@@ -64,8 +64,8 @@ export interface SizingInput<T extends SizableTurn = SizableTurn> {
     summary?: { text: string; tokens: number };
   }>;
   /**
-   * Conversation memory: the mode and, for `compaction`, the stored session summary with
-   * its text's tokens under `counter` and the id of the newest pair it covers. Absent: mode `off`.
+   * Conversation memory: the mode and, when one is stored, the session summary with its text's
+   * tokens under `counter` and the id of the newest pair it covers. Absent: mode `off`.
    */
   memory?: { mode: MemoryMode; sessionSummary?: { text: string; tokens: number; coversUpTo: string } };
   /** Ranked items, best first. */
@@ -110,7 +110,7 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
   const questionTokens = scale(input.counter.countText(input.question));
   const itemTokens = input.items.map((item, i) => scale(renderedItemTokens(input.counter, item, rendered[i])));
   const memoryOn = input.memory !== undefined && input.memory.mode !== 'off';
-  const session = memoryOn && input.memory?.mode === 'compaction' ? input.memory.sessionSummary : undefined;
+  const session = memoryOn ? input.memory?.sessionSummary : undefined;
   const covered = session ? input.history.findIndex((h) => h.message.id === session.coversUpTo) : -1;
   const sessionPart = session && covered >= 0 ? renderSessionSummary(covered + 1, session.text) : undefined;
   const systemPromptTokens = scale(input.counter.countText(input.systemPrompt));

@@ -207,7 +207,6 @@ export class FairShare {
     const { projectId } = job.data;
     const priority = job.opts.priority ?? 0;
     const got = await this.acquire(name, projectId, jobId, priority);
-    process.stderr.write(`DBG acquire ${jobId} ${got} prio=${priority} ${Date.now() % 100000}\n`);
     if (!got) {
       await this.park(name, projectId, jobId, priority);
       await job.moveToDelayed(Date.now() + this.settings(name).parkMs, token);
@@ -225,9 +224,7 @@ export class FairShare {
     // A parked id may be stale (its delay ran out, or it was parked twice): try a few.
     for (let tries = 0; next && tries < 8; tries += 1) {
       const parked = await Job.fromId(queue, next);
-      const d = parked ? await parked.isDelayed() : 'none';
-      process.stderr.write(`DBG release ${jobId} next=${next} delayed=${d} ${Date.now() % 100000}\n`);
-      if (parked && d === true) {
+      if (parked && (await parked.isDelayed())) {
         await parked.promote();
         return;
       }

@@ -50,7 +50,7 @@ let bmp: Uint8Array | undefined;
 /** Set in the BMP table for {@link isExtender} code points. */
 const EXTENDER = 8;
 
-/** Class of every BMP code point (| {@link EXTENDER}), computed once (65,536 regex tests, ~20 ms). */
+/** Class of every BMP code point (| {@link EXTENDER}), computed once (65,536 regex tests, at first use). */
 function bmpTable(): Uint8Array {
   if (bmp) return bmp;
   const t = new Uint8Array(0x10000);

@@ -3,8 +3,9 @@
  * `cl100k_base`, Mistral Tekken), with a cost per character bounded by the table, never by the text.
  *
  * Why not js-tiktoken's engine: its merge loop rescans every part of a pre-token after each merge, so
- * one pre-token (a run without spaces: letters, CJK, emoji) costs O(n²) rank look-ups; 2,000 CJK
- * characters took 4.3 s. Here the merges come from a binary heap keyed by (rank, position),
+ * one pre-token (a run without spaces: letters, CJK, emoji) costs O(n²) rank look-ups, so its time grows with
+ * the square of the run's length (ours on such runs: bench/RESULTS.md, "Hostile inputs"; throughput
+ * cold and warm against js-tiktoken and tiktoken: "Counting throughput, cold and warm"). Here the merges come from a binary heap keyed by (rank, position),
  * which picks exactly the pair tiktoken's loop picks (lowest rank, leftmost on ties), so counts are
  * identical while the work is O(n log n) per pre-token: at most n − 1 merges and 3n rank look-ups for
  * n bytes (see {@link BpeWork}).
@@ -89,7 +90,8 @@ export class RankedBpe {
   private heap = new Float64Array(0);
 
   /**
-   * Parses `table` (≈0.3 s and ~40 MB for o200k_base's 200k ranks).
+   * Parses `table` (o200k_base has 200k ranks: its load time and memory are in bench/RESULTS.md,
+   * "Token counting", "Load time, memory").
    * @throws SyntaxError when `pat_str` is not a valid Unicode regex.
    */
   constructor(table: TiktokenRankTable) {

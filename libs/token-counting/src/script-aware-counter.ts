@@ -20,8 +20,8 @@ export const APPROX_PER_REQUEST_TOKENS = 8;
  * tokenizers (o200k_base, cl100k_base, Llama 3, Qwen 3, Gemma 3, DeepSeek V3, GPT-OSS, Claude, Gemini,
  * Mistral SentencePiece and Tekken) on every corpus message, so that with the 15% safety margin of an
  * approximate counter no packed request exceeds the context window under any of them. The price is
- * over-counting: English prose ≈ 1.27 × o200k_base, CJK 1.9×, Thai and Indic scripts 4–5× (figures in
- * bench/RESULTS.md, "Token counting"). `exact` is false; the counter never throws.
+ * over-counting, least on English prose and most on scripts whose tokenizers differ most (Thai, Indic,
+ * Armenian, Georgian): the ratios per script and tokenizer are in bench/RESULTS.md, "Token counting". `exact` is false; the counter never throws.
  */
 export class ScriptAwareCounter implements TokenCounter {
   readonly id: string;
@@ -77,7 +77,7 @@ let floor: ScriptAwareCounter | undefined;
 
 /**
  * The calibration base `approx:script-v1-floor`: the same features with {@link SCRIPT_V1_FLOOR_RATES},
- * which sit at or under every reference tokenizer (English prose ≈ 0.88 × o200k_base), and OpenAI's
+ * which sit at or under every reference tokenizer, and OpenAI's
  * framing (4 per message, 3 per request), the middle of the measured range (2–8), so that a factor learned
  * from whole requests mostly reflects the text and not the wire format. Never plan with it
  * directly: the worker records `usageRecordOf(parts)` (floor estimate and script classes) against the

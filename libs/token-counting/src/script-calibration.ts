@@ -6,8 +6,8 @@ import { type ChatMessage, countFramedMessages, type TokenCounter } from './toke
 /**
  * Script classes calibration learns one factor for. A tokenizer's tokens per character differ far
  * more between these than within one (English vs Hindi vs Chinese), so one factor per model, learned
- * on one script, under-counts another: the drift measured on the corpus (0.46–0.69× the truth on Hindi
- * after a factor learned on Chinese). `symbols` is a text without letters (digits, punctuation, code).
+ * on one script, under-counts another (as it did on the corpus: a factor learned on Chinese left
+ * Hindi under the truth). `symbols` is a text without letters (digits, punctuation, code).
  */
 export const SCRIPT_CLASSES = [
   'latin',

@@ -420,8 +420,7 @@ function urlLengthAt(text: string, i: number): number {
  * digits into letters or switches case often.
  *
  * A rejected run can hold many word starts (`a/a/a/…`), each asking about the suffix from there to the
- * same end. Scanning each suffix again made such text quadratic (8,000 characters of `a/` took ~0.5 s,
- * 80,000 took 39 s), so the first scan of a run keeps prefix sums and every later question
+ * same end. Scanning each suffix again made such text quadratic in its length, so the first scan of a run keeps prefix sums and every later question
  * about a suffix of it is answered in O(1), with the same figures as a fresh scan.
  */
 /** Work of {@link addScriptFeatures} since the process started (cumulative). */

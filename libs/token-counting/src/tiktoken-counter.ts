@@ -16,7 +16,7 @@ export const OPENAI_PER_MESSAGE_TOKENS = 3 + 1;
 /** See {@link OPENAI_PER_MESSAGE_TOKENS}. */
 export const OPENAI_PER_REQUEST_TOKENS = 3;
 
-/** One encoder per encoding per process: building one parses ~200k ranks (≈0.5 s, tens of MB). */
+/** One encoder per encoding per process: building one parses ~200k ranks (time and memory: bench/RESULTS.md, "Token counting"). */
 const encoders = new Map<TiktokenEncodingName, Tiktoken>();
 
 function loadRanks(encoding: TiktokenEncodingName): ConstructorParameters<typeof Tiktoken>[0] {
@@ -59,7 +59,7 @@ export function tiktokenEncoder(encoding: TiktokenEncodingName): Tiktoken {
  * ranks bundled in js-tiktoken, merged by our {@link RankedBpe} (counts identical to tiktoken; work per
  * character bounded: at most 3 rank look-ups per UTF-8 byte and O(log n) heap steps). Texts that contain
  * special-token strings (`<|endoftext|>`) are counted as plain text, as the OpenAI API does for message
- * content. The ranks load on the first count (≈0.3–1 s).
+ * content. The ranks load on the first count (load time: bench/RESULTS.md, "Token counting", "Load time, memory").
  */
 export class TiktokenCounter implements TokenCounter {
   readonly id: string;

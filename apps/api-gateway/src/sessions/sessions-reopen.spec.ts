@@ -11,7 +11,7 @@ describe('GET /api/v1/projects/:projectId/sessions/:sessionId (a reopened sessio
   }, 60_000);
   afterAll(() => h?.close());
 
-  it("returns each message's budget and sources as stored with the answer", async () => {
+  it("returns each message's budget (turns verbatim / summarised / under the session summary / dropped, items left out for relevance) and sources as stored with the answer", async () => {
     const project = await h.projects.create({ name: 'reopen', llmSettings: { provider: 'local', model: 'local' } });
     const session = await h.sessions.create(project.id, 's');
     const budget: BudgetEvent = {
@@ -32,6 +32,27 @@ describe('GET /api/v1/projects/:projectId/sessions/:sessionId (a reopened sessio
       contextKept: 1,
       contextDropped: 0,
       keptTurnIds: ['m1'],
+      // What memory and relevance decided, as the dashboard draws it: turns by form, items by reason.
+      items: [
+        { id: 'k1', kind: 'knowledge', score: 0.41, tokens: 315, kept: true, reason: 'floor' },
+        { id: 'k2', kind: 'knowledge', score: 0.22, tokens: 320, kept: true, reason: 'relevant' },
+        { id: 'k3', kind: 'knowledge', score: 0.02, tokens: 300, kept: false, reason: 'below-floor' },
+      ],
+      relevanceFloor: 0.04,
+      memory: {
+        mode: 'per-turn',
+        verbatimPairs: 1,
+        summarisedPairs: 8,
+        compactedPairs: 20,
+        droppedPairs: 1,
+        verbatim: [[30, 30]],
+        summarised: [[22, 29]],
+        compacted: [[1, 20]],
+        dropped: [[21, 21]],
+        sessionSummary: true,
+        sessionSummaryTokens: 412,
+        memoryTokens: 771,
+      },
     };
     const sources = [{ kind: 'knowledge', id: 'k1', title: 'HNSW', source: 'docs/hnsw.md' }];
     await h.sessions.appendMessage({

@@ -336,6 +336,9 @@ export function registerDemoCommand(program: Command): void {
         const failed = outcomes.filter((o) => o.error).length;
         console.log(`\n━━ ${count(outcomes.length, 'turn')}, ${outcomes.length - failed} answered, ${failed} failed`);
         console.log(`   turns dropped per turn: ${outcomes.map((o) => o.budget?.turnsDropped ?? '-').join(' ')}`);
+        console.log(
+          `   turns summarised per turn: ${outcomes.map((o) => (o.budget ? (o.budget.memory?.summarisedPairs ?? 0) : '-')).join(' ')}`,
+        );
         const sessionId = outcomes[0]?.sessionId;
         if (flags.keepRunning) {
           console.log('\nstack running (Ctrl-C to stop). To reopen this session:');

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { IngestionService } from '@ask/ingestion';
+import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
 import { CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
@@ -141,5 +143,55 @@ describe(evaluateProject.name, () => {
     ]);
     expect(figures[0]).toMatchObject({ answerable: 4, unanswerable: 1, abstainBelow: 0.175 });
     expect(drawn).toContain('15/15 searches');
+  });
+});
+
+// The README's `ask eval` example, on the committed fixture corpus and question file: what the
+// commands there print is what this run prints (ingested as `ask ingest --docs` loads the folder, so
+// its SOURCE.txt and licence file too). A ranking change that moves a figure fails here until the
+// README shows the new figures.
+describe('the README example of ask eval', () => {
+  jest.setTimeout(120_000);
+  let db: TestDatabase;
+  afterAll(() => db?.drop());
+
+  it('prints the table the README shows for the PostgreSQL manual excerpt and its 16 questions', async () => {
+    const root = join(__dirname, '..', '..', '..', '..');
+    db = await createTestDatabase();
+    const projects = new ProjectsRepository(db.dataSource, new CredentialsCipher(undefined));
+    const embedder = new LocalEmbeddingProvider();
+    const { id } = await projects.create({
+      name: 'manual-eval',
+      embeddingSettings: { provider: embedder.provider, model: embedder.model, dimensions: embedder.dimensions },
+    });
+    const docs = await loadDocuments(join(root, 'fixtures', 'data', 'kb-postgresql-15-docs'));
+    await new IngestionService(new KnowledgeRepository(db.dataSource), new InsightsRepository(db.dataSource)).ingest(
+      id,
+      docs,
+      embedder,
+    );
+    const questions = parseQuestionFile(
+      readFileSync(join(root, 'fixtures', 'eval', 'postgresql-15-questions.jsonl'), 'utf8'),
+    );
+    const printed = formatEval(
+      await evaluateProject(db.dataSource, projects, id, questions, ['vector', 'fulltext', 'hybrid']),
+    );
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const shown = /prints, with the lexical `local` embedder:\n\n```\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect({ docs: docs.length, questions: questions.length }).toEqual({ docs: 73, questions: 16 });
+    // Full text (and so hybrid) orders chunks of equal ts_rank_cd by their random chunk ids: recall@1
+    // and MRR of those rows move between runs by a tie (the README says so). Every other figure holds.
+    const tieFree = (table: string) =>
+      table
+        .split('\n')
+        .map((line) => line.split(/\s{2,}/))
+        .map((cells) => (['fulltext', 'hybrid'].includes(cells[0]) ? [cells[0], cells[2], cells[4], cells[5]] : cells));
+    expect(shown).toBeDefined();
+    expect(tieFree(printed)).toEqual(tieFree(shown ?? ''));
+    expect(tieFree(printed).slice(1, 4)).toEqual([
+      ['vector', '0.250', '0.583', '0.375', '0/4', '1/12'],
+      ['fulltext', '0.917', '2/4', '3/12'],
+      ['hybrid', '0.833', '0/4', '1/12'],
+    ]);
   });
 });

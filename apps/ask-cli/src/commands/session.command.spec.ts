@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { BudgetEvent } from '@ask/ask-contracts';
 import { toSettings } from './project.command';
-import { formatBudget, readQuestionFile, readQuestions } from './session.command';
+import { formatBudget, formatSources, readQuestionFile, readQuestions } from './session.command';
 
 const QUESTIONS = join(__dirname, '..', '..', 'questions');
 
@@ -54,6 +54,23 @@ describe('formatBudget', () => {
         'reserve=600 for the system prompt + available=5134 for question, turns and context) ' +
         'turns kept=6 dropped=3 context kept=12 dropped=0',
     );
+    const memory = {
+      mode: 'per-turn' as const,
+      verbatimPairs: 2,
+      summarisedPairs: 5,
+      compactedPairs: 4,
+      droppedPairs: 0,
+      verbatim: [[10, 11]] as Array<[number, number]>,
+      summarised: [[5, 9]] as Array<[number, number]>,
+      compacted: [[1, 4]] as Array<[number, number]>,
+      dropped: [],
+      sessionSummary: true,
+      sessionSummaryTokens: 80,
+      memoryTokens: 300,
+    };
+    expect(formatBudget({ ...budget, turnsKept: 2, turnsDropped: 0, memory })).toMatch(
+      / turns kept=2 summarised=5 compacted=4 dropped=0 context kept=12 dropped=0$/,
+    );
   });
 });
 
@@ -70,5 +87,31 @@ describe('toSettings', () => {
     expect(settings.llmSettings).toBeNull();
     expect(settings.embeddingSettings).toBeUndefined();
     expect(settings.topK).toBe(5);
+  });
+});
+
+describe('formatSources', () => {
+  it('prints one line per page, at its best chunk, best first', () => {
+    const chunk = (id: string, source: string, title: string) => ({ kind: 'knowledge', id, title, source });
+    expect(
+      formatSources([
+        chunk('k4', 'kb-postgresql-15-docs/indexes-types', 'Index Types'),
+        chunk('k1', 'kb-postgresql-15-docs/indexes-types', 'Index Types'),
+        { kind: 'insight', id: 'i1', title: 'Index the join keys' },
+        chunk('k8', 'kb-postgresql-15-docs/sql-createindex', 'CREATE INDEX'),
+        chunk('k2', 'kb-postgresql-15-docs/indexes-types', 'Index Types'),
+      ]),
+    ).toBe(
+      [
+        'sources (3):',
+        '  1. Index Types · kb-postgresql-15-docs/indexes-types',
+        '  2. Index the join keys · insight',
+        '  3. CREATE INDEX · kb-postgresql-15-docs/sql-createindex',
+      ].join('\n'),
+    );
+  });
+
+  it('says none for an answer that cites nothing', () => {
+    expect(formatSources([])).toBe('sources: none');
   });
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { AskClient, type AskOutcome } from '@ask/ask-client';
-import { type BudgetEvent, promptInputLimit } from '@ask/ask-contracts';
+import { type BudgetEvent, citedSources, type DoneEvent, promptInputLimit } from '@ask/ask-contracts';
 import { count } from './plural';
 
 /** One question of a session file; `covered` is false for a line marked `? ` (not covered by the corpus). */
@@ -43,14 +43,42 @@ export function formatBudget(b: BudgetEvent): string {
     `(${b.counter} ${b.counterId}${b.calibration > 1 ? ` ×${b.calibration}` : ''}) ` +
     `prompt used=${b.used} (system prompt included) of limit=${limit} (= window − max_tokens − margin: ` +
     `reserve=${b.reserve} for the system prompt + available=${b.available} for question, turns and context) ` +
-    `turns kept=${b.turnsKept} dropped=${b.turnsDropped} ` +
+    `turns kept=${b.turnsKept}${memoryPart(b)} dropped=${b.turnsDropped} ` +
     `context kept=${b.contextKept} dropped=${b.contextDropped}`
   );
 }
 
 /**
- * Asks every question in order in ONE session over HTTP + SSE, printing each answer as it streams and
- * each turn's budget. Returns the outcomes.
+ * The turns conversation memory carried in other form than verbatim: ` summarised=S` (pairs sent as
+ * their per-turn summary) and ` compacted=C` (pairs the session summary stood for), each only when
+ * non-zero; '' for a stream without memory (memory `off`, or written before memory existed), whose
+ * `turnsKept` + `turnsDropped` are every earlier turn.
+ */
+function memoryPart(b: BudgetEvent): string {
+  const m = b.memory;
+  if (!m) return '';
+  return (
+    (m.summarisedPairs > 0 ? ` summarised=${m.summarisedPairs}` : '') +
+    (m.compactedPairs > 0 ? ` compacted=${m.compactedPairs}` : '')
+  );
+}
+
+/**
+ * A turn's sources as the answer cites them, one line per page (`citedSources`: a page named by several
+ * chunks once, at its best chunk), best first: `title · uri` for a knowledge page, `title · kind` for an
+ * insight or recommendation; `sources: none` when the answer cites nothing (an abstention).
+ */
+export function formatSources(sources: DoneEvent['sources']): string {
+  const pages = citedSources(sources);
+  if (!pages.length) return 'sources: none';
+  return [`sources (${pages.length}):`, ...pages.map((s, i) => `  ${i + 1}. ${s.title} · ${s.source ?? s.kind}`)].join(
+    '\n',
+  );
+}
+
+/**
+ * Asks every question in order in ONE session over HTTP + SSE, printing each answer as it streams,
+ * each turn's budget and its sources, one per page. Returns the outcomes.
  */
 export async function runSession(
   client: AskClient,
@@ -77,7 +105,8 @@ export async function runSession(
       );
     else
       out(
-        `\n(done: prompt_tokens=${outcome.done?.usage.promptTokens ?? '?'} completion_tokens=${outcome.done?.usage.completionTokens ?? '?'})\n`,
+        `\n(done: prompt_tokens=${outcome.done?.usage.promptTokens ?? '?'} completion_tokens=${outcome.done?.usage.completionTokens ?? '?'})\n` +
+          `${formatSources(outcome.done?.sources ?? [])}\n`,
       );
     outcomes.push(outcome);
   }

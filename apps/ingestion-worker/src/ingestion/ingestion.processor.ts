@@ -42,8 +42,9 @@ export class IngestionProcessor extends WorkerHost implements OnApplicationBoots
   }
 
   onApplicationBootstrap(): void {
-    // The chunker's o200k ranks load at boot (≈0.5–2 s of one synchronous step), not inside the first
-    // upload's job, where they held this process's event loop (bench/hostile).
+    // The chunker's o200k ranks load at boot (one synchronous step; its length: bench/RESULTS.md, "Token
+    // counting", "Load time, memory"), not inside the first upload's job, where they held this process's
+    // event loop (bench/hostile).
     assertJobHandlers(QueueName.AskIngestion, this.handlers);
     countTokens('warm up');
     this.worker.concurrency = this.config.INGESTION_CONCURRENCY;

@@ -6,7 +6,7 @@ import { summaryCounts, summaryTokens } from './summary-counts';
 /** An earlier turn with its stored summary (text and planning tokens), when there is one. */
 export type RememberedTurn = CountedTurn & { summary?: { text: string; tokens: number } };
 
-/** What `sizePrompt` gets for memory: the mode and, in compaction, the session summary. */
+/** What `sizePrompt` gets for memory: the mode and the session summary, when one is stored. */
 export interface MemoryInput {
   mode: MemoryMode;
   sessionSummary?: { text: string; tokens: number; coversUpTo: string };
@@ -44,7 +44,7 @@ export class ConversationMemory {
       return { ...turn, summary: { text: summary.text, tokens } };
     });
     if (recount.length) await this.summaries.addTurnSummaryCounts(recount);
-    if (mode !== 'compaction') return { history: remembered, memory: { mode } };
+    // Per-turn too: its oldest lines roll into the session summary when they no longer fit.
     const session = await this.summaries.sessionSummary(sessionId);
     if (!session) return { history: remembered, memory: { mode } };
     let tokens = summaryTokens(planning, session.tokenCounts);

@@ -200,65 +200,42 @@ describe('conversation memory', () => {
     expect(third.budget.memory).toMatchObject({ mode: 'off', verbatim: [[2, 2]], summarised: [], dropped: [[1, 1]] });
   });
 
-  it('compaction: the first ask whose summaries no longer all fit drops the oldest and moves the session summary past it; it rides once it represents more turns than per-turn summaries', async () => {
-    // Summaries of up to 72 tokens: from ask 5 on no pair rides verbatim, since every turn's summary comes
-    // first (issue 32 item 3: no older summary is dropped to keep one more pair verbatim).
-    // The memory's fixed texts and framing (fenced user block + acknowledgement) cost 41 tokens more than
-    // the single system message did under the approximate counter: the window grows by as much.
-    const ids = await newSession(
-      { mode: 'compaction', summaryModel: 'extractive', summaryMaxTokens: 72 },
-      3100 + WINDOW_PAD,
-    );
-    const plans: BudgetEvent[] = [];
-    let firstDrop = -1;
-    for (let i = 1; i <= 20 && firstDrop < 0; i++) {
-      const turn = await ask(ids, question(i));
-      plans.push(turn.budget);
-      await runSummaryJob(turn.evs);
-      if (turn.budget.memory?.dropped.length) firstDrop = i - 1;
-    }
-    expect(plans[4].memory).toMatchObject({ verbatim: [], summarised: [[1, 4]], dropped: [] });
-    // The first ask that cannot hold every summary drops the oldest alone (which ask depends on when the
-    // project's calibration applies), and its job compacted turns 1–3 (2 ahead, from the original pairs).
-    expect(firstDrop).toBeGreaterThan(4);
-    const n = firstDrop + 1;
-    expect(plans[firstDrop].memory).toMatchObject({
-      sessionSummary: false,
-      dropped: [[1, 1]],
-      summarised: [[2, n - 1]],
-      verbatim: [],
-    });
-    const session = await summaries.sessionSummary(ids.sessionId);
-    expect(session).toMatchObject({ provider: 'local', model: 'extractive', coversTurns: 3, rollingUpdates: 0 });
-    expect(session?.text).toContain('Nightjar-101');
-    // Built from the three per-turn summaries it replaces (issue 32 item 4): every planted fact.
-    for (const fact of ['Nightjar-101', 'Nightjar-102', 'Nightjar-103']) expect(session?.text).toContain(fact);
-    // Later asks: once per-turn summaries leave pairs out, the session summary stands for the oldest ones;
-    // its job rolls it forward one ask behind (a pair just past its coverage may wait one ask), and then
-    // every turn is represented: under the session summary or as its own summary.
-    let last = await ask(ids, question(n + 1));
-    const settled = (b: BudgetEvent) => Boolean(b.memory?.sessionSummary) && b.memory?.dropped.length === 0;
-    for (let k = n + 2; k <= n + 8 && !settled(last.budget); k++) {
-      await runSummaryJob(last.evs);
-      last = await ask(ids, question(k));
-    }
-    const asked = last.budget.memory?.summarised.at(-1)?.[1] ?? 0;
-    const covered = last.budget.memory?.compacted[0]?.[1] ?? 0;
-    expect(covered).toBeGreaterThanOrEqual(3);
-    expect(last.budget.memory).toMatchObject({
-      mode: 'compaction',
-      sessionSummary: true,
-      compacted: [[1, covered]],
-      summarised: [[covered + 1, asked]],
-      verbatim: [],
-      dropped: [],
-    });
-    expect(last.request.messages[1].content).toContain(`Summary of turns 1–${covered}`);
-    expect(last.budget.used + 1024).toBeLessThanOrEqual(3100 + WINDOW_PAD - last.budget.margin);
-    // Every planted fact rides along in the request (in a summary or the session summary).
-    const sent = JSON.stringify(last.request.messages);
-    expect(Array.from({ length: asked }, (_, i) => `Nightjar-${101 + i}`).filter((f) => !sent.includes(f))).toEqual([]);
-  });
+  it.each(['compaction', 'per-turn'] as const)(
+    '%s: the oldest pairs roll into the session summary (built from their per-turn summaries, every fact kept), which then stands for them: no turn dropped',
+    async (mode) => {
+      // Summaries of up to 72 tokens. Compaction rolls a pair into the session summary as soon as it is sent
+      // as a summary line; per-turn once its line no longer fits memory's third of the room (about 240 tokens
+      // here: three lines). Both from the same ask on here, since this window holds no pair verbatim beside
+      // a line. The window grows by the memory's 41 tokens of fixed texts and framing (fenced user block +
+      // acknowledgement) over the single system message they replaced.
+      const ids = await newSession({ mode, summaryModel: 'extractive', summaryMaxTokens: 72 }, 3100 + WINDOW_PAD);
+      const plans: BudgetEvent[] = [];
+      let last: Awaited<ReturnType<typeof ask>> | undefined;
+      for (let i = 1; i <= 9; i++) {
+        last = await ask(ids, question(i));
+        plans.push(last.budget);
+        await runSummaryJob(last.evs);
+      }
+      const memory = plans.map((b) => b.memory);
+      // The first ask that rolls: in compaction the first with a summary line (ask 3), in per-turn the first
+      // whose lines overflow the share (ask 4: 2 lines fill 223 of its 227 tokens, the third does not fit).
+      // Its job wrote the session summary (2 pairs ahead of the newest rolled one).
+      const first = mode === 'compaction' ? memory.findIndex((m) => m?.summarised.length) : 3;
+      expect(memory[first]).toMatchObject({ sessionSummary: false, compacted: [], dropped: [] });
+      // From the next ask on the session summary rides and no turn is dropped.
+      for (const m of memory.slice(first + 1)) expect(m).toMatchObject({ mode, sessionSummary: true, dropped: [] });
+      const session = await summaries.sessionSummary(ids.sessionId);
+      expect(session).toMatchObject({ provider: 'local', model: 'extractive' });
+      const covered = last?.budget.memory?.compacted[0]?.[1] ?? 0;
+      expect(covered).toBeGreaterThanOrEqual(3);
+      expect(last?.request.messages[1].content).toContain(`Summary of turns 1–${covered}`);
+      const { used, margin } = last?.budget ?? { used: Infinity, margin: 0 };
+      expect(used + 1024).toBeLessThanOrEqual(3100 + WINDOW_PAD - margin);
+      // Every planted fact of the 8 earlier turns rides along (in the session summary or a line).
+      const sent = JSON.stringify(last?.request.messages);
+      expect(Array.from({ length: 8 }, (_, i) => `Nightjar-${101 + i}`).filter((f) => !sent.includes(f))).toEqual([]);
+    },
+  );
 
   describe('faults: the summary is not stored, history is unchanged, the next ask plans without it', () => {
     const slow: Summariser = {

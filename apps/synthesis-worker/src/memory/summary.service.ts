@@ -60,8 +60,10 @@ export const SUMMARISER_FACTORY = Symbol('SUMMARISER_FACTORY');
  * 1. writes the summary of the stored pair (once: a retried job keeps the first), at most
  *    `summaryMaxTokens` and at most 70% of the pair's own tokens (floor {@link MIN_SUMMARY_TOKENS}),
  *    so that a summary always saves room;
- * 2. in `compaction`, when the ask's plan left pairs out (`evictedUpTo`) beyond what the session
- *    summary covers, moves the session summary forward: a rolling update (the previous summary plus
+ * 2. when the ask's plan names pairs to roll (`evictedUpTo`, `PromptPlan.evictedUpTo`: in both
+ *    modes the pairs whose summaries no longer fit memory's share of the window, in `compaction`
+ *    also every pair sent as a summary line) beyond what the session summary covers, moves the
+ *    session summary forward: a rolling update (the previous summary plus
  *    the newly covered pairs' original text), rebuilt from every original pair it covers every
  *    {@link FULL_REBUILD_EVERY} updates (docs/ARCHITECTURE.md, "Conversation memory").
  *
@@ -196,7 +198,8 @@ export class SummaryService {
           ),
       );
     }
-    if (settings.mode !== 'compaction' || data.evictedUpTo === null) return { turn, session: 'skipped' };
+    // Both memory modes: the plan names the pairs to roll (in per-turn only those whose lines no longer fit).
+    if (data.evictedUpTo === null) return { turn, session: 'skipped' };
     const session = await this.compact(
       context,
       history,

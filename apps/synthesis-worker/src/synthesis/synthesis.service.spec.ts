@@ -107,6 +107,44 @@ describe(SynthesisService.name, () => {
       expect(budgetOf(evs)[0]).toMatchObject({ counter: 'exact', counterId: 'tiktoken:o200k_base', calibration: 1 });
     });
 
+    it('lists one source per page, its best chunk first, in the done event and the stored message', async () => {
+      const ids = await newProject({ provider: 'local', model: 'local' });
+      const chunk = (id: string, source: string, title: string, score: number): RetrievedItem => ({
+        id,
+        kind: 'knowledge',
+        title,
+        source,
+        text: `${title}: an index on a column speeds up lookups (${id}).`,
+        score,
+      });
+      // Best first, as retrieval ranks them: three chunks of the HNSW page around one of IVFFlat's.
+      const ranked = [
+        chunk('hnsw-2', 'kb/hnsw.md', 'HNSW', 0.9),
+        chunk('hnsw-0', 'kb/hnsw.md', 'HNSW', 0.8),
+        chunk('ivf-1', 'kb/ivfflat.md', 'IVFFlat', 0.7),
+        chunk('hnsw-5', 'kb/hnsw.md', 'HNSW', 0.6),
+      ];
+      const askId = randomUUID();
+      await open(askId, ids);
+      await service.synthesize(
+        {
+          askId,
+          ...ids,
+          question: 'Which index speeds up lookups?',
+          acceptedAt: new Date().toISOString(),
+          items: ranked,
+        },
+        { attempt: 1 },
+      );
+      const done = (await events.readAll(askId)).find((e) => e.type === 'done')?.data as DoneEvent;
+      const perPage = [
+        { kind: 'knowledge', id: 'hnsw-2', title: 'HNSW', source: 'kb/hnsw.md' },
+        { kind: 'knowledge', id: 'ivf-1', title: 'IVFFlat', source: 'kb/ivfflat.md' },
+      ];
+      expect(done.sources).toEqual(perPage);
+      expect((await sessions.findByAsk(ids.projectId, askId))?.sources).toEqual(perPage);
+    });
+
     it('counts old messages once with the new counter after a model switch, and stores them', async () => {
       const ids = await newProject({ provider: 'local', model: 'local' });
       const first = await ask(ids, 'What is an HNSW index?');

@@ -1,6 +1,7 @@
-import { renderContextItem } from '@ask/context-budget';
+import { joinMemory, renderContextItem, renderSessionSummary, renderSummaryLine } from '@ask/context-budget';
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
 import {
+  followUpLine,
   composeAnswer,
   letterShare,
   LOCAL_ABSTAIN_THRESHOLDS,
@@ -358,5 +359,26 @@ describe(LocalChatProvider.name, () => {
     ])('equals the regex count over the length for %j', (text) => {
       expect(letterShare(text)).toBe(byRegex(text));
     });
+  });
+});
+
+describe(followUpLine.name, () => {
+  it('counts the turns inside the memory block from its part headers, not as one turn', () => {
+    const memory = joinMemory([
+      renderSessionSummary(4, 'The user runs PostgreSQL 15.'),
+      renderSummaryLine(5, 'Asked about HNSW.'),
+      renderSummaryLine(6, 'Asked about IVFFlat.'),
+    ]);
+    expect(followUpLine([memory, 'What is pgvector?', 'And its operators?'])).toBe(
+      '(Follow-up; this prompt carried 2 earlier turns verbatim, 2 as summaries, turns 1–4 in a session summary.)',
+    );
+    expect(followUpLine([joinMemory([renderSummaryLine(1, 'Asked about HNSW.')])])).toBe(
+      '(Follow-up; this prompt carried 0 earlier turns verbatim, 1 as a summary.)',
+    );
+  });
+
+  it('keeps the plain count without memory and says nothing on a first turn', () => {
+    expect(followUpLine(['What is pgvector?'])).toBe('(Follow-up; this prompt carried 1 earlier turn.)');
+    expect(followUpLine([])).toBeNull();
   });
 });

@@ -143,6 +143,26 @@ export class LocalChatProvider implements ChatProvider {
 }
 
 /**
+ * The answer's first line on a follow-up: how many earlier turns the prompt carried, from the user
+ * messages before the question. Conversation memory rides as one fenced user message
+ * (`<conversation_memory>`, libs/context-budget plan-memory) holding `Turn n (summary):` parts and at
+ * most one `Summary of turns 1–n:`; those turns are counted from its part headers, not as one turn.
+ * Null on a first turn.
+ */
+export function followUpLine(earlierUserMessages: readonly string[]): string | null {
+  const memory = earlierUserMessages.find((m) => m.includes('<conversation_memory>'));
+  const verbatim = earlierUserMessages.length - (memory ? 1 : 0);
+  const plural = (n: number) => `${n} earlier turn${n === 1 ? '' : 's'}`;
+  if (!memory) return verbatim > 0 ? `(Follow-up; this prompt carried ${plural(verbatim)}.)` : null;
+  const summaries = memory.match(/^Turn \d+ \(summary\):$/gm)?.length ?? 0;
+  const session = /^Summary of turns 1–(\d+):$/m.exec(memory);
+  const parts = [`${plural(verbatim)} verbatim`];
+  if (summaries > 0) parts.push(summaries === 1 ? '1 as a summary' : `${summaries} as summaries`);
+  if (session) parts.push(`turns 1–${session[1]} in a session summary`);
+  return `(Follow-up; this prompt carried ${parts.join(', ')}.)`;
+}
+
+/**
  * Builds the stand-in's answer text from the request (deterministic). Sentences are scored by the
  * question's keywords they contain, each weighted by its rarity among the retrieved sentences
  * (log(1 + N / (1 + df))), a keyword found only in the sentence's code counting half; prose that is
@@ -161,13 +181,10 @@ export function composeAnswer(
   const last = [...messages].reverse().find((m) => m.role === 'user');
   if (!last) return 'I have no question to answer.';
   const { passages, question } = parseUserMessage(last.content);
-  const priorQuestions = messages.filter((m) => m.role === 'user' && m !== last).map((m) => m.content);
+  const earlier = messages.filter((m) => m.role === 'user' && m !== last).map((m) => m.content);
   const lines: string[] = [];
-  if (priorQuestions.length > 0) {
-    lines.push(
-      `(Follow-up; this prompt carried ${priorQuestions.length} earlier turn${priorQuestions.length === 1 ? '' : 's'}.)`,
-    );
-  }
+  const follow = followUpLine(earlier);
+  if (follow) lines.push(follow);
   const notCovered = (why: string) => {
     lines.push(`The knowledge base does not seem to cover this question: ${why}.`);
     if (passages.length)

@@ -5,7 +5,7 @@ import { vectorParam } from '../vector';
 import { InsightsRepository } from './insights.repository';
 import { KnowledgeRepository } from './knowledge.repository';
 import { ProjectsRepository } from './projects.repository';
-import { fullTextQuery, fullTextSql, RetrievalRepository, searchSql } from './retrieval.repository';
+import { fullTextQuery, fullTextSql, hnswSettings, RetrievalRepository, searchSql } from './retrieval.repository';
 
 const MODEL = 'test/fixed';
 
@@ -336,6 +336,14 @@ describe(RetrievalRepository.name, () => {
       expect(fused[1].legs?.vector?.rank).toBe(1);
       expect(fused[1].legs?.fulltext).toBeUndefined();
       expect(fused[1].legs?.fused).toBeCloseTo(1 / 3, 12);
+    });
+  });
+
+  describe('hnswSettings', () => {
+    it('asks for ef_search 2 × top-K within 40..1000, with strict-order iterative scans', () => {
+      expect(hnswSettings(10)).toEqual({ efSearch: 40, iterative: 'strict_order' });
+      expect(hnswSettings(30)).toEqual({ efSearch: 60, iterative: 'strict_order' });
+      expect(hnswSettings(200)).toEqual({ efSearch: 400, iterative: 'strict_order' });
     });
   });
 

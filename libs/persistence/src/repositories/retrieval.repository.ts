@@ -34,14 +34,23 @@ interface ItemRow {
  */
 /**
  * Projects with at most this many rows (chunks + insights + recommendations) are ranked by an exact
- * scan of their own rows instead of the shared HNSW index. Measured by bench/retrieval/scale.bench.ts
- * (100 projects of 1,000 chunks, 256 dimensions): through the shared index the tenant filter leaves
- * recall@10 at 0.82 and p50 above 80 ms, since a project holds 1% of the graph; an exact scan of
- * 1,000 rows is recall 1 in a few milliseconds, and its cost grows linearly (~10 ms at 10,000 rows).
- * Such a project costs one round trip (no transaction, no planner settings); see bench/RESULTS.md,
+ * scan of their own rows instead of the shared HNSW index. Why: a small project holds a small share of
+ * the shared graph, so the tenant filter, applied after the index, discards most of what the scan
+ * visits and recall falls, while an exact scan of a small project is exact and its cost grows linearly
+ * with the project's rows. Such a project costs one round trip (no transaction, no planner settings).
+ * Recall and latency on both sides of the cutoff: bench/retrieval/scale.bench.ts, bench/RESULTS.md
  * "Vector search at 100K chunks".
  */
 export const EXACT_SCAN_MAX_ROWS = 10_000;
+
+/**
+ * The pgvector settings of a search through the HNSW index (a project above EXACT_SCAN_MAX_ROWS) for
+ * `topK`: `hnsw.ef_search` = 2 × top-K within 40..1000, and `hnsw.iterative_scan` so the tenant filter,
+ * applied after the index, still fills top-K rows.
+ */
+export function hnswSettings(topK: number): { efSearch: number; iterative: 'strict_order' | 'relaxed_order' } {
+  return { efSearch: Math.min(1000, Math.max(40, 2 * topK)), iterative: 'strict_order' };
+}
 
 /** The project's rows (chunks + insights + recommendations), $1 = project id: one scalar subquery. */
 const PROJECT_ROWS_SQL = `(SELECT (SELECT coalesce(sum(chunk_count), 0) FROM knowledge_sources WHERE project_id = $1)
@@ -82,10 +91,11 @@ export class RetrievalRepository {
     if (exact.length > 0) return exact.map(toItem);
     const [{ rows: projectRows }] = await this.dataSource.query(`SELECT ${PROJECT_ROWS_SQL} AS rows`, [projectId]);
     if (Number(projectRows) <= EXACT_SCAN_MAX_ROWS) return [];
+    const { efSearch, iterative } = hnswSettings(topK);
     const rows: ItemRow[] = await this.dataSource.transaction(async (manager) => {
       await manager.query(
-        `SELECT set_config('hnsw.iterative_scan', 'strict_order', true), set_config('hnsw.ef_search', $1, true)`,
-        [String(Math.min(1000, Math.max(40, 2 * topK)))],
+        `SELECT set_config('hnsw.iterative_scan', $1, true), set_config('hnsw.ef_search', $2, true)`,
+        [iterative, String(efSearch)],
       );
       return manager.query(searchSql(embedding.length), params);
     });

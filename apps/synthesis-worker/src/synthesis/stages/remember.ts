@@ -5,16 +5,21 @@ import type { KnownSession } from '../../memory/summary.service';
 import type { SynthesisDeps, Turn } from './turn';
 
 /**
- * The summary job of a stored pair: `evictedUpTo` is the newest pair the plan evicted (dropped pairs
- * are newer than the compacted ones, `planMemory`), null when it evicted none.
+ * The summary job of a stored pair: `evictedUpTo` is the newest pair the session summary must take
+ * over, as the planner named it (`PromptPlan.evictedUpTo`), null for none.
  */
 export function summaryJobOf(
   data: Pick<SynthesizeJobData, 'projectId' | 'sessionId' | 'askId'>,
   messageId: string,
-  plan: Pick<PromptPlan, 'memory'>,
+  plan: Pick<PromptPlan, 'evictedUpTo'>,
 ): SummariseJobData {
-  const newest = plan.memory.droppedTurnIds.at(-1) ?? plan.memory.compactedTurnIds.at(-1) ?? null;
-  return { projectId: data.projectId, sessionId: data.sessionId, messageId, askId: data.askId, evictedUpTo: newest };
+  return {
+    projectId: data.projectId,
+    sessionId: data.sessionId,
+    messageId,
+    askId: data.askId,
+    evictedUpTo: plan.evictedUpTo,
+  };
 }
 
 /**
@@ -29,7 +34,7 @@ export async function rememberTurn(
   deps: Pick<SynthesisDeps, 'summaryService' | 'summaryQueue' | 'logger'>,
   turn: Pick<Turn, 'data' | 'project' | 'session'>,
   stored: HistoryPair,
-  plan: Pick<PromptPlan, 'memory'>,
+  plan: Pick<PromptPlan, 'evictedUpTo'>,
 ): Promise<void> {
   const { data, session } = turn;
   const pairs = session.pairs.some((m) => m.id === stored.id) ? session.pairs : [...session.pairs, stored];
