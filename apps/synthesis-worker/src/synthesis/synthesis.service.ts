@@ -6,16 +6,13 @@ import { AskEventStream, FencedPublishError, replayStoredAnswer } from '@ask/eve
 import { askDurationSeconds, asksTotal } from '@ask/observability';
 import {
   LearnedWindowsRepository,
-  NO_CALL_RECORDS,
   ProjectsRepository,
   ProviderCallsRepository,
   SessionsRepository,
   SummariesRepository,
   UsageRepository,
 } from '@ask/persistence';
-import { PlanningMemory } from './planning-memory';
-import { CallLedger, type CallScope } from './call-ledger';
-import { ConversationMemory } from '../memory/conversation-memory';
+import type { CallScope } from './call-ledger';
 import { SummaryProducer } from '../memory/summary.producer';
 import { SummaryService } from '../memory/summary.service';
 import { publishBudget } from './stages/budget';
@@ -25,7 +22,7 @@ import { firstPlan, replanAfterOverflow } from './stages/plan';
 import { rememberTurn } from './stages/remember';
 import { storeAnswer } from './stages/store';
 import { type Answered, recoverFromOverflow, streamAnswer } from './stages/stream';
-import type { Run, SynthesisDeps, Turn } from './stages/turn';
+import { type Run, type SynthesisDeps, synthesisDeps, type Turn } from './stages/turn';
 import { learnFromOverflow } from './stages/learn';
 import { verifyWithCountEndpoint } from './stages/verify';
 
@@ -79,18 +76,19 @@ export class SynthesisService {
     @Optional() summaryQueue?: SummaryProducer,
     @Optional() summaryService?: SummaryService,
   ) {
-    this.deps = {
+    this.deps = synthesisDeps({
       projects,
       sessions,
+      usage,
+      windows,
       events,
       config,
-      memory: new PlanningMemory(usage, windows, sessions),
-      ledger: new CallLedger(calls ?? NO_CALL_RECORDS, config.ASK_PRICE_OVERRIDES),
-      ...(summaries ? { conversation: new ConversationMemory(summaries) } : {}),
+      calls,
+      summaries,
       summaryQueue,
       summaryService,
       logger: this.logger,
-    };
+    });
   }
 
   /**

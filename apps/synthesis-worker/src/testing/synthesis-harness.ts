@@ -22,6 +22,7 @@ import {
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { connectTestRedis, removeKeysUnder, testKeyPrefix, testRedisUrl } from '@ask/testing';
 import { SynthesisService } from '../synthesis/synthesis.service';
+import { type SynthesisDeps, synthesisDeps } from '../synthesis/stages/turn';
 import { SummaryProducer } from '../memory/summary.producer';
 import { SummaryService } from '../memory/summary.service';
 
@@ -80,6 +81,8 @@ export interface SynthesisHarness {
   synthesis: SynthesisService;
   /** Another service on the same database, Redis and upstream, with `overrides` over the harness's options. */
   service(overrides?: SynthesisServiceOptions): SynthesisService;
+  /** The stages' dependencies (`synthesisDeps`) on the harness's parts, for a spec of one stage; `ledger` records calls. */
+  deps(options?: { ledger?: boolean }): SynthesisDeps;
   /** Removes the keys under the prefix and the queue, stops the upstream, drops the database. */
   close(): Promise<void>;
 }
@@ -155,6 +158,8 @@ export async function createSynthesisHarness(options: SynthesisHarnessOptions): 
     summaryService,
     synthesis: service(),
     service,
+    deps: ({ ledger = false } = {}) =>
+      synthesisDeps({ projects, sessions, usage, windows, events, config, ...(ledger ? { calls } : {}) }),
     close: async () => {
       if (queue) {
         await queue.obliterate({ force: true });

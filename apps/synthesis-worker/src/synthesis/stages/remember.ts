@@ -5,8 +5,8 @@ import type { KnownSession } from '../../memory/summary.service';
 import type { SynthesisDeps, Turn } from './turn';
 
 /**
- * The summary job of a stored pair: `evictedUpTo` is what the planner names for the session summary
- * to take over (`PromptPlan.evictedUpTo`), null when it names none.
+ * The summary job of a stored pair: `evictedUpTo` is the newest pair the session summary must take
+ * over, as the planner named it (`PromptPlan.evictedUpTo`), null for none.
  */
 export function summaryJobOf(
   data: Pick<SynthesizeJobData, 'projectId' | 'sessionId' | 'askId'>,

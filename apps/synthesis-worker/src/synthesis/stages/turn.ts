@@ -1,4 +1,4 @@
-import type { Logger } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import type { SynthesizeJobData } from '@ask/ask-contracts';
 import { notFound } from '@ask/ask-errors';
 import type { AppConfig } from '@ask/config';
@@ -6,13 +6,24 @@ import type { TurnPlanInput } from '@ask/context-budget';
 import { type AskEventStream, FencedPublishError, type RunClaim } from '@ask/event-stream';
 import type { ChatProvider, UpstreamFailure } from '@ask/llm-providers';
 import type { ResolvedModel } from '@ask/model-catalog';
-import type { HistoryPair, Project, ProjectsRepository, SessionsRepository, TurnSummary } from '@ask/persistence';
+import {
+  type HistoryPair,
+  type LearnedWindowsRepository,
+  NO_CALL_RECORDS,
+  type Project,
+  type ProjectsRepository,
+  type ProviderCallsRepository,
+  type SessionsRepository,
+  type SummariesRepository,
+  type TurnSummary,
+  type UsageRepository,
+} from '@ask/persistence';
 import type { CounterChoice, TokenCounter } from '@ask/token-counting';
-import type { ConversationMemory, MemoryInput, RememberedTurn } from '../../memory/conversation-memory';
+import { ConversationMemory, type MemoryInput, type RememberedTurn } from '../../memory/conversation-memory';
 import type { SummaryProducer } from '../../memory/summary.producer';
 import type { SummaryService } from '../../memory/summary.service';
-import type { CallLedger } from '../call-ledger';
-import type { Planning, PlanningMemory } from '../planning-memory';
+import { CallLedger } from '../call-ledger';
+import { type Planning, PlanningMemory } from '../planning-memory';
 
 /** What a provider disclosed when it refused a request as too large (tokens). */
 export type Overflow = Extract<UpstreamFailure, { kind: 'overflow' }>;
@@ -41,6 +52,39 @@ export interface SynthesisDeps {
   summaryQueue?: SummaryProducer;
   summaryService?: SummaryService;
   logger: Logger;
+}
+
+/** What {@link synthesisDeps} builds the stages' dependencies from (the `SynthesisService` constructor's arguments). */
+export interface SynthesisParts {
+  projects: ProjectsRepository;
+  sessions: SessionsRepository;
+  usage: UsageRepository;
+  windows: LearnedWindowsRepository;
+  events: AskEventStream;
+  config: AppConfig;
+  /** Without it, upstream calls get no row in `provider_calls`. */
+  calls?: ProviderCallsRepository;
+  /** With it, stored summaries are read into the plan (conversation memory). */
+  summaries?: SummariesRepository;
+  summaryQueue?: SummaryProducer;
+  summaryService?: SummaryService;
+  logger?: Logger;
+}
+
+/** The stages' dependencies: planning memory over the usage and window repositories, the call ledger priced with `ASK_PRICE_OVERRIDES`. */
+export function synthesisDeps(parts: SynthesisParts): SynthesisDeps {
+  return {
+    projects: parts.projects,
+    sessions: parts.sessions,
+    events: parts.events,
+    config: parts.config,
+    memory: new PlanningMemory(parts.usage, parts.windows, parts.sessions),
+    ledger: new CallLedger(parts.calls ?? NO_CALL_RECORDS, parts.config.ASK_PRICE_OVERRIDES),
+    ...(parts.summaries ? { conversation: new ConversationMemory(parts.summaries) } : {}),
+    summaryQueue: parts.summaryQueue,
+    summaryService: parts.summaryService,
+    logger: parts.logger ?? new Logger('SynthesisService'),
+  };
 }
 
 /** One turn as loaded ({@link loadTurn}): what every later stage reads. */
