@@ -51,7 +51,9 @@ describe(replanAfterOverflow.name, () => {
       maxTokens: 1024,
       choice: { exactPlan: exact },
       planInput: input('What does HNSW build?', exact),
-    }) as Pick<Turn, 'model' | 'maxTokens' | 'choice' | 'planInput'>;
+      // An exact counter: no calibrated estimate, so the seed's margin.
+      planning: {},
+    }) as Pick<Turn, 'model' | 'maxTokens' | 'choice' | 'planInput' | 'planning'>;
   it('plans once more at the disclosed window and the observed ratio', () => {
     const { sized } = firstPlan(input('What does HNSW build?', true));
     const again = replanAfterOverflow(turn(true), sized, {
