@@ -29,7 +29,6 @@ describe(budgetMemory.name, () => {
       sessionSummary: false,
       sessionSummaryTokens: 0,
       memoryTokens: 120,
-      tokens: 0,
     });
   });
 
