@@ -193,26 +193,27 @@ export function fullTextSql(dimensions: number): string {
     SELECT * FROM (
       (SELECT i.id, 'insight' AS kind, i.name AS title, i.name || E'\\n' || i.description AS text,
               NULL::text AS source, NULL::int AS token_count, ts_rank_cd(i.tsv, ${tsquery}) AS rank,
-              ${e('i')} <=> ${q} AS distance
+              ${e('i')} <=> ${q} AS distance, NULL::int AS ordinal
          FROM insights i
         WHERE i.project_id = $1 AND i.embedding_dims = ${dimensions} AND i.embedding_model = $5 AND i.tsv @@ ${tsquery}
         ORDER BY rank DESC, i.id LIMIT $3)
       UNION ALL
       (SELECT r.id, 'recommendation', r.title, r.title || E'\\n' || r.body, NULL::text, NULL::int,
-              ts_rank_cd(r.tsv, ${tsquery}), ${e('r')} <=> ${q}
+              ts_rank_cd(r.tsv, ${tsquery}), ${e('r')} <=> ${q}, NULL::int
          FROM recommendations r
         WHERE r.project_id = $1 AND r.embedding_dims = ${dimensions} AND r.embedding_model = $5 AND r.tsv @@ ${tsquery}
         ORDER BY 7 DESC, r.id LIMIT $3)
       UNION ALL
-      (SELECT c.id, 'knowledge', s.title, c.text, s.uri, c.token_count, c.rank, c.distance
-         FROM (SELECT k.id, k.source_id, k.text, k.token_count, ts_rank_cd(k.tsv, ${tsquery}) AS rank,
-                      ${e('k')} <=> ${q} AS distance
-                 FROM knowledge_chunks k
-                WHERE k.project_id = $1 AND k.embedding_dims = ${dimensions} AND k.embedding_model = $5 AND k.tsv @@ ${tsquery}
-                ORDER BY rank DESC, k.id LIMIT $3) c
-         JOIN knowledge_sources s ON s.id = c.source_id)
+      (SELECT k.id, 'knowledge', s.title, k.text, s.uri, k.token_count, ts_rank_cd(k.tsv, ${tsquery}),
+              ${e('k')} <=> ${q}, k.ordinal
+         FROM knowledge_chunks k
+         JOIN knowledge_sources s ON s.id = k.source_id
+        WHERE k.project_id = $1 AND k.embedding_dims = ${dimensions} AND k.embedding_model = $5 AND k.tsv @@ ${tsquery}
+        ORDER BY 7 DESC, s.uri, k.ordinal LIMIT $3)
     ) ranked
-    ORDER BY rank DESC, kind, id
+    -- Equal ranks in a stable order (a page's uri, then the chunk's place in it), not by random ids, so
+    -- the same question over the same rows always returns the same top-K.
+    ORDER BY rank DESC, kind, source, ordinal, id
     LIMIT $3`;
 }
 
