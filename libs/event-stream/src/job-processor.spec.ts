@@ -13,8 +13,9 @@ abstract class Bare<Q extends QueueName> extends JobProcessor<Q> {
     return 1;
   }
 
-  // No BullMQ worker here to set the concurrency of.
-  override onApplicationBootstrap(): void {}
+  override onApplicationBootstrap(): void {
+    // No BullMQ worker here to set the concurrency of.
+  }
 }
 
 @Injectable()

@@ -56,7 +56,11 @@ export class PersistenceModule {
   static forRoot(options: PersistenceModuleOptions = {}): DynamicModule {
     // The caller's settings, else the app's config (AppConfigModule is global).
     const inject = options.config ? [] : [APP_CONFIG];
-    const configOf = (injected?: PersistenceSettings): PersistenceSettings => options.config ?? injected!;
+    const configOf = (injected?: PersistenceSettings): PersistenceSettings => {
+      const config = options.config ?? injected;
+      if (!config) throw new Error('PersistenceModule: no config (import AppConfigModule, or pass options.config)');
+      return config;
+    };
     return {
       module: PersistenceModule,
       global: true,

@@ -65,12 +65,21 @@ export class SynthesisProcessor extends JobProcessor<QueueName.AskSynthesis> {
     this.stop(id, 'the job started again');
     const controller = new AbortController();
     this.running.set(id, controller);
+    const what = `ask ${job.data.askId}: synthesis`;
+    let handled = false;
     try {
       await this.synthesis.synthesize(job.data, {
         attempt,
         signal: controller.signal,
-        failed: (err, end) => this.failedAttempt(job, `ask ${job.data.askId}: synthesis`, err, end),
+        failed: (err, end) => {
+          handled = true;
+          return this.failedAttempt(job, what, err, end);
+        },
       });
+    } catch (err) {
+      // A failure before the run claimed the ask (Redis unreachable): logged the same way, nothing to end.
+      if (!handled) await this.failedAttempt(job, what, err, async () => undefined);
+      throw err;
     } finally {
       if (this.running.get(id) === controller) this.running.delete(id);
     }

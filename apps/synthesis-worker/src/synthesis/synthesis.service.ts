@@ -101,10 +101,7 @@ export class SynthesisService {
    * @throws the infrastructure error (BullMQ retries the job), after `failed` (on the last attempt the
    *   ask first ends with its typed 500 `internal_error`).
    */
-  async synthesize(
-    data: SynthesizeJobData,
-    { attempt, failed, signal: lockLost }: AttemptInfo,
-  ): Promise<RunOutcome> {
+  async synthesize(data: SynthesizeJobData, { attempt, failed, signal: lockLost }: AttemptInfo): Promise<RunOutcome> {
     const claim = await this.events.claim(data.askId);
     if (!claim) {
       // The ask's Redis keys are gone (expired, or lost with Redis): the reconciler re-opens or ends it.
