@@ -319,3 +319,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     parsed.data.ASK_STREAM_HASH_TAGS ?? (parsed.data.REDIS_CLUSTER_NODES ? CLUSTER_DEFAULT_STREAM_HASH_TAGS : 0);
   return Object.freeze({ ...parsed.data, ASK_STREAM_HASH_TAGS: tags });
 }
+
+let processConfig: AppConfig | undefined;
+
+/**
+ * The process's one config: `process.env` parsed by {@link loadConfig} on the first call, the same
+ * frozen object on every later one. What `AppConfigModule` provides and what decorator options read
+ * (`@Processor` lock settings are fixed when the class is declared, before Nest builds anything), so
+ * a worker's decorators and its injected config are one parse of one environment.
+ * @throws ConfigError naming every invalid variable (on the first call; nothing is cached then).
+ */
+export function appConfig(): AppConfig {
+  processConfig ??= loadConfig();
+  return processConfig;
+}
