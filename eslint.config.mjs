@@ -75,6 +75,27 @@ export default [
     },
   },
   {
+    // bench/ (tag scope:bench) under the same rules, with one named exception: a bench that measures an
+    // app's own code in-process imports exactly these app files (Nx forbids importing an app project
+    // otherwise). Every other import of bench/ is checked against the tags like any project's.
+    files: ['bench/**/*.ts'],
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: [
+            '^../../apps/synthesis-worker/src/synthesis-worker.module$',
+            '^../../apps/synthesis-worker/src/testing/synthesis-harness$',
+            '^../../apps/ask-cli/src/commands/demo.command$',
+            '^../../apps/ask-cli/src/commands/session.command$',
+          ],
+          depConstraints: [{ sourceTag: 'scope:bench', onlyDependOnLibsWithTags: ['scope:lib', 'scope:testing'] }],
+        },
+      ],
+    },
+  },
+  {
     // Services write through the JSON logger (libs/observability), never straight to stdout/stderr: a
     // stray debug line reaches every operator's logs on every job (a `DBG acquire …` line once did).
     files: [

@@ -31,9 +31,7 @@ import {
   RetrievalRepository,
 } from '@ask/persistence';
 import { createTestDatabase } from '@ask/persistence/testing';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
 import { chooseCorpus, NOT_DOCUMENTATION, prepareDocument } from '../../apps/ask-cli/src/commands/demo.command';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
 import { readQuestionFile, type SessionQuestion } from '../../apps/ask-cli/src/commands/session.command';
 
 const ROOT = resolve(__dirname, '..', '..');

@@ -49,7 +49,6 @@ import {
 } from '@ask/persistence';
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
 import { createSynthesisHarness } from '../../apps/synthesis-worker/src/testing/synthesis-harness';
 import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsSection } from '../common';
 

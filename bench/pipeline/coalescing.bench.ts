@@ -22,10 +22,8 @@ import { AskClient } from '@ask/ask-client';
 import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
 import { ApiKeysRepository, CredentialsCipher, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
-import { startStack, type Stack } from '@ask/stack';
+import { type RedisServer, startRedis, startStack, type Stack } from '@ask/stack';
 import { TiktokenCounter } from '@ask/token-counting';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
-import { type RedisServer, startRedis } from '../../apps/ask-e2e/src/faults/servers';
 import { callsBetween, commandCalls, median, processCpuMs } from './measure';
 
 const ROOT = resolve(__dirname, '..', '..');

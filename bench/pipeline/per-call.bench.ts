@@ -15,8 +15,7 @@ import Redis from 'ioredis';
 import { redactSecrets, registerSecrets } from '@ask/ask-errors';
 import { pgQuery } from '@ask/persistence';
 import { createTestDatabase } from '@ask/persistence/testing';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
-import { type RedisServer, startRedis } from '../../apps/ask-e2e/src/faults/servers';
+import { type RedisServer, startRedis } from '@ask/stack';
 import { gitCommit, machine, numberArg, writeResultsSection } from '../common';
 
 const CALLS = numberArg('calls', 2000);

@@ -41,9 +41,7 @@ import {
   ProjectsRepository,
 } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
-import { startStack, type Stack } from '@ask/stack';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
-import { type RedisServer, startRedis } from '../../apps/ask-e2e/src/faults/servers';
+import { type RedisServer, startRedis, startStack, type Stack } from '@ask/stack';
 import { callsBetween, commandCalls, median, processCpuMs, STAGES, type StageTimes, stageTimes } from './measure';
 
 const ROOT = resolve(__dirname, '..', '..');

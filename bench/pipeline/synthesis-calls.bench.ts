@@ -25,8 +25,7 @@ import { AskEventStream } from '@ask/event-stream';
 import { CredentialsCipher, ProjectsRepository, SessionsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { TiktokenCounter } from '@ask/token-counting';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
-import { type RedisServer, startRedis } from '../../apps/ask-e2e/src/faults/servers';
+import { type RedisServer, startRedis } from '@ask/stack';
 import { numberArg } from '../common';
 
 const ASKS = numberArg('asks', 60);
@@ -133,7 +132,6 @@ async function main(): Promise<void> {
       () => probe.end(),
     );
 
-    // eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
     const { SynthesisWorkerModule } = await import('../../apps/synthesis-worker/src/synthesis-worker.module');
     const app = await NestFactory.createApplicationContext(SynthesisWorkerModule, { logger: ['error', 'warn'] });
     app.enableShutdownHooks();

@@ -30,7 +30,6 @@ import {
   ProjectsRepository,
   RetrievalRepository,
 } from '@ask/persistence';
-// eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase } from '@ask/persistence/testing';
 
 const SECTION = '## Relevance floor per embedder and retrieval method';
