@@ -94,7 +94,7 @@ export class SummaryService {
   /**
    * True when the project's pairs are summarised by the built-in extractive summariser (the `local`
    * stand-in, or `summaryModel: extractive`): no upstream call, so the synthesis worker runs the
-   * summary itself right after `done` ({@link summarize} with what the run read) instead of
+   * summary itself right after `done` ({@link summarise} with what the run read) instead of
    * enqueueing an `ask-memory` job. False for a provider summariser (and with a test factory).
    */
   summarisesInline(project: Project): boolean {
