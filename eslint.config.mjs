@@ -8,6 +8,32 @@ const SPELLINGS = [
   { selector: 'Identifier[name=/[Nn]ormalis/]', message: 'Spell it normalize (the code base spells it so).' },
 ];
 
+// Comments keep the why, not a tracker's number: the tracker is not in the repo, so "issue 31" tells a
+// reader nothing. Checked in every comment of non-spec sources (strings a bench writes into
+// bench/RESULTS.md keep their text).
+const TRACKER_NUMBER = /\bissues? #?\d+/i;
+const house = {
+  rules: {
+    'no-tracker-numbers': {
+      meta: {
+        type: 'suggestion',
+        schema: [],
+        messages: { tracker: 'Say why in the comment itself: "{{text}}" points at a tracker that is not in the repo.' },
+      },
+      create(context) {
+        return {
+          Program() {
+            for (const comment of context.sourceCode.getAllComments()) {
+              const found = TRACKER_NUMBER.exec(comment.value);
+              if (found) context.report({ loc: comment.loc, messageId: 'tracker', data: { text: found[0] } });
+            }
+          },
+        };
+      },
+    },
+  },
+};
+
 export default [
   ...nx.configs['flat/base'],
   ...nx.configs['flat/typescript'],
@@ -99,6 +125,12 @@ export default [
         },
       ],
     },
+  },
+  {
+    files: ['**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    plugins: { house },
+    rules: { 'house/no-tracker-numbers': 'error' },
   },
   {
     // Services write through the JSON logger (libs/observability), never straight to stdout/stderr: a

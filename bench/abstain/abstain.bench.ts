@@ -1,5 +1,5 @@
 /**
- * Calibration of the local stand-in's abstain threshold (issue 14): the retrieval score of the best
+ * Calibration of the local stand-in's abstain threshold (a measured figure, not a guess): the retrieval score of the best
  * item below which the stand-in answers that the knowledge base does not seem to cover the question.
  *
  *   node tools/run-ts.js bench/abstain/abstain.bench.ts [--data DIR]

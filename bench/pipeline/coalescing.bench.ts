@@ -1,6 +1,6 @@
 /**
  * Events and Redis commands per answer for a long streamed answer, with delta coalescing on and off
- * (issue 19 item 3): the fake OpenAI upstream (tools/fake-upstream) streams a 1,000-token answer, one
+ * (fewer events and Redis commands per answer): the fake OpenAI upstream (tools/fake-upstream) streams a 1,000-token answer, one
  * token per SSE chunk, `--chunk-delay-ms` apart (default 1); the whole stack runs as separate processes
  * on loopback, once with `SYNTHESIS_DELTA_INTERVAL_MS=25` (coalescing on, the default) and once with
  * `0` (every provider chunk its own `delta`), each on the bench's own Redis server so `INFO

@@ -1,5 +1,5 @@
 /**
- * Client CPU of the calls every ask makes many times (issue 19): one PostgreSQL statement through
+ * Client CPU of the calls every ask makes many times (where the pipeline's CPU per ask goes): one PostgreSQL statement through
  * TypeORM's `DataSource.query` against the same statement on the pool (`pgQuery`, unnamed and named),
  * one Redis round trip, and `redactSecrets` over an event's JSON with and without a secret in it.
  *

@@ -1,5 +1,5 @@
 /**
- * Round trips of the synthesis worker per ask (issue 19): the worker's own Nest module
+ * Round trips of the synthesis worker per ask (each one is CPU and latency): the worker's own Nest module
  * (`SynthesisWorkerModule`: the `ask-synthesis` and `ask-memory` processors) in this process, fed
  * synthesis jobs as the retrieval worker enqueues them, on a throwaway database and the bench's own
  * Redis server. Counts, per ask, the PostgreSQL statements the worker's pg clients send (each one a

@@ -1,5 +1,5 @@
 /**
- * Issue 32 item 2: the relevance floor per embedder and retrieval method, on the PostgreSQL 15 manual.
+ * The relevance floor per embedder and retrieval method, measured rather than guessed, on the PostgreSQL 15 manual.
  *
  *   node tools/run-ts.js bench/relevance/relevance.bench.ts [--distractors N] [--top-k K]
  *
