@@ -460,7 +460,7 @@ export function learnEstimatePrior(records: readonly ScriptUsageRecord[]): Estim
 export const PRIOR_MIN_RATIO = 1 / (1 - SEED_APPROXIMATE_MARGIN_PERCENT / 100);
 
 /**
- * The prior a project plans with (issue 26 item 2: no tenant moves another's budget): for a class
+ * The prior a project plans with (no tenant moves another's budget): for a class
  * the project's own records hold, the prior of those records alone ({@link learnEstimatePrior} over
  * `own`), so the project plans exactly as it would alone on the model id; for a class new to the
  * project, the model-wide prior (`model`: every project's records of the model id), and only where it
