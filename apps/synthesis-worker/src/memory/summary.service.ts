@@ -418,13 +418,17 @@ interface Context {
  * question) are a `user` source: their statements about themselves outrank figures and code.
  * @param turn the pair's 1-based position in the session (its label `Turn n`).
  */
-export function sessionSources(pair: Pick<HistoryPair, 'question' | 'answer'>, turn: number, summary?: string) {
+export function sessionSources(
+  pair: Pick<HistoryPair, 'question' | 'answer'>,
+  turn: number,
+  summary?: string,
+): ExtractiveSource[] {
   const label = `Turn ${turn}`;
   if (summary === undefined) {
     return [
       { label, text: pair.question, user: true },
       { label: '', text: pair.answer },
-    ] satisfies ExtractiveSource[];
+    ];
   }
   // The user's facts the summary had no room for (or that a provider's summary reworded) come from
   // the question itself: the session summary never loses a fact because a pair's summary did.
@@ -436,11 +440,11 @@ export function sessionSources(pair: Pick<HistoryPair, 'question' | 'answer'>, t
     return [
       ...(facts.length ? [{ label, text: joinClauses(facts), user: true }] : []),
       { label: facts.length ? '' : label, text: summary, bonus: 1 },
-    ] satisfies ExtractiveSource[];
+    ];
   }
   const user = joinClauses([parts[1] ?? '', ...missing(summary)].filter(Boolean));
   return [
     ...(user ? [{ label, text: user, bonus: 1, user: true }] : []),
     ...(parts[2] ? [{ label: user ? '' : label, text: parts[2], bonus: 1 }] : []),
-  ] satisfies ExtractiveSource[];
+  ];
 }
