@@ -1,5 +1,5 @@
 /**
- * Packing against what the seed formula allows (issue 12 item 7). Real multi-turn sessions of
+ * Packing against what the seed formula allows (how much of the window a plan fills). Real multi-turn sessions of
  * ../shared/data (corpusSessions: mt-bench-101 dialogues, oasst1-zh threads, arena-hard-en prompts with
  * code, the UDHR in 26 languages as question/answer turns) are asked turn by turn through the worker's
  * sizer (`sizePrompt` of libs/context-budget, default system prompt, no retrieved items), and each
@@ -14,7 +14,7 @@
  * Counter kinds: the exact counter (o200k_base for an OpenAI model: the truth is the same tokenizer);
  * the approximate estimate uncalibrated (`approx:script-v1`, 15% margin) for an unknown model behind each
  * reference tokenizer; the same estimate calibrated per script class with the bounded factors and the
- * seed's 15% (`learnScriptCalibration`, before issue 26 item 3), before and after its first factor
+ * seed's 15% (`learnScriptCalibration`, before the per-project planning margin), before and after its first factor
  * applies; and the worker's plan since (planning-memory.ts: one usage record per answered ask,
  * `learnPlanningCalibration` over the project's newest 50 per class, `ScriptCalibratedCounter` with
  * the margin sized from the spread of the session's own records, `sizePrompt`'s `safetyMargin`).
@@ -80,7 +80,7 @@ const SPREAD_MULTIPLE = (() => {
   return value;
 })();
 const MIN_RECORDS = numberArg('min-records', PLANNING_MARGIN_DEFAULTS.minRecords);
-/** Acceptance (issue 26): median fill ÷ ceiling when the budget binds, once calibrated, after at most this many asks. */
+/** The goal: median fill ÷ ceiling when the budget binds, once calibrated, after at most this many asks. */
 const GOAL = 0.85;
 const GOAL_ASKS = 10;
 const MAX_TOKENS = DEFAULT_MAX_TOKENS;
