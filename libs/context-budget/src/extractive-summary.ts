@@ -124,7 +124,7 @@ export function splitClauses(sentence: string): string[] {
  * runs of other clauses between them one unit each, in order. Users run a fact into a longer
  * sentence (no full stop before it, as Chinese chat often has: `…所以我想学习顺便说一下，我的经理是张伟。`,
  * `…然后再综合起来生成Prompt我们决定在杭州部署。`), and the whole is then a long request that is no fact
- * while its last clause is one (issue 32: the facts lost in the Chinese sessions 8–15).
+ * while its last clause is one (the facts bench/memory's Chinese sessions 8–15 lost).
  */
 export function userUnits(sentence: string): string[] {
   if (isUserFact(sentence)) return [sentence];

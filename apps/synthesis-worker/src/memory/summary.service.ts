@@ -378,7 +378,7 @@ export class SummaryService {
  * The length budget of a pair's summary, tokens of the planning counter: a summary must save room, so
  * at most 70% of the pair ({@link SUMMARY_SHARE_OF_PAIR}; floor {@link MIN_SUMMARY_TOKENS}: room for one
  * sentence and its label), but never less than the user's facts of the question need (`Q:` and each of
- * its {@link userFacts} with a space, as the extractive summariser counts them), so that a short pair does not lose its fact to the share (issue 32: `很好，谢谢你的回答
+ * its {@link userFacts} with a space, as the extractive summariser counts them), so that a short pair does not lose its fact to the share (bench/memory: `很好，谢谢你的回答
  * 我们这项工作的预算是146,495元。` answered `很高兴可以帮助你。` kept only the answer under 32 tokens);
  * at most `maxTokens` (the setting) in every case.
  */
