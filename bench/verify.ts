@@ -78,6 +78,12 @@ export const BENCH_RUNS: readonly BenchRun[] = [
     env: { COUNTING_MAX_MESSAGES: '600' },
   },
   {
+    name: 'counting-heldout',
+    script: 'bench/counting/heldout.bench.ts',
+    args: ['--arena-bytes', '20000'],
+    sections: ['## Token counting on a blind held-out source'],
+  },
+  {
     name: 'counting-throughput',
     script: 'bench/counting/throughput.bench.ts',
     args: ['--bytes', '2000', '--runs', '1', '--kinds', 'english,chinese'],
