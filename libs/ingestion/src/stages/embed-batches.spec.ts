@@ -19,7 +19,7 @@ class ScriptedEmbedder implements EmbeddingProvider {
   async embed(texts: string[]): Promise<number[][]> {
     this.log.push(`embed ${texts.join(',')}`);
     const status = texts.some((t) => t.includes('AUTH')) ? 401 : texts.some((t) => t.includes('POISON')) ? 400 : 0;
-    if (status) throw new UpstreamFailureError({ kind: 'fatal', status, message: 'refused' }, 'openai', 1);
+    if (status) throw new UpstreamFailureError({ kind: 'fatal', status, message: 'refused' }, 'openai', 1, false);
     return texts.map((t) => [t.length, 1]);
   }
 }

@@ -33,8 +33,9 @@ describe('claim stage', () => {
       await harness.events.open(askId, { ...ids, acceptedAt: new Date().toISOString() });
       const first = await claimRun(harness.deps(), askId);
       const second = await claimRun(harness.deps(), askId);
-      expect([first?.claim.run, second?.claim.run]).toEqual([1, 2]);
-      expect([await harness.events.isCurrent(first!.claim), await harness.events.isCurrent(second!.claim)]).toEqual([
+      if (!first || !second) throw new Error('not claimed');
+      expect([first.claim.run, second.claim.run]).toEqual([1, 2]);
+      expect([await harness.events.isCurrent(first.claim), await harness.events.isCurrent(second.claim)]).toEqual([
         false,
         true,
       ]);
@@ -90,7 +91,8 @@ describe('claim stage', () => {
       const { askId, run } = await claimed();
       await harness.events.publish(askId, 'error', { status: 404, error: 'not found', code: 'not_found' }, run.claim);
       const later = await harness.events.claim(askId);
-      expect(await resumeRun(harness.deps(), data(askId), { claim: later! }, 1)).toBe('finished');
+      if (!later) throw new Error('not claimed');
+      expect(await resumeRun(harness.deps(), data(askId), { claim: later }, 1)).toBe('finished');
       expect((await events(askId)).map(([type]) => type)).toEqual(['error']);
     });
   });
