@@ -1,5 +1,5 @@
 /**
- * Calibration of the local stand-in's abstain threshold (issue 14): the retrieval score of the best
+ * Calibration of the local stand-in's abstain threshold (a measured figure, not a guess): the retrieval score of the best
  * item below which the stand-in answers that the knowledge base does not seem to cover the question.
  *
  *   node tools/run-ts.js bench/abstain/abstain.bench.ts [--data DIR]
@@ -31,9 +31,7 @@ import {
   RetrievalRepository,
 } from '@ask/persistence';
 import { createTestDatabase } from '@ask/persistence/testing';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
 import { chooseCorpus, NOT_DOCUMENTATION, prepareDocument } from '../../apps/ask-cli/src/commands/demo.command';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
 import { readQuestionFile, type SessionQuestion } from '../../apps/ask-cli/src/commands/session.command';
 
 const ROOT = resolve(__dirname, '..', '..');

@@ -1,5 +1,5 @@
 /**
- * Retrieval on corpora the team never tuned on (issue 33, item 4), scored through `ask eval`.
+ * Retrieval on corpora the team never tuned on (the blind check of the tuned defaults), scored through `ask eval`.
  *
  *   node tools/run-ts.js bench/retrieval/heldout.bench.ts [--corpora DIR] [--sets a,b=questions.jsonl]
  *     [--corpus NAME] [--semantic-distractors N] [--runs all,subset,semantic]

@@ -140,7 +140,7 @@ const schema = z.object({
    * Lock of a running synthesis job, in milliseconds, renewed every SYNTHESIS_LOCK_RENEW_MS while the
    * worker lives. A killed worker's job is taken up again once its lock has lapsed and a stalled check
    * has run: within SYNTHESIS_LOCK_DURATION_MS + SYNTHESIS_STALLED_INTERVAL_MS of the kill (8 s with
-   * the defaults; BullMQ's own defaults, 30 s and 30 s, froze an answer for 32–44 s, issue 31). A
+   * the defaults; BullMQ's own defaults, 30 s and 30 s, froze an answer for 32–44 s after a worker was killed). A
    * worker whose event loop stalls longer than lock − renewal (4 s) loses the job to another worker;
    * its run then stops (fencing), and the new run calls the provider again.
    */

@@ -3,8 +3,8 @@ import { relevanceFloor, type RelevancePolicy } from '@ask/context-budget';
 import type { Project } from '@ask/persistence';
 
 /**
- * The relevance floor of the project's embedder under its retrieval method (`relevanceFloor`,
- * issue 32 item 2) with its `retrievalSettings.lowRelevance` (default `spare-room`), or undefined
+ * The relevance floor of the project's embedder under its retrieval method (`relevanceFloor`, measured
+ * per embedder and method by bench/relevance) with its `retrievalSettings.lowRelevance` (default `spare-room`), or undefined
  * when the embedder has no measured floor (every item then counts as relevant).
  */
 export function relevancePolicy(

@@ -39,7 +39,7 @@ export const LOCAL_ABSTAIN_THRESHOLDS: Readonly<Record<string, number>> = {
   'local-lexical-v1': 0.175,
   // Fitted by bench/retrieval (bench/RESULTS.md, "Abstain threshold of the stand-in, per embedder"): the best
   // item score under the default hybrid retrieval (english detected, weights 1 / 1, normalised score fusion
-  // since issue 33), on half the PostgreSQL manual question set; held out: 34/75 answerable answered, 13/15
+  // since it replaced reciprocal rank fusion), on half the PostgreSQL manual question set; held out: 34/75 answerable answered, 13/15
   // unanswerable abstained (0.61 under the former reciprocal rank fusion: 43/75, 11/15).
   'use-lite-512': 0.62,
 };
