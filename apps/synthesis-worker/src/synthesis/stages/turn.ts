@@ -22,7 +22,7 @@ import type { CounterChoice, TokenCounter } from '@ask/token-counting';
 import { ConversationMemory, type MemoryInput, type RememberedTurn } from '../../memory/conversation-memory';
 import type { SummaryProducer } from '../../memory/summary.producer';
 import type { SummaryService } from '../../memory/summary.service';
-import { CallLedger } from '../call-ledger';
+import { type CallScope, CallLedger } from '../call-ledger';
 import { type Planning, PlanningMemory } from '../planning-memory';
 
 /** What a provider disclosed when it refused a request as too large (tokens). */
@@ -125,4 +125,9 @@ export function sessionGone(sessionId: string) {
 /** @throws FencedPublishError when the run lost its lock, another run claimed the ask, or it ended. */
 export async function assertCurrent(events: AskEventStream, askId: string, run: Run): Promise<void> {
   if (run.lockLost?.aborted || !(await events.isCurrent(run.claim))) throw new FencedPublishError(askId, 'superseded');
+}
+
+/** The ledger scope of one upstream call of the turn (`count`, `answer`, …). */
+export function callScope(turn: Pick<Turn, 'project' | 'data'>, purpose: CallScope['purpose']): CallScope {
+  return { projectId: turn.project.id, sessionId: turn.data.sessionId, askId: turn.data.askId, purpose };
 }
