@@ -176,7 +176,7 @@ export interface RetrievalLegs {
   /** Rank (1 = best) and cosine similarity in the vector leg, when it found the item. */
   vector?: { rank: number; score: number };
   /** Rank and `ts_rank_cd` in the full-text leg, when it found the item. */
-  fulltext?: { rank: number; score: number };
+  fulltext?: { rank: number; score: number; coverage?: number };
   /** Fused score in [0, 1]: weighted convex combination of the legs' normalised scores (hybrid only). */
   fused?: number;
 }
