@@ -1,3 +1,4 @@
+import type { RetrievedItem } from './queues';
 /** How a project's items are ranked for an ask. */
 export type RetrievalMethod = 'vector' | 'fulltext' | 'hybrid';
 
@@ -175,7 +176,10 @@ export function effectiveRetrieval(
 export interface RetrievalLegs {
   /** Rank (1 = best) and cosine similarity in the vector leg, when it found the item. */
   vector?: { rank: number; score: number };
-  /** Rank and `ts_rank_cd` in the full-text leg, when it found the item. */
+  /**
+   * Rank and Okapi BM25 score in the full-text leg, when it found the item, and `coverage`: the
+   * idf-weighted share of the question's lexemes the item holds, in [0, 1].
+   */
   fulltext?: { rank: number; score: number; coverage?: number };
   /** Fused score in [0, 1]: weighted convex combination of the legs' normalised scores (hybrid only). */
   fused?: number;
@@ -232,6 +236,62 @@ export interface EvalFigures {
   unanswerableAbstained: number;
   /** Answerable questions the stand-in abstains on, of `answerable`. */
   answerableAbstained: number;
-  /** The abstain threshold applied (best item score below it), or null: the embedder has none (never abstains). */
+  /**
+   * The abstain threshold applied to the question's relevance evidence (`relevanceEvidence` below
+   * it: see `ABSTAIN_RULES`), or null: the embedder has no rule (never abstains).
+   */
   abstainBelow: number | null;
+}
+
+/**
+ * How the relevance evidence of a retrieval is weighed for one embedder: evidence = coverage +
+ * `cosineWeight` × cosine, abstain below `below` ({@link relevanceEvidence}).
+ */
+export interface AbstainRule {
+  cosineWeight: number;
+  below: number;
+}
+
+/**
+ * Abstain rules per embedding model, fitted on the fit corpora (bench/retrieval/heldout/redis-doc.jsonl
+ * and rust-book.jsonl over their corpora, and for `local-lexical-v1` the PostgreSQL manual's
+ * bench/retrieval/questions.jsonl) under both documented hybrid weightings (0.5 / 1 and 1 / 1): the
+ * rule that abstains on the largest share of unanswerable questions on the worst corpus and
+ * weighting while abstaining on at most 10% of the answerable ones on each. The best cosine added
+ * nothing there (weight 0 won for both embedders), so the evidence is the best item's coverage of the
+ * question. `local-lexical-v1`, coverage below 0.46: unanswerable abstained 83% / 71% / 100% (PG /
+ * redis-doc / rust-book, 0.5 / 1), answerable 2% / 7% / 2%; `use-lite-512` (answering pages + 20
+ * others of redis-doc and rust-book), the same rule: 71% / 100% and 5% / 2%. An embedder without a
+ * rule never abstains.
+ */
+export const ABSTAIN_RULES: Readonly<Record<string, AbstainRule>> = {
+  'local-lexical-v1': { cosineWeight: 0, below: 0.46 },
+  'use-lite-512': { cosineWeight: 0, below: 0.46 },
+};
+
+/** The abstain rule of an embedding model (`ABSTAIN_RULES`), or undefined: never abstain. */
+export function abstainRule(embeddingModel: string | undefined): AbstainRule | undefined {
+  return embeddingModel === undefined ? undefined : ABSTAIN_RULES[embeddingModel];
+}
+
+/**
+ * The relevance evidence of a retrieval for its question: the best full-text `coverage` among the
+ * items (the idf-weighted share of the question's lexemes one item holds; 0 for items the full-text
+ * leg did not find) plus `cosineWeight` × the best cosine `score`. Null when nothing was retrieved.
+ * Both figures come from the fused ranking's own items, so the same rule holds under every weighting.
+ */
+export function relevanceEvidence(
+  items: ReadonlyArray<Pick<RetrievedItem, 'score' | 'legs'>>,
+  rule: Pick<AbstainRule, 'cosineWeight'>,
+): number | null {
+  if (items.length === 0) return null;
+  const coverage = Math.max(...items.map((i) => i.legs?.fulltext?.coverage ?? 0));
+  const cosine = Math.max(...items.map((i) => i.score));
+  return coverage + rule.cosineWeight * cosine;
+}
+
+/** Whether a retrieval's evidence says nothing relevant was found (nothing retrieved, or below the rule). */
+export function abstainsOn(items: ReadonlyArray<Pick<RetrievedItem, 'score' | 'legs'>>, rule: AbstainRule): boolean {
+  const evidence = relevanceEvidence(items, rule);
+  return evidence === null || evidence < rule.below;
 }
