@@ -279,12 +279,15 @@ export function abstainRule(embeddingModel: string | undefined): AbstainRule | u
  * items (the idf-weighted share of the question's lexemes one item holds; 0 for items the full-text
  * leg did not find) plus `cosineWeight` × the best cosine `score`. Null when nothing was retrieved.
  * Both figures come from the fused ranking's own items, so the same rule holds under every weighting.
+ * Items of the vector method alone (no `legs`: no full-text evidence was gathered) give +Infinity:
+ * the rule has nothing to judge by and does not abstain.
  */
 export function relevanceEvidence(
   items: ReadonlyArray<Pick<RetrievedItem, 'score' | 'legs'>>,
   rule: Pick<AbstainRule, 'cosineWeight'>,
 ): number | null {
   if (items.length === 0) return null;
+  if (items.every((i) => i.legs === undefined)) return Number.POSITIVE_INFINITY;
   const coverage = Math.max(...items.map((i) => i.legs?.fulltext?.coverage ?? 0));
   const cosine = Math.max(...items.map((i) => i.score));
   return coverage + rule.cosineWeight * cosine;

@@ -253,7 +253,7 @@ export async function questionTerms(ds: DataSource, projectId: string, question:
 }
 
 /** A tsquery OR-ing lexemes as they are (`'vacuum' | 'tabl'`), quoted for the tsquery parser. */
-function tsqueryOf(lexemes: readonly string[]): string {
+export function tsqueryOf(lexemes: readonly string[]): string {
   return lexemes.map((l) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`).join(' | ');
 }
 
