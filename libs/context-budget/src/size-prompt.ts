@@ -1,4 +1,4 @@
-import type { ChatMessage, RetrievedItem, TokenCounter } from '@ask/ask-contracts';
+import { type ChatMessage, itemRelevance, type RetrievedItem, type TokenCounter } from '@ask/ask-contracts';
 import { assembleMessages, renderContextItem } from './assemble';
 import { planPrompt, type PromptPlan } from './plan-prompt';
 import {
@@ -150,6 +150,9 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
       id: item.id,
       kind: item.kind,
       score: item.score,
+      ...(input.relevance?.cosineWeight !== undefined
+        ? { relevance: itemRelevance(item, { cosineWeight: input.relevance.cosineWeight }) }
+        : {}),
       tokens: itemTokens[i],
     })),
     perMessageTokens: input.counter.perMessageTokens,

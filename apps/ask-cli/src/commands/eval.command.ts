@@ -3,7 +3,6 @@ import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import {
-  abstainRule,
   citedSources,
   effectiveRetrieval,
   type EvalFigures,
@@ -11,6 +10,7 @@ import {
   type RetrievalMethod,
   type RetrievedItem,
   relevanceEvidence,
+  relevanceRule,
 } from '@ask/ask-contracts';
 import { ambientCredentialsAllowed, loadConfig } from '@ask/config';
 import { createEmbeddingProvider, egressPolicyFor } from '@ask/llm-providers';
@@ -126,8 +126,8 @@ export interface EvaluateOptions {
  * RetrievalRepository with the project's top-K, text search configuration in force and hybrid
  * weights (its settings, else the embedder's defaults); the sources list as an answer shows it
  * (one per page, `citedSources`); abstention by the abstain rule of the project's embedding model
- * on the items' relevance evidence (`abstainRule`, `relevanceEvidence`; an embedder without a rule
- * never abstains).
+ * on the items' relevance evidence (`relevanceRule`, `relevanceEvidence`: the judgement the stand-in
+ * and the planner's floor use; an embedder without a rule, or the vector method alone, never abstains).
  * @throws Error when the project does not exist or has no embedding provider; the embedder's errors.
  */
 export async function evaluateProject(
@@ -156,8 +156,6 @@ export async function evaluateProject(
     textSearchConfig: project.textSearchConfig,
   });
   const topK = options.topK ?? project.topK;
-  const rule = abstainRule(embedder.model);
-  const abstainBelow = rule?.below ?? null;
   const retrieval = new RetrievalRepository(ds);
   const bar = options.progress
     ? new SingleBar(
@@ -175,6 +173,8 @@ export async function evaluateProject(
     for (const q of questions) vectors.push((await embedder.embed([q.question]))[0]);
     const out: EvalFigures[] = [];
     for (const method of methods) {
+      // The one relevance judgement (the stand-in's abstain and the planner's floor use it too); none under `vector`.
+      const rule = relevanceRule(embedder.model, method);
       const ranked: Array<{ sources: ReturnType<typeof citedSources>; best: number | null }> = [];
       for (let i = 0; i < questions.length; i++) {
         const question = questions[i].question;
@@ -193,7 +193,7 @@ export async function evaluateProject(
         });
         bar?.increment(1, { method });
       }
-      out.push(evalFigures(method, questions, ranked, abstainBelow));
+      out.push(evalFigures(method, questions, ranked, rule?.below ?? null));
     }
     return out;
   } finally {
@@ -215,7 +215,7 @@ export function formatEval(figures: readonly EvalFigures[]): string {
   const all = [head, ...rows];
   const widths = head.map((_, i) => Math.max(...all.map((r) => r[i].length)));
   const lines = all.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
-  const threshold = figures[0]?.abstainBelow;
+  const threshold = figures.find((f) => f.abstainBelow !== null)?.abstainBelow;
   const note =
     threshold === null || threshold === undefined
       ? "abstention: the project's embedder has no calibrated threshold (never abstains)"

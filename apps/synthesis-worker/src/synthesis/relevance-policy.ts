@@ -3,8 +3,8 @@ import { relevanceFloor, type RelevancePolicy } from '@ask/context-budget';
 import type { Project } from '@ask/persistence';
 
 /**
- * The relevance floor of the project's embedder under its retrieval method (`relevanceFloor`,
- * issue 32 item 2) with its `retrievalSettings.lowRelevance` (default `spare-room`), or undefined
+ * The relevance floor of the project's embedder under its retrieval method (`relevanceFloor`: the
+ * threshold and cosine weight of the one relevance judgement, issue 33 item 2) with its `retrievalSettings.lowRelevance` (default `spare-room`), or undefined
  * when the embedder has no measured floor (every item then counts as relevant).
  */
 export function relevancePolicy(
@@ -13,7 +13,7 @@ export function relevancePolicy(
   const { method } = effectiveRetrieval(project.retrievalSettings, {
     embeddingProvider: project.embeddingSettings?.provider,
   });
-  const floor = relevanceFloor(project.embeddingSettings?.model, method);
-  if (floor === undefined) return undefined;
-  return { floor, below: project.retrievalSettings?.lowRelevance ?? DEFAULT_LOW_RELEVANCE };
+  const judged = relevanceFloor(project.embeddingSettings?.model, method);
+  if (judged === undefined) return undefined;
+  return { ...judged, below: project.retrievalSettings?.lowRelevance ?? DEFAULT_LOW_RELEVANCE };
 }

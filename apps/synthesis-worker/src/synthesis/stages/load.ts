@@ -1,4 +1,4 @@
-import type { SynthesizeJobData } from '@ask/ask-contracts';
+import { effectiveRetrieval, relevanceJudgement, type RetrievedItem, type SynthesizeJobData } from '@ask/ask-contracts';
 import { isAskError, llmNotConfigured } from '@ask/ask-errors';
 import { ambientCredentialsAllowed, type AppConfig } from '@ask/config';
 import { assertFits, DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT } from '@ask/context-budget';
@@ -8,7 +8,6 @@ import {
   egressPolicyFor,
   LocalChatProvider,
   LocalSemanticEmbeddingProvider,
-  localAbstainThreshold,
   type ProviderCredentials,
 } from '@ask/llm-providers';
 import { type ModelRef, resolveModel } from '@ask/model-catalog';
@@ -58,7 +57,7 @@ export async function loadTurn(
   // counter also goes through the process-wide count cache, so texts counted on earlier asks (the
   // system prompt, the turns the local stand-in recounts) are not tokenised again.
   const counter = countOnce(planning.scripted ? planning.counter : sharedCountCache(planning.counter));
-  const provider = chatProviderFor(project, counter, found.credentials, deps.config, deps.logger);
+  const provider = chatProviderFor(project, counter, found.credentials, deps.config, deps.logger, data.items);
   const counted = await deps.memory.history(data.sessionId, planning, session.pairs);
   const recalled = deps.conversation
     ? await deps.conversation.load(project, data.sessionId, counted, planning, session.turnSummaries)
@@ -97,7 +96,8 @@ export async function loadTurn(
 
 /**
  * The project's chat provider: the local stand-in (answers from the retrieved items, counting with
- * `counter`), or the configured provider through the operator's egress policy.
+ * `counter`, abstaining when the retrieval's relevance judgement on `items` says nothing relevant was
+ * found: `standInRelevance`), or the configured provider through the operator's egress policy.
  * @throws AskError 412 from the factory naming a missing field, or `llm_not_configured` when the
  *   provider failed to instantiate (its error name logged).
  */
@@ -107,13 +107,14 @@ export function chatProviderFor(
   credentialsOf: () => ProviderCredentials | null,
   config: AppConfig,
   logger: Pick<Logger, 'warn'>,
+  items: ReadonlyArray<Pick<RetrievedItem, 'score' | 'legs'>> = [],
 ): ChatProvider {
   const llm = project.llmSettings!;
   if (llm.provider === 'local') {
     return new LocalChatProvider({
       counter,
       chunkDelayMs: config.LOCAL_LLM_CHUNK_DELAY_MS,
-      abstainBelow: localAbstainThreshold(project.embeddingSettings?.model),
+      relevance: standInRelevance(project, items),
       // A project embedded semantically gets its answer sentences picked by meaning, not shared words.
       ...(project.embeddingSettings?.provider === 'local-semantic'
         ? { sentenceEmbedder: new LocalSemanticEmbeddingProvider() }
@@ -132,4 +133,19 @@ export function chatProviderFor(
     logger.warn(`project ${project.id}: provider ${llm.provider} failed to instantiate: ${(err as Error).name}`);
     throw llmNotConfigured(`provider ${llm.provider} could not be instantiated`);
   }
+}
+
+/**
+ * The relevance judgement of the retrieved items under the project's embedder and retrieval method
+ * (ask-contracts `relevanceJudgement`, the rule `ask eval` and the planner's floor use), or undefined
+ * when no rule applies (the vector method alone, an embedder without one: never abstain).
+ */
+export function standInRelevance(
+  project: Pick<Project, 'embeddingSettings' | 'retrievalSettings'>,
+  items: ReadonlyArray<Pick<RetrievedItem, 'score' | 'legs'>>,
+) {
+  const { method } = effectiveRetrieval(project.retrievalSettings, {
+    embeddingProvider: project.embeddingSettings?.provider,
+  });
+  return relevanceJudgement(items, project.embeddingSettings?.model, method);
 }
