@@ -342,6 +342,40 @@ describe(RetrievalRepository.name, () => {
       expect(await stats()).toEqual({ terms: [], corpus: [] });
     });
 
+    it("returns equal BM25 scores in a stable order: the page's uri, then the chunk's place in it", async () => {
+      const project = (await projects.create({ name: 'Ties' })).id;
+      const chunk = (text: string) => ({ text, tokenCount: 2, embedding: [1, 0, 0] });
+      // Written in the reverse of the expected order, so neither insertion order nor random ids decide.
+      await knowledge.replaceSource(
+        project,
+        { uri: 'docs/z.md', title: 'Z', contentHash: 'h' },
+        [chunk('heron')],
+        MODEL,
+      );
+      await knowledge.replaceSource(
+        project,
+        { uri: 'docs/m.md', title: 'M', contentHash: 'h' },
+        [chunk('other words'), chunk('heron'), chunk('heron')],
+        MODEL,
+      );
+      await knowledge.replaceSource(
+        project,
+        { uri: 'docs/a.md', title: 'A', contentHash: 'h' },
+        [chunk('heron')],
+        MODEL,
+      );
+      const found = await retrieval.searchFullText(project, 'heron', [1, 0, 0], 3, MODEL);
+      expect(found.map((i) => [i.source, i.legs?.fulltext?.rank])).toEqual([
+        ['docs/a.md', 1],
+        ['docs/m.md', 2],
+        ['docs/m.md', 3],
+      ]);
+      const scores = found.map((i) => i.legs?.fulltext?.score);
+      expect(new Set(scores).size).toBe(1);
+      const all = await retrieval.searchFullText(project, 'heron', [1, 0, 0], 10, MODEL);
+      expect(all.map((i) => i.source)).toEqual(['docs/a.md', 'docs/m.md', 'docs/m.md', 'docs/z.md']);
+    });
+
     it('abstains when no word matches, or the question has no word', async () => {
       expect(await retrieval.searchFullText(projectA, 'photosynthesis', [1, 0, 0], 10, MODEL)).toEqual([]);
       expect(await retrieval.searchFullText(projectA, '?!  …', [1, 0, 0], 10, MODEL)).toEqual([]);
