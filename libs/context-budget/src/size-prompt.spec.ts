@@ -71,6 +71,28 @@ describe(sizePrompt.name, () => {
     expect(sized.plan.used + 2048).toBeLessThanOrEqual(8192);
   });
 
+  it('judges each item by its coverage of the question under the relevance judgement, not by its cosine', () => {
+    const covered: RetrievedItem = {
+      ...item('covered', 0.1, 20),
+      legs: { fulltext: { rank: 1, score: 3, coverage: 0.8 } },
+    };
+    const close: RetrievedItem = {
+      ...item('close', 0.9, 20),
+      legs: { vector: { rank: 1, score: 0.9 }, fulltext: { rank: 2, score: 1, coverage: 0.2 } },
+    };
+    const sized = sizePrompt({
+      ...base,
+      history: [],
+      items: [close, covered],
+      relevance: { floor: 0.46, cosineWeight: 0, below: 'never' },
+    });
+    expect(sized.keptItems.map((i) => i.id)).toEqual(['covered']);
+    expect(sized.plan.items.map((d) => [d.id, d.reason])).toEqual([
+      ['close', 'excluded'],
+      ['covered', 'fits'],
+    ]);
+  });
+
   it('multiplies every count by the re-plan scale (the ratio an overflow disclosed)', () => {
     const sized = sizePrompt({ ...base, scale: 2, history: [], items: [item('a', 0.9, 100)] });
     const plain = sizePrompt({ ...base, history: [], items: [item('a', 0.9, 100)] });

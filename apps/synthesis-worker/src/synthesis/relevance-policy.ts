@@ -1,4 +1,10 @@
-import { DEFAULT_LOW_RELEVANCE, effectiveRetrieval } from '@ask/ask-contracts';
+import {
+  DEFAULT_LOW_RELEVANCE,
+  effectiveRetrieval,
+  type RelevanceJudgement,
+  relevanceJudgement,
+  type RetrievedItem,
+} from '@ask/ask-contracts';
 import { relevanceFloor, type RelevancePolicy } from '@ask/context-budget';
 import type { Project } from '@ask/persistence';
 
@@ -16,4 +22,20 @@ export function relevancePolicy(
   const judged = relevanceFloor(project.embeddingSettings?.model, method);
   if (judged === undefined) return undefined;
   return { ...judged, below: project.retrievalSettings?.lowRelevance ?? DEFAULT_LOW_RELEVANCE };
+}
+
+/**
+ * The relevance judgement of the retrieved items under the project's embedder and retrieval method
+ * (ask-contracts `relevanceJudgement`: the rule `ask eval` and the planner's floor use), which the
+ * local stand-in abstains on; undefined when no rule applies (the vector method alone, an embedder
+ * without one: never abstain).
+ */
+export function standInRelevance(
+  project: Pick<Project, 'embeddingSettings' | 'retrievalSettings'>,
+  items: ReadonlyArray<Pick<RetrievedItem, 'score' | 'legs'>>,
+): RelevanceJudgement | undefined {
+  const { method } = effectiveRetrieval(project.retrievalSettings, {
+    embeddingProvider: project.embeddingSettings?.provider,
+  });
+  return relevanceJudgement(items, project.embeddingSettings?.model, method);
 }

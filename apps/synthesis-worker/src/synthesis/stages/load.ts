@@ -1,4 +1,4 @@
-import { effectiveRetrieval, relevanceJudgement, type RetrievedItem, type SynthesizeJobData } from '@ask/ask-contracts';
+import type { RetrievedItem, SynthesizeJobData } from '@ask/ask-contracts';
 import { isAskError, llmNotConfigured } from '@ask/ask-errors';
 import { ambientCredentialsAllowed, type AppConfig } from '@ask/config';
 import { assertFits, DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT } from '@ask/context-budget';
@@ -15,7 +15,7 @@ import type { Project } from '@ask/persistence';
 import { countOnce, selectTokenCounter, sharedCountCache, type TokenCounter } from '@ask/token-counting';
 import type { Logger } from '@nestjs/common';
 import { CALIBRATION_READ } from '../planning-memory';
-import { relevancePolicy } from '../relevance-policy';
+import { relevancePolicy, standInRelevance } from '../relevance-policy';
 import { type Run, sessionGone, type SynthesisDeps, type Turn } from './turn';
 
 /**
@@ -133,19 +133,4 @@ export function chatProviderFor(
     logger.warn(`project ${project.id}: provider ${llm.provider} failed to instantiate: ${(err as Error).name}`);
     throw llmNotConfigured(`provider ${llm.provider} could not be instantiated`);
   }
-}
-
-/**
- * The relevance judgement of the retrieved items under the project's embedder and retrieval method
- * (ask-contracts `relevanceJudgement`, the rule `ask eval` and the planner's floor use), or undefined
- * when no rule applies (the vector method alone, an embedder without one: never abstain).
- */
-export function standInRelevance(
-  project: Pick<Project, 'embeddingSettings' | 'retrievalSettings'>,
-  items: ReadonlyArray<Pick<RetrievedItem, 'score' | 'legs'>>,
-) {
-  const { method } = effectiveRetrieval(project.retrievalSettings, {
-    embeddingProvider: project.embeddingSettings?.provider,
-  });
-  return relevanceJudgement(items, project.embeddingSettings?.model, method);
 }
