@@ -10,9 +10,9 @@
  * full text (detected configuration) and hybrid (the embedder's default weights 0.5 / 1), plus hybrid 1 / 1.
  *
  * The floor is the one relevance judgement (ask-contracts `ABSTAIN_RULES` via `relevanceFloor`, fitted
- * on the fit corpora, not here): an item whose evidence (`itemRelevance`: its idf-weighted coverage of
- * the question) is below it is low-relevance, and a question none of whose items reaches it found
- * nothing relevant (the stand-in abstains). Nothing is fitted here; per method (no floor under vector
+ * on the fit corpora, not here), applied as the planner applies it: a question none of whose items'
+ * evidence (`itemRelevance`: idf-weighted coverage of the question) reaches it found nothing relevant,
+ * and all its items are low-relevance (the stand-in abstains); otherwise all are relevant. Nothing is fitted here; per method (no floor under vector
  * alone) it reports: answerable questions whose top-K held an answering chunk that keep one at or
  * above the floor, answering chunks kept, items of unanswerable questions below it, other items of
  * answerable questions below it, and "nothing relevant" on the unanswerable and answerable questions.
@@ -25,7 +25,7 @@ import { join, resolve } from 'node:path';
 import { gitCommit, machine, numberArg, sharedDataDir, writeResultsSection } from '../common';
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
-import { effectiveRetrieval, itemRelevance, type RetrievalMethod, type RetrievedItem } from '@ask/ask-contracts';
+import { effectiveRetrieval, relevanceEvidence, type RetrievalMethod, type RetrievedItem } from '@ask/ask-contracts';
 import { relevanceFloor } from '@ask/context-budget';
 import {
   CredentialsCipher,
@@ -147,12 +147,11 @@ async function main(): Promise<void> {
       const rows: Row[] = [];
       for (const [i, q] of questions.entries()) {
         const items = await method.run(q, vectors[i]);
+        // As the planner judges: the retrieval as a whole, every item carrying the best item's evidence.
+        const evidence = judged ? (relevanceEvidence(items, judged) ?? -Infinity) : Number.POSITIVE_INFINITY;
         rows.push({
           answerable: q.pages.length > 0,
-          items: items.map((item) => ({
-            score: judged ? itemRelevance(item, judged) : Number.POSITIVE_INFINITY,
-            answers: q.pages.includes(pageOf(item)),
-          })),
+          items: items.map((item) => ({ score: evidence, answers: q.pages.includes(pageOf(item)) })),
         });
       }
       const t = judged?.floor ?? -Infinity;
@@ -184,9 +183,9 @@ async function main(): Promise<void> {
       SECTION,
       '',
       `Command: \`${command}\` (commit ${run.commit}, ${run.date.slice(0, 10)}, ${run.machine.nproc} cores). Embedder \`local-lexical-v1\`, ${corpus.length} pages of the PostgreSQL 15 manual (bench/retrieval's answering pages + ${DISTRACTORS} others), top-K ${TOP_K}.`,
-      "Floor = the one relevance judgement of the embedder (ask-contracts `ABSTAIN_RULES`, read through `relevanceFloor` in libs/context-budget/src/relevance.ts, fitted on the fit corpora, this question set among them) on each item's evidence, its idf-weighted coverage of the question (`itemRelevance`); none under the vector method alone. All 151 + 30 questions; nothing is fitted on them here.",
+      "Floor = the one relevance judgement of the embedder (ask-contracts `ABSTAIN_RULES`, read through `relevanceFloor` in libs/context-budget/src/relevance.ts, fitted on the fit corpora, this question set among them) on the retrieval's evidence, its best item's idf-weighted coverage of the question (`relevanceEvidence`): below it, every item of the question is low-relevance, else every item is relevant (as the planner applies it); none under the vector method alone. All 151 + 30 questions; nothing is fitted on them here.",
       '',
-      '| method | floor | answerable questions keeping an answering chunk at or above it | answering chunks at or above it | items of unanswerable questions below it | other items of answerable questions below it | nothing relevant: unanswerable | nothing relevant: answerable (wrongly) |',
+      '| method | floor | answerable questions keeping an answering chunk as relevant | answering chunks relevant | items of unanswerable questions low-relevance | other items of answerable questions low-relevance | nothing relevant: unanswerable | nothing relevant: answerable (wrongly) |',
       '| --- | --- | --- | --- | --- | --- | --- | --- |',
       ...results.map(
         (r) =>

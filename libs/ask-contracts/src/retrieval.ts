@@ -245,9 +245,9 @@ export interface EvalFigures {
 
 /**
  * The relevance judgement of one embedder: an item's evidence = its full-text `coverage` +
- * `cosineWeight` × its cosine (`itemRelevance`); an item below `below` is low-relevance (the
- * planner's floor), and a retrieval none of whose items reaches `below` found nothing relevant (the
- * stand-in abstains, `ask eval` counts an abstention: {@link relevanceJudgement}).
+ * `cosineWeight` × its cosine (`itemRelevance`); a retrieval none of whose items reaches `below`
+ * found nothing relevant: the stand-in abstains, `ask eval` counts an abstention and the planner
+ * takes every item for low-relevance ({@link relevanceJudgement}).
  */
 export interface AbstainRule {
   cosineWeight: number;
