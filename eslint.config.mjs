@@ -8,6 +8,32 @@ const SPELLINGS = [
   { selector: 'Identifier[name=/[Nn]ormalis/]', message: 'Spell it normalize (the code base spells it so).' },
 ];
 
+// Comments keep the why, not a tracker's number: the tracker is not in the repo, so "issue 31" tells a
+// reader nothing. Checked in every comment of non-spec sources (strings a bench writes into
+// bench/RESULTS.md keep their text).
+const TRACKER_NUMBER = /\bissues? #?\d+/i;
+const house = {
+  rules: {
+    'no-tracker-numbers': {
+      meta: {
+        type: 'suggestion',
+        schema: [],
+        messages: { tracker: 'Say why in the comment itself: "{{text}}" points at a tracker that is not in the repo.' },
+      },
+      create(context) {
+        return {
+          Program() {
+            for (const comment of context.sourceCode.getAllComments()) {
+              const found = TRACKER_NUMBER.exec(comment.value);
+              if (found) context.report({ loc: comment.loc, messageId: 'tracker', data: { text: found[0] } });
+            }
+          },
+        };
+      },
+    },
+  },
+};
+
 export default [
   ...nx.configs['flat/base'],
   ...nx.configs['flat/typescript'],
@@ -31,6 +57,11 @@ export default [
             // is an adapter: it loads tokenizer files from installed packages on first use.
             { sourceTag: 'type:pure', onlyDependOnLibsWithTags: ['type:pure'] },
             { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:pure', 'type:adapter'] },
+            // The data layer (persistence: entities, repositories, the usage and embedding ledgers) is
+            // imported by apps and by the one service lib (ingestion: load, chunk, embed, store), never
+            // by an adapter lib (observability, llm-providers, event-stream, ...).
+            { sourceTag: 'type:data', onlyDependOnLibsWithTags: ['type:pure', 'type:adapter'] },
+            { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:pure', 'type:adapter', 'type:data'] },
             // Test-only projects (scope:testing: libs/testing and the tools/fake-upstream, tools/stack
             // test tools) only where the block below allows them: production libs and apps (scope:lib,
             // scope:app) list only scope:lib above, so none of their files can import a test tool.
@@ -73,6 +104,33 @@ export default [
         },
       ],
     },
+  },
+  {
+    // bench/ (tag scope:bench) under the same rules, with one named exception: a bench that measures an
+    // app's own code in-process imports exactly these app files (Nx forbids importing an app project
+    // otherwise). Every other import of bench/ is checked against the tags like any project's.
+    files: ['bench/**/*.ts'],
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: [
+            '^../../apps/synthesis-worker/src/synthesis-worker.module$',
+            '^../../apps/synthesis-worker/src/testing/synthesis-harness$',
+            '^../../apps/ask-cli/src/commands/demo.command$',
+            '^../../apps/ask-cli/src/commands/session.command$',
+          ],
+          depConstraints: [{ sourceTag: 'scope:bench', onlyDependOnLibsWithTags: ['scope:lib', 'scope:testing'] }],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    plugins: { house },
+    rules: { 'house/no-tracker-numbers': 'error' },
   },
   {
     // Services write through the JSON logger (libs/observability), never straight to stdout/stderr: a

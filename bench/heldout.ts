@@ -63,8 +63,9 @@ export const TUNED_FIGURES: readonly TunedFigure[] = [
   },
   {
     id: 'margin-rule',
-    figure: 'safety margin rule: spread multiple 2, 8 records of a class before its margin follows its spread',
-    code: 'libs/token-counting/src/planning-margin.ts (PLANNING_MARGIN_DEFAULTS)',
+    figure:
+      'safety margin rule: spread multiple 2, 8 records of a class before its margin follows its spread; a class calibrated at 4 requests’ worth of its share of the estimate',
+    code: 'libs/token-counting/src/planning-margin.ts (PLANNING_MARGIN_DEFAULTS), script-calibration.ts (SCRIPT_CALIBRATION_DEFAULTS.minEvidence)',
     fitBy: [],
     fit: ['packing bench fit-set sessions (mt-bench-101, oasst1-zh, fit UDHR languages, emoji)'],
     heldOut: ['arena-hard-en', 'text-udhr deu_1996, tur, ukr, urd, cmn_hant, tam, mya, kat'],

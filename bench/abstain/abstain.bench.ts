@@ -1,5 +1,5 @@
 /**
- * The local stand-in's abstain on the session question files (issue 14, since issue 33 the one
+ * The local stand-in's abstain on the session question files (since the retrieval's full text ranks by BM25, the one
  * relevance judgement): the stand-in answers that the knowledge base does not seem to cover the
  * question when the retrieval's `relevanceJudgement` (ask-contracts `ABSTAIN_RULES`, fitted on the fit
  * corpora of bench/retrieval, not here) says nothing relevant was found.
@@ -34,9 +34,7 @@ import {
   RetrievalRepository,
 } from '@ask/persistence';
 import { createTestDatabase } from '@ask/persistence/testing';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
 import { chooseCorpus, NOT_DOCUMENTATION, prepareDocument } from '../../apps/ask-cli/src/commands/demo.command';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
 import { readQuestionFile, type SessionQuestion } from '../../apps/ask-cli/src/commands/session.command';
 
 const ROOT = resolve(__dirname, '..', '..');

@@ -1,5 +1,5 @@
 /**
- * Fair shares between tenants (issue 27): project B's single ask, POST → `done`, idle and (1) while
+ * Fair shares between tenants (one tenant never moves another): project B's single ask, POST → `done`, idle and (1) while
  * project A floods the queues with `--flood` asks (default 1,000; the rate limit raised, as an
  * operator or one customer's many projects could), (2) while another project's `--slow` asks
  * (default 20, within the default rate limit) stream from a provider that takes `--slow-s` seconds

@@ -1,5 +1,5 @@
 /**
- * Hostile-input bench (issue 10, item 4): the four apps as separate processes on loopback (local
+ * Hostile-input bench (work per request bounded by its size): the four apps as separate processes on loopback (local
  * providers, a throwaway database, a key prefix of its own on the local Redis). While a probe session
  * streams answers without a pause, one attacker project sends each hostile input of the issue and the
  * worst found since (long runs without a space in every script as questions, 8,000-character CJK,

@@ -1,5 +1,5 @@
 /**
- * Load run (issue 7): `--sessions` concurrent client sessions for `--seconds` against the three apps
+ * Load run (no ask lost and memory flat under many sessions): `--sessions` concurrent client sessions for `--seconds` against the three apps
  * as separate processes on loopback, with the embedded local providers, on a throwaway database on
  * the local PostgreSQL and a key prefix of its own on the local Redis.
  *

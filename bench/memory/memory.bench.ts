@@ -1,5 +1,5 @@
 /**
- * Issue 16 item 6: fact retention of conversation memory. Sessions of 30 real dialogue turns
+ * Fact retention of conversation memory (what a long session still knows). Sessions of 30 real dialogue turns
  * (MT-Bench-101 dialogues alternating with arena-hard-en prompts and their long answers), five facts (a name, a figure, a choice, an id,
  * a colour) planted in the user turns 1–5, and at turn 31 a question about them, at an 8,192-token
  * window. Each turn runs through the production path: SynthesisService plans and assembles the
@@ -16,7 +16,7 @@
  * Run: ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts [--sessions 8] [--kb]
  * Writes bench/memory/results.json and the "## Conversation memory: fact retention" section of bench/RESULTS.md.
  *
- * `--kb` (issue 32): a knowledge base attached. The PostgreSQL 15 manual (bench/retrieval's answering
+ * `--kb`: a knowledge base attached (memory and knowledge share one window). The PostgreSQL 15 manual (bench/retrieval's answering
  * pages + 100 others by hash) is ingested with the lexical `local` embedder, and every turn's items are
  * what the retrieval worker would retrieve for its question (hybrid, default weights, top-K 8); the
  * session's project has that embedder, so the relevance floor applies. Turns 32–36 ask knowledge
@@ -24,7 +24,7 @@
  * carried a chunk of an answering page (of those whose top 8 held one). Writes
  * bench/memory/results-kb.json and the "## Conversation memory with a knowledge base" section.
  *
- * `--kb --zh-sessions N` (issue 32, a second language): N Chinese sessions instead of the English ones,
+ * `--kb --zh-sessions N` (a second language): N Chinese sessions instead of the English ones,
  * whole oasst1-zh threads of the trees outside the committed excerpt (held out by source) with five
  * Chinese facts; writes results-kb-zh.json and the "…, Chinese" section.
  */
@@ -49,7 +49,6 @@ import {
 } from '@ask/persistence';
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
 import { createSynthesisHarness } from '../../apps/synthesis-worker/src/testing/synthesis-harness';
 import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsSection } from '../common';
 
@@ -137,7 +136,7 @@ function facts(s: number): Array<{ sentence: string; value: string }> {
  */
 const TUNED_ON = 6;
 /**
- * Issue 32's rule for the user's facts (first, oldest source first; CJK sentence ends and words) was
+ * The planner's rule for the user's facts (first, oldest source first; CJK sentence ends and words) was
  * chosen looking at English sessions 0–3 (120 and 30 turns, their per-pair and session summaries
  * computed offline); English sessions ≥ 4 were not looked at: the blind figure. The Chinese
  * sessions 0–7 were blind at their first run (commit 6b74733); the memory share (`MEMORY_SHARE`) was

@@ -1,6 +1,6 @@
 /**
  * Events and Redis commands per answer for a long streamed answer, with delta coalescing on and off
- * (issue 19 item 3): the fake OpenAI upstream (tools/fake-upstream) streams a 1,000-token answer, one
+ * (fewer events and Redis commands per answer): the fake OpenAI upstream (tools/fake-upstream) streams a 1,000-token answer, one
  * token per SSE chunk, `--chunk-delay-ms` apart (default 1); the whole stack runs as separate processes
  * on loopback, once with `SYNTHESIS_DELTA_INTERVAL_MS=25` (coalescing on, the default) and once with
  * `0` (every provider chunk its own `delta`), each on the bench's own Redis server so `INFO
@@ -22,10 +22,8 @@ import { AskClient } from '@ask/ask-client';
 import { startFakeUpstream, type FakeUpstream } from '@ask/fake-upstream';
 import { ApiKeysRepository, CredentialsCipher, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
-import { startStack, type Stack } from '@ask/stack';
+import { type RedisServer, startRedis, startStack, type Stack } from '@ask/stack';
 import { TiktokenCounter } from '@ask/token-counting';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
-import { type RedisServer, startRedis } from '../../apps/ask-e2e/src/faults/servers';
 import { callsBetween, commandCalls, median, processCpuMs } from './measure';
 
 const ROOT = resolve(__dirname, '..', '..');

@@ -1,5 +1,5 @@
 /**
- * Client CPU of the calls every ask makes many times (issue 19): one PostgreSQL statement through
+ * Client CPU of the calls every ask makes many times (where the pipeline's CPU per ask goes): one PostgreSQL statement through
  * TypeORM's `DataSource.query` against the same statement on the pool (`pgQuery`, unnamed and named),
  * one Redis round trip, and `redactSecrets` over an event's JSON with and without a secret in it.
  *
@@ -15,8 +15,7 @@ import Redis from 'ioredis';
 import { redactSecrets, registerSecrets } from '@ask/ask-errors';
 import { pgQuery } from '@ask/persistence';
 import { createTestDatabase } from '@ask/persistence/testing';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
-import { type RedisServer, startRedis } from '../../apps/ask-e2e/src/faults/servers';
+import { type RedisServer, startRedis } from '@ask/stack';
 import { gitCommit, machine, numberArg, writeResultsSection } from '../common';
 
 const CALLS = numberArg('calls', 2000);

@@ -1,5 +1,5 @@
 /**
- * Benchmark of the whole ask pipeline with the embedded local providers (issues 2 and 19):
+ * Benchmark of the whole ask pipeline with the embedded local providers (latency and CPU per ask):
  * gateway → retrieval queue → retrieval worker → synthesis queue → synthesis worker → Redis stream → SSE,
  * the three apps as separate processes on loopback, on a throwaway database on the local PostgreSQL and
  * the bench's own Redis server (so `INFO commandstats` counts this pipeline's commands only).
@@ -41,9 +41,7 @@ import {
   ProjectsRepository,
 } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
-import { startStack, type Stack } from '@ask/stack';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
-import { type RedisServer, startRedis } from '../../apps/ask-e2e/src/faults/servers';
+import { type RedisServer, startRedis, startStack, type Stack } from '@ask/stack';
 import { callsBetween, commandCalls, median, processCpuMs, STAGES, type StageTimes, stageTimes } from './measure';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -55,7 +53,7 @@ const RESULTS_FILE = join(__dirname, 'results.json');
 const PROFILE_DIR = join(ROOT, 'tmp', 'bench-pipeline-profiles');
 const MAX_TURNS = 5;
 /**
- * Asks before the phases, not counted. 200 since issue 19's second pass: with 20 the sequential phase
+ * Asks before the phases, not counted. 200, not 20: with 20 the sequential phase
  * still paid the JIT's warm-up (V8 compiling the hot paths on the apps' threads), measured with the
  * small corpus at load 10–21 as 34.5–35 ms of pipeline CPU per ask after 20 warm-up asks and 28.7 ms
  * after 200; a deployment runs warm.
@@ -390,7 +388,7 @@ interface SavedResults extends RunFigures {
 }
 
 /**
- * Why the goals are missed, as far as issue 19's third pass measured it (the per-call figures are the
+ * Why the goals are missed, as far as the profiles measured it (the per-call figures are the
  * "Per-call client CPU (pipeline)" section, the frames the "Pipeline CPU profiles" section).
  */
 const WHY_MISSED = [
@@ -401,7 +399,7 @@ const WHY_MISSED = [
   'CPU per ask moves with the machine: compare the two columns at the load averages beside them (a column that ran at a higher load average spends more CPU per ask on the same work); the Redis commands and stage medians are the firmer part of the comparison.',
 ].join(' ');
 
-/** The goals of issue 19 item 2 against this run: met, or missed by how much. */
+/** The pipeline's CPU and latency goals against this run: met, or missed by how much. */
 function goals(r: RunFigures): string {
   const verdict = (value: number, goal: number, atMost: boolean, unit: string) => {
     const met = atMost ? value <= goal : value >= goal;

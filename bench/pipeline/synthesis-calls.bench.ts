@@ -1,5 +1,5 @@
 /**
- * Round trips of the synthesis worker per ask (issue 19): the worker's own Nest module
+ * Round trips of the synthesis worker per ask (each one is CPU and latency): the worker's own Nest module
  * (`SynthesisWorkerModule`: the `ask-synthesis` and `ask-memory` processors) in this process, fed
  * synthesis jobs as the retrieval worker enqueues them, on a throwaway database and the bench's own
  * Redis server. Counts, per ask, the PostgreSQL statements the worker's pg clients send (each one a
@@ -25,8 +25,7 @@ import { AskEventStream } from '@ask/event-stream';
 import { CredentialsCipher, ProjectsRepository, SessionsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { TiktokenCounter } from '@ask/token-counting';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
-import { type RedisServer, startRedis } from '../../apps/ask-e2e/src/faults/servers';
+import { type RedisServer, startRedis } from '@ask/stack';
 import { numberArg } from '../common';
 
 const ASKS = numberArg('asks', 60);
@@ -133,7 +132,6 @@ async function main(): Promise<void> {
       () => probe.end(),
     );
 
-    // eslint-disable-next-line @nx/enforce-module-boundaries -- a bench measures an app's own code in-process
     const { SynthesisWorkerModule } = await import('../../apps/synthesis-worker/src/synthesis-worker.module');
     const app = await NestFactory.createApplicationContext(SynthesisWorkerModule, { logger: ['error', 'warn'] });
     app.enableShutdownHooks();

@@ -1,5 +1,5 @@
 /**
- * Issue 3 acceptance benchmark: our prompt planning (cached per-message counts + planPrompt +
+ * Planning speed against the reference library: our prompt planning (cached per-message counts + planPrompt +
  * assembleMessages) against LangChain.js `trimMessages` with the same js-tiktoken o200k_base counter,
  * on the same 200-pair session built from real dialogues (mt-bench-101 + arena-hard-en), in one run.
  *

@@ -1,5 +1,5 @@
 /**
- * Issue 32 item 2: the relevance floor per embedder and retrieval method, on the PostgreSQL 15 manual.
+ * The relevance floor per embedder and retrieval method, measured rather than guessed, on the PostgreSQL 15 manual.
  *
  *   node tools/run-ts.js bench/relevance/relevance.bench.ts [--distractors N] [--top-k K]
  *
@@ -34,7 +34,6 @@ import {
   ProjectsRepository,
   RetrievalRepository,
 } from '@ask/persistence';
-// eslint-disable-next-line @nx/enforce-module-boundaries
 import { createTestDatabase } from '@ask/persistence/testing';
 
 const SECTION = '## Relevance floor per embedder and retrieval method';

@@ -1,5 +1,5 @@
 /**
- * Retrieval quality per method on the PostgreSQL 15 manual (issue 15, item 3).
+ * Retrieval quality per method on the PostgreSQL 15 manual (which method and weights to default to).
  *
  *   node tools/run-ts.js bench/retrieval/retrieval.bench.ts [--distractors N] [--data DIR]
  *

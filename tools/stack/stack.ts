@@ -238,3 +238,6 @@ export function logTail(file: string, lines = 20): string {
     .map((line) => (line.length > 500 ? `${line.slice(0, 500)}…` : line));
   return tail.length ? `last lines of ${file}:\n${tail.join('\n')}` : `${file} is empty`;
 }
+// The throwaway servers live beside the stack so specs and benches reach them as @ask/stack, not through
+// an app's folder.
+export * from './servers';

@@ -2,7 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { NestFactory } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
-import { loadConfig } from '@ask/config';
+import { appConfig } from '@ask/config';
 import { createNestJsonLogger, type LogIds, withLogIds } from '@ask/observability';
 import { AppModule } from './app.module';
 import { AskErrorFilter, bodyParserErrorHandler } from './errors/ask-error.filter';
@@ -75,8 +75,8 @@ export function requestLogIds(req: Request, _res: Response, next: NextFunction):
 
 /** Builds the gateway app (shared by main and the tests). */
 export async function createGateway(): Promise<NestExpressApplication> {
-  // JSON lines at LOG_LEVEL, redacted (libs/observability json-logger.ts).
-  const logger = createNestJsonLogger({ app: 'api-gateway', level: loadConfig().LOG_LEVEL });
+  // JSON lines at LOG_LEVEL, redacted (libs/observability json-logger.ts); the config AppModule provides.
+  const logger = createNestJsonLogger({ app: 'api-gateway', level: appConfig().LOG_LEVEL });
   const app = await NestFactory.create<NestExpressApplication>(AppModule, { bodyParser: false, logger });
   app.use(requestLogIds);
   app.use(SECURITY_HEADERS);

@@ -92,7 +92,7 @@ export function memoryLine(budget: BudgetEvent): string | null {
 }
 
 /**
- * The relevance line of a turn (issue 32): the retrieved items left out because they scored below
+ * The relevance line of a turn (so a reader sees why a retrieved item is missing): the retrieved items left out because they scored below
  * the relevance floor, e.g. "Left out for relevance: 8 context items below the floor 0.175 (best
  * 0.14)." and how many below it still rode in room memory could not use. Null when none was below
  * the floor, or the event predates per-item decisions.

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { QueueName } from '@ask/ask-contracts';
 import { AppConfigModule } from '@ask/config';
-import { AskQueuesModule, EventStreamModule } from '@ask/event-stream';
+import { AskQueuesModule, EventStreamModule, WorkerJobsModule } from '@ask/event-stream';
 import { IngestionModule } from '@ask/ingestion';
 import { PersistenceModule } from '@ask/persistence';
 import { IngestionProcessor } from './ingestion/ingestion.processor';
@@ -16,6 +16,8 @@ import { IngestionProcessor } from './ingestion/ingestion.processor';
     PersistenceModule.forRoot({ applicationName: 'ask-ingestion' }),
     EventStreamModule,
     AskQueuesModule.forQueues(QueueName.AskIngestion),
+    // The boot fails unless every job name of the queues it consumes has exactly one processor.
+    WorkerJobsModule.forQueues(QueueName.AskIngestion),
     IngestionModule,
   ],
   providers: [IngestionProcessor],

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { QueueName } from '@ask/ask-contracts';
 import { AppConfigModule } from '@ask/config';
-import { AskQueuesModule, EventStreamModule } from '@ask/event-stream';
+import { AskQueuesModule, EventStreamModule, WorkerJobsModule } from '@ask/event-stream';
 import { PersistenceModule } from '@ask/persistence';
 import { AskReconciler } from './reconcile/ask-reconciler.service';
 import { AskSynthesisProducer } from './retrieval/ask-synthesis.producer';
@@ -18,6 +18,8 @@ import { RetrievalService } from './retrieval/retrieval.service';
     PersistenceModule.forRoot({ applicationName: 'ask-retrieval' }),
     EventStreamModule,
     AskQueuesModule.forQueues(QueueName.AskRetrieval, QueueName.AskSynthesis),
+    // The boot fails unless every job name of the queues it consumes has exactly one processor.
+    WorkerJobsModule.forQueues(QueueName.AskRetrieval),
   ],
   providers: [RetrievalService, RetrievalProcessor, AskSynthesisProducer, AskReconciler],
 })

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { QueueName } from '@ask/ask-contracts';
 import { AppConfigModule } from '@ask/config';
-import { AskQueuesModule, EventStreamModule } from '@ask/event-stream';
+import { AskQueuesModule, EventStreamModule, WorkerJobsModule } from '@ask/event-stream';
 import { PersistenceModule } from '@ask/persistence';
 import { SummaryProcessor } from './memory/summary.processor';
 import { SummaryProducer } from './memory/summary.producer';
@@ -20,6 +20,8 @@ import { SynthesisService } from './synthesis/synthesis.service';
     PersistenceModule.forRoot({ applicationName: 'ask-synthesis' }),
     EventStreamModule,
     AskQueuesModule.forQueues(QueueName.AskSynthesis, QueueName.AskMemory),
+    // The boot fails unless every job name of the queues it consumes has exactly one processor.
+    WorkerJobsModule.forQueues(QueueName.AskSynthesis, QueueName.AskMemory),
   ],
   providers: [SynthesisService, SynthesisProcessor, SummaryProducer, SummaryService, SummaryProcessor],
 })

@@ -70,7 +70,8 @@ export interface BudgetEvent {
   /** What conversation memory carried; absent on streams written before memory existed. */
   memory?: BudgetMemory;
   /**
-   * Every retrieved item's decision with its reason, best first (issue 32); absent on streams written
+   * Every retrieved item's decision with its reason, best first (so a client can say why an item was
+   * left out); absent on streams written
    * before it existed (then `contextKept` / `contextDropped` are all there is).
    */
   items?: BudgetItemDecision[];

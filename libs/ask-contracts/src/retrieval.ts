@@ -56,7 +56,7 @@ export interface RetrievalSettings {
    */
   textSearchConfig?: TextSearchConfig;
   /**
-   * Items scored below the relevance floor of the project's embedder and method (issue 32): sent only
+   * Items scored below the relevance floor of the project's embedder and method: sent only
    * in room conversation memory could not use (`spare-room`, the default), or never (`never`).
    */
   lowRelevance?: LowRelevancePolicy;
@@ -95,7 +95,7 @@ export interface FusionWeightPair {
  * manual with the `english` configuration (bench/RESULTS.md, "Retrieval quality on the PostgreSQL
  * manual") under the former reciprocal rank fusion: the lexical `local` embedder's vector leg is weak
  * (recall@5 0.36 alone), so it gets half the full-text leg's weight; a semantic embedder's vector leg
- * (0.54 alone) is close to full text's (0.60), so equal weights. Under normalised score fusion (issue 33)
+ * (0.54 alone) is close to full text's (0.60), so equal weights. Under normalised score fusion (fuseRankings)
  * the defaults measure recall@5 0.662 (`local`, 0.695 at 1 / 1) and 0.675 (`local-semantic`, 0.656 at
  * 0.5 / 1); the lexical default is kept until held-out corpora decide it. Remote embedders are semantic:
  * they take 1 / 1 (not measured here).
@@ -197,8 +197,8 @@ export interface CitedSource {
  * The sources list of an answer from the items its prompt kept, best first: one entry per page —
  * knowledge chunks of the same `source` (the knowledge source's uri, one per ingested page) are
  * grouped under the first (best) of them — and every insight, recommendation or chunk without a
- * `source` as it is. Order is the items' order (issue 33: a page cited three times by three of its
- * chunks is listed once).
+ * `source` as it is. Order is the items' order (a page cited three times by three of its chunks is
+ * listed once, so the list reads as pages, not chunks).
  * @param items the kept items, best first.
  * @returns `{ kind, id, title, source }` per page or item (`id` of its best chunk for a page).
  */
@@ -255,7 +255,7 @@ export interface AbstainRule {
 }
 
 /**
- * The one relevance judgement per embedding model (issue 33 item 2), used by `ask eval`, the local
+ * The one relevance judgement per embedding model (calibrated, not a constant), used by `ask eval`, the local
  * stand-in's abstain and the planner's relevance floor alike: fitted on the fit corpora
  * (bench/retrieval/heldout/redis-doc.jsonl and rust-book.jsonl over their corpora, and for
  * `local-lexical-v1` the PostgreSQL manual's bench/retrieval/questions.jsonl) under both documented

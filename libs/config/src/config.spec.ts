@@ -1,4 +1,6 @@
-import { ConfigError, loadConfig } from './config';
+import { Test } from '@nestjs/testing';
+import { appConfig, ConfigError, loadConfig } from './config';
+import { APP_CONFIG, AppConfigModule } from './config.module';
 
 describe('loadConfig', () => {
   it('fills the development defaults', () => {
@@ -145,5 +147,15 @@ describe('loadConfig', () => {
       for (const bad of ['{}', '{{ask}}', '{ask', 'a}{b', '{a}{b}'])
         expect(() => loadConfig({ ASK_KEY_PREFIX: bad })).toThrow(/ASK_KEY_PREFIX/);
     });
+  });
+});
+
+describe(appConfig.name, () => {
+  it('parses the environment once: every call, and the config AppConfigModule injects, are one object', async () => {
+    const first = appConfig();
+    expect(appConfig()).toBe(first);
+    const moduleRef = await Test.createTestingModule({ imports: [AppConfigModule] }).compile();
+    expect(moduleRef.get(APP_CONFIG)).toBe(first);
+    await moduleRef.close();
   });
 });

@@ -140,7 +140,7 @@ const schema = z.object({
    * Lock of a running synthesis job, in milliseconds, renewed every SYNTHESIS_LOCK_RENEW_MS while the
    * worker lives. A killed worker's job is taken up again once its lock has lapsed and a stalled check
    * has run: within SYNTHESIS_LOCK_DURATION_MS + SYNTHESIS_STALLED_INTERVAL_MS of the kill (8 s with
-   * the defaults; BullMQ's own defaults, 30 s and 30 s, froze an answer for 32–44 s, issue 31). A
+   * the defaults; BullMQ's own defaults, 30 s and 30 s, froze an answer for 32–44 s after a worker was killed). A
    * worker whose event loop stalls longer than lock − renewal (4 s) loses the job to another worker;
    * its run then stops (fencing), and the new run calls the provider again.
    */
@@ -318,4 +318,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const tags =
     parsed.data.ASK_STREAM_HASH_TAGS ?? (parsed.data.REDIS_CLUSTER_NODES ? CLUSTER_DEFAULT_STREAM_HASH_TAGS : 0);
   return Object.freeze({ ...parsed.data, ASK_STREAM_HASH_TAGS: tags });
+}
+
+let processConfig: AppConfig | undefined;
+
+/**
+ * The process's one config: `process.env` parsed by {@link loadConfig} on the first call, the same
+ * frozen object on every later one. What `AppConfigModule` provides and what decorator options read
+ * (`@Processor` lock settings are fixed when the class is declared, before Nest builds anything), so
+ * a worker's decorators and its injected config are one parse of one environment.
+ * @throws ConfigError naming every invalid variable (on the first call; nothing is cached then).
+ */
+export function appConfig(): AppConfig {
+  processConfig ??= loadConfig();
+  return processConfig;
 }

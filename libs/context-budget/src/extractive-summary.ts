@@ -91,7 +91,8 @@ export function sentenceWords(sentence: string): string[] {
 }
 
 /**
- * True when a sentence of the user's own words is a fact to keep (issue 32 item 4): a first-person
+ * True when a sentence of the user's own words is a fact to keep (facts the user stated must survive
+ * the summary): a first-person
  * statement (`my manager is…`, `we decided…`, `我的预算是…`) or a note the user asks to be kept
  * (`please note the ticket…`, `请记下…`), at most {@link USER_FACT_MAX_WORDS} words, and neither a
  * question (`?`, `？`, a final `吗`) nor a request to the assistant (`I want you to…`, `can you…`,

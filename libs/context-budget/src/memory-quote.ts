@@ -1,5 +1,5 @@
 /**
- * Conversation memory quotes user text (issue 25 item 3): a summary repeats an earlier question,
+ * Conversation memory quotes user text (a prompt-injection surface): a summary repeats an earlier question,
  * which is the user's text and must never read as the service's own structure. These are the texts
  * that frame the quotation and the function that neutralises what is quoted.
  */

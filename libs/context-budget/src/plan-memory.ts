@@ -280,8 +280,8 @@ function layoutOf(plan: MemoryPlan): Layout {
 }
 
 /**
- * The opening of the memory block, a user-role message (issue 25 item 3: quoted user text never
- * rides in a system message): what the block is, then the fence. Its tokens, with those of
+ * The opening of the memory block, a user-role message (quoted user text never rides in a system
+ * message, so it cannot speak with the service's authority): what the block is, then the fence. Its tokens, with those of
  * {@link MEMORY_FOOTER} and {@link MEMORY_ACK}, are the planner's `headerTokens`.
  */
 export const MEMORY_HEADER =

@@ -49,7 +49,7 @@ export interface PlanInput {
     sessionSummary?: SessionSummaryCost;
   };
   /**
-   * The relevance floor (issue 32 item 2; `relevanceFloor` per embedder and method) and what happens
+   * The relevance floor (`relevanceFloor` per embedder and method) and what happens
    * below it. Absent: every item counts as relevant. With memory `off` only `below: 'never'` applies
    * (it leaves such items out before the seed's plan).
    */
@@ -214,7 +214,7 @@ function seedSelection(
 export const MEMORY_SHARE = 1 / 3;
 
 /**
- * With conversation memory (issue 32 item 1), the window is filled by value per token, each class
+ * With conversation memory (`per-turn` or `compaction`), the window is filled by value per token, each class
  * in full before the next, each best first, each stopping at the first thing that does not fit:
  *
  * 1. the best item at or above the relevance floor (seed 000's floor of one item; 413 when it does
@@ -322,7 +322,7 @@ function evictedUpTo(
  *    fit with no history at all; if not, the RAG shrink drops the lowest-scoring item until they do,
  *    floor one item. What is left is the history budget: pairs are kept newest → oldest, whole pairs
  *    only, stopping at the first that does not fit, capped by `maxHistoryMessages`.
- * 4. Memory `per-turn` / `compaction` (issue 32): one selection by value per token over the items
+ * 4. Memory `per-turn` / `compaction`: one selection by value per token over the items
  *    and every pair's forms ({@link jointSelection}, docs/ARCHITECTURE.md "One budget"): the floor
  *    item, then the pairs represented in memory's share of the room, then the other relevant items,
  *    then the rest of the pairs represented, then verbatim pairs, then items below the relevance

@@ -73,7 +73,7 @@ export interface SizingInput<T extends SizableTurn = SizableTurn> {
   maxHistoryMessages?: number | null;
   /** A lower window than the model's, after the provider disclosed a smaller limit (re-budget). */
   windowOverride?: number;
-  /** The relevance floor of the project's embedder and method, and its `lowRelevance` (issue 32); absent: none. */
+  /** The relevance floor of the project's embedder and method, and its `lowRelevance`; absent: none. */
   relevance?: RelevancePolicy;
 }
 

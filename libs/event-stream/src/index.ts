@@ -12,3 +12,4 @@ export * from './replay-stored-answer';
 export * from './redis-connections';
 export * from './fair-share';
 export * from './job-handlers';
+export * from './job-processor';

@@ -57,7 +57,7 @@ export class IngestionEventStream {
 
   /**
    * True when `id` is a stream id Redis accepts (`ms-seq`, both parts in 0 … 2^64 − 1): a part past
-   * 2^64 − 1 would make XRANGE/XREAD fail after the SSE headers are sent (issue 25).
+   * 2^64 − 1 would make XRANGE/XREAD fail after the SSE headers are sent, too late for a 400.
    */
   static isStreamId(id: string): boolean {
     return isValidStreamId(id);

@@ -2,8 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { isAskError } from '@ask/ask-errors';
 import { createEmbeddingProvider, type EmbeddingProvider } from '@ask/llm-providers';
-// eslint-disable-next-line @nx/enforce-module-boundaries
-import { allowing } from '../../llm-providers/src/testing/egress';
+import { allowing } from '@ask/llm-providers/testing';
 import { CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { EmbeddingCallError, embedWithRetry } from './embed-with-retry';

@@ -14,7 +14,7 @@ import {
   notFound,
   toErrorEvent,
 } from '@ask/ask-errors';
-import { createEmbeddingProvider, type EmbeddingProvider } from '@ask/llm-providers';
+import { createEmbeddingProvider, egressPolicyFor, type EmbeddingProvider } from '@ask/llm-providers';
 import {
   EmbeddingSpaceMismatchError,
   emptyCounts,
@@ -205,6 +205,8 @@ export class IngestionRunner {
     if (!project.embeddingSettings) throw embeddingNotConfigured();
     return createEmbeddingProvider(project.embeddingSettings, (await this.projects.getCredentials(projectId)) ?? {}, {
       embeddingThreads,
+      // The operator's allow-list; without a config (a spec's module), the strict policy.
+      ...(this.config ? { egress: egressPolicyFor(this.config) } : {}),
       ambientCredentials: this.config ? ambientCredentialsAllowed(this.config, projectId) : false,
     });
   }

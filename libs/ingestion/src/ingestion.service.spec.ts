@@ -11,10 +11,7 @@ import {
   RetrievalRepository,
 } from '@ask/persistence';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
-// The test-database helper is deliberately not in @ask/persistence's public index, and no alias points
-// at it yet, so it is imported by path.
-// eslint-disable-next-line @nx/enforce-module-boundaries
-import { createTestDatabase, type TestDatabase } from '../../persistence/src/testing';
+import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { IngestionService, type IngestionProgress } from './ingestion.service';
 import { loadDocuments, type SourceDocument } from './load-documents';
 

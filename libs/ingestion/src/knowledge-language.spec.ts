@@ -8,8 +8,7 @@ import {
   ProjectsRepository,
   RetrievalRepository,
 } from '@ask/persistence';
-// eslint-disable-next-line @nx/enforce-module-boundaries
-import { createTestDatabase, type TestDatabase } from '../../persistence/src/testing';
+import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
 import { IngestionService } from './ingestion.service';
 import { loadDocuments, type SourceDocument } from './load-documents';
 

@@ -15,7 +15,7 @@ import { vertexHost, vertexLocation, vertexLocationPath, vertexTokenSource } fro
 import { VERTEX_TOKEN_FIELD } from './vertex/vertex-credentials';
 import { VertexClaudeChatProvider } from './vertex/vertex-claude-chat.provider';
 import { VertexGeminiChatProvider } from './vertex/vertex-gemini-chat.provider';
-import { defaultEgressPolicy, type EgressPolicy, EgressRefusedError } from './egress/egress-policy';
+import { type EgressPolicy, EgressRefusedError, STRICT_EGRESS } from './egress/egress-policy';
 import type { ChatProvider, LlmSettings, ProviderCredentials } from './types';
 import { type FetchLike, trimSlash } from './wire/http';
 import { sseEndOfStreamFetch } from './wire/sse';
@@ -35,8 +35,9 @@ export interface ProviderFactoryOptions {
    */
   embeddingThreads?: number;
   /**
-   * Where provider calls may connect (the process's `egressPolicyFor(config)`); default
-   * `defaultEgressPolicy()`, the same policy read from the process's environment.
+   * Where provider calls may connect: the caller passes the process's `egressPolicyFor(config)` (its
+   * operator's allow-list). Default {@link STRICT_EGRESS} (no allow-list, system DNS): the library
+   * never reads the environment itself.
    */
   egress?: EgressPolicy;
   /**
@@ -91,7 +92,7 @@ export function providerTransport(
   field: EndpointField,
   target: string | undefined,
 ): ProviderTransport {
-  const base = options.egress ?? defaultEgressPolicy();
+  const base = options.egress ?? STRICT_EGRESS;
   const overrides = Object.values(options.baseUrlOverrides ?? {}).filter((u): u is string => typeof u === 'string');
   let policy = base;
   if (overrides.length > 0) {

@@ -3,16 +3,26 @@ import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { startHealthServer } from './health-server';
 import { QueueLoopHealth } from './queue-loop-health';
-import { loadConfig } from '@ask/config';
+import type { AppConfig } from '@ask/config';
 import { createNestJsonLogger } from './json-logger';
 import { startProcessTracing } from './tracing';
 
-/** How a worker app boots: its module, its name for logs, and where its health port and Redis come from. */
+/** How a worker app boots: its module, its name for logs, its config, its health port and where its Redis comes from. */
 export interface WorkerBootOptions {
   name: string;
   module: Type<unknown>;
-  /** The health/metrics port from the app's validated config. */
-  healthPort(app: INestApplicationContext): number;
+  /** The process's validated config (its entry point's `appConfig()`, the one its module provides). */
+  config: Pick<
+    AppConfig,
+    | 'LOG_LEVEL'
+    | 'WORKER_HEALTH_HOST'
+    | 'ASK_METRICS_TOKEN'
+    | 'ASK_TRACING'
+    | 'OTEL_EXPORTER_OTLP_ENDPOINT'
+    | 'OTEL_BSP_SCHEDULE_DELAY'
+  >;
+  /** The health/metrics port (from the config). */
+  healthPort: number;
   /** The app's Redis check: resolves when every Redis server holding its keys answers (one server, or each Cluster master). */
   redis(app: INestApplicationContext): () => Promise<unknown>;
 }
@@ -25,7 +35,7 @@ export interface WorkerBootOptions {
  */
 export async function bootWorker(options: WorkerBootOptions): Promise<INestApplicationContext> {
   // JSON lines at LOG_LEVEL, redacted (json-logger.ts); the ids of the job in hand come from withLogIds.
-  const config = loadConfig();
+  const { config } = options;
   const logger = createNestJsonLogger({ app: options.name, level: config.LOG_LEVEL });
   // Off unless the operator set ASK_TRACING=otlp (docs/telemetry.md "Traces").
   startProcessTracing(options.name, config);
@@ -35,7 +45,7 @@ export async function bootWorker(options: WorkerBootOptions): Promise<INestAppli
   const db = app.get(DataSource);
   const loops = app.get(QueueLoopHealth, { strict: false });
   const health = await startHealthServer(
-    { port: options.healthPort(app), host: config.WORKER_HEALTH_HOST, metricsToken: config.ASK_METRICS_TOKEN },
+    { port: options.healthPort, host: config.WORKER_HEALTH_HOST, metricsToken: config.ASK_METRICS_TOKEN },
     {
       redis,
       postgres: () => db.query('SELECT 1'),

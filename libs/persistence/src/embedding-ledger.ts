@@ -88,7 +88,7 @@ export function embeddingUsageColumns(
  * model, the raw usage object and its input tokens, the duration, and the typed error code of a
  * failed call; costed from the price table where the model has a price (OpenAI's
  * text-embedding-3 / ada-002; self-hosted 0). Each call is also a span `embeddings <model>` with the
- * GenAI attributes (when tracing is on) and observes the GenAI metrics. Write-ahead (issue 31): the
+ * GenAI attributes (when tracing is on) and observes the GenAI metrics. Write-ahead (a call is paid once): the
  * row is written `in_flight` before the request is sent and completed after, so a process that dies
  * mid-call still leaves the paid call in the ledger; when that first write fails (after retries) the
  * call is not made ({@link CallNotRecordedError}). A failed completion is logged, never thrown:
@@ -174,7 +174,7 @@ export class EmbeddingLedger {
     const labels = {
       gen_ai_operation_name: 'embeddings',
       gen_ai_provider_name: provider.provider,
-      // The catalog family or `other`: the model id is the tenant's, unbounded (issue 25 item 5).
+      // The catalog family or `other`: the model id is the tenant's, unbounded (a label per id would grow the metric without bound).
       gen_ai_request_model: modelMetricLabel(provider),
     };
     genAiOperationDuration.observe({ ...labels, error_type: errorCode ?? '' }, durationMs / 1000);

@@ -1,4 +1,4 @@
-import { loadConfig, type AppConfig } from '@ask/config';
+import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CredentialsCipher } from './credentials-cipher';
@@ -36,10 +36,13 @@ export const REPOSITORIES = [
 
 /** Options of {@link PersistenceModule.forRoot}. */
 export interface PersistenceModuleOptions extends DataSourceTuning {
-  /** The validated app config; default `loadConfig()` (process environment). */
-  config?: Pick<AppConfig, 'DATABASE_URL' | 'ASK_ENCRYPTION_KEY'> &
-    Partial<Pick<AppConfig, 'DATABASE_POOL_MAX' | 'DATABASE_CONNECT_TIMEOUT_MS'>>;
+  /** The settings it reads; default the app's injected config (`APP_CONFIG`, AppConfigModule). */
+  config?: PersistenceSettings;
 }
+
+/** What the persistence layer reads of the config. */
+type PersistenceSettings = Pick<AppConfig, 'DATABASE_URL' | 'ASK_ENCRYPTION_KEY'> &
+  Partial<Pick<AppConfig, 'DATABASE_POOL_MAX' | 'DATABASE_CONNECT_TIMEOUT_MS'>>;
 
 /**
  * Nest wiring of the persistence layer: one TypeORM DataSource (`TypeOrmModule.forRootAsync`, no
@@ -51,24 +54,37 @@ export interface PersistenceModuleOptions extends DataSourceTuning {
 export class PersistenceModule {
   /** @throws EncryptionKeyInvalidError at boot when ASK_ENCRYPTION_KEY is set but not 32 bytes. */
   static forRoot(options: PersistenceModuleOptions = {}): DynamicModule {
-    const config = options.config ?? loadConfig();
+    // The caller's settings, else the app's config (AppConfigModule is global).
+    const inject = options.config ? [] : [APP_CONFIG];
+    const configOf = (injected?: PersistenceSettings): PersistenceSettings => {
+      const config = options.config ?? injected;
+      if (!config) throw new Error('PersistenceModule: no config (import AppConfigModule, or pass options.config)');
+      return config;
+    };
     return {
       module: PersistenceModule,
       global: true,
       imports: [
         TypeOrmModule.forRootAsync({
+          inject,
           // The pool's size and connect timeout are the operator's (DATABASE_POOL_MAX,
           // DATABASE_CONNECT_TIMEOUT_MS) unless the caller tunes them; the app names itself.
-          useFactory: () =>
-            dataSourceOptions(config, {
+          useFactory: (injected?: PersistenceSettings) => {
+            const config = configOf(injected);
+            return dataSourceOptions(config, {
               poolSize: config.DATABASE_POOL_MAX,
               connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
               ...options,
-            }),
+            });
+          },
         }),
       ],
       providers: [
-        { provide: CredentialsCipher, useFactory: () => new CredentialsCipher(config.ASK_ENCRYPTION_KEY) },
+        {
+          provide: CredentialsCipher,
+          inject,
+          useFactory: (injected?: PersistenceSettings) => new CredentialsCipher(configOf(injected).ASK_ENCRYPTION_KEY),
+        },
         ...REPOSITORIES,
       ],
       exports: [CredentialsCipher, ...REPOSITORIES],

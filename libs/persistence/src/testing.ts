@@ -1,8 +1,7 @@
 /**
  * Test helpers for integration specs against the machine's real PostgreSQL. Not exported from
- * index.ts, so production code never pulls it in: import it by path (`libs/persistence/src/testing`).
- * From another project that needs an `eslint-disable-next-line @nx/enforce-module-boundaries` until a
- * `@ask/persistence/testing` alias is added to tsconfig.base.json (jest.preset.js maps aliases from it).
+ * index.ts, so production code never pulls it in: other projects' specs and benches import it as
+ * `@ask/persistence/testing` (tsconfig.base.json; jest.preset.js maps the aliases from it).
  */
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '@ask/config';

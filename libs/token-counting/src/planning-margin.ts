@@ -46,8 +46,8 @@ export interface PlanningCalibration {
 }
 
 /**
- * Learns what a project plans with from its own records (newest first), issue 26 item 3: the margin
- * follows the evidence.
+ * Learns what a project plans with from its own records (newest first), so one tenant's text never
+ * moves another's margin: the margin follows the evidence.
  *
  * - **Factors**: the least-squares fit of {@link learnScriptCalibration} (steps 1–2: attribution over
  *   mixed requests, the evidence rule), without step 3's raise to the worst record, so a typical

@@ -3,6 +3,8 @@ import {
   learnEstimatePrior,
   learnScriptCalibration,
   measureText,
+  PRIOR_MIN_RATIO,
+  projectEstimatePrior,
   ScriptCalibratedCounter,
   type ScriptUsageRecord,
   usageRecordOf,
@@ -63,11 +65,11 @@ const times = (n: number, r: ScriptUsageRecord) => Array.from({ length: n }, () 
 describe(learnScriptCalibration.name, () => {
   it.each([
     [
-      'pure requests: calibrated at their worst ratio (framing taken out) once 6 requests of evidence are in',
-      [...times(5, request({ latin: [1000, 1.2] })), request({ latin: [1000, 1.3] })],
-      { latin: { factor: 1.3, samples: 6, evidence: 6 } },
+      'pure requests: calibrated at their worst ratio (framing taken out) once 4 requests of evidence are in',
+      [...times(3, request({ latin: [1000, 1.2] })), request({ latin: [1000, 1.3] })],
+      { latin: { factor: 1.3, samples: 4, evidence: 4 } },
     ],
-    ['5 requests of evidence: not yet', times(5, request({ latin: [1000, 1.2] })), {}],
+    ['3 requests of evidence: not yet', times(3, request({ latin: [1000, 1.2] })), {}],
     [
       'one overflow record calibrates its class at once',
       [request({ indic: [1000, 2.5] }, 0, 'overflow')],
@@ -89,11 +91,11 @@ describe(learnScriptCalibration.name, () => {
     [
       'a class learns from mixed requests alone, with no pure request of its own',
       [
-        ...times(6, request({ latin: [300, 1.1], hangul: [700, 1.7] })),
-        ...times(6, request({ latin: [500, 1.1], hangul: [500, 1.7] })),
+        ...times(6, request({ latin: [200, 1.1], hangul: [800, 1.7] })),
+        ...times(6, request({ latin: [400, 1.1], hangul: [600, 1.7] })),
       ],
-      // Latin carries 4.8 requests' worth: it keeps the estimate (2 × floor here), which covers it.
-      { hangul: { factor: 1.7, samples: 12, evidence: 7.2 } },
+      // Latin carries 3.6 requests' worth: it keeps the estimate (2 × floor here), which covers it.
+      { hangul: { factor: 1.7, samples: 12, evidence: 8.4 } },
     ],
     [
       'a class with too little evidence keeps the estimate, never the majority’s factor',
@@ -119,6 +121,28 @@ describe(learnScriptCalibration.name, () => {
       { latin: { factor: 1.2, samples: 6, evidence: 6 } },
     ],
     ['records without a class teach nothing', times(30, { estimated: 1000, reported: 2000, script: null }), {}],
+    [
+      // Bengali questions beside English knowledge chunks: the Indic floor is 1/6 of a request's, its
+      // estimate 4/7 (the estimate's Indic rate is 10 × the floor's). Evidence is the share of the
+      // estimate, what the class's factor replaces in a plan: 4 × 4/7 + 3 × 8/11 = 4.468 requests' worth.
+      'evidence is the class’s share of the estimate: a class with a low floor rate calibrates from mixed requests',
+      [
+        ...times(4, {
+          estimated: 1211,
+          reported: 11 + 1.2 * 1000 + 1.5 * 200,
+          script: 'latin+indic',
+          masses: { latin: [1000, 1500], indic: [200, 2000] },
+        }),
+        ...times(3, {
+          estimated: 711,
+          reported: 11 + 1.2 * 500 + 1.5 * 200,
+          script: 'latin+indic',
+          masses: { latin: [500, 750], indic: [200, 2000] },
+        }),
+      ],
+      // Latin's share of the estimate adds up to 2.532: it keeps its estimate (1.5 × floor), above its 1.2.
+      { indic: { factor: 1.5, samples: 7, evidence: 4.468 } },
+    ],
   ] as Array<[string, ScriptUsageRecord[], object]>)('%s', (_label, records, expected) => {
     expect(learnScriptCalibration(records)).toEqual(expected);
   });
@@ -154,6 +178,26 @@ describe(learnEstimatePrior.name, () => {
         { estimated: 1000, reported: 5000, script: 'cyrillic' },
       ]),
     ).toEqual({ latin: 1.5, hangul: 1.5 });
+  });
+});
+
+describe(projectEstimatePrior.name, () => {
+  it('takes the project’s own prior for a class its records hold, the model-wide one only for a class new to it and above 1 ÷ (1 − 15%)', () => {
+    expect(PRIOR_MIN_RATIO).toBeCloseTo(1.176471, 6);
+    const own = [request({ latin: [1000, 1.2] }), request({ indic: [1000, 2.5] })];
+    const model = [
+      ...own,
+      // Another tenant: Latin counted 3,011 ÷ 2,011 = 1.497 × the estimate (a denser language of the class).
+      request({ latin: [1000, 3] }),
+      // Hangul 2,211 ÷ 2,011 = 1.099: within what the seed's 15% margin absorbs.
+      request({ hangul: [1000, 2.2] }),
+      // Cyrillic 2,611 ÷ 2,011 = 1.298: above it.
+      request({ cyrillic: [1000, 2.6] }),
+    ];
+    // Latin: the project's own records (no ratio above 1) decide, as alone; Indic: its own 2,511 ÷ 2,011.
+    expect(projectEstimatePrior(own, model)).toEqual({ indic: 1.248633, cyrillic: 1.298359 });
+    // Alone on the model id (its records are the model's), the project plans with the same prior.
+    expect(projectEstimatePrior(own, own)).toEqual({ indic: 1.248633 });
   });
 });
 

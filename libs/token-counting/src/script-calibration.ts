@@ -68,7 +68,7 @@ const FLOOR = Float64Array.from(FEATURE_NAMES, (name) => SCRIPT_V1_FLOOR_RATES[n
  */
 export const CLASS_PRESENCE_SHARE = 0.1;
 
-/** A usage record lists the classes that carry at least this share of its floor estimate. */
+/** A usage record lists the classes that carry at least this share of its floor estimate (the learner: or of its estimate). */
 export const RECORD_CLASS_SHARE = 0.1;
 
 /** One text measured in one pass of the script features. Figures are tokens without framing. */
@@ -145,9 +145,9 @@ export interface ScriptFactor {
    * {@link learnScriptCalibration}).
    */
   factor: number;
-  /** Records that list the class (≥ 10% of the request's floor). */
+  /** Records that list the class (≥ 10% of the request's floor or of its estimate). */
   samples: number;
-  /** Σ of the class's share of each usage record's floor: requests' worth of evidence (a pure request is 1). */
+  /** Σ of the class's share of each usage record's estimate: requests' worth of evidence (a pure request is 1). */
   evidence?: number;
 }
 
@@ -177,14 +177,14 @@ export interface ScriptUsageRecord {
 
 /** Options of {@link learnScriptCalibration}. */
 export interface ScriptCalibrationOptions {
-  /** Requests' worth of evidence (Σ of the class's share of each usage record) a class needs; default 6. */
+  /** Requests' worth of evidence (Σ of the class's share of each usage record's estimate) a class needs; default 4. */
   minEvidence?: number;
   /** Newest records per class considered; default 50. */
   recent?: number;
 }
 
 /** Defaults of {@link ScriptCalibrationOptions}. */
-export const SCRIPT_CALIBRATION_DEFAULTS: Required<ScriptCalibrationOptions> = { minEvidence: 6, recent: 50 };
+export const SCRIPT_CALIBRATION_DEFAULTS: Required<ScriptCalibrationOptions> = { minEvidence: 4, recent: 50 };
 
 /** A record as the learner reads it: framing, reported and the class masses (floor, estimate) by class index. @internal */
 export interface Observation {
@@ -194,6 +194,8 @@ export interface Observation {
   estimate: Float64Array;
   /** Σ floor over classes. */
   total: number;
+  /** Σ estimate over classes. */
+  estimated: number;
   overflow: boolean;
   listed: number[];
 }
@@ -221,8 +223,15 @@ function observationOf(r: ScriptUsageRecord): Observation | undefined {
   }
   const total = floor.reduce((sum, f) => sum + f, 0);
   if (!(total > 0)) return undefined;
+  const estimated = estimate.reduce((sum, e) => sum + e, 0);
   const listed = classIndexes(
-    floor.reduce((mask, f, c) => (f >= RECORD_CLASS_SHARE * total ? mask | (1 << c) : mask), 0),
+    floor.reduce(
+      (mask, f, c) =>
+        f >= RECORD_CLASS_SHARE * total || (f > 0 && estimate[c] >= RECORD_CLASS_SHARE * estimated)
+          ? mask | (1 << c)
+          : mask,
+      0,
+    ),
   );
   return {
     framing: Math.max(0, r.estimated - total),
@@ -230,6 +239,7 @@ function observationOf(r: ScriptUsageRecord): Observation | undefined {
     floor,
     estimate,
     total,
+    estimated,
     overflow: r.source === 'overflow',
     listed,
   };
@@ -281,11 +291,14 @@ function nonNegativeLeastSquares(
  *    every factor ≥ 1 (the floor is at or under every reference tokenizer) and a class short of
  *    step 2's evidence at most at its estimate (so it cannot act as an intercept), over the `recent`
  *    newest records that list each class, so a class learns from the requests it shares with others.
- * 2. **Evidence.** A class is calibrated once the shares of the usage records' floor it carries add
- *    up to `minEvidence` requests (a pure request counts 1, a request it is 30% of counts 0.3), or at
- *    once when an overflow record lists it (the provider disclosed how much we under-counted). A
- *    class short of that is absent: its texts keep the uncalibrated estimate (the safe side), never
- *    the factor of the classes it was mixed with.
+ * 2. **Evidence.** A class is calibrated once the shares of the usage records' estimate it carries
+ *    add up to `minEvidence` requests (a pure request counts 1, a request whose estimate it is 30% of
+ *    counts 0.3), or at once when an overflow record lists it (the provider disclosed how much we
+ *    under-counted). The estimate's share, not the floor's: it is what the class's factor replaces in
+ *    a plan (the floor's Indic rate is a tenth of the estimate's, so Bengali questions beside English
+ *    chunks weighed 0.18 of each request and planned at ~11 × their floor for 36 asks). A class short
+ *    of that is absent: its texts keep the uncalibrated estimate (the safe side), never the factor of
+ *    the classes it was mixed with. A record lists a class with ≥ 10% of its floor or of its estimate.
  * 3. **Bound.** No record may be under-counted by what the planner would count for it: framing +
  *    Σ over calibrated classes factor × floor + Σ over the others their estimate. Where a record is,
  *    the calibrated class of that record with the least evidence (the least known) is raised until it
@@ -343,7 +356,8 @@ export function fitScriptCalibration(
   const overflowed = new Set<number>();
   for (const o of observations) {
     if (o.overflow) o.listed.forEach((c) => overflowed.add(c));
-    else for (let c = 0; c < k; c++) evidence[c] += o.floor[c] / o.total;
+    else
+      for (let c = 0; c < k; c++) evidence[c] += o.estimated > 0 ? o.estimate[c] / o.estimated : o.floor[c] / o.total;
   }
   const calibrated = Array.from(
     { length: k },
@@ -411,6 +425,9 @@ export function calibrationOf(fit: CalibrationFit, factor: readonly number[]): S
   return out;
 }
 
+/** The seed's approximate margin (percent of the window), used for what calibration has no evidence for. */
+const SEED_APPROXIMATE_MARGIN_PERCENT = 15;
+
 /** Per class, how far a model id's reported prompt tokens went above the uncalibrated estimate (factors > 1). */
 export type EstimatePrior = Partial<Record<ScriptClass, number>>;
 
@@ -432,6 +449,40 @@ export function learnEstimatePrior(records: readonly ScriptUsageRecord[]): Estim
     if (!(ratio > 1) || !Number.isFinite(ratio)) continue;
     for (const c of o.listed) out[SCRIPT_CLASSES[c]] = Math.max(out[SCRIPT_CLASSES[c]] ?? 1, Number(ratio.toFixed(6)));
   }
+  return out;
+}
+
+/**
+ * The largest model-wide prior that can never move a plan: the estimate is planned with the seed's 15%
+ * margin (a class new to a project adds its share of 15% to a calibrated margin), so a request the
+ * model id counted up to 1 ÷ (1 − 15%) ≈ 1.176 × its estimate fits where it was planned.
+ */
+export const PRIOR_MIN_RATIO = 1 / (1 - SEED_APPROXIMATE_MARGIN_PERCENT / 100);
+
+/**
+ * The prior a project plans with (no tenant moves another's budget): for a class
+ * the project's own records hold, the prior of those records alone ({@link learnEstimatePrior} over
+ * `own`), so the project plans exactly as it would alone on the model id; for a class new to the
+ * project, the model-wide prior (`model`: every project's records of the model id), and only where it
+ * is above {@link PRIOR_MIN_RATIO}: another tenant saw the estimate low by more than the seed's margin
+ * absorbs, the one case where planning as alone could overflow. Never throws.
+ */
+export function projectEstimatePrior(
+  own: readonly ScriptUsageRecord[],
+  model: readonly ScriptUsageRecord[],
+): EstimatePrior {
+  const mine = learnEstimatePrior(own);
+  let seen = 0;
+  for (const r of own) {
+    const o = observationOf(r);
+    if (o) o.floor.forEach((f, c) => (seen |= f > 0 ? 1 << c : 0));
+  }
+  const wide = learnEstimatePrior(model);
+  const out: EstimatePrior = {};
+  SCRIPT_CLASSES.forEach((cls, c) => {
+    const ratio = (seen & (1 << c)) !== 0 ? mine[cls] : wide[cls];
+    if (ratio !== undefined && ((seen & (1 << c)) !== 0 || ratio > PRIOR_MIN_RATIO)) out[cls] = ratio;
+  });
   return out;
 }
 
@@ -498,9 +549,6 @@ export interface MarginEvidence {
    */
   seen: readonly ScriptClass[];
 }
-
-/** The seed's approximate margin (percent of the window), used for what calibration has no evidence for. */
-const SEED_APPROXIMATE_MARGIN_PERCENT = 15;
 
 /** The margin a calibrated counter asks for (the shape of context-budget's `SafetyMargin`). */
 export interface CalibratedMargin {

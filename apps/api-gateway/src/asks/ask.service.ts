@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { embeddingNotConfigured, embeddingSpaceChanged, llmNotConfigured, notFound } from '@ask/ask-errors';
 import { ambientCredentialsAllowed, APP_CONFIG, type AppConfig } from '@ask/config';
-import { createEmbeddingProvider } from '@ask/llm-providers';
+import { createEmbeddingProvider, egressPolicyFor } from '@ask/llm-providers';
 import { AskEventStream } from '@ask/event-stream';
 import { inSpan, SpanKind } from '@ask/observability';
 import { AsksRepository, ProjectsRepository } from '@ask/persistence';
@@ -56,6 +56,7 @@ export class AskService {
     if (!project.embeddingSettings) throw embeddingNotConfigured();
     if (!project.llmSettings) throw llmNotConfigured();
     const embedder = createEmbeddingProvider(project.embeddingSettings, credentials ?? {}, {
+      egress: egressPolicyFor(this.config),
       ambientCredentials: ambientCredentialsAllowed(this.config, projectId),
     });
     const space = { model: `${embedder.provider}/${embedder.model}`, dimensions: embedder.dimensions };

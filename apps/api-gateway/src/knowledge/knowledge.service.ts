@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { type IngestionAccepted, type IngestionKind, JobName } from '@ask/ask-contracts';
 import { embeddingNotConfigured, embeddingSpaceChanged, notFound } from '@ask/ask-errors';
 import { ambientCredentialsAllowed, APP_CONFIG, type AppConfig } from '@ask/config';
-import { checkEmbeddingLanguage, createEmbeddingProvider } from '@ask/llm-providers';
+import { checkEmbeddingLanguage, createEmbeddingProvider, egressPolicyFor } from '@ask/llm-providers';
 import { type IngestionItem, IngestionsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
 import { IngestionProducer } from './ingestion.producer';
 
@@ -35,7 +35,7 @@ export class KnowledgeService {
     const embedder = createEmbeddingProvider(
       project.embeddingSettings,
       (await this.projects.getCredentials(projectId)) ?? {},
-      { ambientCredentials: ambientCredentialsAllowed(this.config, projectId) },
+      { egress: egressPolicyFor(this.config), ambientCredentials: ambientCredentialsAllowed(this.config, projectId) },
     );
     if (kind !== 'reembed') {
       const space = { model: `${embedder.provider}/${embedder.model}`, dimensions: embedder.dimensions };

@@ -12,7 +12,7 @@ const DAY_MS = 86_400_000;
 
 /**
  * An ISO 8601 date or date-time (a date alone is midnight UTC). The calendar date must exist:
- * `2026-02-30` is a 400, not rolled over to March 2 as `Date` would (issue 25).
+ * `2026-02-30` is a 400, not rolled over to March 2 as `Date` would (a silently different range).
  * @throws AskError 400 naming the field.
  */
 function parseInstant(name: string, value: string | undefined): Date | undefined {

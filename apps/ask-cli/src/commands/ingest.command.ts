@@ -12,7 +12,7 @@ import {
   ReembedService,
   type SourceDocument,
 } from '@ask/ingestion';
-import { ambientCredentialsAllowed, loadConfig } from '@ask/config';
+import { ambientCredentialsAllowed, appConfig } from '@ask/config';
 import { createEmbeddingProvider, egressPolicyFor } from '@ask/llm-providers';
 import { EmbeddingLedger, InsightsRepository, KnowledgeRepository, ProviderCallsRepository } from '@ask/persistence';
 import type { DataSource } from 'typeorm';
@@ -68,7 +68,7 @@ export async function ingestFolder(
     const project = await projects.findById(projectId);
     if (!project) throw new Error(`project ${projectId} not found`);
     if (!project.embeddingSettings) throw new Error(`project ${projectId} has no embedding provider`);
-    const config = loadConfig();
+    const config = appConfig();
     const embedder = createEmbeddingProvider(
       project.embeddingSettings,
       (await projects.getCredentials(projectId)) ?? {},
@@ -105,7 +105,7 @@ export async function ingestFolder(
 /** Every embedding call of an offline ingestion is a provider_calls row of the project, as in the worker. */
 function ledgerFor(ds: DataSource, projectId: string) {
   return {
-    ledger: new EmbeddingLedger(new ProviderCallsRepository(ds), loadConfig().ASK_PRICE_OVERRIDES),
+    ledger: new EmbeddingLedger(new ProviderCallsRepository(ds), appConfig().ASK_PRICE_OVERRIDES),
     scope: { projectId },
   };
 }
@@ -245,8 +245,8 @@ export async function reembedProject(
         project.embeddingSettings,
         (await projects.getCredentials(projectId)) ?? {},
         {
-          egress: egressPolicyFor(loadConfig()),
-          ambientCredentials: ambientCredentialsAllowed(loadConfig(), projectId),
+          egress: egressPolicyFor(appConfig()),
+          ambientCredentials: ambientCredentialsAllowed(appConfig(), projectId),
         },
       );
       const service = new ReembedService(new KnowledgeRepository(ds), new InsightsRepository(ds));
@@ -342,8 +342,8 @@ export function registerIngestCommands(program: Command): void {
           project.embeddingSettings,
           (await projects.getCredentials(flags.project)) ?? {},
           {
-            egress: egressPolicyFor(loadConfig()),
-            ambientCredentials: ambientCredentialsAllowed(loadConfig(), flags.project),
+            egress: egressPolicyFor(appConfig()),
+            ambientCredentials: ambientCredentialsAllowed(appConfig(), flags.project),
           },
         );
         const service = new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds));

@@ -14,8 +14,7 @@ import { createParser } from 'eventsource-parser';
 import { AskEventStream } from '@ask/event-stream';
 import { ApiKeysRepository, CredentialsCipher, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
-import { freePort, stopApp, type RunningApp } from '@ask/stack';
-import { type RedisServer, startRedis } from './servers';
+import { freePort, type RedisServer, type RunningApp, startRedis, stopApp } from '@ask/stack';
 
 const ROOT = resolve(__dirname, '..', '..', '..', '..');
 const STREAMS = 1_000;

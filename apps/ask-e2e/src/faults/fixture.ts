@@ -18,9 +18,8 @@ import {
   ProjectsRepository,
 } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
-import { startStack, type Stack } from '@ask/stack';
+import { type PostgresServer, startStack, type Stack } from '@ask/stack';
 import type { DataSource } from 'typeorm';
-import type { PostgresServer } from './servers';
 import { removeTestKeys } from '@ask/testing';
 
 /** The small real knowledge base: pgvector's README and CHANGELOG, committed in fixtures/data (source, licence: its README). */

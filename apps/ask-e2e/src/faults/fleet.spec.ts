@@ -9,7 +9,7 @@ import type { AskEvent } from '@ask/ask-contracts';
 import { AskApiError, AskClient } from '@ask/ask-client';
 import { ApiKeysRepository } from '@ask/persistence';
 import { type FaultFixture, follow, QUESTIONS, reassemble, rowsPerAsk, startFixture } from './fixture';
-import { type RedisServer, startRedis } from './servers';
+import { type RedisServer, startRedis } from '@ask/stack';
 
 const RATE_LIMIT = 10;
 const PER_ASK = 2;

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { AskEvent } from '@ask/ask-contracts';
 import { type FaultFixture, follow, QUESTIONS, reassemble, rowsPerAsk, startFixture } from './fixture';
-import { type RedisServer, startRedis } from './servers';
+import { type RedisServer, startRedis } from '@ask/stack';
 
 /** How long a SIGTERMed app may take to exit by itself before the test calls it stuck. */
 const EXIT_LIMIT_MS = 20_000;

@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import type { AskEvent } from '@ask/ask-contracts';
 import { FAKE_ANSWER, FAKE_ANSWER_CHUNKS, type FakeUpstream, startFakeUpstream } from '@ask/fake-upstream';
 import { type FaultFixture, follow, reassemble, rowsPerAsk, startFixture } from './fixture';
-import { pidsConnectedTo, type RedisServer, startRedis } from './servers';
+import { pidsConnectedTo, type RedisServer, startRedis } from '@ask/stack';
 
 /** The synthesis worker's job lock and stalled check, short so the pause outlasts the lock in seconds. */
 const LOCK_MS = 3_000;

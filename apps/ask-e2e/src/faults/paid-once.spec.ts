@@ -8,7 +8,7 @@
  */
 import { type FakeUpstream, startFakeUpstream } from '@ask/fake-upstream';
 import { type FaultFixture, follow, QUESTIONS, reassemble, rowsPerAsk, startFixture } from './fixture';
-import { redisCommand, type RedisServer, startRedis } from './servers';
+import { redisCommand, type RedisServer, startRedis } from '@ask/stack';
 
 const ASKS = 3;
 

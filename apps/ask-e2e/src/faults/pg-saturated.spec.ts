@@ -11,7 +11,7 @@ import { Client } from 'pg';
 import { type FakeUpstream, startFakeUpstream } from '@ask/fake-upstream';
 import { withTransientRetry } from '@ask/persistence';
 import { type FaultFixture, follow, type Followed, isTyped, QUESTIONS, startFixture } from './fixture';
-import { type PostgresServer, type RedisServer, startPostgres, startRedis } from './servers';
+import { type PostgresServer, type RedisServer, startPostgres, startRedis } from '@ask/stack';
 
 const ASKS = 40;
 const MAX_CONNECTIONS = 20;

@@ -1,7 +1,7 @@
 import type { AskEvent } from '@ask/ask-contracts';
 import { seededRandom } from '@ask/testing';
 import { type FaultFixture, QUESTIONS, reassemble, rowsPerAsk, startFixture } from './fixture';
-import { type RedisServer, startRedis } from './servers';
+import { type RedisServer, startRedis } from '@ask/stack';
 
 const ASKS = 5;
 const RECONNECTS_PER_ASK = 200;

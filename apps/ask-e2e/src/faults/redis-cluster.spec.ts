@@ -12,7 +12,7 @@ import type { AskEvent } from '@ask/ask-contracts';
 import { loadDocuments } from '@ask/ingestion';
 import Redis from 'ioredis';
 import { type FaultFixture, QUESTIONS, reassemble, rowsPerAsk, startFixture } from './fixture';
-import { type RedisClusterServer, startRedisCluster } from './servers';
+import { type RedisClusterServer, startRedisCluster } from '@ask/stack';
 
 /** Three npm READMEs committed beside the suites (source and licence in the folder's SOURCE-AND-LICENCE). */
 const KB_NPM = resolve(__dirname, '..', 'fixtures', 'kb-npm');

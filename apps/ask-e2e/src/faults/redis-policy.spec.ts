@@ -9,8 +9,17 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
-import { APPS, type AppName, appCommand, freePort, startStack, type Stack } from '@ask/stack';
-import { redisCommand, type RedisServer, startRedis } from './servers';
+import {
+  APPS,
+  type AppName,
+  appCommand,
+  freePort,
+  redisCommand,
+  type RedisServer,
+  startRedis,
+  startStack,
+  type Stack,
+} from '@ask/stack';
 
 const ROOT = resolve(__dirname, '..', '..', '..', '..');
 const REFUSAL =

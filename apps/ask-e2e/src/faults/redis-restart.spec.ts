@@ -9,7 +9,7 @@
  */
 import { createParser } from 'eventsource-parser';
 import { type FaultFixture, isTyped, QUESTIONS, rowsPerAsk, startFixture } from './fixture';
-import { type RedisServer, startRedis } from './servers';
+import { type RedisServer, startRedis } from '@ask/stack';
 
 const DEADLINE_MS = 60_000;
 const DOWN_MS = 3_000;

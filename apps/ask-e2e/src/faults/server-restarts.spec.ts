@@ -8,7 +8,7 @@ import {
   startFixture,
   summarise,
 } from './fixture';
-import { type PostgresServer, type RedisServer, startPostgres, startRedis } from './servers';
+import { type PostgresServer, type RedisServer, startPostgres, startRedis } from '@ask/stack';
 
 const DEADLINE_MS = 20_000;
 /** A client gives up this long after the deadline: an ask still open then has hung. */

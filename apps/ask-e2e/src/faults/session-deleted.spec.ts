@@ -7,7 +7,7 @@
 import { FAKE_ANSWER_CHUNKS, type FakeUpstream, startFakeUpstream } from '@ask/fake-upstream';
 import type { AskEvent } from '@ask/ask-contracts';
 import { type FaultFixture, rowsPerAsk, startFixture } from './fixture';
-import { type RedisServer, startRedis } from './servers';
+import { type RedisServer, startRedis } from '@ask/stack';
 
 const CHUNK_DELAY_MS = 1_500;
 

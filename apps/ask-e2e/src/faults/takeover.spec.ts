@@ -11,7 +11,7 @@
 import { FAKE_ANSWER, FAKE_ANSWER_CHUNKS, type FakeUpstream, startFakeUpstream } from '@ask/fake-upstream';
 import type { AskEvent } from '@ask/ask-contracts';
 import { type FaultFixture, follow, reassemble, rowsPerAsk, startFixture } from './fixture';
-import { pidsConnectedTo, type RedisServer, startRedis } from './servers';
+import { pidsConnectedTo, type RedisServer, startRedis } from '@ask/stack';
 
 /** The fake upstream's pause between writes: its answer (about 8 writes) streams for about 6 s. */
 const CHUNK_MS = 750;

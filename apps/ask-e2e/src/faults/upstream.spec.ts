@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AskEvent } from '@ask/ask-contracts';
 import { type FaultFixture, follow, type Followed, reassemble, rowsPerAsk, startFixture } from './fixture';
-import { type RedisServer, startRedis } from './servers';
+import { type RedisServer, startRedis } from '@ask/stack';
 
 /** Short, so a stalled upstream ends the ask in seconds (504 at the deadline). */
 const DEADLINE_MS = 6_000;

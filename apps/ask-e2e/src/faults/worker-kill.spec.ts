@@ -1,6 +1,6 @@
 import type { AskEvent } from '@ask/ask-contracts';
 import { type FaultFixture, follow, QUESTIONS, reassemble, rowsPerAsk, startFixture } from './fixture';
-import { type RedisServer, startRedis } from './servers';
+import { type RedisServer, startRedis } from '@ask/stack';
 
 /** The synthesis worker's lock and stalled check, shortened so recovery takes seconds, not 45 s. */
 const LOCK_MS = 3_000;

@@ -1,21 +1,15 @@
-import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject } from '@nestjs/common';
+import { Processor } from '@nestjs/bullmq';
 import { JobName, QueueName } from '@ask/ask-contracts';
-import { APP_CONFIG, type AppConfig, loadConfig } from '@ask/config';
-import {
-  assertJobHandlers,
-  type ContractJob,
-  dispatchJob,
-  IngestionEventStream,
-  isLastAttempt,
-  type JobHandlers,
-  lastAttemptError,
-} from '@ask/event-stream';
+import { APP_CONFIG, type AppConfig, appConfig } from '@ask/config';
+import { type ContractJob, IngestionEventStream, type JobHandlers, JobProcessor } from '@ask/event-stream';
 import { countTokens, type IngestionEventSink, IngestionRunner } from '@ask/ingestion';
-import { inJobSpan, messagingAttributes } from '@ask/observability';
 
-/** Lock of a running ingestion job; read when the module loads, because `@Processor` options are fixed then. */
-const { INGESTION_LOCK_DURATION_MS } = loadConfig();
+/**
+ * Lock of a running ingestion job; read when the module loads, because `@Processor` options are fixed
+ * then: the process's one config, the object AppConfigModule provides.
+ */
+const { INGESTION_LOCK_DURATION_MS } = appConfig();
 
 /**
  * Unpacks ingestion jobs (`ingest`, `reembed`) and hands them to {@link IngestionRunner}, with the
@@ -25,10 +19,10 @@ const { INGESTION_LOCK_DURATION_MS } = loadConfig();
  * client waits forever.
  */
 @Processor(QueueName.AskIngestion, { lockDuration: INGESTION_LOCK_DURATION_MS, maxStalledCount: 2 })
-export class IngestionProcessor extends WorkerHost implements OnApplicationBootstrap {
-  private readonly logger = new Logger(IngestionProcessor.name);
-  /** One handler per job name of the queue (checked at boot): both run the stored upload. */
-  private readonly handlers: JobHandlers<QueueName.AskIngestion> = {
+export class IngestionProcessor extends JobProcessor<QueueName.AskIngestion> {
+  readonly queue = QueueName.AskIngestion;
+  /** Both job names run the stored upload. */
+  readonly handlers: JobHandlers<QueueName.AskIngestion> = {
     [JobName.Ingest]: (job) => this.run(job),
     [JobName.Reembed]: (job) => this.run(job),
   };
@@ -41,28 +35,16 @@ export class IngestionProcessor extends WorkerHost implements OnApplicationBoots
     super();
   }
 
-  onApplicationBootstrap(): void {
+  protected concurrency(): number {
+    return this.config.INGESTION_CONCURRENCY;
+  }
+
+  override onApplicationBootstrap(): void {
     // The chunker's o200k ranks load at boot (one synchronous step; its length: bench/RESULTS.md, "Token
     // counting", "Load time, memory"), not inside the first upload's job, where they held this process's
     // event loop (bench/hostile).
-    assertJobHandlers(QueueName.AskIngestion, this.handlers);
+    super.onApplicationBootstrap();
     countTokens('warm up');
-    this.worker.concurrency = this.config.INGESTION_CONCURRENCY;
-  }
-
-  process(job: ContractJob<QueueName.AskIngestion>): Promise<void> {
-    // With tracing on, one trace per run: its embedding calls are the span's children.
-    return inJobSpan(
-      `${QueueName.AskIngestion} process`,
-      undefined,
-      () => ({
-        ...messagingAttributes(QueueName.AskIngestion, job.data.ingestionId),
-        'ask.project.id': job.data.projectId,
-        'ask.ingestion.id': job.data.ingestionId,
-        'ask.attempt': job.attemptsMade + 1,
-      }),
-      () => dispatchJob(QueueName.AskIngestion, this.handlers, job),
-    );
   }
 
   private async run(job: ContractJob<QueueName.AskIngestion>): Promise<void> {
@@ -75,15 +57,9 @@ export class IngestionProcessor extends WorkerHost implements OnApplicationBoots
       });
       this.logger.log(`ingestion ${ingestionId} (${job.name}): ${outcome}`);
     } catch (err) {
-      if (!isLastAttempt(job)) {
-        this.logger.error(
-          `ingestion ${ingestionId}: attempt ${job.attemptsMade + 1} failed: ${(err as Error).message}`,
-        );
-        throw err;
-      }
-      const error = lastAttemptError(job, `ingestion ${ingestionId}`, err, (line) => this.logger.error(line));
-      await this.runner.fail(ingestionId, error, null, [], sink);
-      throw err;
+      await this.failedAttempt(job, `ingestion ${ingestionId}`, err, (error) =>
+        this.runner.fail(ingestionId, error, null, [], sink),
+      );
     }
   }
 }

@@ -59,7 +59,7 @@ export interface ReconcileCounts {
  * - an open ask whose stream holds its terminal event is recorded as ended;
  * - an open ask whose Redis state is gone but whose answer is stored (Redis lost it right after, or
  *   just before, `done`) ends from the stored answer: `reset`, the answer, `done`, recorded `done`;
- *   nothing is enqueued, no provider is called again (issue 31: paid once);
+ *   nothing is enqueued, no provider is called again (an ask is paid once);
  * - an open ask at least RECONCILE_MIN_AGE_MS old whose Redis state is gone (no meta hash, or neither
  *   job live: a Redis restart without persistence, a flush) is re-opened (meta, then `reset` so a
  *   client drops any text it had) and its retrieval job enqueued again, while its deadline has not

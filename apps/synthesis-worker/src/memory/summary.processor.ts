@@ -1,8 +1,8 @@
-import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject } from '@nestjs/common';
+import { Processor } from '@nestjs/bullmq';
 import { JobName, QueueName } from '@ask/ask-contracts';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
-import { assertJobHandlers, type ContractJob, dispatchJob, type JobHandlers } from '@ask/event-stream';
+import { type ContractJob, type JobHandlers, JobProcessor } from '@ask/event-stream';
 import { SummaryService } from './summary.service';
 
 /**
@@ -10,10 +10,9 @@ import { SummaryService } from './summary.service';
  * failure ends the job (recorded, nothing stored); only infrastructure errors are retried.
  */
 @Processor(QueueName.AskMemory)
-export class SummaryProcessor extends WorkerHost implements OnApplicationBootstrap {
-  private readonly logger = new Logger(SummaryProcessor.name);
-  /** One handler per job name of the queue (checked at boot). */
-  private readonly handlers: JobHandlers<QueueName.AskMemory> = { [JobName.Summarise]: (job) => this.summarise(job) };
+export class SummaryProcessor extends JobProcessor<QueueName.AskMemory> {
+  readonly queue = QueueName.AskMemory;
+  readonly handlers: JobHandlers<QueueName.AskMemory> = { [JobName.Summarise]: (job) => this.summarise(job) };
 
   constructor(
     private readonly summaries: SummaryService,
@@ -22,13 +21,8 @@ export class SummaryProcessor extends WorkerHost implements OnApplicationBootstr
     super();
   }
 
-  onApplicationBootstrap(): void {
-    assertJobHandlers(QueueName.AskMemory, this.handlers);
-    this.worker.concurrency = this.config.MEMORY_CONCURRENCY;
-  }
-
-  process(job: ContractJob<QueueName.AskMemory>): Promise<void> {
-    return dispatchJob(QueueName.AskMemory, this.handlers, job);
+  protected concurrency(): number {
+    return this.config.MEMORY_CONCURRENCY;
   }
 
   private async summarise(job: ContractJob<QueueName.AskMemory>): Promise<void> {

@@ -94,7 +94,7 @@ export class SummaryService {
   /**
    * True when the project's pairs are summarised by the built-in extractive summariser (the `local`
    * stand-in, or `summaryModel: extractive`): no upstream call, so the synthesis worker runs the
-   * summary itself right after `done` ({@link summarize} with what the run read) instead of
+   * summary itself right after `done` ({@link summarise} with what the run read) instead of
    * enqueueing an `ask-memory` job. False for a provider summariser (and with a test factory).
    */
   summarisesInline(project: Project): boolean {
@@ -295,8 +295,8 @@ export class SummaryService {
     });
     let recorded = false;
     const startedAt = new Date();
-    // A provider call is also a row of the project's call ledger (issue 17's provider_calls), purpose
-    // `summary`, written ahead (issue 31): no summariser call without its row, even if the worker dies.
+    // A provider call is also a row of the project's call ledger (provider_calls), purpose `summary`,
+    // written ahead so a call is paid once: no summariser call without its row, even if the worker dies.
     const ledger = this.calls && summariser instanceof ProviderSummariser ? this.calls : undefined;
     const scope = {
       projectId: project.id,
@@ -392,7 +392,7 @@ interface Context {
 }
 
 /**
- * The sources one pair gives the session summary (issue 32 item 4): its stored per-turn summary when
+ * The sources one pair gives the session summary (so the user's facts outlive their pairs): its stored per-turn summary when
  * there is one (its sentences already won once: bonus 1), so the session summary carries forward
  * what the summaries it replaces held, else the pair itself. The user's words (`Q:` part, or the
  * question) are a `user` source: their statements about themselves outrank figures and code.

@@ -233,7 +233,7 @@ export class CallLedger {
     const labels = {
       gen_ai_operation_name: call.operation,
       gen_ai_provider_name: call.provider,
-      // The catalog family or `other`: the model id is the tenant's, unbounded (issue 25 item 5).
+      // The catalog family or `other`: the model id is the tenant's, unbounded (a label per id would grow the metric without bound).
       gen_ai_request_model: modelMetricLabel({ provider: call.provider, model: call.requestedModel }),
     };
     genAiOperationDuration.observe({ ...labels, error_type: errorCode ?? '' }, Math.max(0, ended - started) / 1000);

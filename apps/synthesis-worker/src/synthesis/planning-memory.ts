@@ -15,8 +15,8 @@ import {
   calibrationBaseCounter,
   type CounterChoice,
   type EstimatePrior,
-  learnEstimatePrior,
   learnPlanningCalibration,
+  projectEstimatePrior,
   SCRIPT_CALIBRATION_DEFAULTS,
   ScriptCalibratedCounter,
   type ScriptCalibration,
@@ -57,7 +57,7 @@ export interface Planning {
   scripted?: ScriptCalibratedCounter;
   /** The project's learned per-class factors (empty for exact counters). */
   calibration: ScriptCalibration;
-  /** The model-wide prior (every project's records of the model id, `learnEstimatePrior`): used only where it is safer (`ScriptCalibratedCounter`). */
+  /** The prior (`projectEstimatePrior`: the project's own, the model-wide one for a class new to it): used only where it is safer (`ScriptCalibratedCounter`). */
   prior?: EstimatePrior;
 }
 
@@ -123,9 +123,11 @@ export class PlanningMemory {
    * through `ScriptCalibratedCounter`, with the factors and safety margins learned from the project's
    * own newest records per script class (`learnPlanningCalibration`: least squares over mixed
    * requests, and a margin of max(5%, 2 × the fit's largest under-count over the class's records as a
-   * share of its largest request), the seed's 15% while a class has too few records), and the
-   * model-wide prior learned from every project's records of the model id, which only ever makes a
-   * plan larger and never moves a margin.
+   * share of its largest request), the seed's 15% while a class has too few records), and the prior
+   * (`projectEstimatePrior`): the project's own records' for a class they hold, the model-wide one
+   * (every project's records of the model id) only for a class new to the project and only above what
+   * the seed's margin absorbs, so another tenant's traffic never moves a plan that fits; it only ever
+   * makes a plan larger and never moves a margin.
    * @param known the project's and the model's records as {@link CALIBRATION_READ} selects them,
    *   when the caller already read them (`ProjectsRepository.findForSynthesis`); read here otherwise.
    */
@@ -139,9 +141,10 @@ export class PlanningMemory {
     const records =
       known ??
       (await this.usage.calibrationRecords(model.model, FLOOR_ID, SCRIPT_CALIBRATION_DEFAULTS.recent, projectId));
-    const learned = learnPlanningCalibration(records.calibration.map(asScriptRecord));
+    const own = records.calibration.map(asScriptRecord);
+    const learned = learnPlanningCalibration(own);
     const calibration = learned.calibration;
-    const prior = learnEstimatePrior(records.calibrationPrior.map(asScriptRecord));
+    const prior = projectEstimatePrior(own, records.calibrationPrior.map(asScriptRecord));
     // The gauge's label is the catalog family or `other` (the model id is the tenant's, unbounded):
     // models folded together show the factor set last.
     const label = modelMetricLabel(model);

@@ -10,7 +10,7 @@ import type { Project } from '@ask/persistence';
 
 /**
  * The relevance floor of the project's embedder under its retrieval method (`relevanceFloor`: the
- * threshold and cosine weight of the one relevance judgement, issue 33 item 2) with its `retrievalSettings.lowRelevance` (default `spare-room`), or undefined
+ * threshold and cosine weight of the one relevance judgement) with its `retrievalSettings.lowRelevance` (default `spare-room`), or undefined
  * when the embedder has no measured floor (every item then counts as relevant).
  */
 export function relevancePolicy(

@@ -1,23 +1,15 @@
-import { inAskJob } from '@ask/observability';
-import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject } from '@nestjs/common';
+import { Processor } from '@nestjs/bullmq';
 import { JobName, QueueName } from '@ask/ask-contracts';
-import { APP_CONFIG, type AppConfig, loadConfig } from '@ask/config';
+import { APP_CONFIG, type AppConfig, appConfig } from '@ask/config';
 import { SynthesisService } from './synthesis.service';
-import {
-  assertJobHandlers,
-  type ContractJob,
-  dispatchJob,
-  FairShare,
-  isLastAttempt,
-  type JobHandlers,
-} from '@ask/event-stream';
+import { type ContractJob, FairShare, type JobHandlers, JobProcessor } from '@ask/event-stream';
 
 /**
  * The worker's lock and stalled-check settings. Read when the module loads, because `@Processor`
- * options are fixed when the class is declared (the same environment AppConfigModule reads at boot).
+ * options are fixed when the class is declared: the process's one config, the object AppConfigModule provides.
  */
-const { SYNTHESIS_LOCK_DURATION_MS, SYNTHESIS_LOCK_RENEW_MS, SYNTHESIS_STALLED_INTERVAL_MS } = loadConfig();
+const { SYNTHESIS_LOCK_DURATION_MS, SYNTHESIS_LOCK_RENEW_MS, SYNTHESIS_STALLED_INTERVAL_MS } = appConfig();
 
 /**
  * Unpacks synthesis jobs and hands them to {@link SynthesisService}. Infrastructure failures are
@@ -38,38 +30,32 @@ const { SYNTHESIS_LOCK_DURATION_MS, SYNTHESIS_LOCK_RENEW_MS, SYNTHESIS_STALLED_I
   stalledInterval: SYNTHESIS_STALLED_INTERVAL_MS,
   maxStalledCount: 2,
 })
-export class SynthesisProcessor extends WorkerHost implements OnApplicationBootstrap {
-  private readonly logger = new Logger(SynthesisProcessor.name);
+export class SynthesisProcessor extends JobProcessor<QueueName.AskSynthesis> {
+  readonly queue = QueueName.AskSynthesis;
   /** The running job's stop signal, per job id (one run per job id in this process). */
   private readonly running = new Map<string, AbortController>();
-  /** One handler per job name of the queue (checked at boot). */
-  private readonly handlers: JobHandlers<QueueName.AskSynthesis> = {
+  readonly handlers: JobHandlers<QueueName.AskSynthesis> = {
     [JobName.Synthesize]: (job) => this.synthesize(job),
   };
 
   constructor(
     private readonly synthesis: SynthesisService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly fair: FairShare,
+    fair: FairShare,
   ) {
-    super();
+    super(fair);
   }
 
-  onApplicationBootstrap(): void {
-    assertJobHandlers(QueueName.AskSynthesis, this.handlers);
-    this.worker.concurrency = this.config.SYNTHESIS_CONCURRENCY;
+  protected concurrency(): number {
+    return this.config.SYNTHESIS_CONCURRENCY;
+  }
+
+  override onApplicationBootstrap(): void {
+    super.onApplicationBootstrap();
     this.worker.on('lockRenewalFailed', (jobIds: string[]) =>
       jobIds.forEach((id) => this.stop(id, 'its job lock could not be renewed')),
     );
     this.worker.on('stalled', (jobId: string) => this.stop(jobId, 'its job was moved back as stalled'));
-  }
-
-  async process(job: ContractJob<QueueName.AskSynthesis>, token?: string): Promise<void> {
-    // Log lines with the job's ids; with tracing on, its span continues the trace the job carries.
-    // Within the project's share of the queue's slots (parked at its cap: FairShare).
-    return inAskJob(QueueName.AskSynthesis, job, () =>
-      this.fair.run(this.worker, job, token, () => dispatchJob(QueueName.AskSynthesis, this.handlers, job)),
-    );
   }
 
   private async synthesize(job: ContractJob<QueueName.AskSynthesis>): Promise<void> {
@@ -79,10 +65,20 @@ export class SynthesisProcessor extends WorkerHost implements OnApplicationBoots
     this.stop(id, 'the job started again');
     const controller = new AbortController();
     this.running.set(id, controller);
+    const what = `ask ${job.data.askId}: synthesis`;
+    let handled = false;
     try {
-      await this.synthesis.synthesize(job.data, { attempt, last: isLastAttempt(job), signal: controller.signal });
+      await this.synthesis.synthesize(job.data, {
+        attempt,
+        signal: controller.signal,
+        failed: (err, end) => {
+          handled = true;
+          return this.failedAttempt(job, what, err, end);
+        },
+      });
     } catch (err) {
-      this.logger.error(`ask ${job.data.askId}: synthesis attempt ${attempt} failed: ${(err as Error).message}`);
+      // A failure before the run claimed the ask (Redis unreachable): logged the same way, nothing to end.
+      if (!handled) await this.failedAttempt(job, what, err, async () => undefined);
       throw err;
     } finally {
       if (this.running.get(id) === controller) this.running.delete(id);

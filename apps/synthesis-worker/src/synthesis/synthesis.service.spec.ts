@@ -173,7 +173,7 @@ describe(SynthesisService.name, () => {
     it('calibrates the approximate estimate per script class from reported usage, and records each call with its class', async () => {
       const model = 'mystery-model:7b';
       const ids = await newProject({ provider: 'ollama', model, baseUrl: upstream.url });
-      // Before 6 requests' worth of a class: the script-aware estimate, uncalibrated.
+      // Before 4 requests' worth of a class: the script-aware estimate, uncalibrated.
       const before = await ask(ids, 'What is an HNSW index?');
       expect(budgetOf(before.events)[0]).toMatchObject({
         counter: 'approximate',

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { SynthesizeJobData } from '@ask/ask-contracts';
-import { internalError, isAskError, toErrorEvent } from '@ask/ask-errors';
+import { type AskError, isAskError, toErrorEvent } from '@ask/ask-errors';
 import { APP_CONFIG, type AppConfig } from '@ask/config';
 import { AskEventStream, FencedPublishError, replayStoredAnswer } from '@ask/event-stream';
 import { askDurationSeconds, asksTotal } from '@ask/observability';
@@ -29,8 +29,12 @@ import { verifyWithCountEndpoint } from './stages/verify';
 /** What the worker knows about the attempt it runs (BullMQ retries after crashes or infra faults). */
 export interface AttemptInfo {
   attempt: number;
-  /** True on the job's last attempt: an infrastructure failure then ends the ask with a typed 500. */
-  last?: boolean;
+  /**
+   * How the worker handles an infrastructure failure of this attempt (`JobProcessor.failedAttempt`):
+   * it logs it and, on the job's last attempt, calls `end` with the typed 500 (with its error id),
+   * which this run publishes as the ask's `error` under its claim; it always rethrows.
+   */
+  failed?: (err: unknown, end: (error: AskError) => Promise<unknown>) => Promise<never>;
   /** Fired when the worker lost the job's lock: the run stops (nothing more published or called upstream). */
   signal?: AbortSignal;
 }
@@ -94,13 +98,10 @@ export class SynthesisService {
   /**
    * Runs one attempt of the ask. Resolves `fenced` when the run was stopped because it is no longer
    * the ask's current run (or the ask already ended), `finished` otherwise.
-   * @throws the infrastructure error (BullMQ retries the job); on the last attempt the ask first ends
-   *   with a typed 500 `internal_error`.
+   * @throws the infrastructure error (BullMQ retries the job), after `failed` (on the last attempt the
+   *   ask first ends with its typed 500 `internal_error`).
    */
-  async synthesize(
-    data: SynthesizeJobData,
-    { attempt, last = false, signal: lockLost }: AttemptInfo,
-  ): Promise<RunOutcome> {
+  async synthesize(data: SynthesizeJobData, { attempt, failed, signal: lockLost }: AttemptInfo): Promise<RunOutcome> {
     const claim = await this.events.claim(data.askId);
     if (!claim) {
       // The ask's Redis keys are gone (expired, or lost with Redis): the reconciler re-opens or ends it.
@@ -137,10 +138,12 @@ export class SynthesisService {
         );
         return 'fenced';
       }
-      if (last) {
-        await this.events.publish(data.askId, 'error', toErrorEvent(internalError()), claim).catch((fenced) => {
-          if (!(fenced instanceof FencedPublishError)) throw fenced;
-        });
+      if (failed) {
+        await failed(err, (error) =>
+          this.events.publish(data.askId, 'error', toErrorEvent(error), claim).catch((fenced) => {
+            if (!(fenced instanceof FencedPublishError)) throw fenced;
+          }),
+        );
       }
       throw err;
     } finally {

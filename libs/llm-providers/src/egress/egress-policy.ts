@@ -2,7 +2,6 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { isIP } from 'node:net';
-import { loadConfig } from '@ask/config';
 import { Agent, buildConnector, type Dispatcher, fetch as undiciFetch } from 'undici';
 import type { FetchLike } from '../wire/http';
 import { refusedName, refusedRange } from './address-ranges';
@@ -360,23 +359,4 @@ export function egressPolicyFor(config: {
     fromConfig.set(config, policy);
   }
   return policy;
-}
-
-let processDefault: EgressPolicy | undefined;
-
-/**
- * The policy a provider factory uses when its caller passes none: the process's own configuration
- * (`egressPolicyFor(loadConfig())`, read once), so every adapter built anywhere in the process (the
- * gateway, each worker, the CLI) obeys the operator's allow-list; {@link STRICT_EGRESS} when the
- * environment does not validate.
- */
-export function defaultEgressPolicy(): EgressPolicy {
-  if (!processDefault) {
-    try {
-      processDefault = egressPolicyFor(loadConfig());
-    } catch {
-      processDefault = STRICT_EGRESS;
-    }
-  }
-  return processDefault;
 }

@@ -372,7 +372,7 @@ export function describeUpstreamError(err: unknown): UpstreamErrorFacts {
  * Requested M" (https://platform.openai.com/docs/guides/rate-limits): the request (prompt plus
  * `max_tokens`) is larger than the organisation's per-minute token limit. N is a rate limit, not the
  * model's context window: read as a window it taught a 30,000-token window and a 413 for a 5-token
- * question (issue 25). No retry of the same request can succeed either.
+ * question. No retry of the same request can succeed either.
  */
 const PER_MINUTE_TOO_LARGE =
   /request too large for .*?(?:tokens per min|TPM)\b.*?limit ([\d,]+),\s*requested ([\d,]+)/is;

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue 12: what the service learns from providers under drift.
+ * What the service learns from providers under drift.
  *
  * - `learned_windows`: a context window a provider disclosed in an overflow answer that is smaller
  *   than the one planned against, per project and model; later plans use the smaller one. Dropped with

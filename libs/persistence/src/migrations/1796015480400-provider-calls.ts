@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue 17 item 1: `provider_calls`, one row per upstream call (an answer, its retry after an
+ * `provider_calls` (what each project paid, call by call), one row per upstream call (an answer, its retry after an
  * overflow, a count endpoint call), with the provider's raw usage object and its normalised buckets
  * in the OpenTelemetry GenAI convention (input includes cache read and write; output includes
  * reasoning), the planned prompt count, timings, and how the call ended (finish reason or typed

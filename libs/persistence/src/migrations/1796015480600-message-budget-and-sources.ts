@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue 17 item 6: each stored answer keeps the `budget` event it was answered under (window,
+ * Each stored answer keeps the `budget` event it was answered under (window,
  * max_tokens, reserve, margin, counter, used, kept / dropped turns and context, kept turn ids) and
  * the sources it cited, so a reopened session shows each turn as the live view did. Null / `[]` for
  * answers stored before this migration.

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue 17 item 7: an index on `provider_calls (session_id)`, so one session's calls (the dashboard's
+ * An index on `provider_calls (session_id)`, so one session's calls (the dashboard's
  * picture of a session, `GET …/sessions/:sessionId/usage`) are one index scan, not a scan of the
  * project's calls. Partial: calls of no session (count endpoints outside an ask) are not indexed.
  */

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue 26: calibration is learned per project, from mixed-script requests too.
+ * Calibration is learned per project (one tenant never moves another), from mixed-script requests too.
  *
  * - `token_usage_records.project_id`: the project whose ask the record comes from; a project plans
  *   with its own records (the newest per script class of the project), so one tenant's traffic can

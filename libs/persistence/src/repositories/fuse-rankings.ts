@@ -9,7 +9,7 @@ export interface FusionWeights {
 /**
  * How many candidates each leg of a hybrid search returns for a fused top-K: three times top-K, at
  * least 30, at most 200 (the repository's largest top-K). A deeper pool than top-K lets an item that
- * one leg ranks low but the other ranks high reach the fused list (issue 33).
+ * one leg ranks low but the other ranks high reach the fused list.
  */
 export function fusionDepth(topK: number): number {
   return Math.min(200, Math.max(30, 3 * topK));

@@ -308,7 +308,7 @@ export class ProviderCallsRepository {
    * One session's usage (the dashboard's picture of a session): its calls grouped
    * by ask (`key` the ask id, `''` for calls of no ask), ordered by each ask's first call, plus the
    * totals over every call of the session, whenever it was made. Sums are SQL sums of the stored rows
-   * (costs in exact numeric), as in {@link summarize}. A deleted session's calls stay in the ledger.
+   * (costs in exact numeric), as in {@link summarise}. A deleted session's calls stay in the ledger.
    */
   async summariseSession(projectId: string, sessionId: string): Promise<{ asks: UsageGroup[]; totals: UsageTotals }> {
     const where = `project_id = $1 AND session_id = $2`;

@@ -308,7 +308,7 @@ export class SessionsRepository {
   /**
    * The pair stored for an ask of the project, or null (not answered yet, another project's, or its
    * session was deleted). The stored answer is what every re-run of a finished ask consults before
-   * any provider call (issue 31): the retrieval worker before it embeds, the synthesis worker before
+   * any provider call (so an ask is paid once): the retrieval worker before it embeds, the synthesis worker before
    * it calls the LLM, the reconciler before it re-enqueues. Named statement (one index look-up on
    * the UNIQUE `ask_id`).
    */

@@ -42,6 +42,21 @@ describe(loadTurn.name, () => {
     expect(turn.planInput).toMatchObject({ maxTokens: 512, maxHistoryMessages: 6, question: 'What does HNSW build?' });
     expect(turn.remembered).toBeUndefined();
     expect(turn.memory).toBeUndefined();
+    // An exact counter: no calibrated margin to carry.
+    expect(turn.lowestMargin).toBeUndefined();
+  });
+
+  it('carries the lowest safety margin of a per-script estimate, computed once for every check', async () => {
+    const ids = await session({
+      provider: 'openai',
+      model: 'load-estimated',
+      baseUrl: `${harness.upstream.url}/v1`,
+      contextWindow: 8192,
+    });
+    const turn = await loadTurn(harness.deps(), data(ids), run);
+    if (turn === 'answered') throw new Error('not answered yet');
+    // No evidence yet: the seed's 15%.
+    expect([turn.choice.exactPlan, turn.lowestMargin]).toEqual([false, 15]);
   });
 
   it('says `answered` when the session already holds the ask’s pair', async () => {

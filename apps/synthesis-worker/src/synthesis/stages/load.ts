@@ -52,7 +52,8 @@ export async function loadTurn(
   // Settings refused at PATCH can still be stored from before, or a catalog change can shrink the
   // window under them: a typed 413 with the figures, never a RangeError retried into a 500.
   const planning = await deps.memory.planning(choice, model, project.id, found);
-  assertFits(model.model, model.window, maxTokens, choice.exactPlan, planning.scripted?.lowestMarginPercent());
+  const lowestMargin = planning.scripted?.lowestMarginPercent();
+  assertFits(model.model, model.window, maxTokens, choice.exactPlan, lowestMargin);
   // Each text of this request is tokenised once, however often it is re-planned or stored; an exact
   // counter also goes through the process-wide count cache, so texts counted on earlier asks (the
   // system prompt, the turns the local stand-in recounts) are not tokenised again.
@@ -75,6 +76,7 @@ export async function loadTurn(
     history,
     memory: recalled?.memory,
     maxTokens,
+    lowestMargin,
     remembered,
     session,
     planInput: {

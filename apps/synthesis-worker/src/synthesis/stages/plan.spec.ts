@@ -51,9 +51,9 @@ describe(replanAfterOverflow.name, () => {
       maxTokens: 1024,
       choice: { exactPlan: exact },
       planInput: input('What does HNSW build?', exact),
-      // An exact counter: no calibrated estimate, so the seed's margin.
-      planning: {},
-    }) as Pick<Turn, 'model' | 'maxTokens' | 'choice' | 'planInput' | 'planning'>;
+      // An exact counter: no calibrated estimate, so no lowest margin carried (the seed's).
+      lowestMargin: undefined,
+    }) as Pick<Turn, 'model' | 'maxTokens' | 'choice' | 'planInput' | 'lowestMargin'>;
   it('plans once more at the disclosed window and the observed ratio', () => {
     const { sized } = firstPlan(input('What does HNSW build?', true));
     const again = replanAfterOverflow(turn(true), sized, {

@@ -47,13 +47,12 @@ export function firstPlan(input: TurnPlanInput<HistoryPair>): { sized: SizedProm
  *   when the re-plan cannot place the question.
  */
 export function replanAfterOverflow(
-  turn: Pick<Turn, 'model' | 'maxTokens' | 'choice' | 'planInput' | 'planning'>,
+  turn: Pick<Turn, 'model' | 'maxTokens' | 'choice' | 'planInput' | 'lowestMargin'>,
   sized: SizedPrompt<HistoryPair>,
   overflow: Overflow,
 ): SizedPrompt<HistoryPair> {
   const next = replanFigures(sized, overflow);
-  const lowestMargin = turn.planning.scripted?.lowestMarginPercent();
-  assertFits(turn.model.model, next.window, turn.maxTokens, turn.choice.exactPlan, lowestMargin);
+  assertFits(turn.model.model, next.window, turn.maxTokens, turn.choice.exactPlan, turn.lowestMargin);
   return tracedPlan(turn.planInput, next);
 }
 

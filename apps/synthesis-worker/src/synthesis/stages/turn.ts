@@ -103,6 +103,12 @@ export interface Turn {
   /** The memory the plan uses, when conversation memory is wired. */
   memory?: MemoryInput;
   maxTokens: number;
+  /**
+   * The smallest safety margin (percent of the window) any prompt of the project can be planned with
+   * (`ScriptCalibratedCounter.lowestMarginPercent`, from the calibration read at load); absent for an
+   * exact counter. Computed once: the load check and the re-plan's check use the same figure.
+   */
+  lowestMargin?: number;
   /** The window the provider disclosed earlier, when it lowered the plan's window. */
   remembered?: number;
   /** The session as read at load: its pairs (oldest first) and their stored summaries. */

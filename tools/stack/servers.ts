@@ -1,7 +1,8 @@
 /**
- * Throwaway Redis and PostgreSQL servers for the fault suites: each on a free loopback port, in its
- * own temporary directory, started as a child process, so a suite can stop, restart or kill them
- * without touching the machine's shared servers (5432, 6379). Everything is removed by `close()`.
+ * Throwaway Redis and PostgreSQL servers for the fault suites (apps/ask-e2e/src/faults) and the
+ * pipeline benches: each on a free loopback port, in its own temporary directory, started as a child
+ * process, so a suite can stop, restart or kill them without touching the machine's shared servers
+ * (5432, 6379). Everything is removed by `close()`.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
@@ -9,7 +10,7 @@ import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '@ask/stack';
+import { freePort } from './stack';
 
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
