@@ -78,6 +78,12 @@ export const BENCH_RUNS: readonly BenchRun[] = [
     env: { COUNTING_MAX_MESSAGES: '600' },
   },
   {
+    name: 'counting-heldout',
+    script: 'bench/counting/heldout.bench.ts',
+    args: ['--arena-bytes', '20000'],
+    sections: ['## Token counting on a blind held-out source'],
+  },
+  {
     name: 'counting-throughput',
     script: 'bench/counting/throughput.bench.ts',
     args: ['--bytes', '2000', '--runs', '1', '--kinds', 'english,chinese'],
@@ -319,7 +325,10 @@ function main(): void {
       const out = runIn(copy.root, run.script, args, { ASK_SHARED_DATA: fixtures, ...run.env }, 1_200_000);
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       if (out.status !== 0) {
-        const tail = `${out.stderr ?? ''}${out.stdout ?? ''}`.trim().split('\n').slice(-6).join(' | ');
+        const output = `${out.stderr ?? ''}${out.stdout ?? ''}`.trim().split('\n');
+        // The thrown error's own line first (a stack's last lines name only the loader), then the tail.
+        const error = output.find((line) => /^\s*(\w*Error|Uncaught)\b/.test(line));
+        const tail = [...(error ? [error.trim(), '…'] : []), ...output.slice(-6)].join(' | ');
         failures.push(`${run.name}: ${run.script} exited ${out.status ?? out.signal} after ${seconds} s: ${tail}`);
         console.log(`bench:verify: ${run.name} FAILED (${seconds} s)`);
         continue;

@@ -64,10 +64,48 @@ const DATA = sharedDataDir([
 const SESSIONS = ZH ? numberArg('zh-sessions', 8) : numberArg('sessions', 8);
 /**
  * `--zh-from N`: the Chinese sessions start at session N (threads after those of sessions 0…N − 1), a
- * slice of its own: sessions 8–15 were added blind after the memory share was chosen looking at 0–7.
+ * slice of its own: sessions 8–15 were added blind after the memory share was chosen looking at 0–7,
+ * sessions 16–23 after the fact-unit rules were chosen looking at 0–15. `--from N` (English): sessions
+ * N… (dialogues from 12·N, arena prompts from 5·N); `--from 16` shares no dialogue or prompt with the
+ * sessions 0–7 and the 120-turn sessions 0–3 run before.
  */
-const ZH_FROM = ZH ? numberArg('zh-from', 0) : 0;
+const ZH_FROM = ZH ? numberArg('zh-from', 0, 0) : numberArg('from', 0, 0);
 const SESSION_IDS = Array.from({ length: SESSIONS }, (_, i) => ZH_FROM + i);
+
+/**
+ * Where fact i of session s sits in its user turn (with every fact at the end of the turn, where the
+ * summariser's rules favour it, the bench measured the easy case): start, middle (at the sentence end nearest the turn's middle) or
+ * end, rotating with s + i, so every session has each position and the run is the same every time.
+ */
+const POSITIONS = ['start', 'middle', 'end'] as const;
+type Position = (typeof POSITIONS)[number];
+function position(s: number, i: number): Position {
+  return POSITIONS[(s + i) % POSITIONS.length];
+}
+
+/**
+ * The user turn with the fact sentence planted at `where`. The middle is the sentence end (`. `, `! `,
+ * `? `, a line break, `。！？`) nearest the middle of the text; in a text with none, its whitespace or
+ * CJK comma nearest the middle; in one with neither, its middle character. Chinese facts join without
+ * a space, English ones with one.
+ */
+function plant(user: string, fact: string, where: Position): string {
+  const sep = ZH ? '' : ' ';
+  if (where === 'start') return `${fact}${sep}${user}`;
+  if (where === 'end') return `${user}${sep}${fact}`;
+  const chars = Array.from(user);
+  const middle = chars.length / 2;
+  const cuts = (ends: (before: string, after: string) => boolean) =>
+    chars.map((_, i) => i).filter((i) => i > 0 && ends(chars[i - 1], chars[i]));
+  const candidates = [
+    cuts((b, a) => /[\n。！？]/u.test(b) || (/[.!?]/u.test(b) && /\s/u.test(a))),
+    cuts((b) => /[\s，]/u.test(b)),
+  ].find((c) => c.length > 0) ?? [Math.floor(middle)];
+  const at = candidates.reduce((best, i) => (Math.abs(i - middle) < Math.abs(best - middle) ? i : best));
+  const head = chars.slice(0, at).join('');
+  const tail = chars.slice(at).join('');
+  return `${head}${/\s$/u.test(head) ? '' : sep}${fact}${/^\s/u.test(tail) ? '' : sep}${tail}`;
+}
 const SECTION =
   (KB ? '## Conversation memory with a knowledge base' : '## Conversation memory: fact retention') +
   (TURNS === 30 ? '' : `, ${TURNS} turns`) +
@@ -75,6 +113,7 @@ const SECTION =
   (ZH_FROM ? `, sessions ${ZH_FROM}–${ZH_FROM + SESSIONS - 1}` : '');
 const RESULTS_FILE = `results${KB ? '-kb' : ''}${TURNS === 30 ? '' : `-${TURNS}`}${ZH ? '-zh' : ''}${ZH_FROM ? `-${ZH_FROM}` : ''}.json`;
 const KB_TOP_K = 8;
+const DUMP = process.argv.includes('--dump');
 /** Knowledge questions asked after the facts question (turns 32–36) with `--kb`. */
 const KB_QUESTIONS = 5;
 if (ZH && !KB) throw new Error('--zh-sessions is a row of the knowledge-base bench: run it with --kb');
@@ -137,13 +176,14 @@ function facts(s: number): Array<{ sentence: string; value: string }> {
 const TUNED_ON = 6;
 /**
  * The planner's rule for the user's facts (first, oldest source first; CJK sentence ends and words) was
- * chosen looking at English sessions 0–3 (120 and 30 turns, their per-pair and session summaries
- * computed offline); English sessions ≥ 4 were not looked at: the blind figure. The Chinese
- * sessions 0–7 were blind at their first run (commit 6b74733); the memory share (`MEMORY_SHARE`) was
- * then chosen looking at their knowledge misses, so from then on they are looked at and sessions
- * ≥ 8 (`--zh-from 8`) are the blind Chinese figure.
+ * chosen looking at English sessions 0–3 (120 and 30 turns); the memory share (`MEMORY_SHARE`) looking
+ * at the Chinese sessions 0–7's knowledge misses; the fact units (a fact clause run into a longer
+ * sentence, `?`/`!` before CJK, the pair budget that holds the question's facts, the session summary
+ * taking a pair's facts its summary lost) looking at the facts the Chinese sessions 0–15 missed. So
+ * sessions before this were looked at (English 0–7 were run and their figures seen); the blind figures
+ * are English sessions ≥ 8 (`--from 16`) and Chinese sessions ≥ 16 (`--zh-from 16`), run once.
  */
-const FACT_RULES_LOOKED_AT = ZH ? 8 : 4;
+const FACT_RULES_LOOKED_AT = ZH ? 16 : 8;
 
 const FINAL_QUESTION = ZH
   ? '结束之前请提醒我：我的经理是谁，我们的预算是多少，我们决定在哪里部署，工单号是多少，我为图表选了什么颜色？'
@@ -197,14 +237,14 @@ function sessionTurns(dialogues: Array<{ history: Turn[] }>, arena: Turn[], s: n
     const start = zhStart(zh, s);
     for (let i = start; turns.length < TURNS; i++)
       for (const t of zh[i % zh.length]) if (turns.length < TURNS) turns.push(t);
-    return turns.map((t, i) => (i < 5 ? { user: `${t.user}${facts(s)[i].sentence}`, bot: t.bot } : t));
+    return turns.map((t, i) => (i < 5 ? { user: plant(t.user, facts(s)[i].sentence, position(s, i)), bot: t.bot } : t));
   }
   for (let d = s * 12, a = s * 5; turns.length < TURNS; d++, a++) {
     for (const t of dialogues[d % dialogues.length].history)
       if (turns.length < TURNS && t.user.trim() && t.bot.trim()) turns.push(t);
     if (turns.length < TURNS) turns.push(arena[a % arena.length]);
   }
-  return turns.map((t, i) => (i < 5 ? { user: `${t.user} ${facts(s)[i].sentence}`, bot: t.bot } : t));
+  return turns.map((t, i) => (i < 5 ? { user: plant(t.user, facts(s)[i].sentence, position(s, i)), bot: t.bot } : t));
 }
 
 /** The first thread of Chinese session `s`: sessions 0…s − 1 take ⌈TURNS⌉ turns of whole threads each. */
@@ -220,6 +260,8 @@ interface SessionResult {
   present: number;
   planted: number;
   missing: string[];
+  /** Per position of the fact in its user turn: [present, planted]. */
+  byPosition: Record<Position, [number, number]>;
   fills: number[];
   overWindow: number;
   summariserTokens: number;
@@ -277,6 +319,17 @@ async function main(): Promise<void> {
   });
   const { db, upstream, events, projects, sessions, summaries, synthesis, summaryService: summariser } = harness;
   const queue = harness.queue as NonNullable<typeof harness.queue>;
+  // `--dump`: a diagnostic print of what memory held for a session that missed a fact.
+  const dump = async (sessionId: string, projectId: string, missing: string[]) => {
+    const session = await summaries.sessionSummary(sessionId);
+    const stored = await sessions.historyWithTurnSummaries(projectId, sessionId);
+    console.log(`  session summary (covers ${session?.coversTurns}): ${session?.text}`);
+    stored?.pairs.forEach((p, i) => {
+      const summary = stored.turnSummaries.get(p.id)?.text ?? '';
+      if (missing.some((v) => p.question.includes(v) || summary.includes(v)))
+        console.log(`  turn ${i + 1} question: ${p.question.slice(-300)}\n  turn ${i + 1} summary: ${summary}`);
+    });
+  };
   const kb = KB ? await knowledgeBase(db.dataSource) : undefined;
   const results: SessionResult[] = [];
   try {
@@ -312,6 +365,7 @@ async function main(): Promise<void> {
           present: 0,
           planted: 5,
           missing: [],
+          byPosition: { start: [0, 0], middle: [0, 0], end: [0, 0] },
           fills: [],
           overWindow: 0,
           summariserTokens: 0,
@@ -371,7 +425,13 @@ async function main(): Promise<void> {
             const planted = facts(s).map((f) => f.value);
             result.missing = planted.filter((v) => !sent.includes(v));
             result.present = planted.length - result.missing.length;
+            planted.forEach((v, i) => {
+              const counts = result.byPosition[position(s, i)];
+              counts[1] += 1;
+              if (!result.missing.includes(v)) counts[0] += 1;
+            });
             result.lastPlan = budget.memory;
+            if (DUMP && result.missing.length) await dump(sessionId, project.id, result.missing);
           } else if (mode !== 'off' && t < TURNS) {
             const job = await queue.getJob(`summary-${done.messageId}`);
             if (!job) throw new Error(`turn ${t + 1}: no summary job`);
@@ -421,6 +481,12 @@ function report(results: SessionResult[]): void {
       factsPlanted: planted,
       share: present / planted,
       missing: mine.flatMap((r) => r.missing),
+      byPosition: Object.fromEntries(
+        POSITIONS.map((p) => [
+          p,
+          mine.reduce((acc, r) => [acc[0] + r.byPosition[p][0], acc[1] + r.byPosition[p][1]], [0, 0]),
+        ]),
+      ) as Record<Position, number[]>,
       fillMedian: median(fills),
       fillMax: Math.max(...fills),
       overWindow: mine.reduce((s, r) => s + r.overWindow, 0),
@@ -442,7 +508,7 @@ function report(results: SessionResult[]): void {
     .map((l) => l.toFixed(2))
     .join(' / ');
   const out = {
-    command: `ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts${KB ? ' --kb' : ''}${TURNS === 30 ? '' : ` --turns ${TURNS}`}${ZH ? ` --zh-sessions ${SESSIONS}` : SESSIONS === 8 ? '' : ` --sessions ${SESSIONS}`}${ZH_FROM ? ` --zh-from ${ZH_FROM}` : ''}`,
+    command: `ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts${KB ? ' --kb' : ''}${TURNS === 30 ? '' : ` --turns ${TURNS}`}${ZH ? ` --zh-sessions ${SESSIONS}` : SESSIONS === 8 ? '' : ` --sessions ${SESSIONS}`}${ZH_FROM ? ` --${ZH ? 'zh-' : ''}from ${ZH_FROM}` : ''}`,
     data: ZH
       ? '../shared/data/oasst1-zh/oaast_sft_zh.json'
       : '../shared/data/mt-bench-101/mtbench101.jsonl + ../shared/data/arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl',
@@ -469,6 +535,11 @@ function report(results: SessionResult[]): void {
     )
     .join('\n');
   const missing = rows.map((r) => `- ${r.mode}: ${r.missing.length ? r.missing.join(', ') : 'none'}`).join('\n');
+  const positions = rows
+    .map((r) => `- ${r.mode}: ${POSITIONS.map((p) => `${p} ${r.byPosition[p][0]}/${r.byPosition[p][1]}`).join(', ')}`)
+    .join('\n');
+  const positionNote = `Planted facts present by where the fact sat in its user turn (fact i of session s at the start, the middle — the sentence end nearest the turn's middle — or the end, rotating with s + i; issue 28):
+${positions}`;
   if (KB) {
     const kbTable = rows
       .map(
@@ -481,11 +552,11 @@ function report(results: SessionResult[]): void {
       `${SECTION}
 
 Written by \`${out.command}\` (commit ${out.commit}, ${out.machine.nproc} cores, load average ${load}; counts, not timings).
-${ZH ? 'Sessions' : 'The sessions of "Conversation memory: fact retention"'} (${SESSIONS} × ${TURNS} turns, five facts planted in turns 1–5, asked at turn ${TURNS + 1}), with the PostgreSQL 15 manual attached as the project's knowledge (bench/retrieval's answering pages + 100 others; lexical \`local\` embedder, relevance floor per \`RELEVANCE_FLOORS\`): every turn carries the top ${KB_TOP_K} chunks the retrieval worker would send for its question (hybrid, default weights). Turns ${TURNS + 2}–${TURNS + 1 + KB_QUESTIONS} ask ${KB_QUESTIONS} questions of bench/retrieval/questions.jsonl (answerable question 3·(${KB_QUESTIONS}·s + k)); knowledge recall = those whose request carried a chunk of an answering page, of those whose top ${KB_TOP_K} held one (memory \`off\` is the seed's plan, items first, as every mode was before issue 32: the reference).
+${ZH ? 'Sessions' : 'The sessions of "Conversation memory: fact retention"'} (${SESSIONS} × ${TURNS} turns from session ${ZH_FROM}, five facts planted in turns 1–5 at the start, middle or end of the turn, asked at turn ${TURNS + 1}), with the PostgreSQL 15 manual attached as the project's knowledge (bench/retrieval's answering pages + 100 others; lexical \`local\` embedder, relevance floor per \`RELEVANCE_FLOORS\`): every turn carries the top ${KB_TOP_K} chunks the retrieval worker would send for its question (hybrid, default weights). Turns ${TURNS + 2}–${TURNS + 1 + KB_QUESTIONS} ask ${KB_QUESTIONS} questions of bench/retrieval/questions.jsonl (answerable question 3·(${KB_QUESTIONS}·s + k)); knowledge recall = those whose request carried a chunk of an answering page, of those whose top ${KB_TOP_K} held one (memory \`off\` is the seed's plan, items first, as every mode was before issue 32: the reference).
 ${
   ZH
-    ? `Chinese sessions ${ZH_FROM}–${ZH_FROM + SESSIONS - 1}: whole oasst1-zh threads (\`${out.data}\`, one per conversation tree, its longest record) of the trees outside the committed excerpt fixtures/data/oasst1-zh, in file order, each session taking ${TURNS} turns from where the previous stopped (session s after the threads of sessions 0…s − 1: the slices share no thread); the five facts are Chinese sentences (经理 name, 预算 figure, 部署 city, 工单号 ticket id, 图表颜色 colour) appended to user turns 1–5, asked at turn ${TURNS + 1} in Chinese; the knowledge questions stay English. Sessions 0–7 were blind at their first run (commit 6b74733, 27/29 knowledge recall); the planner's memory share (\`MEMORY_SHARE\`, a third of the room) was chosen looking at that run's two knowledge misses (session 5 turn 35: 3,443 tokens of Chinese summary lines left room for the floor chunk only; session 6 turn 34: the answering chunk ranked 5th after 2,219 tokens of lines), so sessions 0–7 are now looked at; sessions ≥ ${FACT_RULES_LOOKED_AT} (\`--zh-from ${FACT_RULES_LOOKED_AT}\`, section "…, Chinese, sessions ${FACT_RULES_LOOKED_AT}–${FACT_RULES_LOOKED_AT + 7}") were added after that choice and are the blind Chinese figure.`
-    : `The planner's rules of issue 32 were chosen on the planner specs and the fixtures/data excerpts (its memory share, a third of the room, also looking at the Chinese sessions 0–7 and at English sessions 0–3 of the 120-turn run); its rule for the user's facts in summaries (facts first, oldest first; CJK sentence ends and words) was chosen looking at sessions 0–${FACT_RULES_LOOKED_AT - 1} (offline: their per-pair and session summaries): the blind figure is sessions ≥ ${FACT_RULES_LOOKED_AT}. Sessions ≥ ${TUNED_ON} were also held out of issue 16's summary rules. English (MT-Bench-101 + arena-hard-en); the Chinese sessions are the section "…, Chinese".`
+    ? `Chinese sessions ${ZH_FROM}–${ZH_FROM + SESSIONS - 1}: whole oasst1-zh threads (\`${out.data}\`, one per conversation tree, its longest record) of the trees outside the committed excerpt fixtures/data/oasst1-zh, in file order, each session taking ${TURNS} turns from where the previous stopped (session s after the threads of sessions 0…s − 1: the slices share no thread); the five facts are Chinese sentences (经理 name, 预算 figure, 部署 city, 工单号 ticket id, 图表颜色 colour) planted in user turns 1–5 (at the start, middle or end of the turn, below), asked at turn ${TURNS + 1} in Chinese; the knowledge questions stay English. Sessions 0–7 were blind at their first run (commit 6b74733, 27/29 knowledge recall); the planner's memory share (\`MEMORY_SHARE\`, a third of the room) was chosen looking at that run's two knowledge misses, so sessions 0–7 are looked at; sessions 8–15 were blind at their first run (commit 1834dd6: 36/40 per-turn, 35/40 compaction) and the fact units of the summaries (a fact clause run into a longer sentence, \`?\`/\`!\` before CJK, a pair budget that holds the question's facts, the session summary taking the facts a pair's summary lost) were chosen looking at the facts sessions 0–15 missed, so they are looked at too; sessions ≥ ${FACT_RULES_LOOKED_AT} (\`--zh-from ${FACT_RULES_LOOKED_AT}\`, section "…, Chinese, sessions ${FACT_RULES_LOOKED_AT}–${FACT_RULES_LOOKED_AT + 7}") were first run after those choices: the blind Chinese figure.`
+    : `The planner's rules of issue 32 were chosen on the planner specs and the fixtures/data excerpts (its memory share, a third of the room, also looking at the Chinese sessions 0–7 and at English sessions 0–3 of the 120-turn run); its rule for the user's facts in summaries (facts first, oldest first; CJK sentence ends and words) was chosen looking at sessions 0–3 (offline: their per-pair and session summaries), and its fact units (issue 32 follow-up) looking at the Chinese sessions 0–15; English sessions 0–7 were run and their figures seen before, so the blind English figure is sessions ≥ ${FACT_RULES_LOOKED_AT} (\`--from 16\`: sessions 16–23, sharing no dialogue or prompt with sessions 0–7), first run after those choices. Sessions ≥ ${TUNED_ON} were also held out of issue 16's summary rules. English (MT-Bench-101 + arena-hard-en); the Chinese sessions are the section "…, Chinese".`
 }
 
 | memory | planted facts in the turn-${TURNS + 1} request | of which sessions ≥ ${FACT_RULES_LOOKED_AT} (blind) | of which sessions ≥ ${TUNED_ON} | knowledge recall (the last ${KB_QUESTIONS} turns) | items sent per turn | items left out below the floor per turn | turns the session summary rode | requests over the window | turns ended with an error |
@@ -498,6 +569,8 @@ ${plans}
 Facts missing from the turn-${TURNS + 1} request:
 ${missing}
 
+${positionNote}
+
 Knowledge turns whose answering chunk was retrieved but not sent (its rank of ${KB_TOP_K}, cosine, tokens, the planner's reason):
 ${rows.map((r) => `- ${r.mode}: ${r.knowledgeMisses.length ? r.knowledgeMisses.join('; ') : 'none'}`).join('\n')}
 `,
@@ -509,7 +582,7 @@ ${rows.map((r) => `- ${r.mode}: ${r.knowledgeMisses.length ? r.knowledgeMisses.j
     `${SECTION}
 
 Written by \`${out.command}\` (commit ${out.commit}, ${out.machine.nproc} cores, load average ${load}; figures are counts, not timings).
-${SESSIONS} sessions × ${TURNS} turns of real dialogues (\`${out.data}\`: whole MT-Bench-101 dialogues from dialogue 12·s alternating with arena-hard-en prompts and their long gpt-4-0314 answers from prompt 5·s), five facts planted in user turns 1–5 (a name, a budget figure, a deployment choice, a ticket id, a colour), asked about at turn 31. Window ${WINDOW} tokens, \`max_tokens\` 2,048, an OpenAI-compatible model on a custom base_url (approximate counter, calibrated as it goes) through the fake upstream, which answers each turn with the dialogue's own answer and enforces the window counting with o200k_base. Memory: \`summaryModel: extractive\` (the built-in extractive summariser), summary budget 96 tokens (at most 70% of the pair, floor 32), session summary 576.
+${SESSIONS} sessions × ${TURNS} turns of real dialogues (\`${out.data}\`: whole MT-Bench-101 dialogues from dialogue 12·s alternating with arena-hard-en prompts and their long gpt-4-0314 answers from prompt 5·s), five facts planted in user turns 1–5 (a name, a budget figure, a deployment choice, a ticket id, a colour; at the start, middle or end of the turn, below), asked about at turn 31. Window ${WINDOW} tokens, \`max_tokens\` 2,048, an OpenAI-compatible model on a custom base_url (approximate counter, calibrated as it goes) through the fake upstream, which answers each turn with the dialogue's own answer and enforces the window counting with o200k_base. Memory: \`summaryModel: extractive\` (the built-in extractive summariser), summary budget 96 tokens (at most 70% of the pair, floor 32), session summary 576.
 
 | memory | planted facts in the turn-31 request | of which sessions ≥ ${TUNED_ON} (held out) | window fill, median (turns 10–31) | fill, max | requests over the window | turns ended with an error | summariser tokens per turn | memory tokens in the turn-31 prompt (median) | turns the session summary rode |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
@@ -524,6 +597,8 @@ ${plans}
 
 Facts missing from the turn-${TURNS + 1} request:
 ${missing}
+
+${positionNote}
 
 Turns that ended with a typed error instead of an answer:
 ${rows.map((r) => `- ${r.mode}: ${r.errors.length ? r.errors.join('; ') : 'none'}`).join('\n')}

@@ -7,7 +7,10 @@ import {
   isUserFact,
   sentenceScore,
   sentenceWords,
+  splitClauses,
   splitSentences,
+  userFacts,
+  userUnits,
 } from './extractive-summary';
 
 const counter = new TiktokenCounter('o200k_base');
@@ -26,6 +29,74 @@ describe(splitSentences.name, () => {
       '太好了！',
       '3.5 版本',
     ]);
+  });
+
+  it('splits at a half-width ? or ! followed by a CJK character (oasst1-zh #301, #665)', () => {
+    expect(splitSentences('脑筋急转弯时间! 把大象放进冰箱里需要几个步骤?顺便说一下，我的经理是赵磊。')).toEqual([
+      '脑筋急转弯时间!',
+      '把大象放进冰箱里需要几个步骤?',
+      '顺便说一下，我的经理是赵磊。',
+    ]);
+    expect(splitSentences('"视频"和"影片"是一样的东西吗?我们这项工作的预算是125,456元。')).toEqual([
+      '"视频"和"影片"是一样的东西吗?',
+      '我们这项工作的预算是125,456元。',
+    ]);
+    expect(splitSentences('Is v1.2?ok and 3.5 fine?')).toEqual(['Is v1.2?ok and 3.5 fine?']);
+  });
+});
+
+describe(splitClauses.name, () => {
+  it('splits after CJK commas, semicolons and colons, and after Latin ones followed by a space', () => {
+    expect(splitClauses('很好，谢谢；结论：好')).toEqual(['很好，', '谢谢；', '结论：', '好']);
+    expect(splitClauses('I see, my budget is 1,500; fine')).toEqual(['I see,', 'my budget is 1,500;', 'fine']);
+  });
+});
+
+describe(userUnits.name, () => {
+  it.each([
+    [
+      'a fact run into a long request after a comma (oasst1-zh #597 with a fact appended)',
+      '请告诉我NLP的基本原理，我是一个人工智能小白，但我对你很有兴趣，所以我想学习顺便说一下，我的经理是张伟。',
+      [
+        '请告诉我NLP的基本原理，',
+        '我是一个人工智能小白，',
+        '但我对你很有兴趣，',
+        '所以我想学习顺便说一下，',
+        '我的经理是张伟。',
+      ],
+    ],
+    [
+      'a fact after a long clause with no mark before it (oasst1-zh #563)',
+      '要做到详细的Tag，你要先打一个草稿，详细描述图像里每个对象需要哪些方面的描述，每个方面又需要哪些要素来描述（比如画面作为主体的少女需要用到很多Tag从不同方面来详细描述她的外貌、姿态、服饰等），然后再综合起来生成Prompt我们决定在杭州部署。',
+      [
+        '要做到详细的Tag，你要先打一个草稿，详细描述图像里每个对象需要哪些方面的描述，每个方面又需要哪些要素来描述（比如画面作为主体的少女需要用到很多Tag从不同方面来详细描述她的外貌、姿态、服饰等），',
+        '然后再综合起来生成Prompt我们决定在杭州部署。',
+      ],
+    ],
+    [
+      'an English request with the fact in its middle',
+      'Write me a long essay about the history of Rome and its emperors, by the way, my manager is Ingrid Halvorsen, and make it funny for a general audience of readers please.',
+      [
+        'Write me a long essay about the history of Rome and its emperors, by the way,',
+        'my manager is Ingrid Halvorsen,',
+        'and make it funny for a general audience of readers please.',
+      ],
+    ],
+    ['a fact, whole', '顺便说一下，我的经理是王建国。', ['顺便说一下，我的经理是王建国。']],
+    ['a request with no fact clause, whole', '你能帮我写一首诗吗，关于雪', ['你能帮我写一首诗吗，关于雪']],
+  ])('%s', (_, sentence, units) => {
+    expect(userUnits(sentence)).toEqual(units);
+  });
+});
+
+describe(userFacts.name, () => {
+  it("finds the user's facts wherever they sit in the turn", () => {
+    expect(userFacts('我们决定在成都部署。有哪些关于雪的古诗词？')).toEqual(['我们决定在成都部署。']);
+    expect(
+      userFacts(
+        'What is a monad? We decided to deploy in Frankfurt. Explain it with an example, my manager is Amara Okafor.',
+      ),
+    ).toEqual(['We decided to deploy in Frankfurt.', 'my manager is Amara Okafor.']);
   });
 });
 

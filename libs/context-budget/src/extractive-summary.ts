@@ -26,11 +26,13 @@ const MAX_SENTENCES = 400;
 
 /**
  * Splits a text into sentences: at `.`, `!`, `?` followed by space, at the CJK full stops `。`, `！`,
- * `？` (Chinese and Japanese put no space after them, so they end a sentence wherever they stand), and at line breaks.
+ * `？` (Chinese and Japanese put no space after them, so they end a sentence wherever they stand), at
+ * an ASCII `!` or `?` followed by a CJK character (a Chinese writer typing half-width marks puts no
+ * space after them either: `几个步骤?顺便说一下…`), and at line breaks.
  */
 export function splitSentences(text: string): string[] {
   return text
-    .split(/(?<=[.!?])\s+|(?<=[。！？])\s*|\n+/u)
+    .split(/(?<=[.!?])\s+|(?<=[。！？])\s*|(?<=[!?])(?=[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}])|\n+/u)
     .map((s) => s.replace(/\s+/g, ' ').trim())
     .filter((s) => s.length > 0)
     .slice(0, MAX_SENTENCES);
@@ -103,6 +105,57 @@ export function isUserFact(sentence: string): boolean {
   if (MEMO.test(sentence)) return true;
   if (!SPEAKER.test(sentence)) return false;
   return !/[?？]|[吗呢][。！]?$/u.test(sentence) && !REQUEST.test(sentence);
+}
+
+/**
+ * Splits a sentence into clauses: after a CJK comma, semicolon or colon (`，`, `；`, `：`, `、` not:
+ * it lists words) and after a Latin `,` `;` `:` followed by a space. Each clause keeps its mark.
+ */
+export function splitClauses(sentence: string): string[] {
+  return sentence
+    .split(/(?<=[，；：])\s*|(?<=[,;:])\s+/u)
+    .map((c) => c.trim())
+    .filter(Boolean);
+}
+
+/**
+ * The units a sentence of the user's own words is ranked in: the sentence itself when it is a fact
+ * ({@link isUserFact}) or holds none; otherwise its clauses, each fact clause a unit of its own and the
+ * runs of other clauses between them one unit each, in order. Users run a fact into a longer
+ * sentence (no full stop before it, as Chinese chat often has: `…所以我想学习顺便说一下，我的经理是张伟。`,
+ * `…然后再综合起来生成Prompt我们决定在杭州部署。`), and the whole is then a long request that is no fact
+ * while its last clause is one (the facts bench/memory's Chinese sessions 8–15 lost).
+ */
+export function userUnits(sentence: string): string[] {
+  if (isUserFact(sentence)) return [sentence];
+  const clauses = splitClauses(sentence);
+  if (clauses.length < 2 || !clauses.some(isUserFact)) return [sentence];
+  const units: string[] = [];
+  let run: string[] = [];
+  for (const clause of clauses) {
+    if (!isUserFact(clause)) {
+      run.push(clause);
+      continue;
+    }
+    if (run.length) units.push(joinClauses(run));
+    run = [];
+    units.push(clause);
+  }
+  if (run.length) units.push(joinClauses(run));
+  return units;
+}
+
+/** Sentences and clauses joined back as they were written: no space after a CJK comma, semicolon or colon (a clause went on), one otherwise. */
+export function joinClauses(clauses: string[]): string {
+  return clauses.reduce((text, c) => (text === '' ? c : /[，；：]$/u.test(text) ? `${text}${c}` : `${text} ${c}`), '');
+}
+
+/**
+ * The user's facts in a text of their own words ({@link userUnits} that are {@link isUserFact}), in order:
+ * what a summary of that text must keep first.
+ */
+export function userFacts(text: string): string[] {
+  return splitSentences(text).flatMap(userUnits).filter(isUserFact);
 }
 
 /** A list marker opening a line (`1.`, `2)`, `-`, `*`, `•`, `a.`): structure, not content. */
@@ -185,6 +238,8 @@ export function extractiveSummary(
   const seen = new Set<string>();
   const sentences = sources.flatMap((source, s) =>
     splitSentences(source.text)
+      // The user's sentences in their fact units: a fact run into a longer sentence is ranked as a fact.
+      .flatMap((text) => (source.user ? userUnits(text) : [text]))
       .map((text, i) => ({
         source: s,
         order: i,
@@ -210,7 +265,7 @@ export function extractiveSummary(
     sources
       .map((source, s) => {
         const mine = sentences.filter((x) => x.source === s && set.has(x));
-        return mine.length ? `${source.label ? `${source.label}: ` : ''}${mine.map((x) => x.text).join(' ')}` : '';
+        return mine.length ? `${source.label ? `${source.label}: ` : ''}${joinClauses(mine.map((x) => x.text))}` : '';
       })
       .filter(Boolean)
       .join(' ');

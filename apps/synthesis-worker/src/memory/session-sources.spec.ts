@@ -1,8 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { extractiveSummary, splitSentences } from '@ask/context-budget';
-import { TiktokenCounter } from '@ask/token-counting';
-import { MIN_SUMMARY_TOKENS, QUESTION_BONUS, SUMMARY_SHARE_OF_PAIR, sessionSources } from './summary.service';
+import { approximateCounter, TiktokenCounter } from '@ask/token-counting';
+import {
+  MIN_SUMMARY_TOKENS,
+  pairSummaryBudget,
+  QUESTION_BONUS,
+  SUMMARY_SHARE_OF_PAIR,
+  sessionSources,
+} from './summary.service';
 
 const counter = new TiktokenCounter('o200k_base');
 const count = (text: string) => counter.countText(text);
@@ -144,6 +150,94 @@ describe(sessionSources.name, () => {
     expect(sessionSources({ question: 'I live in Oslo.', answer: 'Noted.' }, 1)).toEqual([
       { label: 'Turn 1', text: 'I live in Oslo.', user: true },
       { label: '', text: 'Noted.' },
+    ]);
+  });
+});
+
+/**
+ * The oasst1-zh turns whose planted fact the bench lost at 1834dd6 (fixtures/oasst1-zh-fact-turns.json,
+ * see fixtures/SOURCE.txt), each with its session's fact appended as the bench planted it then.
+ */
+const factTurns = (
+  JSON.parse(readFileSync(join(__dirname, 'fixtures', 'oasst1-zh-fact-turns.json'), 'utf8')) as Array<{
+    record: number;
+    question: string;
+    answer: string;
+  }>
+).map((t, i) => {
+  const fact = [
+    '顺便说一下，我的经理是张伟。',
+    '顺便说一下，我的经理是赵磊。',
+    '我们这项工作的预算是125,456元。',
+    '我们这项工作的预算是146,495元。',
+    '我们决定在杭州部署。',
+  ][i];
+  return { record: t.record, fact, question: `${t.question}${fact}`, answer: t.answer };
+});
+
+describe(pairSummaryBudget.name, () => {
+  it('is 70% of the pair, floor 32, at most the setting, when the question holds no fact', () => {
+    expect(pairSummaryBudget(200, 'What is a monad?', 96, count)).toBe(96);
+    expect(pairSummaryBudget(100, 'What is a monad?', 96, count)).toBe(70);
+    expect(pairSummaryBudget(20, 'What is a monad?', 96, count)).toBe(MIN_SUMMARY_TOKENS);
+  });
+
+  it("holds the question's facts when they need more than that, within the setting", () => {
+    const estimate = approximateCounter();
+    const countEstimate = (t: string) => estimate.countText(t);
+    const [short] = factTurns.filter((t) => t.record === 346);
+    const pair = countEstimate(short.question) + countEstimate(short.answer);
+    // The estimate over-counts Chinese (the uncalibrated prior): 70% of the pair is less than the fact.
+    expect(Math.floor(pair * SUMMARY_SHARE_OF_PAIR)).toBeLessThan(countEstimate(`Q: ${short.question}`) + 1);
+    expect(pairSummaryBudget(pair, short.question, 96, countEstimate)).toBe(
+      countEstimate('Q:') + 1 + countEstimate(short.question) + 1,
+    );
+    expect(pairSummaryBudget(pair, short.question, 40, countEstimate)).toBe(40);
+  });
+});
+
+describe('the facts the Chinese sessions 8–15 lost (issue 32 follow-up)', () => {
+  const estimate = approximateCounter();
+  const countEstimate = (t: string) => estimate.countText(t);
+  const pairSummary = (p: { question: string; answer: string }, countText: (t: string) => number) =>
+    extractiveSummary(
+      [
+        { label: 'Q', text: p.question, bonus: QUESTION_BONUS, user: true },
+        { label: 'A', text: p.answer },
+      ],
+      pairSummaryBudget(countText(p.question) + countText(p.answer), p.question, 96, countText),
+      countText,
+    );
+
+  it.each([
+    ['o200k_base', count],
+    ['the uncalibrated estimate', countEstimate],
+  ])("each pair's summary keeps its fact, counted with %s", (_, countText) => {
+    expect(factTurns.filter((t) => !pairSummary(t, countText).includes(t.fact)).map((t) => t.record)).toEqual([]);
+  });
+
+  it('the session summary keeps every fact, even when a pair summary had lost it', () => {
+    // The summaries main wrote for these pairs: the answer only (the question did not fit its 70%).
+    const lost = factTurns.map((t) => `A: ${splitSentences(t.answer)[0]}`);
+    const summary = extractiveSummary(
+      factTurns.flatMap((p, i) => sessionSources(p, i + 1, lost[i])),
+      200,
+      count,
+    );
+    expect(factTurns.filter((t) => !summary.includes(t.fact)).map((t) => t.record)).toEqual([]);
+    expect(count(summary)).toBeLessThanOrEqual(200);
+  });
+
+  it("adds to a pair summary's sources the question's facts it does not hold", () => {
+    const [turn] = factTurns;
+    expect(sessionSources(turn, 2, 'A: NLP 的基本原理可以概括为以下几点:')).toEqual([
+      {
+        label: 'Turn 2',
+        text: '我是一个人工智能小白，但我对你很有兴趣，所以我想学习顺便说一下，我的经理是张伟。',
+        bonus: 1,
+        user: true,
+      },
+      { label: '', text: 'NLP 的基本原理可以概括为以下几点:', bonus: 1 },
     ]);
   });
 });

@@ -5,7 +5,7 @@ import {
   SESSION_SUMMARY_FACTOR,
   type SummariseJobData,
 } from '@ask/ask-contracts';
-import { cutToTokens, type ExtractiveSource } from '@ask/context-budget';
+import { cutToTokens, type ExtractiveSource, joinClauses, userFacts } from '@ask/context-budget';
 import { ambientCredentialsAllowed, APP_CONFIG, type AppConfig } from '@ask/config';
 import { createChatProvider, egressPolicyFor, type ProviderCredentials } from '@ask/llm-providers';
 import { resolveModel } from '@ask/model-catalog';
@@ -169,11 +169,11 @@ export class SummaryService {
     let turn: SummaryJobResult['turn'] = 'exists';
     if (!existing.has(data.messageId)) {
       const message = history[index];
-      // A summary must save room: at most 70% of the pair (floor 32 tokens: room for one sentence and its label), at most the setting.
-      const pairTokens = storedPairTokens(planning, message);
-      const budget = Math.min(
+      const budget = pairSummaryBudget(
+        storedPairTokens(planning, message),
+        message.question,
         settings.summaryMaxTokens,
-        Math.max(MIN_SUMMARY_TOKENS, Math.floor(pairTokens * SUMMARY_SHARE_OF_PAIR)),
+        (t) => planning.counter.countText(t),
       );
       turn = await this.write(
         context,
@@ -374,6 +374,26 @@ export class SummaryService {
   }
 }
 
+/**
+ * The length budget of a pair's summary, tokens of the planning counter: a summary must save room, so
+ * at most 70% of the pair ({@link SUMMARY_SHARE_OF_PAIR}; floor {@link MIN_SUMMARY_TOKENS}: room for one
+ * sentence and its label), but never less than the user's facts of the question need (`Q:` and each of
+ * its {@link userFacts} with a space, as the extractive summariser counts them), so that a short pair does not lose its fact to the share (bench/memory: `很好，谢谢你的回答
+ * 我们这项工作的预算是146,495元。` answered `很高兴可以帮助你。` kept only the answer under 32 tokens);
+ * at most `maxTokens` (the setting) in every case.
+ */
+export function pairSummaryBudget(
+  pairTokens: number,
+  question: string,
+  maxTokens: number,
+  countText: (text: string) => number,
+): number {
+  // Counted as the extractive summariser counts what it keeps: the label once, each sentence and its space.
+  const facts = userFacts(question);
+  const factTokens = facts.length ? facts.reduce((sum, f) => sum + countText(f) + 1, countText('Q:') + 1) : 0;
+  return Math.min(maxTokens, Math.max(MIN_SUMMARY_TOKENS, Math.floor(pairTokens * SUMMARY_SHARE_OF_PAIR), factTokens));
+}
+
 /** What an inline run hands {@link SummaryService.summarise}: read by the ask's synthesis run. */
 export interface KnownSession {
   project: Project;
@@ -398,19 +418,33 @@ interface Context {
  * question) are a `user` source: their statements about themselves outrank figures and code.
  * @param turn the pair's 1-based position in the session (its label `Turn n`).
  */
-export function sessionSources(pair: Pick<HistoryPair, 'question' | 'answer'>, turn: number, summary?: string) {
+export function sessionSources(
+  pair: Pick<HistoryPair, 'question' | 'answer'>,
+  turn: number,
+  summary?: string,
+): ExtractiveSource[] {
   const label = `Turn ${turn}`;
   if (summary === undefined) {
     return [
       { label, text: pair.question, user: true },
       { label: '', text: pair.answer },
-    ] satisfies ExtractiveSource[];
+    ];
   }
+  // The user's facts the summary had no room for (or that a provider's summary reworded) come from
+  // the question itself: the session summary never loses a fact because a pair's summary did.
+  const missing = (held: string) => userFacts(pair.question).filter((f) => !held.includes(f));
   // The extractive summariser writes `Q: … A: …`; a provider's summary is one text.
-  const parts = /^Q: ([\s\S]*?)(?:\s+A: ([\s\S]*))?$/.exec(summary.trim());
-  if (!parts) return [{ label, text: summary, bonus: 1 }] satisfies ExtractiveSource[];
+  const parts = /^(?:Q: ([\s\S]*?))?(?:(?:^|\s+)A: ([\s\S]*))?$/.exec(summary.trim());
+  if (!parts || (parts[1] === undefined && parts[2] === undefined)) {
+    const facts = missing(summary);
+    return [
+      ...(facts.length ? [{ label, text: joinClauses(facts), user: true }] : []),
+      { label: facts.length ? '' : label, text: summary, bonus: 1 },
+    ];
+  }
+  const user = joinClauses([parts[1] ?? '', ...missing(summary)].filter(Boolean));
   return [
-    { label, text: parts[1], bonus: 1, user: true },
-    ...(parts[2] ? [{ label: '', text: parts[2], bonus: 1 }] : []),
-  ] satisfies ExtractiveSource[];
+    ...(user ? [{ label, text: user, bonus: 1, user: true }] : []),
+    ...(parts[2] ? [{ label: user ? '' : label, text: parts[2], bonus: 1 }] : []),
+  ];
 }
