@@ -1,6 +1,8 @@
 /**
- * Calibration of the local stand-in's abstain threshold (a measured figure, not a guess): the retrieval score of the best
- * item below which the stand-in answers that the knowledge base does not seem to cover the question.
+ * The local stand-in's abstain on the session question files (since the retrieval's full text ranks by BM25, the one
+ * relevance judgement): the stand-in answers that the knowledge base does not seem to cover the
+ * question when the retrieval's `relevanceJudgement` (ask-contracts `ABSTAIN_RULES`, fitted on the fit
+ * corpora of bench/retrieval, not here) says nothing relevant was found.
  *
  *   node tools/run-ts.js bench/abstain/abstain.bench.ts [--data DIR]
  *
@@ -9,11 +11,11 @@
  * selected exactly as the demo selects them) with fallback-session.txt, and the PostgreSQL 15 manual
  * (`DIR/kb-postgresql-15-docs`, DIR defaulting to ../shared/data beside the repo) with
  * postgresql-session.txt. Each is ingested with the embedded `local-lexical-v1` embedder into a
- * throwaway database, and each question is embedded and searched as the retrieval worker does
- * (`RetrievalRepository.search`, top-K 12), keeping the best score as the prompt shows it (2 decimals).
- * The threshold is fitted on the fallback file (the value that classifies the most questions
- * right, ties to the widest gap) and checked on the PostgreSQL file, a different source; then the
- * stand-in itself (`composeAnswer` on the rendered items) is run with it on both files.
+ * throwaway database, and each question is embedded and searched as the retrieval worker does for a
+ * project with no retrieval settings (hybrid, the detected text search configuration, the embedder's
+ * default weights; top-K 12), keeping the best evidence (`relevanceEvidence`). Nothing is fitted here:
+ * the judgement alone and the stand-in itself (`composeAnswer` on the rendered items, told the
+ * judgement) are scored on both files.
  * Writes bench/abstain/results.json and its own section of bench/RESULTS.md.
  * @throws Error when the manual is missing (naming the folder and `--data`).
  */
@@ -22,7 +24,8 @@ import { join, resolve } from 'node:path';
 import { gitCommit, machine, writeResultsSection } from '../common';
 import { renderContextItem } from '@ask/context-budget';
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
-import { composeAnswer, LocalEmbeddingProvider } from '@ask/llm-providers';
+import { composeAnswer, LocalEmbeddingProvider, type StandInRelevance } from '@ask/llm-providers';
+import { effectiveRetrieval, relevanceJudgement } from '@ask/ask-contracts';
 import {
   CredentialsCipher,
   InsightsRepository,
@@ -44,8 +47,10 @@ const TOP_K = 12;
 const ABSTAINED = /^The knowledge base does not seem to cover this question/m;
 
 interface Scored extends SessionQuestion {
-  /** Best retrieval score as rendered in the prompt (2 decimals). */
+  /** Best item's relevance evidence (`relevanceEvidence`), -1 when nothing was retrieved. */
   best: number;
+  /** The retrieval's judgement, as the stand-in is told it. */
+  relevance: StandInRelevance;
   topTitle: string;
   /** The rendered context block of the prompt (what the stand-in reads). */
   context: string;
@@ -88,7 +93,20 @@ async function scoreCorpus(name: string, documents: SourceDocument[], questionFi
     const out: Scored[] = [];
     for (const q of readQuestionFile(questionFile)) {
       const [vector] = await embedder.embed([q.question]);
-      const items = await retrieval.search(project.id, vector, TOP_K, `${embedder.provider}/${embedder.model}`);
+      const settings = effectiveRetrieval(project.retrievalSettings, {
+        embeddingProvider: embedder.provider,
+        textSearchConfig: project.textSearchConfig,
+      });
+      const items = await retrieval.searchHybrid(
+        project.id,
+        q.question,
+        vector,
+        TOP_K,
+        `${embedder.provider}/${embedder.model}`,
+        { vector: settings.vectorWeight, fulltext: settings.fulltextWeight },
+      );
+      const relevance = relevanceJudgement(items, embedder.model, settings.method);
+      if (!relevance) throw new Error(`no relevance judgement for ${embedder.model} under ${settings.method}`);
       const context = items
         .map((item, i) =>
           renderContextItem({ kind: item.kind, title: item.title, score: item.score, text: item.text }, i),
@@ -96,7 +114,8 @@ async function scoreCorpus(name: string, documents: SourceDocument[], questionFi
         .join('');
       out.push({
         ...q,
-        best: items.length ? Number(items[0].score.toFixed(2)) : -1,
+        best: relevance.evidence ?? -1,
+        relevance,
         topTitle: items[0]?.title ?? '',
         context,
       });
@@ -105,27 +124,6 @@ async function scoreCorpus(name: string, documents: SourceDocument[], questionFi
   } finally {
     await db.drop();
   }
-}
-
-/** Questions classified right by "abstain when best < t". */
-function correct(rows: readonly Scored[], t: number): number {
-  return rows.filter((r) => r.best >= t === r.covered).length;
-}
-
-/** The threshold classifying the most rows right; ties go to the one farthest from any score. */
-function fit(rows: readonly Scored[]): number {
-  const scores = [...new Set(rows.map((r) => r.best))].sort((a, b) => a - b);
-  const candidates = scores
-    .map((s, i) => (i === 0 ? s - 0.01 : (scores[i - 1] + s) / 2))
-    .concat([scores[scores.length - 1] + 0.01]);
-  let best = candidates[0];
-  let bestKey = [-1, -1];
-  for (const t of candidates) {
-    const gap = Math.min(...scores.map((s) => Math.abs(s - t)));
-    const key = [correct(rows, t), gap];
-    if (key[0] > bestKey[0] || (key[0] === bestKey[0] && key[1] > bestKey[1])) [best, bestKey] = [t, key];
-  }
-  return Math.round(best * 1000) / 1000;
 }
 
 function confusion(rows: readonly Scored[], abstains: (r: Scored) => boolean) {
@@ -139,8 +137,8 @@ function confusion(rows: readonly Scored[], abstains: (r: Scored) => boolean) {
   };
 }
 
-function standInAbstains(r: Scored, t: number): boolean {
-  return ABSTAINED.test(composeAnswer([{ role: 'user', content: `${r.context}${r.question}` }], 4, t));
+function standInAbstains(r: Scored): boolean {
+  return ABSTAINED.test(composeAnswer([{ role: 'user', content: `${r.context}${r.question}` }], 4, r.relevance));
 }
 
 function median(values: number[]): number {
@@ -164,12 +162,11 @@ async function main(): Promise<void> {
     await loadDocuments(MANUAL),
     join(QUESTIONS, 'postgresql-session.txt'),
   );
-  const threshold = fit(fallback);
-  const reverse = fit(manual);
-  const sets = { 'fallback-session.txt (fit)': fallback, 'postgresql-session.txt (held out)': manual };
+  const threshold = fallback[0]?.relevance.below ?? manual[0]?.relevance.below;
+  const sets = { 'fallback-session.txt': fallback, 'postgresql-session.txt': manual };
   const rows = Object.entries(sets).map(([file, scored]) => {
-    const byScore = confusion(scored, (r) => r.best < threshold);
-    const byStandIn = confusion(scored, (r) => standInAbstains(r, threshold));
+    const byScore = confusion(scored, (r) => r.relevance.nothingRelevant);
+    const byStandIn = confusion(scored, (r) => standInAbstains(r));
     return { file, scored, byScore, byStandIn };
   });
   for (const { file, scored } of rows) {
@@ -184,23 +181,23 @@ async function main(): Promise<void> {
   const markdown = [
     SECTION,
     '',
-    `Command: \`node tools/run-ts.js bench/abstain/abstain.bench.ts\` · commit ${gitCommit()} · ${machine().nproc} cores · embedder \`local-lexical-v1\`, top-K ${TOP_K}.`,
+    `Command: \`node tools/run-ts.js bench/abstain/abstain.bench.ts\` · commit ${gitCommit()} · ${machine().nproc} cores · embedder \`local-lexical-v1\`, hybrid (project default), top-K ${TOP_K}.`,
     '',
-    `Fitted on fallback-session.txt over the fallback corpus (package READMEs): **abstain below ${threshold}** (best retrieval score, as the prompt shows it).`,
-    `Checked on postgresql-session.txt over the PostgreSQL 15 manual (another source). Fitted the other way round the threshold would be ${reverse}.`,
+    `The one relevance judgement (ask-contracts \`ABSTAIN_RULES\`: **nothing relevant when no item's idf-weighted coverage of the question reaches ${threshold}**), fitted on the fit corpora of bench/retrieval (the PostgreSQL manual's questions.jsonl, redis-doc, rust-book), not on these files; nothing is fitted here.`,
+    'fallback-session.txt over the fallback corpus (package READMEs, a source no choice was made on); postgresql-session.txt over the PostgreSQL 15 manual (a fit corpus, another question file).',
     '',
-    '| question file | median best score, covered | median, not covered | score rule alone: covered · not covered | the stand-in (score rule, or no retrieved sentence shares a keyword): covered · not covered |',
+    '| question file | median best evidence, covered | median, not covered | judgement alone: covered · not covered | the stand-in (judgement, or no retrieved sentence shares a keyword): covered · not covered |',
     '| --- | --- | --- | --- | --- |',
     ...rows.map(
       (r) =>
         `| ${r.file} | ${medians(r.scored, true)} | ${medians(r.scored, false)} | ${cell(r.byScore)} | ${cell(r.byStandIn)} |`,
     ),
     '',
-    'The threshold is `LOCAL_ABSTAIN_THRESHOLDS` in libs/llm-providers/src/local/local-chat.provider.ts; the stand-in also abstains when no retrieved sentence shares a keyword with the question.',
+    "The same judgement is the planner's relevance floor (libs/context-budget `relevanceFloor`) and `ask eval`'s abstention; the stand-in also abstains when no retrieved sentence shares a keyword with the question.",
   ].join('\n');
   writeFileSync(
     join(__dirname, 'results.json'),
-    `${JSON.stringify({ threshold, reverse, files: rows.map((r) => ({ file: r.file, byScore: r.byScore, byStandIn: r.byStandIn, questions: r.scored.map(({ context: _c, ...q }) => q) })) }, null, 2)}\n`,
+    `${JSON.stringify({ threshold, files: rows.map((r) => ({ file: r.file, byScore: r.byScore, byStandIn: r.byStandIn, questions: r.scored.map(({ context: _c, relevance: _r, ...q }) => q) })) }, null, 2)}\n`,
   );
   writeResultsSection(SECTION, markdown);
   console.log(`\n${markdown}`);

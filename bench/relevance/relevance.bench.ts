@@ -9,12 +9,15 @@
  * method as the retrieval worker runs it for a project that sets nothing but the method: vector,
  * full text (detected configuration) and hybrid (the embedder's default weights 0.5 / 1), plus hybrid 1 / 1.
  *
- * A per-item floor t drops every item whose cosine score is below t. It is fitted on the even
- * questions: the largest 2-decimal t that keeps every answerable question whose top-K held an
- * answering chunk (recall@K with the floor = recall@K without it); the odd questions check it:
- * recall kept, answering chunks kept, and the share of items of unanswerable questions dropped.
+ * The floor is the one relevance judgement (ask-contracts `ABSTAIN_RULES` via `relevanceFloor`, fitted
+ * on the fit corpora, not here), applied as the planner applies it: a question none of whose items'
+ * evidence (`itemRelevance`: idf-weighted coverage of the question) reaches it found nothing relevant,
+ * and all its items are low-relevance (the stand-in abstains); otherwise all are relevant. Nothing is fitted here; per method (no floor under vector
+ * alone) it reports: answerable questions whose top-K held an answering chunk that keep one at or
+ * above the floor, answering chunks kept, items of unanswerable questions below it, other items of
+ * answerable questions below it, and "nothing relevant" on the unanswerable and answerable questions.
  * Writes bench/relevance/results.json and the "Relevance floor per embedder and retrieval method"
- * section of bench/RESULTS.md. `RELEVANCE_FLOORS` in libs/context-budget/src/relevance.ts takes its values from here.
+ * section of bench/RESULTS.md.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -22,7 +25,8 @@ import { join, resolve } from 'node:path';
 import { gitCommit, machine, numberArg, sharedDataDir, writeResultsSection } from '../common';
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
-import { effectiveRetrieval, type RetrievedItem } from '@ask/ask-contracts';
+import { effectiveRetrieval, relevanceEvidence, type RetrievalMethod, type RetrievedItem } from '@ask/ask-contracts';
+import { relevanceFloor } from '@ask/context-budget';
 import {
   CredentialsCipher,
   InsightsRepository,
@@ -37,7 +41,6 @@ const dataArg = process.argv.indexOf('--data');
 const DATA = dataArg >= 0 ? resolve(process.argv[dataArg + 1]) : sharedDataDir(['kb-postgresql-15-docs']);
 const DISTRACTORS = numberArg('distractors', 100, 0);
 const TOP_K = numberArg('top-k', 8);
-const KEEP = 1;
 
 interface Question {
   question: string;
@@ -50,7 +53,7 @@ const pageOf = (item: RetrievedItem) =>
     .replace(/\.html$/, '')
     .replace(/^.*#/, '');
 
-/** One question's retrieved items: cosine score and whether the chunk is from an answering page. */
+/** One question's retrieved items: relevance evidence and whether the chunk is from an answering page. */
 type Row = { answerable: boolean; items: Array<{ score: number; answers: boolean }> };
 
 /** At floor t: answerable questions (of those that retrieved an answering chunk) that keep one; answering chunks kept; items of unanswerable questions dropped. */
@@ -69,12 +72,10 @@ function rates(rows: Row[], t: number) {
   };
 }
 
-function fit(rows: Row[]) {
-  const even = rows.filter((_, i) => i % 2 === 0);
-  const odd = rows.filter((_, i) => i % 2 === 1);
-  let floor = 0;
-  for (let c = 0; c <= 100; c++) if (rates(even, c / 100).recallShare >= KEEP) floor = c / 100;
-  return { floor, fit: rates(even, floor), heldOut: rates(odd, floor) };
+/** Questions none of whose items reaches the floor (or that retrieved nothing): "nothing relevant". */
+function nothingRelevant(rows: Row[], t: number, answerable: boolean): string {
+  const of = rows.filter((r) => r.answerable === answerable);
+  return `${of.filter((r) => !r.items.some((i) => i.score >= t)).length}/${of.length}`;
 }
 
 async function main(): Promise<void> {
@@ -92,9 +93,10 @@ async function main(): Promise<void> {
   const embedder = new LocalEmbeddingProvider();
   const results: Array<{
     method: string;
-    floor: number;
-    fit: ReturnType<typeof rates>;
-    heldOut: ReturnType<typeof rates>;
+    floor: number | null;
+    rates: ReturnType<typeof rates>;
+    unanswerableNothing: string;
+    answerableNothing: string;
   }> = [];
   try {
     const ds = db.dataSource;
@@ -112,11 +114,20 @@ async function main(): Promise<void> {
     await new KnowledgeRepository(ds).refreshStatistics();
     const model = `${embedder.provider}/${embedder.model}`;
     const weights = effectiveRetrieval(null, { embeddingProvider: embedder.provider });
-    const methods: Array<{ name: string; run: (q: Question, v: number[]) => Promise<RetrievedItem[]> }> = [
-      { name: 'vector', run: (_q, v) => retrieval.search(project.id, v, TOP_K, model) },
-      { name: 'fulltext', run: (q, v) => retrieval.searchFullText(project.id, q.question, v, TOP_K, model) },
+    const methods: Array<{
+      name: string;
+      method: RetrievalMethod;
+      run: (q: Question, v: number[]) => Promise<RetrievedItem[]>;
+    }> = [
+      { name: 'vector', method: 'vector', run: (_q, v) => retrieval.search(project.id, v, TOP_K, model) },
+      {
+        name: 'fulltext',
+        method: 'fulltext',
+        run: (q, v) => retrieval.searchFullText(project.id, q.question, v, TOP_K, model),
+      },
       {
         name: `hybrid (default ${weights.vectorWeight} / ${weights.fulltextWeight})`,
+        method: 'hybrid',
         run: (q, v) =>
           retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, {
             vector: weights.vectorWeight,
@@ -125,20 +136,31 @@ async function main(): Promise<void> {
       },
       {
         name: 'hybrid 1 / 1',
+        method: 'hybrid',
         run: (q, v) => retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, { vector: 1, fulltext: 1 }),
       },
     ];
     const vectors = await Promise.all(questions.map(async (q) => (await embedder.embed([q.question]))[0]));
     for (const method of methods) {
+      const judged = relevanceFloor(embedder.model, method.method);
       const rows: Row[] = [];
       for (const [i, q] of questions.entries()) {
         const items = await method.run(q, vectors[i]);
+        // As the planner judges: the retrieval as a whole, every item carrying the best item's evidence.
+        const evidence = judged ? (relevanceEvidence(items, judged) ?? -Infinity) : Number.POSITIVE_INFINITY;
         rows.push({
           answerable: q.pages.length > 0,
-          items: items.map((item) => ({ score: item.score, answers: q.pages.includes(pageOf(item)) })),
+          items: items.map((item) => ({ score: evidence, answers: q.pages.includes(pageOf(item)) })),
         });
       }
-      results.push({ method: method.name, ...fit(rows) });
+      const t = judged?.floor ?? -Infinity;
+      results.push({
+        method: method.name,
+        floor: judged?.floor ?? null,
+        rates: rates(rows, t),
+        unanswerableNothing: nothingRelevant(rows, t, false),
+        answerableNothing: nothingRelevant(rows, t, true),
+      });
       console.log(JSON.stringify(results.at(-1)));
     }
   } finally {
@@ -160,14 +182,13 @@ async function main(): Promise<void> {
       SECTION,
       '',
       `Command: \`${command}\` (commit ${run.commit}, ${run.date.slice(0, 10)}, ${run.machine.nproc} cores). Embedder \`local-lexical-v1\`, ${corpus.length} pages of the PostgreSQL 15 manual (bench/retrieval's answering pages + ${DISTRACTORS} others), top-K ${TOP_K}.`,
-      `Floor = the largest 2-decimal cosine that keeps, on the even questions, ${KEEP === 1 ? 'every one' : `≥ ${KEEP * 100}%`} of the answerable questions whose top-K held an answering chunk; the odd questions check it (held out).`,
-      '`RELEVANCE_FLOORS` in libs/context-budget/src/relevance.ts takes these values.',
+      "Floor = the one relevance judgement of the embedder (ask-contracts `ABSTAIN_RULES`, read through `relevanceFloor` in libs/context-budget/src/relevance.ts, fitted on the fit corpora, this question set among them) on the retrieval's evidence, its best item's idf-weighted coverage of the question (`relevanceEvidence`): below it, every item of the question is low-relevance, else every item is relevant (as the planner applies it); none under the vector method alone. All 151 + 30 questions; nothing is fitted on them here.",
       '',
-      '| method | floor | fit: questions keeping an answering chunk · answering chunks kept · unanswerable items dropped | held out: same | held out: other items of answerable questions dropped |',
-      '| --- | --- | --- | --- | --- |',
+      '| method | floor | answerable questions keeping an answering chunk as relevant | answering chunks relevant | items of unanswerable questions low-relevance | other items of answerable questions low-relevance | nothing relevant: unanswerable | nothing relevant: answerable (wrongly) |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- |',
       ...results.map(
         (r) =>
-          `| ${r.method} | ${r.floor.toFixed(2)} | ${r.fit.recall} · ${r.fit.answeringKept} · ${r.fit.unanswerableDropped} | ${r.heldOut.recall} · ${r.heldOut.answeringKept} · ${r.heldOut.unanswerableDropped} | ${r.heldOut.otherDropped} |`,
+          `| ${r.method} | ${r.floor === null ? 'none' : r.floor.toFixed(2)} | ${r.rates.recall} | ${r.rates.answeringKept} | ${r.rates.unanswerableDropped} | ${r.rates.otherDropped} | ${r.unanswerableNothing} | ${r.answerableNothing} |`,
       ),
       '',
     ].join('\n'),

@@ -1,5 +1,5 @@
 /**
- * Retrieval on corpora the team never tuned on (the blind check of the tuned defaults), scored through `ask eval`.
+ * Retrieval on the public documentation corpora (fit and held-out, by `HELD_OUT`), scored through `ask eval`.
  *
  *   node tools/run-ts.js bench/retrieval/heldout.bench.ts [--corpora DIR] [--sets a,b=questions.jsonl]
  *     [--corpus NAME] [--semantic-distractors N] [--runs all,subset,semantic]
@@ -244,7 +244,7 @@ async function main(): Promise<void> {
       '',
       commandLine(command, run),
       '',
-      'Corpora fetched from public repositories at a fixed commit, never tuned on; question sets written once before any run',
+      'Corpora fetched from public repositories at a fixed commit; question sets written once before any run',
       '(bench/retrieval/heldout/README.md: commits, licences, how the sets were written, how to bring the corpora).',
       ...setNotes.map((n) => `- ${n}`),
       '',
@@ -253,7 +253,7 @@ async function main(): Promise<void> {
       'Each corpus ingested as the service ingests it into a project with no retrieval settings (the project default), then',
       "scored by `ask eval --json` (the retrieval worker's path and top-K). `hybrid` is the default method. Recall@k: share of",
       'answerable questions with an expected page among the first k sources (one per page); MRR over the sources listed;',
-      "abstained: the local stand-in's rule (best item score below its threshold for the embedder). Near-domain: the",
+      "abstained: the embedder's abstain rule on the items' relevance evidence (ask-contracts `ABSTAIN_RULES`). Near-domain: the",
       'unanswerable questions about a neighbouring product or field (a second `ask eval` run on them alone).',
       '`local` runs on every page and on the subset; `local-semantic` only on the subset (about 3 chunks/s on 2 cores).',
       '',

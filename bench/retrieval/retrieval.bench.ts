@@ -14,14 +14,14 @@
  * - vector legs alone, full text alone (`simple` and `english` configurations), and hybrid
  *   (normalised score fusion over 3 × top-K candidates per leg, `fuseRankings`) at three weightings;
  * - recall@k = share of answerable questions with a chunk of an answering page among the first k;
- *   MRR over the first 10; "abstains" = share of unanswerable questions whose best cosine score is
- *   below the threshold that keeps 90% of answerable questions above it (fitted on this same set:
- *   a measure of separation, not a held-out figure);
+ *   MRR over the first 10; "abstained" = questions on which the one relevance judgement (ask-contracts
+ *   `relevanceJudgement`, `ABSTAIN_RULES`: the rule `ask eval`, the stand-in and the planner's floor
+ *   use; none under vector alone) says nothing relevant was found, unanswerable ones and answerable
+ *   ones (wrongly) apart;
  * - search time: median and p95 of the database calls per question (the question's embedding
  *   excluded; it is timed separately per embedder).
  *
- * Also measures semantic embedding throughput on 1 and 2 worker threads first, and fits the stand-in's
- * abstain threshold per embedder. Writes bench/retrieval/results.json and its own two sections of bench/RESULTS.md.
+ * Also measures semantic embedding throughput on 1 and 2 worker threads first. Writes bench/retrieval/results.json and its own two sections of bench/RESULTS.md.
  * @throws Error when the manual is missing (naming the folder and `--data`).
  */
 import { createHash } from 'node:crypto';
@@ -37,7 +37,13 @@ import {
   LocalEmbeddingProvider,
   LocalSemanticEmbeddingProvider,
 } from '@ask/llm-providers';
-import { effectiveRetrieval, type RetrievedItem, type TextSearchConfig } from '@ask/ask-contracts';
+import {
+  effectiveRetrieval,
+  relevanceJudgement,
+  type RetrievalMethod,
+  type RetrievedItem,
+  type TextSearchConfig,
+} from '@ask/ask-contracts';
 import {
   CredentialsCipher,
   InsightsRepository,
@@ -67,7 +73,8 @@ interface MethodResult {
   recallAt5: number;
   recallAt10: number;
   mrr: number;
-  abstains: number | null;
+  /** Unanswerable questions judged "nothing relevant", and answerable ones (wrongly), as `n/m`; null without a rule. */
+  abstained: { unanswerable: string; answerable: string } | null;
   searchMedianMs: number;
   searchP95Ms: number;
 }
@@ -120,7 +127,6 @@ async function main(): Promise<void> {
   const db = await createTestDatabase();
   const results: MethodResult[] = [];
   /** Per embedder model: each question's best item score under the project default method (as the stand-in's prompt shows it, before rounding). */
-  const bestOfDefault: Record<string, Array<{ answerable: boolean; score: number }>> = {};
   const embedding: Record<string, { ingestSeconds: number; chunks: number; embedMedianMs: number }> = {};
   /** Per embedder provider: the text search configuration in force after ingestion (detected language). */
   const configInForce: Record<string, string> = {};
@@ -179,11 +185,13 @@ async function main(): Promise<void> {
       /** `config`: the text search configuration set explicitly for the method; `default`: none (the detected language's). */
       const methods: Array<{
         name: string;
+        kind: RetrievalMethod;
         config?: 'simple' | 'english' | 'default';
         run: (q: Question, v: number[]) => Promise<RetrievedItem[]>;
       }> = [
         {
           name: defaultName,
+          kind: 'hybrid',
           config: 'default',
           run: (q, v) =>
             retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, {
@@ -191,17 +199,23 @@ async function main(): Promise<void> {
               fulltext: weights.fulltextWeight,
             }),
         },
-        { name: `vector (${embedder.model})`, run: (_q, v) => retrieval.search(project.id, v, TOP_K, model) },
+        {
+          name: `vector (${embedder.model})`,
+          kind: 'vector',
+          run: (_q, v) => retrieval.search(project.id, v, TOP_K, model),
+        },
       ];
       if (embedder.provider === 'local') {
         methods.push(
           {
             name: 'full text (simple)',
+            kind: 'fulltext',
             config: 'simple',
             run: (q, v) => retrieval.searchFullText(project.id, q.question, v, TOP_K, model),
           },
           {
             name: 'full text (english)',
+            kind: 'fulltext',
             config: 'english',
             run: (q, v) => retrieval.searchFullText(project.id, q.question, v, TOP_K, model),
           },
@@ -214,6 +228,7 @@ async function main(): Promise<void> {
       ] as const) {
         methods.push({
           name: `hybrid ${embedder.model} + english, weights ${vector} / ${fulltext}`,
+          kind: 'hybrid',
           config: 'english',
           run: (q, v) => retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, { vector, fulltext }),
         });
@@ -224,6 +239,7 @@ async function main(): Promise<void> {
       ] as const) {
         methods.push({
           name: `hybrid ${embedder.model} + simple, weights ${vector} / ${fulltext}`,
+          kind: 'hybrid',
           config: 'simple',
           run: (q, v) => retrieval.searchHybrid(project.id, q.question, v, TOP_K, model, { vector, fulltext }),
         });
@@ -237,32 +253,21 @@ async function main(): Promise<void> {
           config = method.config;
         }
         const ranks: Array<number | null> = [];
-        const best = { answerable: [] as number[], unanswerable: [] as number[] };
+        const judged = { answerable: 0, unanswerable: 0, ruled: false };
         const times: number[] = [];
-        const topScores: number[] = [];
         for (let i = 0; i < questions.length; i++) {
           const q = questions[i];
           const t = performance.now();
           const items = await method.run(q, vectors[i]);
           times.push(performance.now() - t);
-          const top = items.length ? Math.max(...items.map((item) => item.score)) : -1;
-          topScores.push(top);
+          const judgement = relevanceJudgement(items, embedder.model, method.kind);
+          judged.ruled = judgement !== undefined;
           if (q.pages.length) {
             ranks.push(rankOfAnswer(items, q.pages));
-            best.answerable.push(top);
-          } else best.unanswerable.push(top);
-        }
-        if (method.name.endsWith('(project default)')) {
-          bestOfDefault[embedder.model] = questions.map((q, i) => ({
-            answerable: q.pages.length > 0,
-            score: topScores[i],
-          }));
+            if (judgement?.nothingRelevant) judged.answerable++;
+          } else if (judgement?.nothingRelevant) judged.unanswerable++;
         }
         const within = (k: number) => ranks.filter((r) => r !== null && r <= k).length / answerable.length;
-        const threshold = percentile(
-          [...best.answerable].sort((a, b) => a - b),
-          10,
-        );
         times.sort((a, b) => a - b);
         results.push({
           method: method.name,
@@ -270,8 +275,11 @@ async function main(): Promise<void> {
           recallAt5: round(within(5)),
           recallAt10: round(within(10)),
           mrr: round(ranks.reduce<number>((sum, r) => sum + (r === null ? 0 : 1 / r), 0) / answerable.length),
-          abstains: unanswerable.length
-            ? round(best.unanswerable.filter((b) => b < threshold).length / unanswerable.length)
+          abstained: judged.ruled
+            ? {
+                unanswerable: `${judged.unanswerable}/${unanswerable.length}`,
+                answerable: `${judged.answerable}/${answerable.length}`,
+              }
             : null,
           searchMedianMs: round(percentile(times, 50), 2),
           searchP95Ms: round(percentile(times, 95), 2),
@@ -283,7 +291,6 @@ async function main(): Promise<void> {
     await db.drop();
   }
 
-  const thresholds = Object.entries(bestOfDefault).map(([model, rows]) => fitAbstain(model, rows));
   const command = `node tools/run-ts.js bench/retrieval/retrieval.bench.ts --distractors ${DISTRACTORS}`;
   const run = {
     date: new Date().toISOString(),
@@ -293,14 +300,13 @@ async function main(): Promise<void> {
     pages: corpus.length,
     embedding,
     results,
-    thresholds,
     throughput,
   };
   writeFileSync(join(__dirname, 'results.json'), `${JSON.stringify(run, null, 2)}\n`);
   const best = [...results].sort((a, b) => b.recallAt5 - a.recallAt5 || b.mrr - a.mrr)[0];
   const rows = results.map(
     (r) =>
-      `| ${r.method} | ${r.recallAt1} | ${r.recallAt5} | ${r.recallAt10} | ${r.mrr} | ${r.abstains ?? '–'} | ${r.searchMedianMs} | ${r.searchP95Ms} |`,
+      `| ${r.method} | ${r.recallAt1} | ${r.recallAt5} | ${r.recallAt10} | ${r.mrr} | ${r.abstained?.unanswerable ?? '–'} | ${r.abstained?.answerable ?? '–'} | ${r.searchMedianMs} | ${r.searchP95Ms} |`,
   );
   writeResultsSection(
     SECTION,
@@ -319,11 +325,13 @@ async function main(): Promise<void> {
         )
         .join('; ')}.`,
       'Recall@k: share of answerable questions with a chunk of an answering page in the first k (top-K 10); MRR over the first 10.',
-      '"Abstains": share of unanswerable questions whose best cosine score is below the score that 90% of answerable questions reach',
-      '(fitted on this same set, so a measure of separation, not a held-out figure). Search: database time per question, ms.',
+      '"Abstained": questions on which the one relevance judgement of the embedder (ask-contracts `ABSTAIN_RULES`: no item\'s idf-weighted',
+      "coverage of the question reaches the rule's threshold; the rule `ask eval`, the stand-in's abstain and the planner's floor use) says",
+      'nothing relevant was found: unanswerable ones, and answerable ones (wrongly); – under vector alone (no full-text evidence: never',
+      'abstains). This question set is one of the fit sets of that rule. Search: database time per question, ms.',
       '',
-      '| method | recall@1 | recall@5 | recall@10 | MRR | abstains | search median | search p95 |',
-      '| --- | --- | --- | --- | --- | --- | --- | --- |',
+      '| method | recall@1 | recall@5 | recall@10 | MRR | unanswerable abstained | answerable wrongly abstained | search median | search p95 |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
       ...rows,
       '',
       `Best by recall@5 on this run: **${best.method}**. Project default (a project that sets no retrieval settings: hybrid, the text search configuration of the`,
@@ -333,20 +341,6 @@ async function main(): Promise<void> {
         .join('; ')}. Configuration in force after ingestion: ${Object.entries(configInForce)
         .map(([p, c]) => `${p} ${c}`)
         .join(', ')}.`,
-      '',
-      '### Abstain threshold of the stand-in, per embedder',
-      '',
-      'The best item score under the project default method (hybrid, detected configuration, default weights), questions split by position:',
-      'even lines fit the threshold (the 2-decimal score that maximises the mean of "answerable answered" and',
-      '"unanswerable abstained"; ties to the lower), odd lines check it. `LOCAL_ABSTAIN_THRESHOLDS` in',
-      'libs/llm-providers/src/local/local-chat.provider.ts takes the `use-lite-512` value from here (the lexical one comes from bench/abstain).',
-      '',
-      '| embedder | threshold | fit: answerable answered · unanswerable abstained | held out: answerable answered · unanswerable abstained |',
-      '| --- | --- | --- | --- |',
-      ...thresholds.map(
-        (t) =>
-          `| ${t.model} | ${t.threshold} | ${t.fit.answered} · ${t.fit.abstained} | ${t.heldOut.answered} · ${t.heldOut.abstained} |`,
-      ),
       '',
     ].join('\n'),
   );
@@ -405,43 +399,6 @@ async function semanticThroughput(corpus: SourceDocument[]) {
     console.log(JSON.stringify(out[out.length - 1]));
   }
   return { pieces: pieces.length, pieceCharacters: PIECE_CHARACTERS, runs: out };
-}
-
-/**
- * The abstain threshold for one embedder from its questions' best scores: fitted on the even-indexed
- * questions (the 2-decimal score maximising the mean of the two correct-decision rates, ties to the
- * lower), checked on the odd-indexed ones; counts as `n/m`.
- */
-function fitAbstain(model: string, rows: Array<{ answerable: boolean; score: number }>) {
-  const fit = rows.filter((_, i) => i % 2 === 0);
-  const held = rows.filter((_, i) => i % 2 === 1);
-  const rates = (set: typeof rows, t: number) => {
-    const a = set.filter((r) => r.answerable);
-    const u = set.filter((r) => !r.answerable);
-    const answered = a.filter((r) => Math.round(r.score * 100) / 100 >= t).length;
-    const abstained = u.filter((r) => Math.round(r.score * 100) / 100 < t).length;
-    return {
-      answered,
-      abstained,
-      a: a.length,
-      u: u.length,
-      balanced: answered / a.length / 2 + abstained / u.length / 2,
-    };
-  };
-  let threshold = 0;
-  let bestRate = -1;
-  for (let t = 0; t <= 1.0001; t += 0.01) {
-    const r = rates(fit, Math.round(t * 100) / 100);
-    if (r.balanced > bestRate + 1e-12) {
-      bestRate = r.balanced;
-      threshold = Math.round(t * 100) / 100;
-    }
-  }
-  const show = (r: ReturnType<typeof rates>) => ({
-    answered: `${r.answered}/${r.a}`,
-    abstained: `${r.abstained}/${r.u}`,
-  });
-  return { model, threshold, fit: show(rates(fit, threshold)), heldOut: show(rates(held, threshold)) };
 }
 
 // The semantic embedder's worker-thread pools keep the process alive: close them, or the bench never

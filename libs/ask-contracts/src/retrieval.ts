@@ -1,3 +1,4 @@
+import type { RetrievedItem } from './queues';
 /** How a project's items are ranked for an ask. */
 export type RetrievalMethod = 'vector' | 'fulltext' | 'hybrid';
 
@@ -175,8 +176,11 @@ export function effectiveRetrieval(
 export interface RetrievalLegs {
   /** Rank (1 = best) and cosine similarity in the vector leg, when it found the item. */
   vector?: { rank: number; score: number };
-  /** Rank and `ts_rank_cd` in the full-text leg, when it found the item. */
-  fulltext?: { rank: number; score: number };
+  /**
+   * Rank and Okapi BM25 score in the full-text leg, when it found the item, and `coverage`: the
+   * idf-weighted share of the question's lexemes the item holds, in [0, 1].
+   */
+  fulltext?: { rank: number; score: number; coverage?: number };
   /** Fused score in [0, 1]: weighted convex combination of the legs' normalised scores (hybrid only). */
   fused?: number;
 }
@@ -232,6 +236,109 @@ export interface EvalFigures {
   unanswerableAbstained: number;
   /** Answerable questions the stand-in abstains on, of `answerable`. */
   answerableAbstained: number;
-  /** The abstain threshold applied (best item score below it), or null: the embedder has none (never abstains). */
+  /**
+   * The abstain threshold applied to the question's relevance evidence (`relevanceEvidence` below
+   * it: see `ABSTAIN_RULES`), or null: the embedder has no rule (never abstains).
+   */
   abstainBelow: number | null;
+}
+
+/**
+ * The relevance judgement of one embedder: an item's evidence = its full-text `coverage` +
+ * `cosineWeight` × its cosine (`itemRelevance`); a retrieval none of whose items reaches `below`
+ * found nothing relevant: the stand-in abstains, `ask eval` counts an abstention and the planner
+ * takes every item for low-relevance ({@link relevanceJudgement}).
+ */
+export interface AbstainRule {
+  cosineWeight: number;
+  below: number;
+}
+
+/**
+ * The one relevance judgement per embedding model (calibrated, not a constant), used by `ask eval`, the local
+ * stand-in's abstain and the planner's relevance floor alike: fitted on the fit corpora
+ * (bench/retrieval/heldout/redis-doc.jsonl and rust-book.jsonl over their corpora, and for
+ * `local-lexical-v1` the PostgreSQL manual's bench/retrieval/questions.jsonl) under both documented
+ * hybrid weightings (0.5 / 1 and 1 / 1): the rule that abstains on the largest share of unanswerable questions on the worst corpus and weighting while abstaining on at most 10%
+ * of the answerable ones on each. The best cosine added nothing there (weight 0 won for both
+ * embedders), so the evidence is the idf-weighted coverage of the question. `local-lexical-v1`,
+ * coverage below 0.46: unanswerable abstained 83% / 71% / 100% (PG / redis-doc / rust-book, 0.5 / 1),
+ * answerable 2% / 7% / 2%; `use-lite-512` (answering pages + 20 others of redis-doc and rust-book),
+ * the same rule: 71% / 100% and 5% / 2%. The vector method alone gathers no full-text evidence and is
+ * never judged ({@link relevanceRule}); an embedder without a rule never abstains.
+ */
+export const ABSTAIN_RULES: Readonly<Record<string, AbstainRule>> = {
+  'local-lexical-v1': { cosineWeight: 0, below: 0.46 },
+  'use-lite-512': { cosineWeight: 0, below: 0.46 },
+};
+
+/** The abstain rule of an embedding model (`ABSTAIN_RULES`), or undefined: never abstain. */
+export function abstainRule(embeddingModel: string | undefined): AbstainRule | undefined {
+  return embeddingModel === undefined ? undefined : ABSTAIN_RULES[embeddingModel];
+}
+
+/**
+ * The relevance judgement of an embedding model under a retrieval method: its `ABSTAIN_RULES` entry
+ * under `hybrid` and `fulltext`, none under `vector` (no full-text evidence is gathered: never
+ * abstains, no floor) or for an embedder without a rule.
+ */
+export function relevanceRule(embeddingModel: string | undefined, method: RetrievalMethod): AbstainRule | undefined {
+  return method === 'vector' ? undefined : abstainRule(embeddingModel);
+}
+
+/**
+ * One item's relevance evidence: its full-text `coverage` (0 when the full-text leg did not find
+ * it) plus `cosineWeight` × its cosine `score`. An item without `legs` (the vector method alone: no
+ * full-text evidence was gathered) gives +Infinity: there is nothing to judge it by.
+ */
+export function itemRelevance(
+  item: Pick<RetrievedItem, 'score' | 'legs'>,
+  rule: Pick<AbstainRule, 'cosineWeight'>,
+): number {
+  if (item.legs === undefined) return Number.POSITIVE_INFINITY;
+  return (item.legs.fulltext?.coverage ?? 0) + rule.cosineWeight * item.score;
+}
+
+/**
+ * The relevance evidence of a retrieval for its question: the best {@link itemRelevance} among its
+ * items. Null when nothing was retrieved. It comes from the fused ranking's own items, so the same
+ * rule holds under every weighting; items of the vector method alone give +Infinity.
+ */
+export function relevanceEvidence(
+  items: ReadonlyArray<Pick<RetrievedItem, 'score' | 'legs'>>,
+  rule: Pick<AbstainRule, 'cosineWeight'>,
+): number | null {
+  if (items.length === 0) return null;
+  return Math.max(...items.map((i) => itemRelevance(i, rule)));
+}
+
+/** Whether a retrieval's evidence says nothing relevant was found (nothing retrieved, or below the rule). */
+export function abstainsOn(items: ReadonlyArray<Pick<RetrievedItem, 'score' | 'legs'>>, rule: AbstainRule): boolean {
+  const evidence = relevanceEvidence(items, rule);
+  return evidence === null || evidence < rule.below;
+}
+
+/** A retrieval judged by its embedder's rule: what the stand-in and a prompt are told. */
+export interface RelevanceJudgement {
+  /** The best item's evidence ({@link relevanceEvidence}), null when nothing was retrieved. */
+  evidence: number | null;
+  /** The rule's threshold. */
+  below: number;
+  /** True when no item reaches `below` (or nothing was retrieved): the "nothing relevant" signal. */
+  nothingRelevant: boolean;
+}
+
+/**
+ * The relevance judgement of a retrieval's items for a project's embedder and method
+ * ({@link relevanceRule}), or undefined when no rule applies (never abstain).
+ */
+export function relevanceJudgement(
+  items: ReadonlyArray<Pick<RetrievedItem, 'score' | 'legs'>>,
+  embeddingModel: string | undefined,
+  method: RetrievalMethod,
+): RelevanceJudgement | undefined {
+  const rule = relevanceRule(embeddingModel, method);
+  if (!rule) return undefined;
+  const evidence = relevanceEvidence(items, rule);
+  return { evidence, below: rule.below, nothingRelevant: evidence === null || evidence < rule.below };
 }

@@ -66,6 +66,24 @@ describe(`${planPrompt.name}: one budget (issue 32)`, () => {
     expect(plan.relevanceFloor).toBe(0.175);
   });
 
+  it('judges an item by its relevance evidence when it carries one (the one judgement), not by its cosine', () => {
+    // Cosine 0.9 but coverage 0.2: low-relevance under the floor 0.46; cosine 0.1 but coverage 0.7: the floor item.
+    const plan = planPrompt(
+      input({
+        window: 200_000,
+        exact: true,
+        maxTokens: 2048,
+        items: [
+          { id: 'k1', kind: 'knowledge', score: 0.9, relevance: 0.2, tokens: 315 },
+          { id: 'k2', kind: 'knowledge', score: 0.1, relevance: 0.7, tokens: 315 },
+        ],
+        relevance: { floor: 0.46, cosineWeight: 0, below: 'never' },
+      }),
+    );
+    expect(sets(plan)).toMatchObject({ keptItems: ['k2'], reasons: { k1: 'excluded', k2: 'floor' } });
+    expect(plan.relevanceFloor).toBe(0.46);
+  });
+
   it('leaves chunks below the floor out entirely with the project setting `never`, even in a 200K window', () => {
     const plan = planPrompt(
       input({

@@ -171,6 +171,11 @@ const overflow = (input: PlanInput, budget: Budget, kept: readonly ContextItemCo
   });
 };
 
+/** What the relevance floor applies to: the item's relevance evidence when it carries one, else its score. */
+function relevanceOf(item: ContextItemCost): number {
+  return item.relevance ?? item.score;
+}
+
 /**
  * Memory `off` (seed 000): the items shrink lowest score first until they fit with no history (floor
  * one item), and the history is trimmed newest first into what they leave.
@@ -233,8 +238,8 @@ function jointSelection(
 ): Selection {
   const floor = input.relevance?.floor ?? -Infinity;
   const ranked = rank(items);
-  const relevant = ranked.filter((item) => item.score >= floor);
-  const low = ranked.filter((item) => item.score < floor);
+  const relevant = ranked.filter((item) => relevanceOf(item) >= floor);
+  const low = ranked.filter((item) => relevanceOf(item) < floor);
   const decisions = new Map<string, ItemDecision['reason']>();
   const kept: ContextItemCost[] = [];
   const first = relevant[0];
@@ -342,7 +347,8 @@ export function planPrompt(input: PlanInput): PromptPlan {
   const room = budget.available - Math.max(0, fixed - budget.reserve) - questionCost;
 
   const relevance = input.relevance;
-  const excluded = relevance?.below === 'never' ? input.items.filter((item) => item.score < relevance.floor) : [];
+  const excluded =
+    relevance?.below === 'never' ? input.items.filter((item) => relevanceOf(item) < relevance.floor) : [];
   const candidates = excluded.length ? input.items.filter((item) => !excluded.includes(item)) : input.items;
   const mode = input.memory?.mode ?? 'off';
   const memory = {

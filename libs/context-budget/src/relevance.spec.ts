@@ -1,20 +1,23 @@
-import { RELEVANCE_FLOORS, relevanceFloor } from './relevance';
+import { ABSTAIN_RULES } from '@ask/ask-contracts';
+import { relevanceFloor } from './relevance';
 
 describe(relevanceFloor.name, () => {
   it.each([
-    ['local-lexical-v1', 'vector', 0.16],
-    ['local-lexical-v1', 'fulltext', 0.04],
-    ['local-lexical-v1', 'hybrid', 0.04],
-    ['use-lite-512', 'hybrid', undefined],
-    ['text-embedding-3-small', 'vector', undefined],
-    [undefined, 'vector', undefined],
-  ] as const)('%s under %s: %s (bench/relevance)', (model, method, floor) => {
-    expect(relevanceFloor(model, method)).toBe(floor);
+    ['local-lexical-v1', 'fulltext', { floor: 0.46, cosineWeight: 0 }],
+    ['local-lexical-v1', 'hybrid', { floor: 0.46, cosineWeight: 0 }],
+    ['use-lite-512', 'hybrid', { floor: 0.46, cosineWeight: 0 }],
+    ['use-lite-512', 'fulltext', { floor: 0.46, cosineWeight: 0 }],
+    ['local-lexical-v1', 'vector', undefined],
+    ['use-lite-512', 'vector', undefined],
+    ['text-embedding-3-small', 'hybrid', undefined],
+    [undefined, 'hybrid', undefined],
+  ] as const)('%s under %s: %j (the one relevance judgement)', (model, method, floor) => {
+    expect(relevanceFloor(model, method)).toEqual(floor);
   });
 
-  it('holds a floor for every method of each embedder it names', () => {
-    for (const floors of Object.values(RELEVANCE_FLOORS)) {
-      expect(Object.keys(floors).sort()).toEqual(['fulltext', 'hybrid', 'vector']);
+  it('is the abstain rule of ask eval and the stand-in, for every embedder that has one', () => {
+    for (const [model, rule] of Object.entries(ABSTAIN_RULES)) {
+      expect(relevanceFloor(model, 'hybrid')).toEqual({ floor: rule.below, cosineWeight: rule.cosineWeight });
     }
   });
 });

@@ -1,10 +1,24 @@
-import type { BudgetItemReason, LowRelevancePolicy, RetrievalMethod } from '@ask/ask-contracts';
+import {
+  type BudgetItemReason,
+  type LowRelevancePolicy,
+  relevanceRule,
+  type RetrievalMethod,
+} from '@ask/ask-contracts';
 import type { ContextItemCost } from './trim';
 
-/** The relevance floor a plan applies: items whose score is below `floor` are low-relevance. */
+/** The relevance floor a plan applies: items whose relevance evidence is below `floor` are low-relevance. */
 export interface RelevancePolicy {
-  /** Cosine similarity (the item's `score`) below which an item is low-relevance. */
+  /**
+   * The evidence below which an item is low-relevance: the item's `relevance` when it carries one
+   * (ask-contracts `itemRelevance`), else its cosine `score`.
+   */
   floor: number;
+  /**
+   * The weight of the cosine in an item's evidence (ask-contracts `AbstainRule.cosineWeight`): with
+   * it, `sizePrompt` gives every retrieved item the retrieval's evidence (`relevanceEvidence`, the best
+   * item's), so the floor judges the retrieval as a whole. Absent: the floor is on each item's score.
+   */
+  cosineWeight?: number;
   /** The project's `retrievalSettings.lowRelevance`. */
   below: LowRelevancePolicy;
 }
@@ -25,27 +39,20 @@ export interface ItemDecision {
 }
 
 /**
- * Relevance floors per embedding model and retrieval method: the cosine similarity below which a
- * retrieved item is taken for one that does not answer the question. `local-lexical-v1`: fitted by
- * bench/relevance (bench/RESULTS.md, "Relevance floor per embedder and retrieval method") on the even
- * questions of bench/retrieval/questions.jsonl over the PostgreSQL manual (the largest floor that keeps
- * every question whose top 8 held an answering chunk; at 95% of them it would be 0.19 / 0.09 / 0.09,
- * which lost 2 of 26 knowledge answers in bench/memory --kb), checked on the odd ones (all kept).
- * The vector leg ranks by cosine, so its items score higher than the items full text finds: one floor
- * for every method (the abstain threshold's mistake under another weighting) would either drop the
- * answers of full text and hybrid or keep everything under vector.
- * Other embedders (`use-lite-512`, remote ones) have not been measured per item: no floor (every item
- * relevant; memory still comes before every item but the floor one). The stand-in's abstain threshold
- * (0.62 for `use-lite-512`) is on the best item and is not a per-item floor.
+ * The relevance floor for a project's embedding model and retrieval method: the threshold of the one
+ * relevance judgement (ask-contracts `ABSTAIN_RULES`, `relevanceRule`: fitted on the fit corpora, the
+ * rule `ask eval` and the local stand-in's abstain use). It judges the retrieval as a whole: when no
+ * item's evidence (its idf-weighted coverage of the question) reaches it, nothing relevant was found
+ * and every item is low-relevance (after memory, or left out with `lowRelevance: never`); otherwise
+ * every item is relevant. Judged per item instead, answering chunks of lower coverage than the best
+ * one went after memory: 32/35 and 33/35 knowledge answers in bench/memory --kb (per-turn,
+ * compaction) against 35/35 with memory off. Undefined (no floor: every item relevant) under the
+ * vector method alone (no full-text evidence) or for an embedder without a rule.
  */
-export const RELEVANCE_FLOORS: Readonly<Record<string, Readonly<Record<RetrievalMethod, number>>>> = {
-  'local-lexical-v1': { vector: 0.16, fulltext: 0.04, hybrid: 0.04 },
-};
-
-/**
- * The relevance floor for a project's embedding model and retrieval method, or undefined (no floor:
- * every item relevant) for an embedder nobody has measured.
- */
-export function relevanceFloor(embeddingModel: string | undefined, method: RetrievalMethod): number | undefined {
-  return embeddingModel === undefined ? undefined : RELEVANCE_FLOORS[embeddingModel]?.[method];
+export function relevanceFloor(
+  embeddingModel: string | undefined,
+  method: RetrievalMethod,
+): { floor: number; cosineWeight: number } | undefined {
+  const rule = relevanceRule(embeddingModel, method);
+  return rule ? { floor: rule.below, cosineWeight: rule.cosineWeight } : undefined;
 }

@@ -71,6 +71,33 @@ describe(sizePrompt.name, () => {
     expect(sized.plan.used + 2048).toBeLessThanOrEqual(8192);
   });
 
+  it('judges the retrieval as a whole by its best coverage of the question, not by cosine: nothing relevant, or all', () => {
+    const withCoverage = (id: string, score: number, coverage: number): RetrievedItem => ({
+      ...item(id, score, 20),
+      legs: { vector: { rank: 1, score }, fulltext: { rank: 1, score: 1, coverage } },
+    });
+    const relevance = { floor: 0.46, cosineWeight: 0, below: 'never' } as const;
+    // Close by cosine, but no item holds 0.46 of the question's weighted terms: nothing relevant.
+    const nothing = sizePrompt({
+      ...base,
+      history: [],
+      items: [withCoverage('a', 0.9, 0.2), withCoverage('b', 0.8, 0.3)],
+      relevance,
+    });
+    expect(nothing.plan.items.map((d) => [d.id, d.reason])).toEqual([
+      ['a', 'excluded'],
+      ['b', 'excluded'],
+    ]);
+    // One item covers the question: the retrieval found something, and every item is relevant.
+    const found = sizePrompt({
+      ...base,
+      history: [],
+      items: [withCoverage('a', 0.9, 0.2), withCoverage('b', 0.1, 0.8)],
+      relevance,
+    });
+    expect(found.keptItems.map((i) => i.id)).toEqual(['a', 'b']);
+  });
+
   it('multiplies every count by the re-plan scale (the ratio an overflow disclosed)', () => {
     const sized = sizePrompt({ ...base, scale: 2, history: [], items: [item('a', 0.9, 100)] });
     const plain = sizePrompt({ ...base, history: [], items: [item('a', 0.9, 100)] });

@@ -1,4 +1,4 @@
-import type { ChatMessage, RetrievedItem, TokenCounter } from '@ask/ask-contracts';
+import { type ChatMessage, relevanceEvidence, type RetrievedItem, type TokenCounter } from '@ask/ask-contracts';
 import { assembleMessages, renderContextItem } from './assemble';
 import { planPrompt, type PromptPlan } from './plan-prompt';
 import {
@@ -132,6 +132,12 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
   const margin: SafetyMargin = input.exact
     ? { percent: EXACT_MARGIN_PERCENT, basis: 'exact' }
     : (input.safetyMargin?.(window, input.maxTokens) ?? { percent: APPROXIMATE_MARGIN_PERCENT, basis: 'approximate' });
+  // The one relevance judgement judges the retrieval as a whole: every item carries the best item's
+  // evidence, so the floor is the "nothing relevant" signal (all items low-relevance, or none).
+  const judged =
+    input.relevance?.cosineWeight !== undefined
+      ? (relevanceEvidence(input.items, { cosineWeight: input.relevance.cosineWeight }) ?? undefined)
+      : undefined;
   const plan = planPrompt({
     model: input.model.model,
     window,
@@ -150,6 +156,7 @@ export function sizePrompt<T extends SizableTurn>(input: SizingInput<T>): SizedP
       id: item.id,
       kind: item.kind,
       score: item.score,
+      ...(judged !== undefined ? { relevance: judged } : {}),
       tokens: itemTokens[i],
     })),
     perMessageTokens: input.counter.perMessageTokens,

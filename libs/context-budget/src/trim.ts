@@ -17,6 +17,11 @@ export interface ContextItemCost {
   kind: ContextKind;
   /** Cosine similarity; higher is more relevant. */
   score: number;
+  /**
+   * The item's relevance evidence (ask-contracts `itemRelevance`), which the relevance floor applies
+   * to; absent: the floor applies to `score`.
+   */
+  relevance?: number;
   /** Tokens of the item's rendered text (`renderContextItem`), separator included. */
   tokens: number;
 }

@@ -43,14 +43,8 @@ export {
   mainLanguage,
   type LanguageShare,
 } from './embedding/check-embedding-language';
-export {
-  composeAnswer,
-  LOCAL_ABSTAIN_THRESHOLDS,
-  LocalChatProvider,
-  localAbstainThreshold,
-  localChatCpuMicros,
-} from './local/local-chat.provider';
-export type { LocalChatOptions } from './local/local-chat.provider';
+export { composeAnswer, LocalChatProvider, localChatCpuMicros } from './local/local-chat.provider';
+export type { LocalChatOptions, StandInRelevance } from './local/local-chat.provider';
 export { countLexicalTokens, LocalEmbeddingProvider } from './local/local-embedding.provider';
 export {
   closeSemanticEmbeddingPools,

@@ -132,16 +132,18 @@ describe(evaluateProject.name, () => {
       },
     );
     // The fourth question's expected page is the second of three under vector (1/2) and absent from
-    // full text (english: "a" is a stop word, no other word of it is on that page); the bread question
-    // scores below the lexical threshold 0.175.
+    // full text (english: "a" is a stop word, no other word of it is on that page). The bread question
+    // shares no word with the pages: full text and hybrid find no coverage and abstain; the vector
+    // method alone gathers no full-text evidence, so the rule does not abstain there.
     expect(
       figures.map((f) => [f.method, f.recallAt1, f.recallAt5, f.mrr, f.unanswerableAbstained, f.answerableAbstained]),
     ).toEqual([
-      ['vector', 0.75, 1, 0.875, 1, 0],
+      ['vector', 0.75, 1, 0.875, 0, 0],
       ['fulltext', 0.75, 0.75, 0.75, 1, 0],
       ['hybrid', 0.75, 1, 0.875, 1, 0],
     ]);
-    expect(figures[0]).toMatchObject({ answerable: 4, unanswerable: 1, abstainBelow: 0.175 });
+    expect(figures.map((f) => f.abstainBelow)).toEqual([null, 0.46, 0.46]);
+    expect(figures[0]).toMatchObject({ answerable: 4, unanswerable: 1 });
     expect(drawn).toContain('15/15 searches');
   });
 });
@@ -183,9 +185,9 @@ describe('the README example of ask eval', () => {
     // Equal ranks come back in a stable order (a page's uri, then the chunk's place), so the whole table holds.
     expect(printed.trimEnd()).toBe((shown ?? '').trimEnd());
     expect(printed.split('\n').slice(1, 4)).toEqual([
-      'vector       0.250     0.583  0.375                     0/4                          1/12',
-      'fulltext     0.333     0.917  0.565                     2/4                          3/12',
-      'hybrid       0.417     0.833  0.584                     0/4                          1/12',
+      'vector       0.250     0.583  0.375                     0/4                          0/12',
+      'fulltext     0.667     0.917  0.771                     4/4                          2/12',
+      'hybrid       0.667     1.000  0.781                     4/4                          2/12',
     ]);
   });
 });

@@ -9,9 +9,11 @@ import {
   RETRIEVAL_METHODS,
   type RetrievalMethod,
   type RetrievedItem,
+  relevanceEvidence,
+  relevanceRule,
 } from '@ask/ask-contracts';
 import { ambientCredentialsAllowed, loadConfig } from '@ask/config';
-import { createEmbeddingProvider, egressPolicyFor, localAbstainThreshold } from '@ask/llm-providers';
+import { createEmbeddingProvider, egressPolicyFor } from '@ask/llm-providers';
 import { type ProjectsRepository, RetrievalRepository } from '@ask/persistence';
 import type { DataSource } from 'typeorm';
 import { withDatabase } from './db';
@@ -64,9 +66,10 @@ export function matchesSource(item: { id: string; source?: string }, expected: s
 }
 
 /**
- * The figures of one method from each question's ranked sources (one per page, best first) and best
- * item score: recall@1/@5 and MRR (over the whole list) on the answerable questions; abstention =
- * best item score below `abstainBelow` (or nothing retrieved), the stand-in's rule; none when null.
+ * The figures of one method from each question's ranked sources (one per page, best first) and
+ * relevance evidence (`relevanceEvidence`, null when nothing was retrieved): recall@1/@5 and MRR
+ * (over the whole list) on the answerable questions; abstention = evidence below `abstainBelow` (or
+ * nothing retrieved), the embedder's `ABSTAIN_RULES`; none when null.
  */
 export function evalFigures(
   method: RetrievalMethod,
@@ -122,8 +125,9 @@ export interface EvaluateOptions {
  * the question embedded by the project's embedder, `vector` / `fulltext` / `hybrid` through
  * RetrievalRepository with the project's top-K, text search configuration in force and hybrid
  * weights (its settings, else the embedder's defaults); the sources list as an answer shows it
- * (one per page, `citedSources`); abstention by the local stand-in's threshold for the project's
- * embedding model (`localAbstainThreshold`; an embedder without one never abstains).
+ * (one per page, `citedSources`); abstention by the abstain rule of the project's embedding model
+ * on the items' relevance evidence (`relevanceRule`, `relevanceEvidence`: the judgement the stand-in
+ * and the planner's floor use; an embedder without a rule, or the vector method alone, never abstains).
  * @throws Error when the project does not exist or has no embedding provider; the embedder's errors.
  */
 export async function evaluateProject(
@@ -152,7 +156,6 @@ export async function evaluateProject(
     textSearchConfig: project.textSearchConfig,
   });
   const topK = options.topK ?? project.topK;
-  const abstainBelow = localAbstainThreshold(embedder.model) ?? null;
   const retrieval = new RetrievalRepository(ds);
   const bar = options.progress
     ? new SingleBar(
@@ -170,6 +173,8 @@ export async function evaluateProject(
     for (const q of questions) vectors.push((await embedder.embed([q.question]))[0]);
     const out: EvalFigures[] = [];
     for (const method of methods) {
+      // The one relevance judgement (the stand-in's abstain and the planner's floor use it too); none under `vector`.
+      const rule = relevanceRule(embedder.model, method);
       const ranked: Array<{ sources: ReturnType<typeof citedSources>; best: number | null }> = [];
       for (let i = 0; i < questions.length; i++) {
         const question = questions[i].question;
@@ -184,11 +189,11 @@ export async function evaluateProject(
           });
         ranked.push({
           sources: citedSources(items),
-          best: items.length ? Math.max(...items.map((item) => item.score)) : null,
+          best: relevanceEvidence(items, rule ?? { cosineWeight: 0 }),
         });
         bar?.increment(1, { method });
       }
-      out.push(evalFigures(method, questions, ranked, abstainBelow));
+      out.push(evalFigures(method, questions, ranked, rule?.below ?? null));
     }
     return out;
   } finally {
@@ -210,11 +215,11 @@ export function formatEval(figures: readonly EvalFigures[]): string {
   const all = [head, ...rows];
   const widths = head.map((_, i) => Math.max(...all.map((r) => r[i].length)));
   const lines = all.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
-  const threshold = figures[0]?.abstainBelow;
+  const threshold = figures.find((f) => f.abstainBelow !== null)?.abstainBelow;
   const note =
     threshold === null || threshold === undefined
       ? "abstention: the project's embedder has no calibrated threshold (never abstains)"
-      : `abstention: best item score below ${threshold} (the local stand-in's threshold for this embedder)`;
+      : `abstention: relevance evidence (best coverage + weight × best cosine) below ${threshold} (the embedder's abstain rule)`;
   return `${lines.join('\n')}\n${note}\n`;
 }
 

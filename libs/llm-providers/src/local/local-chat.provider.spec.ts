@@ -1,14 +1,6 @@
 import { joinMemory, renderContextItem, renderSessionSummary, renderSummaryLine } from '@ask/context-budget';
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
-import {
-  followUpLine,
-  composeAnswer,
-  letterShare,
-  LOCAL_ABSTAIN_THRESHOLDS,
-  LocalChatProvider,
-  localAbstainThreshold,
-  parseUserMessage,
-} from './local-chat.provider';
+import { followUpLine, composeAnswer, letterShare, LocalChatProvider, parseUserMessage } from './local-chat.provider';
 import { LocalSemanticEmbeddingProvider } from './local-semantic-embedding.provider';
 
 /** Counts one token per whitespace-separated word and 1 per message: enough to check the usage wiring. */
@@ -44,8 +36,8 @@ const userMessage =
   ) +
   'Which index has better query performance?';
 
-/** An abstain threshold on the semantic embedder's scale, for the abstain path. */
-const USE_LITE_THRESHOLD = 0.3;
+/** A retrieval the relevance judgement finds relevant (ask-contracts `relevanceJudgement`). */
+const RELEVANT = { evidence: 0.8, below: 0.46, nothingRelevant: false };
 
 const streamed = async (provider: LocalChatProvider, content: string) => {
   let text = '';
@@ -110,7 +102,7 @@ describe(LocalChatProvider.name, () => {
           },
           0,
         ) + 'How do I add jobs to a queue?';
-      expect(composeAnswer([{ role: 'user', content }], 4, 0.18)).toBe(
+      expect(composeAnswer([{ role: 'user', content }], 4, RELEVANT)).toBe(
         [
           'From the retrieved context:',
           '- Add jobs to the queue: [1: bullmq README]',
@@ -123,7 +115,7 @@ describe(LocalChatProvider.name, () => {
       );
     });
 
-    it('abstains below the threshold, listing the nearest sources with their scores', () => {
+    it('abstains when the judgement says nothing relevant, listing the nearest sources with their scores', () => {
       const content =
         renderContextItem(
           {
@@ -150,16 +142,16 @@ describe(LocalChatProvider.name, () => {
         { role: 'assistant', content: 'An extension.' },
         { role: 'user', content },
       ];
-      expect(composeAnswer(messages, 4, 0.175)).toBe(
+      expect(composeAnswer(messages, 4, { evidence: 0.31, below: 0.46, nothingRelevant: true })).toBe(
         [
           '(Follow-up; this prompt carried 1 earlier turn.)',
-          'The knowledge base does not seem to cover this question: the best match scores 0.16, below 0.175.',
+          "The knowledge base does not seem to cover this question: the best match holds 0.31 of the question's weighted terms, below 0.46.",
           'Nearest sources: [1] class-validator README (0.16); [3] ioredis README (0.15); [4] zod README (0.12)',
         ].join('\n'),
       );
     });
 
-    it('abstains when no retrieved sentence shares a keyword with the question, even above the threshold', () => {
+    it('abstains when no retrieved sentence shares a keyword with the question, even when the judgement finds relevance', () => {
       const content =
         renderContextItem(
           {
@@ -170,7 +162,7 @@ describe(LocalChatProvider.name, () => {
           },
           0,
         ) + 'How do I tune the Java virtual machine?';
-      expect(composeAnswer([{ role: 'user', content }], 4, 0.18)).toBe(
+      expect(composeAnswer([{ role: 'user', content }], 4, RELEVANT)).toBe(
         [
           'The knowledge base does not seem to cover this question: no retrieved passage shares a keyword with it.',
           'Nearest sources: [1] prom-client README (0.23)',
@@ -178,18 +170,22 @@ describe(LocalChatProvider.name, () => {
       );
     });
 
-    it('answers at the threshold, and says so when nothing was retrieved', () => {
+    it('answers when the judgement finds relevance, and says so when nothing was retrieved', () => {
       const at =
         renderContextItem(
           { kind: 'knowledge', title: 'HNSW indexes', score: 0.18, text: 'An HNSW index creates a multilayer graph.' },
           0,
         ) + 'What does an HNSW index create?';
-      expect(composeAnswer([{ role: 'user', content: at }], 4, 0.18).split('\n')[0]).toBe(
+      expect(composeAnswer([{ role: 'user', content: at }], 4, RELEVANT).split('\n')[0]).toBe(
         'From the retrieved context:',
       );
-      expect(composeAnswer([{ role: 'user', content: 'What is a GIN index?' }], 4, 0.18)).toBe(
-        'The knowledge base does not seem to cover this question: nothing was retrieved.',
-      );
+      expect(
+        composeAnswer([{ role: 'user', content: 'What is a GIN index?' }], 4, {
+          evidence: null,
+          below: 0.46,
+          nothingRelevant: true,
+        }),
+      ).toBe('The knowledge base does not seem to cover this question: nothing was retrieved.');
     });
 
     it('says how many earlier turns the prompt carried', () => {
@@ -200,16 +196,6 @@ describe(LocalChatProvider.name, () => {
         { role: 'user', content: userMessage },
       ];
       expect(composeAnswer(messages, 1).split('\n')[0]).toBe('(Follow-up; this prompt carried 1 earlier turn.)');
-    });
-  });
-
-  describe('localAbstainThreshold', () => {
-    it('is the calibrated figure for the lexical and the semantic embedder and undefined for any other model', () => {
-      expect(LOCAL_ABSTAIN_THRESHOLDS).toEqual({ 'local-lexical-v1': 0.175, 'use-lite-512': 0.62 });
-      expect(localAbstainThreshold('use-lite-512')).toBe(0.62);
-      expect(localAbstainThreshold('local-lexical-v1')).toBe(0.175);
-      expect(localAbstainThreshold('text-embedding-3-small')).toBeUndefined();
-      expect(localAbstainThreshold(undefined)).toBeUndefined();
     });
   });
 
@@ -249,7 +235,7 @@ describe(LocalChatProvider.name, () => {
       const semantic = new LocalChatProvider({
         counter: wordCounter,
         sentenceEmbedder: new LocalSemanticEmbeddingProvider(),
-        abstainBelow: USE_LITE_THRESHOLD,
+        relevance: RELEVANT,
         maxPassages: 1,
       });
       expect(await streamed(semantic, paraphrase)).toBe(
@@ -259,13 +245,13 @@ describe(LocalChatProvider.name, () => {
           'Sources: [2] Backups',
         ].join('\n'),
       );
-      const lexical = new LocalChatProvider({ counter: wordCounter, abstainBelow: USE_LITE_THRESHOLD, maxPassages: 1 });
+      const lexical = new LocalChatProvider({ counter: wordCounter, relevance: RELEVANT, maxPassages: 1 });
       expect((await streamed(lexical, paraphrase)).split('\n')[0]).toBe(
         'The knowledge base does not seem to cover this question: no retrieved passage shares a keyword with it.',
       );
     }, 60_000);
 
-    it('abstains below the threshold with the nearest sources, without embedding anything', async () => {
+    it('abstains on the judgement with the nearest sources, without embedding anything', async () => {
       const embedded: string[][] = [];
       const sentenceEmbedder = { embed: async (texts: string[]) => (embedded.push(texts), texts.map(() => [1])) };
       const below = paraphrase
@@ -275,11 +261,11 @@ describe(LocalChatProvider.name, () => {
       const provider = new LocalChatProvider({
         counter: wordCounter,
         sentenceEmbedder,
-        abstainBelow: USE_LITE_THRESHOLD,
+        relevance: { evidence: 0.2, below: 0.46, nothingRelevant: true },
       });
       expect(await streamed(provider, below)).toBe(
         [
-          `The knowledge base does not seem to cover this question: the best match scores 0.29, below ${USE_LITE_THRESHOLD}.`,
+          "The knowledge base does not seem to cover this question: the best match holds 0.20 of the question's weighted terms, below 0.46.",
           'Nearest sources: [1] Routine vacuuming (0.29); [2] Backups (0.12); [3] Indexes (0.10)',
         ].join('\n'),
       );
@@ -288,8 +274,11 @@ describe(LocalChatProvider.name, () => {
   });
 
   describe('streamChat', () => {
-    it('streams the abstain answer when the provider has a threshold', async () => {
-      const provider = new LocalChatProvider({ counter: wordCounter, abstainBelow: 0.9 });
+    it('streams the abstain answer when the judgement says nothing relevant', async () => {
+      const provider = new LocalChatProvider({
+        counter: wordCounter,
+        relevance: { evidence: 0.1, below: 0.46, nothingRelevant: true },
+      });
       let text = '';
       for await (const chunk of provider.streamChat({
         model: 'local',
@@ -299,7 +288,7 @@ describe(LocalChatProvider.name, () => {
         if (chunk.type === 'delta') text += chunk.text;
       }
       expect(text).toBe(
-        'The knowledge base does not seem to cover this question: the best match scores 0.81, below 0.9.\nNearest sources: [1] HNSW indexes (0.81); [2] IVFFlat (0.42)',
+        "The knowledge base does not seem to cover this question: the best match holds 0.10 of the question's weighted terms, below 0.46.\nNearest sources: [1] HNSW indexes (0.81); [2] IVFFlat (0.42)",
       );
     });
 

@@ -12,12 +12,12 @@ export interface LocalChatOptions {
   /** Most passages quoted in one answer. */
   maxPassages?: number;
   /**
-   * Abstain threshold: when the best retrieved item's score (1 − cosine distance, as rendered in the
-   * prompt) is below it, the stand-in answers that the knowledge base does not seem to cover the
-   * question and lists the nearest sources instead of quoting them. Unset: never abstains. The
-   * calibrated value per embedding model is {@link localAbstainThreshold}.
+   * The retrieval's relevance judgement (ask-contracts `relevanceJudgement`: the embedder's calibrated
+   * rule on the fused ranking's evidence, the one `ask eval` and the planner's floor use): when it
+   * says nothing relevant was found, the stand-in answers that the knowledge base does not seem to
+   * cover the question and lists the nearest sources instead of quoting them. Unset: never abstains.
    */
-  abstainBelow?: number;
+  relevance?: StandInRelevance;
   /**
    * The project's semantic embedder (`local-semantic`), when it has one: sentences are then picked by
    * cosine similarity to the question instead of shared keywords, so a paraphrased question still
@@ -26,28 +26,18 @@ export interface LocalChatOptions {
   sentenceEmbedder?: Pick<EmbeddingProvider, 'embed'>;
 }
 
+/** What the stand-in is told of the retrieval's relevance (ask-contracts `RelevanceJudgement`). */
+export interface StandInRelevance {
+  /** The best item's evidence, null when nothing was retrieved. */
+  evidence: number | null;
+  /** The rule's threshold. */
+  below: number;
+  /** No item reaches `below` (or nothing was retrieved). */
+  nothingRelevant: boolean;
+}
+
 /** Most candidate sentences embedded for one answer (in passage order): bounds the work per ask (~15 ms each on one core). */
 export const MAX_SEMANTIC_SENTENCES = 96;
-
-/**
- * Abstain thresholds of the local stand-in per embedding model, on the retrieval score of the best
- * item. `local-lexical-v1`: fitted on apps/ask-cli/questions/fallback-session.txt over the fallback
- * corpus (package READMEs) and checked on postgresql-session.txt over the PostgreSQL 15 manual by
- * `bench/abstain` (figures in bench/RESULTS.md, "Abstain threshold of the local stand-in").
- */
-export const LOCAL_ABSTAIN_THRESHOLDS: Readonly<Record<string, number>> = {
-  'local-lexical-v1': 0.175,
-  // Fitted by bench/retrieval (bench/RESULTS.md, "Abstain threshold of the stand-in, per embedder"): the best
-  // item score under the default hybrid retrieval (english detected, weights 1 / 1, normalised score fusion
-  // since it replaced reciprocal rank fusion), on half the PostgreSQL manual question set; held out: 34/75 answerable answered, 13/15
-  // unanswerable abstained (0.61 under the former reciprocal rank fusion: 43/75, 11/15).
-  'use-lite-512': 0.62,
-};
-
-/** The calibrated abstain threshold for a project's embedding model, or undefined (never abstain). */
-export function localAbstainThreshold(embeddingModel: string | undefined): number | undefined {
-  return embeddingModel === undefined ? undefined : LOCAL_ABSTAIN_THRESHOLDS[embeddingModel];
-}
 
 /** One retrieved item as found in the prompt's context block. */
 interface ContextPassage {
@@ -96,8 +86,8 @@ export function localChatCpuMicros(): number {
  * quoting the sentences that share the most (rarest) words with the question, each with its source
  * title and, when the sentence introduces a code block (`Add jobs to the queue:` then the code), that
  * code; and it streams the answer in several deltas. It reads the context items that libs/context-budget
- * renders (`renderContextItem`) from the last user message. Below `abstainBelow` it says that the
- * knowledge base does not seem to cover the question.
+ * renders (`renderContextItem`) from the last user message. When the retrieval's `relevance` judgement
+ * says nothing relevant was found, it says that the knowledge base does not seem to cover the question.
  *
  * Usage is reported as `counter` counts the request and the answer (tokens).
  */
@@ -108,15 +98,10 @@ export class LocalChatProvider implements ChatProvider {
 
   async *streamChat(request: ChatRequest): AsyncIterable<ChatChunk> {
     const similarity = this.options.sentenceEmbedder
-      ? await semanticSimilarity(request, this.options.sentenceEmbedder, this.options.abstainBelow)
+      ? await semanticSimilarity(request, this.options.sentenceEmbedder, this.options.relevance)
       : undefined;
     let started = process.cpuUsage();
-    const answer = composeAnswer(
-      request.messages,
-      this.options.maxPassages ?? 4,
-      this.options.abstainBelow,
-      similarity,
-    );
+    const answer = composeAnswer(request.messages, this.options.maxPassages ?? 4, this.options.relevance, similarity);
     addStandInCpu(started);
     const words = answer.split(/(?<=\s)/);
     const per = this.options.wordsPerChunk ?? 4;
@@ -166,8 +151,8 @@ export function followUpLine(earlierUserMessages: readonly string[]): string | n
  * Builds the stand-in's answer text from the request (deterministic). Sentences are scored by the
  * question's keywords they contain, each weighted by its rarity among the retrieved sentences
  * (log(1 + N / (1 + df))), a keyword found only in the sentence's code counting half; prose that is
- * mostly links, badges or markup is never quoted. When `abstainBelow` is set and the best item's
- * score is below it (or nothing was retrieved), the answer says the knowledge base does not seem to
+ * mostly links, badges or markup is never quoted. When `relevance` says nothing relevant was found
+ * (or nothing was retrieved), the answer says the knowledge base does not seem to
  * cover the question and lists the nearest sources with their scores. With `similarity` (sentence →
  * cosine similarity to the question, from a semantic embedder) sentences are ranked by it instead,
  * and a sentence needs no shared keyword to be quoted (one of cosine ≤ 0 is never quoted).
@@ -175,7 +160,7 @@ export function followUpLine(earlierUserMessages: readonly string[]): string | n
 export function composeAnswer(
   messages: readonly ChatMessage[],
   maxPassages: number,
-  abstainBelow?: number,
+  relevance?: StandInRelevance,
   similarity?: ReadonlyMap<string, number>,
 ): string {
   const last = [...messages].reverse().find((m) => m.role === 'user');
@@ -195,10 +180,12 @@ export function composeAnswer(
       );
     return lines.join('\n');
   };
-  if (abstainBelow !== undefined) {
-    const best = passages.reduce((max, p) => Math.max(max, p.score), -Infinity);
-    if (passages.length === 0) return notCovered('nothing was retrieved');
-    if (best < abstainBelow) return notCovered(`the best match scores ${best.toFixed(2)}, below ${abstainBelow}`);
+  if (relevance) {
+    if (passages.length === 0 || relevance.evidence === null) return notCovered('nothing was retrieved');
+    if (relevance.nothingRelevant)
+      return notCovered(
+        `the best match holds ${relevance.evidence.toFixed(2)} of the question's weighted terms, below ${relevance.below}`,
+      );
   }
 
   const terms = [...keywords(question)];
@@ -261,14 +248,14 @@ export function composeAnswer(
 async function semanticSimilarity(
   request: ChatRequest,
   embedder: Pick<EmbeddingProvider, 'embed'>,
-  abstainBelow: number | undefined,
+  relevance: StandInRelevance | undefined,
 ): Promise<Map<string, number>> {
   const last = [...request.messages].reverse().find((m) => m.role === 'user');
   const out = new Map<string, number>();
   if (!last) return out;
   const { passages, question } = parseUserMessage(last.content);
-  // The answer will abstain on the retrieval score alone: nothing to embed.
-  if (abstainBelow !== undefined && passages.every((p) => p.score < abstainBelow)) return out;
+  // The answer will abstain on the retrieval's judgement alone: nothing to embed.
+  if (relevance?.nothingRelevant) return out;
   const sentences = [...new Set(passages.flatMap((p) => quotable(p).map((c) => c.sentence)))].slice(
     0,
     MAX_SEMANTIC_SENTENCES,

@@ -11,6 +11,7 @@ import { ProviderCallsSessionIndex1796015480700 } from './1796015480700-provider
 import { KnowledgeLanguage1796015481515 } from './1796015481515-knowledge-language';
 import { EmbeddingsInline1796015481600 } from './1796015481600-embeddings-inline';
 import { ProjectCalibration1796015482600 } from './1796015482600-project-calibration';
+import { FullTextTermStatistics1796015482700 } from './1796015482700-full-text-term-statistics';
 
 /** Every migration, oldest first. Listed as classes (not a glob) so they load under SWC and jest. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   KnowledgeLanguage1796015481515,
   EmbeddingsInline1796015481600,
   ProjectCalibration1796015482600,
+  FullTextTermStatistics1796015482700,
 ];

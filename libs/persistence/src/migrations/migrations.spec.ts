@@ -19,6 +19,8 @@ const TABLES = [
   'recommendations',
   'session_summaries',
   'summary_calls',
+  'text_corpus_stats',
+  'text_term_stats',
   'token_usage_records',
   'turn_summaries',
 ];
@@ -54,6 +56,7 @@ describe('migrations', () => {
       'KnowledgeLanguage1796015481515',
       'EmbeddingsInline1796015481600',
       'ProjectCalibration1796015482600',
+      'FullTextTermStatistics1796015482700',
     ]);
   });
 
@@ -137,8 +140,8 @@ describe('migrations', () => {
       return n;
     };
     expect(await storage()).toEqual(['insights m', 'knowledge_chunks m', 'recommendations m']);
-    // This one and the migration after it (ProjectCalibration).
-    expect(await revertMigrations(db.url, 2)).toBe(2);
+    // This one and the migrations after it (ProjectCalibration, FullTextTermStatistics).
+    expect(await revertMigrations(db.url, 3)).toBe(3);
     expect(await storage()).toEqual(['insights e', 'knowledge_chunks e', 'recommendations e']);
     // A row written with EXTERNAL: its 600-dimension embedding (2,404 bytes) goes out of line.
     const embedding = `[${Array.from({ length: 600 }, (_, i) => (i % 7) / 7).join(',')}]`;
@@ -157,6 +160,7 @@ describe('migrations', () => {
     expect((await runMigrations(db.url)).map((m) => m.name)).toEqual([
       'EmbeddingsInline1796015481600',
       'ProjectCalibration1796015482600',
+      'FullTextTermStatistics1796015482700',
     ]);
     expect(await storage()).toEqual(['insights m', 'knowledge_chunks m', 'recommendations m']);
     expect(await outOfLine()).toBe(0);
@@ -177,11 +181,49 @@ describe('migrations', () => {
     expect(await db.dataSource.query(`SELECT project_id, masses FROM token_usage_records WHERE model = 'm'`)).toEqual([
       { project_id: null, masses: null },
     ]);
-    expect(await revertMigrations(db.url, 1)).toBe(1);
+    expect(await revertMigrations(db.url, 2)).toBe(2);
     const columns = await db.dataSource.query(
       `SELECT column_name FROM information_schema.columns WHERE table_name = 'token_usage_records' AND column_name IN ('project_id', 'masses')`,
     );
     expect(columns).toEqual([]);
-    expect((await runMigrations(db.url)).map((m) => m.name)).toEqual(['ProjectCalibration1796015482600']);
+    expect((await runMigrations(db.url)).map((m) => m.name)).toEqual([
+      'ProjectCalibration1796015482600',
+      'FullTextTermStatistics1796015482700',
+    ]);
+  });
+
+  it("up: backfills each project's term statistics from its rows, dropped with the project", async () => {
+    const [{ id: project }] = await db.dataSource.query(`INSERT INTO projects (name) VALUES ('bm25') RETURNING id`);
+    expect(await revertMigrations(db.url, 1)).toBe(1);
+    await db.dataSource.query(
+      `INSERT INTO insights (project_id, external_id, name, description, content_hash, embedding, embedding_dims, embedding_model)
+       VALUES ($1, 'a', 'Vacuum', 'vacuum reclaims storage', 'h', '[1,0,0]', 3, 'm/x'),
+              ($1, 'b', 'Index', 'an index speeds reads', 'h', '[0,1,0]', 3, 'm/x')`,
+      [project],
+    );
+    expect((await runMigrations(db.url)).map((m) => m.name)).toEqual(['FullTextTermStatistics1796015482700']);
+    // simple configuration: 'vacuum' twice in the first row counts once; 'an' is a lexeme of `simple`.
+    expect(
+      await db.dataSource.query(`SELECT lexeme, df FROM text_term_stats WHERE project_id = $1 ORDER BY lexeme`, [
+        project,
+      ]),
+    ).toEqual([
+      { lexeme: 'an', df: 1 },
+      { lexeme: 'index', df: 1 },
+      { lexeme: 'reads', df: 1 },
+      { lexeme: 'reclaims', df: 1 },
+      { lexeme: 'speeds', df: 1 },
+      { lexeme: 'storage', df: 1 },
+      { lexeme: 'vacuum', df: 1 },
+    ]);
+    expect(
+      await db.dataSource.query(`SELECT documents, total_length FROM text_corpus_stats WHERE project_id = $1`, [
+        project,
+      ]),
+    ).toEqual([{ documents: 2, total_length: '7' }]);
+    await db.dataSource.query(`DELETE FROM projects WHERE id = $1`, [project]);
+    expect(
+      await db.dataSource.query(`SELECT count(*)::int AS n FROM text_term_stats WHERE project_id = $1`, [project]),
+    ).toEqual([{ n: 0 }]);
   });
 });

@@ -21,9 +21,9 @@ export function fusionDepth(topK: number): number {
  * beats reciprocal rank fusion and is tuned on few questions).
  *
  * Every candidate carries its cosine similarity (`score`: both legs compute it) and, when the
- * full-text leg found it, its `ts_rank_cd` (`legs.fulltext.score`; 0 otherwise). Over the union of
+ * full-text leg found it, its BM25 score (`legs.fulltext.score`, and its `coverage`, kept; 0 otherwise). Over the union of
  * both legs' candidates, cosine is min-max normalised to [0, 1] (1 when all are equal) and
- * `ts_rank_cd` divided by the largest one (its theoretical minimum is 0); the fused score is
+ * BM25 divided by the largest one (its theoretical minimum is 0); the fused score is
  * (w_v · cosine_n + w_t · text_n) ÷ (w_v + w_t), in [0, 1] (0 when both weights are 0).
  *
  * Unlike weighted reciprocal rank fusion with k = 60, where a vector weight of 0.5 puts the vector
@@ -48,7 +48,11 @@ export function fuseRankings(
   });
   fulltext.forEach((item, i) => {
     const key = `${item.kind}:${item.id}`;
-    const leg = { rank: i + 1, score: item.legs?.fulltext?.score ?? 0 };
+    const leg = {
+      rank: i + 1,
+      score: item.legs?.fulltext?.score ?? 0,
+      ...(item.legs?.fulltext?.coverage === undefined ? {} : { coverage: item.legs.fulltext.coverage }),
+    };
     const seen = merged.get(key);
     if (seen?.legs) seen.legs = { ...seen.legs, fulltext: leg };
     else merged.set(key, { ...item, legs: { fulltext: leg } });

@@ -168,11 +168,16 @@ export class KnowledgeRepository {
    */
   async deleteSource(projectId: string, uri: string): Promise<boolean> {
     if (!isUuid(projectId)) return false;
-    const [, affected] = await this.dataSource.query(
-      'DELETE FROM knowledge_sources WHERE project_id = $1 AND uri = $2',
-      [projectId, uri],
-    );
-    return affected > 0;
+    return this.dataSource.transaction(async (manager) => {
+      // The project's knowledge lock before the source row's: the term statistics trigger takes it
+      // when the chunks go, and a writer replacing this uri holds it while it waits for the row.
+      await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`knowledge:${projectId}`]);
+      const [, affected] = await manager.query('DELETE FROM knowledge_sources WHERE project_id = $1 AND uri = $2', [
+        projectId,
+        uri,
+      ]);
+      return affected > 0;
+    });
   }
 
   /**

@@ -5,7 +5,17 @@ import { vectorParam } from '../vector';
 import { InsightsRepository } from './insights.repository';
 import { KnowledgeRepository } from './knowledge.repository';
 import { ProjectsRepository } from './projects.repository';
-import { fullTextQuery, fullTextSql, hnswSettings, RetrievalRepository, searchSql } from './retrieval.repository';
+import {
+  BM25_B,
+  BM25_K1,
+  fullTextQuery,
+  fullTextSql,
+  hnswSettings,
+  questionTerms,
+  RetrievalRepository,
+  searchSql,
+  tsqueryOf,
+} from './retrieval.repository';
 
 const MODEL = 'test/fixed';
 
@@ -235,7 +245,7 @@ describe(RetrievalRepository.name, () => {
   });
 
   describe('searchFullText', () => {
-    it('finds the rows whose words match, best ts_rank_cd first, with their cosine score, and only of this project', async () => {
+    it('finds the rows whose words match, best BM25 first, with their cosine score, and only of this project', async () => {
       const items = await retrieval.searchFullText(projectA, 'Which one is the exact match?', [1, 0, 0], 10, MODEL);
       expect(items.map((i) => [i.kind, i.text, i.legs?.fulltext?.rank])).toEqual([
         ['knowledge', 'exact match', 1],
@@ -246,6 +256,124 @@ describe(RetrievalRepository.name, () => {
       expect(items[0].legs?.fulltext?.score).toBeGreaterThan(0);
       const b = await retrieval.searchFullText(projectB, 'exact match secret', [1, 0, 0], 10, MODEL);
       expect(b.map((i) => i.text)).toEqual(['B secret']);
+    });
+
+    it('scores Okapi BM25 from the term statistics: rarity per project, length against the mean, coverage of the question', async () => {
+      const project = (await projects.create({ name: 'BM25' })).id;
+      const texts = ['vacuum vacuum storage', 'vacuum index index index index', 'index', 'storage index plan'];
+      await knowledge.replaceSource(
+        project,
+        { uri: 'b.md', title: 'B', contentHash: 'h' },
+        texts.map((text) => ({ text, tokenCount: 3, embedding: [1, 0, 0] })),
+        MODEL,
+      );
+      // Independent of the SQL: N = 4 rows, distinct lexemes 2 + 2 + 1 + 3 = 8 (avgdl 2); df vacuum 2,
+      // index 3, storage 2, plan 1; 'photosynthesis' is in no row (df 0).
+      const idf = (df: number) => Math.log(1 + (4 - df + 0.5) / (df + 0.5));
+      const part = (tf: number, dl: number) => (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * dl) / 2));
+      const question = 'vacuum index photosynthesis';
+      const terms = await questionTerms(db.dataSource, project, question);
+      expect(terms.lexemes).toEqual(['index', 'photosynthesis', 'vacuum']);
+      expect(terms.idf.map((x) => x.toFixed(6))).toEqual([idf(3), idf(0), idf(2)].map((x) => x.toFixed(6)));
+      expect(terms.averageLength).toBe(2);
+      const items = await retrieval.searchFullText(project, question, [1, 0, 0], 10, MODEL);
+      const total = idf(3) + idf(0) + idf(2);
+      expect(
+        items.map((i) => [i.text, i.legs?.fulltext?.score.toFixed(6), i.legs?.fulltext?.coverage?.toFixed(6)]),
+      ).toEqual([
+        [
+          'vacuum index index index index',
+          (idf(2) * part(1, 2) + idf(3) * part(4, 2)).toFixed(6),
+          ((idf(2) + idf(3)) / total).toFixed(6),
+        ],
+        ['vacuum vacuum storage', (idf(2) * part(2, 2)).toFixed(6), (idf(2) / total).toFixed(6)],
+        ['index', (idf(3) * part(1, 1)).toFixed(6), (idf(3) / total).toFixed(6)],
+        ['storage index plan', (idf(3) * part(1, 3)).toFixed(6), (idf(3) / total).toFixed(6)],
+      ]);
+    });
+
+    it('keeps the term statistics with every write: insert, replace and delete of a document, and a project dropped', async () => {
+      const project = (await projects.create({ name: 'Stats' })).id;
+      const stats = async () => ({
+        terms: await db.dataSource.query(
+          `SELECT lexeme, df FROM text_term_stats WHERE project_id = $1 ORDER BY lexeme`,
+          [project],
+        ),
+        corpus: await db.dataSource.query(
+          `SELECT documents, total_length::int AS total_length FROM text_corpus_stats WHERE project_id = $1`,
+          [project],
+        ),
+      });
+      const chunk = (text: string) => ({ text, tokenCount: 2, embedding: [1, 0, 0] });
+      await knowledge.replaceSource(
+        project,
+        { uri: 'a', title: 'A', contentHash: '1' },
+        [chunk('red fox'), chunk('red')],
+        MODEL,
+      );
+      await knowledge.replaceSource(project, { uri: 'b', title: 'B', contentHash: '1' }, [chunk('blue fox')], MODEL);
+      expect(await stats()).toEqual({
+        terms: [
+          { lexeme: 'blue', df: 1 },
+          { lexeme: 'fox', df: 2 },
+          { lexeme: 'red', df: 2 },
+        ],
+        corpus: [{ documents: 3, total_length: 5 }],
+      });
+      await knowledge.replaceSource(project, { uri: 'a', title: 'A', contentHash: '2' }, [chunk('green owl')], MODEL);
+      expect(await stats()).toEqual({
+        terms: [
+          { lexeme: 'blue', df: 1 },
+          { lexeme: 'fox', df: 1 },
+          { lexeme: 'green', df: 1 },
+          { lexeme: 'owl', df: 1 },
+        ],
+        corpus: [{ documents: 2, total_length: 4 }],
+      });
+      expect(await knowledge.deleteSource(project, 'b')).toBe(true);
+      expect(await stats()).toEqual({
+        terms: [
+          { lexeme: 'green', df: 1 },
+          { lexeme: 'owl', df: 1 },
+        ],
+        corpus: [{ documents: 1, total_length: 2 }],
+      });
+      await db.dataSource.query('DELETE FROM projects WHERE id = $1', [project]);
+      expect(await stats()).toEqual({ terms: [], corpus: [] });
+    });
+
+    it("returns equal BM25 scores in a stable order: the page's uri, then the chunk's place in it", async () => {
+      const project = (await projects.create({ name: 'Ties' })).id;
+      const chunk = (text: string) => ({ text, tokenCount: 2, embedding: [1, 0, 0] });
+      // Written in the reverse of the expected order, so neither insertion order nor random ids decide.
+      await knowledge.replaceSource(
+        project,
+        { uri: 'docs/z.md', title: 'Z', contentHash: 'h' },
+        [chunk('heron')],
+        MODEL,
+      );
+      await knowledge.replaceSource(
+        project,
+        { uri: 'docs/m.md', title: 'M', contentHash: 'h' },
+        [chunk('other words'), chunk('heron'), chunk('heron')],
+        MODEL,
+      );
+      await knowledge.replaceSource(
+        project,
+        { uri: 'docs/a.md', title: 'A', contentHash: 'h' },
+        [chunk('heron')],
+        MODEL,
+      );
+      const found = await retrieval.searchFullText(project, 'heron', [1, 0, 0], 3, MODEL);
+      expect(found.map((i) => [i.source, i.legs?.fulltext?.rank])).toEqual([
+        ['docs/a.md', 1],
+        ['docs/m.md', 2],
+        ['docs/m.md', 3],
+      ]);
+      const scores = found.map((i) => i.legs?.fulltext?.score);
+      expect(new Set(scores).size).toBe(1);
+      const all = await retrieval.searchFullText(project, 'heron', [1, 0, 0], 10, MODEL);
+      expect(all.map((i) => i.source)).toEqual(['docs/a.md', 'docs/m.md', 'docs/m.md', 'docs/z.md']);
     });
 
     it('abstains when no word matches, or the question has no word', async () => {
@@ -293,9 +421,20 @@ describe(RetrievalRepository.name, () => {
         );
       }
       await knowledge.refreshStatistics();
+      const terms = await questionTerms(db.dataSource, project, 'where is term1234');
       const plan: Array<{ 'QUERY PLAN': string }> = await db.dataSource.query(
         `EXPLAIN (COSTS OFF) ${fullTextSql(256)}`,
-        [project, vectorParam(vectors[1234]), 8, fullTextQuery('where is term1234'), 'test/random-256'],
+        [
+          project,
+          vectorParam(vectors[1234]),
+          8,
+          tsqueryOf(terms.lexemes),
+          'test/random-256',
+          terms.lexemes,
+          terms.idf,
+          terms.averageLength,
+          terms.idf.reduce((a, b) => a + b, 0),
+        ],
       );
       const text = plan.map((r) => r['QUERY PLAN']).join('\n');
       expect(text).toMatch(

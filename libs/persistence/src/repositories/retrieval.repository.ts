@@ -104,10 +104,13 @@ export class RetrievalRepository {
 
   /**
    * The project's `topK` items whose text matches the question's words (PostgreSQL full text with
-   * the project's text search configuration, GIN-indexed), best `ts_rank_cd` first, among rows of
-   * the same embedding space as `embedding` (its length and `embeddingModel`); each item's `legs.fulltext` holds its rank (1 = best)
-   * and `ts_rank_cd`, and `score` its cosine similarity to `embedding`. A question with no word, or
-   * none left after the configuration's stop words, matches nothing: the leg abstains.
+   * the project's text search configuration, GIN-indexed), best Okapi BM25 first
+   * ({@link questionTerms}, {@link fullTextSql}), among rows of the same embedding space as
+   * `embedding` (its length and `embeddingModel`). Each item's `legs.fulltext` holds its rank
+   * (1 = best), its BM25 score and `coverage` (the idf-weighted share of the question's lexemes it
+   * holds, in [0, 1]); `score` is its cosine similarity to `embedding`. Two statements: the question's
+   * term statistics by primary key, then the ranking. A question with no word, or none left after the
+   * configuration's stop words, matches nothing: the leg abstains.
    * @throws RangeError for a bad top-K.
    */
   async searchFullText(
@@ -118,16 +121,28 @@ export class RetrievalRepository {
     embeddingModel: string,
   ): Promise<RetrievedItem[]> {
     assertTopK(topK);
-    const query = fullTextQuery(question);
-    if (!isUuid(projectId) || query === '') return [];
-    const rows: Array<ItemRow & { rank: number }> = await this.dataSource.query(fullTextSql(embedding.length), [
-      projectId,
-      vectorParam(embedding),
-      topK,
-      query,
-      embeddingModel,
-    ]);
-    return rows.map((r, i) => ({ ...toItem(r), legs: { fulltext: { rank: i + 1, score: Number(r.rank) } } }));
+    if (!isUuid(projectId)) return [];
+    const terms = await questionTerms(this.dataSource, projectId, question);
+    if (terms.lexemes.length === 0) return [];
+    const rows = await pgQuery<ItemRow & { bm25: number; coverage: number }>(
+      this.dataSource,
+      fullTextSql(embedding.length),
+      [
+        projectId,
+        vectorParam(embedding),
+        topK,
+        tsqueryOf(terms.lexemes),
+        embeddingModel,
+        terms.lexemes,
+        terms.idf,
+        terms.averageLength,
+        terms.idf.reduce((sum, x) => sum + x, 0),
+      ],
+    );
+    return rows.map((r, i) => ({
+      ...toItem(r),
+      legs: { fulltext: { rank: i + 1, score: Number(r.bm25), coverage: Number(r.coverage) } },
+    }));
   }
 
   /**
@@ -160,60 +175,155 @@ const MAX_QUERY_TERMS = 32;
 const MAX_TERM_CHARACTERS = 50;
 
 /**
- * The full-text query of a question: its distinct lower-cased words (runs of letters, marks and
- * digits of any script), at most 32 of at most 50 characters each, OR-ed in `to_tsquery` syntax
- * (`'how' | 'vacuum' | …`); the project's text search configuration then stems them and drops its
- * stop words. Empty when the question has no word.
+ * BM25 term-frequency saturation k1 and length normalisation b of the full-text leg: Robertson and
+ * Zaragoza's customary values ("The Probabilistic Relevance Framework: BM25 and Beyond", 2009: k1 in
+ * 1.2..2, b = 0.75), Lucene's and Elasticsearch's defaults; kept after the fit corpora (the
+ * PostgreSQL manual, redis-doc, the Rust book: bench/RESULTS.md, "Retrieval on the fit corpora").
  */
-export function fullTextQuery(question: string): string {
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+
+/**
+ * The question's distinct lower-cased words (runs of letters, marks and digits of any script), at
+ * most 32 of at most 50 characters each, in order of first appearance: what both the full-text
+ * query and BM25's lexemes are built from, so the work per question is bounded.
+ */
+export function fullTextTerms(question: string): string[] {
   const terms = new Set<string>();
   for (const match of question.toLowerCase().matchAll(/[\p{L}\p{M}\p{N}]+/gu)) {
     if (match[0].length > MAX_TERM_CHARACTERS) continue;
     terms.add(match[0]);
     if (terms.size === MAX_QUERY_TERMS) break;
   }
-  return [...terms].map((t) => `'${t}'`).join(' | ');
+  return [...terms];
+}
+
+/**
+ * The full-text query of a question: its {@link fullTextTerms} OR-ed in `to_tsquery` syntax
+ * (`'how' | 'vacuum' | …`); the project's text search configuration then stems them and drops its
+ * stop words. Empty when the question has no word.
+ */
+export function fullTextQuery(question: string): string {
+  return fullTextTerms(question)
+    .map((t) => `'${t}'`)
+    .join(' | ');
+}
+
+/** The question's lexemes with their BM25 idf in the project, and the project's mean row length. */
+export interface QuestionTerms {
+  /** Distinct lexemes of the question under the project's text search configuration (at most 32). */
+  lexemes: string[];
+  /** idf of each lexeme, same order: ln(1 + (N − df + 0.5) / (df + 0.5)); df = 0 for one no row holds. */
+  idf: number[];
+  /** Mean `length(tsv)` (distinct lexemes) of the project's full-text rows, at least 1. */
+  averageLength: number;
+}
+
+/**
+ * The question's {@link fullTextTerms} through the project's text search configuration in force
+ * (`projects.text_search_config`, the one its rows are indexed with), each lexeme's document
+ * frequency from `text_term_stats` and the project's row count and total length from
+ * `text_corpus_stats`: one statement of at most 32 primary-key lookups, whatever the project's size
+ * (the statistics are kept by triggers at every write, never counted over the rows at query time).
+ * No lexeme for a question of stop words only, or for an unknown project.
+ */
+export async function questionTerms(ds: DataSource, projectId: string, question: string): Promise<QuestionTerms> {
+  const words = fullTextTerms(question);
+  if (words.length === 0) return { lexemes: [], idf: [], averageLength: 1 };
+  const rows = await pgQuery<{ lexeme: string; df: number; documents: number; total_length: string }>(
+    ds,
+    `SELECT l.lexeme, coalesce(t.df, 0) AS df, coalesce(c.documents, 0) AS documents,
+            coalesce(c.total_length, 0) AS total_length
+       FROM projects p
+      CROSS JOIN LATERAL (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector(p.text_search_config::regconfig, $2)) u) l
+       LEFT JOIN text_corpus_stats c ON c.project_id = p.id
+       LEFT JOIN text_term_stats t ON t.project_id = p.id AND t.lexeme = l.lexeme
+      WHERE p.id = $1
+      ORDER BY l.lexeme`,
+    [projectId, words.join(' ')],
+    'ask-question-terms',
+  );
+  const documents = Number(rows[0]?.documents ?? 0);
+  const total = Number(rows[0]?.total_length ?? 0);
+  return {
+    lexemes: rows.map((r) => r.lexeme),
+    idf: rows.map((r) => Math.log(1 + (documents - Number(r.df) + 0.5) / (Number(r.df) + 0.5))),
+    averageLength: Math.max(1, documents > 0 ? total / documents : 1),
+  };
+}
+
+/** A tsquery OR-ing lexemes as they are (`'vacuum' | 'tabl'`), quoted for the tsquery parser. */
+export function tsqueryOf(lexemes: readonly string[]): string {
+  return lexemes.map((l) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`).join(' | ');
+}
+
+/** Knowledge chunks of equal score in their page's uri order, then their place in the page. */
+const KNOWLEDGE_TIE_BREAK = {
+  join: ' JOIN knowledge_sources ts ON ts.id = k.source_id',
+  order: 'ts.uri, k.ordinal, k.id',
+};
+
+/**
+ * The BM25-scored rows of one table matching the question, as a FROM item of ids and scores only
+ * (text and distance are read for the top-K afterwards): `alias` rows of the project and embedding
+ * space whose `tsv` matches $4 (the GIN index on (project_id, tsv)), with `bm25` and `coverage`.
+ * A lexeme's term frequency is its number of positions in `tsv`, read for the question's lexemes
+ * only (`setweight` marks them, `ts_filter` keeps them); `length(tsv)` is the row's length, as the
+ * statistics count it.
+ */
+function bm25Rows(
+  table: string,
+  alias: string,
+  dimensions: number,
+  tieBreak: { join: string; order: string } = { join: '', order: `${alias}.id` },
+): string {
+  return `(SELECT ${alias}.id, s.bm25, s.coverage
+         FROM ${table} ${alias}${tieBreak.join}
+        CROSS JOIN LATERAL (
+          SELECT coalesce(sum(($7::float8[])[array_position($6::text[], u.lexeme)] * u.tf * ${BM25_K1 + 1}
+                              / (u.tf + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * length(${alias}.tsv) / $8::float8))), 0) AS bm25,
+                 coalesce(sum(($7::float8[])[array_position($6::text[], u.lexeme)]), 0) / $9::float8 AS coverage
+            FROM (SELECT f.lexeme, coalesce(array_length(f.positions, 1), 1) AS tf
+                    FROM unnest(ts_filter(setweight(${alias}.tsv, 'A', $6::text[]), '{a}')) f) u) s
+        WHERE ${alias}.project_id = $1 AND ${alias}.embedding_dims = ${dimensions} AND ${alias}.embedding_model = $5
+          AND ${alias}.tsv @@ (SELECT $4::tsquery)
+        ORDER BY s.bm25 DESC, ${tieBreak.order} LIMIT $3)`;
 }
 
 /**
  * The full-text SQL over rows of embedding length `dimensions` ($1 project id, $2 query vector,
- * $3 top-K, $4 `fullTextQuery`, $5 the embedding model `provider/model`): each table's rows whose `tsv` matches the query under the
- * project's text search configuration in force (`projects.text_search_config`, the one its rows are
- * indexed with), best `ts_rank_cd` first, with their cosine distance to $2
- * so every item carries the same `score` as in the vector leg. Exported so a test can EXPLAIN it
- * and see the GIN indexes used.
+ * $3 top-K, $4 the tsquery of the question's lexemes, $5 the embedding model `provider/model`,
+ * $6 the lexemes `text[]`, $7 their idf `float8[]`, $8 the project's mean row length, $9 the sum of
+ * the idf: {@link questionTerms}). Rows are ranked by Okapi BM25,
+ * Σ idf · tf · (k1 + 1) / (tf + k1 · (1 − b + b · dl / avgdl)) with Lucene's non-negative idf, best
+ * first, top-K per table then overall, and carry `coverage`: the idf-weighted share of the question's
+ * lexemes the row holds (a lexeme no row holds counts with df = 0), in [0, 1], and their cosine
+ * distance to $2, so every item carries the same `score` as in the vector leg. A chunk's text and
+ * distance are read for the top-K only. Exported so a test can EXPLAIN it and see the GIN indexes used.
  */
 export function fullTextSql(dimensions: number): string {
   const e = (alias: string) => embeddingExpression(`${alias}.embedding`, dimensions);
   const q = isIndexedDimension(dimensions) ? `$2::vector(${dimensions})` : '$2::vector';
-  // A scalar subquery (one InitPlan value) rather than a joined CTE, so `tsv @@ …` can drive the GIN index.
-  // The project's configuration in force, the one its rows' tsv are built with (applyTextSearchConfig).
-  const tsquery = `(SELECT to_tsquery(p.text_search_config::regconfig, $4) FROM projects p WHERE p.id = $1)`;
   return `
     SELECT * FROM (
       (SELECT i.id, 'insight' AS kind, i.name AS title, i.name || E'\\n' || i.description AS text,
-              NULL::text AS source, NULL::int AS token_count, ts_rank_cd(i.tsv, ${tsquery}) AS rank,
-              ${e('i')} <=> ${q} AS distance, NULL::int AS ordinal
-         FROM insights i
-        WHERE i.project_id = $1 AND i.embedding_dims = ${dimensions} AND i.embedding_model = $5 AND i.tsv @@ ${tsquery}
-        ORDER BY rank DESC, i.id LIMIT $3)
+              NULL::text AS source, NULL::int AS token_count, b.bm25, b.coverage, ${e('i')} <=> ${q} AS distance,
+              NULL::int AS ordinal
+         FROM ${bm25Rows('insights', 'i', dimensions)} b JOIN insights i ON i.id = b.id)
       UNION ALL
       (SELECT r.id, 'recommendation', r.title, r.title || E'\\n' || r.body, NULL::text, NULL::int,
-              ts_rank_cd(r.tsv, ${tsquery}), ${e('r')} <=> ${q}, NULL::int
-         FROM recommendations r
-        WHERE r.project_id = $1 AND r.embedding_dims = ${dimensions} AND r.embedding_model = $5 AND r.tsv @@ ${tsquery}
-        ORDER BY 7 DESC, r.id LIMIT $3)
+              b.bm25, b.coverage, ${e('r')} <=> ${q}, NULL::int
+         FROM ${bm25Rows('recommendations', 'r', dimensions)} b JOIN recommendations r ON r.id = b.id)
       UNION ALL
-      (SELECT k.id, 'knowledge', s.title, k.text, s.uri, k.token_count, ts_rank_cd(k.tsv, ${tsquery}),
-              ${e('k')} <=> ${q}, k.ordinal
-         FROM knowledge_chunks k
-         JOIN knowledge_sources s ON s.id = k.source_id
-        WHERE k.project_id = $1 AND k.embedding_dims = ${dimensions} AND k.embedding_model = $5 AND k.tsv @@ ${tsquery}
-        ORDER BY 7 DESC, s.uri, k.ordinal LIMIT $3)
+      (SELECT k.id, 'knowledge', s.title, k.text, s.uri, k.token_count, b.bm25, b.coverage, ${e('k')} <=> ${q},
+              k.ordinal
+         FROM ${bm25Rows('knowledge_chunks', 'k', dimensions, KNOWLEDGE_TIE_BREAK)} b
+         JOIN knowledge_chunks k ON k.id = b.id
+         JOIN knowledge_sources s ON s.id = k.source_id)
     ) ranked
-    -- Equal ranks in a stable order (a page's uri, then the chunk's place in it), not by random ids, so
+    -- Equal scores in a stable order (a page's uri, then the chunk's place in it), not by random ids, so
     -- the same question over the same rows always returns the same top-K.
-    ORDER BY rank DESC, kind, source, ordinal, id
+    ORDER BY bm25 DESC, kind, source, ordinal, id
     LIMIT $3`;
 }
 

@@ -4,7 +4,7 @@ import { createTestDatabase, type TestDatabase } from '../testing';
 import { vectorParam } from '../vector';
 import { KnowledgeRepository } from './knowledge.repository';
 import { ProjectsRepository } from './projects.repository';
-import { fullTextQuery, fullTextSql, RetrievalRepository, searchSql } from './retrieval.repository';
+import { fullTextSql, questionTerms, RetrievalRepository, searchSql, tsqueryOf } from './retrieval.repository';
 
 const MODEL = 'test/random-256';
 
@@ -112,9 +112,20 @@ describe('the text search configuration in force (applyTextSearchConfig)', () =>
     expect(await knowledge.applyTextSearchConfig(project)).toBe('english');
     await knowledge.refreshStatistics();
     const params = [project, vectorParam(vectors[1234]), 8];
+    const terms = await questionTerms(db.dataSource, project, 'indexing term1234');
+    // english stems 'indexing' to 'index'; the statistics give both lexemes an idf.
+    expect(terms.lexemes).toEqual(['index', 'term1234']);
     const fullText: Array<{ 'QUERY PLAN': string }> = await db.dataSource.query(
       `EXPLAIN (COSTS OFF) ${fullTextSql(256)}`,
-      [...params, fullTextQuery('indexing term1234'), MODEL],
+      [
+        ...params,
+        tsqueryOf(terms.lexemes),
+        MODEL,
+        terms.lexemes,
+        terms.idf,
+        terms.averageLength,
+        terms.idf.reduce((a, b) => a + b, 0),
+      ],
     );
     const fullTextPlan = fullText.map((r) => r['QUERY PLAN']).join('\n');
     expect(fullTextPlan).toMatch(

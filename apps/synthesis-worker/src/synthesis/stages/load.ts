@@ -1,4 +1,4 @@
-import type { SynthesizeJobData } from '@ask/ask-contracts';
+import type { RetrievedItem, SynthesizeJobData } from '@ask/ask-contracts';
 import { isAskError, llmNotConfigured } from '@ask/ask-errors';
 import { ambientCredentialsAllowed, type AppConfig } from '@ask/config';
 import { assertFits, DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT } from '@ask/context-budget';
@@ -8,7 +8,6 @@ import {
   egressPolicyFor,
   LocalChatProvider,
   LocalSemanticEmbeddingProvider,
-  localAbstainThreshold,
   type ProviderCredentials,
 } from '@ask/llm-providers';
 import { type ModelRef, resolveModel } from '@ask/model-catalog';
@@ -16,7 +15,7 @@ import type { Project } from '@ask/persistence';
 import { countOnce, selectTokenCounter, sharedCountCache, type TokenCounter } from '@ask/token-counting';
 import type { Logger } from '@nestjs/common';
 import { CALIBRATION_READ } from '../planning-memory';
-import { relevancePolicy } from '../relevance-policy';
+import { relevancePolicy, standInRelevance } from '../relevance-policy';
 import { type Run, sessionGone, type SynthesisDeps, type Turn } from './turn';
 
 /**
@@ -59,7 +58,7 @@ export async function loadTurn(
   // counter also goes through the process-wide count cache, so texts counted on earlier asks (the
   // system prompt, the turns the local stand-in recounts) are not tokenised again.
   const counter = countOnce(planning.scripted ? planning.counter : sharedCountCache(planning.counter));
-  const provider = chatProviderFor(project, counter, found.credentials, deps.config, deps.logger);
+  const provider = chatProviderFor(project, counter, found.credentials, deps.config, deps.logger, data.items);
   const counted = await deps.memory.history(data.sessionId, planning, session.pairs);
   const recalled = deps.conversation
     ? await deps.conversation.load(project, data.sessionId, counted, planning, session.turnSummaries)
@@ -99,7 +98,8 @@ export async function loadTurn(
 
 /**
  * The project's chat provider: the local stand-in (answers from the retrieved items, counting with
- * `counter`), or the configured provider through the operator's egress policy.
+ * `counter`, abstaining when the retrieval's relevance judgement on `items` says nothing relevant was
+ * found: `standInRelevance`), or the configured provider through the operator's egress policy.
  * @throws AskError 412 from the factory naming a missing field, or `llm_not_configured` when the
  *   provider failed to instantiate (its error name logged).
  */
@@ -109,13 +109,14 @@ export function chatProviderFor(
   credentialsOf: () => ProviderCredentials | null,
   config: AppConfig,
   logger: Pick<Logger, 'warn'>,
+  items: ReadonlyArray<Pick<RetrievedItem, 'score' | 'legs'>> = [],
 ): ChatProvider {
   const llm = project.llmSettings!;
   if (llm.provider === 'local') {
     return new LocalChatProvider({
       counter,
       chunkDelayMs: config.LOCAL_LLM_CHUNK_DELAY_MS,
-      abstainBelow: localAbstainThreshold(project.embeddingSettings?.model),
+      relevance: standInRelevance(project, items),
       // A project embedded semantically gets its answer sentences picked by meaning, not shared words.
       ...(project.embeddingSettings?.provider === 'local-semantic'
         ? { sentenceEmbedder: new LocalSemanticEmbeddingProvider() }
