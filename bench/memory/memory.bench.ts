@@ -27,9 +27,14 @@
  * `--kb --zh-sessions N` (a second language): N Chinese sessions instead of the English ones,
  * whole oasst1-zh threads of the trees outside the committed excerpt (held out by source) with five
  * Chinese facts; writes results-kb-zh.json and the "…, Chinese" section.
+ *
+ * `--kb --source kdconv|taskmaster [--dir DIR]` (blind by source): sessions built the same way from a dialogue set
+ * this repository never used before, brought into the git-ignored tmp/memory/<source> (or DIR) as
+ * bench/memory/heldout/README.md says: KdConv (Chinese, Chinese facts) or Taskmaster-4 (English, English facts).
+ * Writes results-kb-<source>.json and the "…, <set> (blind by source)" section.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -50,15 +55,46 @@ import {
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
 import { createSynthesisHarness } from '../../apps/synthesis-worker/src/testing/synthesis-harness';
-import { gitCommit, machine, numberArg, percentile, sharedDataDir, writeResultsSection } from '../common';
+import { gitCommit, machine, numberArg, percentile, repoRelative, sharedDataDir, writeResultsSection } from '../common';
 
 /** Turns before the facts question (`--turns`, default 30); longer sessions make compaction fire. */
 const TURNS = numberArg('turns', 30);
 const KB = process.argv.includes('--kb');
 /** `--zh-sessions N`: N Chinese sessions (oasst1-zh threads, Chinese facts) instead of the English ones. */
 const ZH = process.argv.includes('--zh-sessions');
+/**
+ * `--source kdconv|taskmaster`: sessions from a dialogue set held out by source (never looked at while any
+ * memory rule was chosen), read from `--dir DIR` or tmp/memory/<source> (bench/memory/heldout/README.md).
+ */
+const SOURCES = {
+  kdconv: {
+    label: 'KdConv',
+    chinese: true,
+    files: ['data/film/test.json', 'data/music/test.json', 'data/travel/test.json'],
+    origin: 'thu-coai/KdConv @ 653db76432de09a004ba708a68f8bbd5500e6bec, Apache-2.0',
+  },
+  taskmaster: {
+    label: 'Taskmaster-4',
+    chinese: false,
+    files: ['TM-4-2024/data/data_00.json'],
+    origin: 'google-research-datasets/Taskmaster @ d92cb6af3005f1dc09c39e75e7daf4a04905e00b, CC BY 4.0',
+  },
+} as const;
+type SourceName = keyof typeof SOURCES;
+const SOURCE_ARG = process.argv.indexOf('--source');
+const SOURCE = SOURCE_ARG > 0 ? (process.argv[SOURCE_ARG + 1] as SourceName) : undefined;
+if (SOURCE !== undefined && !(SOURCE in SOURCES))
+  throw new Error(`--source wants one of ${Object.keys(SOURCES).join(', ')}`);
+const DIR_ARG = process.argv.indexOf('--dir');
+const SOURCE_DIR = SOURCE
+  ? DIR_ARG > 0
+    ? process.argv[DIR_ARG + 1]
+    : join(__dirname, '..', '..', 'tmp', 'memory', SOURCE)
+  : undefined;
+/** Facts, the facts question and the planting in Chinese (oasst1-zh, KdConv) or English. */
+const CHINESE = ZH || (SOURCE !== undefined && SOURCES[SOURCE].chinese);
 const DATA = sharedDataDir([
-  ...(ZH ? ['oasst1-zh'] : ['mt-bench-101', 'arena-hard-en']),
+  ...(ZH ? ['oasst1-zh'] : SOURCE ? [] : ['mt-bench-101', 'arena-hard-en']),
   ...(KB ? ['kb-postgresql-15-docs'] : []),
 ]);
 const SESSIONS = ZH ? numberArg('zh-sessions', 8) : numberArg('sessions', 8);
@@ -90,7 +126,7 @@ function position(s: number, i: number): Position {
  * a space, English ones with one.
  */
 function plant(user: string, fact: string, where: Position): string {
-  const sep = ZH ? '' : ' ';
+  const sep = CHINESE ? '' : ' ';
   if (where === 'start') return `${fact}${sep}${user}`;
   if (where === 'end') return `${user}${sep}${fact}`;
   const chars = Array.from(user);
@@ -110,13 +146,16 @@ const SECTION =
   (KB ? '## Conversation memory with a knowledge base' : '## Conversation memory: fact retention') +
   (TURNS === 30 ? '' : `, ${TURNS} turns`) +
   (ZH ? ', Chinese' : '') +
+  (SOURCE ? `, ${SOURCES[SOURCE].label} (blind by source)` : '') +
   (ZH_FROM ? `, sessions ${ZH_FROM}–${ZH_FROM + SESSIONS - 1}` : '');
-const RESULTS_FILE = `results${KB ? '-kb' : ''}${TURNS === 30 ? '' : `-${TURNS}`}${ZH ? '-zh' : ''}${ZH_FROM ? `-${ZH_FROM}` : ''}.json`;
+const RESULTS_FILE = `results${KB ? '-kb' : ''}${TURNS === 30 ? '' : `-${TURNS}`}${ZH ? '-zh' : ''}${SOURCE ? `-${SOURCE}` : ''}${ZH_FROM ? `-${ZH_FROM}` : ''}.json`;
 const KB_TOP_K = 8;
 const DUMP = process.argv.includes('--dump');
 /** Knowledge questions asked after the facts question (turns 32–36) with `--kb`. */
 const KB_QUESTIONS = 5;
 if (ZH && !KB) throw new Error('--zh-sessions is a row of the knowledge-base bench: run it with --kb');
+if (SOURCE && !KB) throw new Error('--source is a row of the knowledge-base bench: run it with --kb');
+if (SOURCE && ZH) throw new Error('--source and --zh-sessions are different sessions: give one');
 
 const WINDOW = 8192;
 const ALL_MODES: MemoryMode[] = ['off', 'per-turn', 'compaction'];
@@ -143,7 +182,7 @@ const ZH_COLOURS = ['青绿色', '琥珀色', '深红色', '靛蓝色', '橄榄�
 
 /** The five facts of session `s`: the sentence planted in user turn i+1, and the string checked in the request. */
 function facts(s: number): Array<{ sentence: string; value: string }> {
-  if (ZH) {
+  if (CHINESE) {
     const n = s % ZH_NAMES.length;
     const budget = `${41 + s * 7},${300 + s * 13}`;
     const ticket = `OPS-${4400 + s * 37}`;
@@ -173,7 +212,7 @@ function facts(s: number): Array<{ sentence: string; value: string }> {
  * Sessions 0–5 were looked at while the summary's rules were chosen (the question's sentences first,
  * at most 70% of the pair, floor 32 tokens); sessions from 6 on are held out.
  */
-const TUNED_ON = 6;
+const TUNED_ON = SOURCE ? 0 : 6;
 /**
  * The planner's rule for the user's facts (first, oldest source first; CJK sentence ends and words) was
  * chosen looking at English sessions 0–3 (120 and 30 turns); the memory share (`MEMORY_SHARE`) looking
@@ -183,9 +222,9 @@ const TUNED_ON = 6;
  * sessions before this were looked at (English 0–7 were run and their figures seen); the blind figures
  * are English sessions ≥ 8 (`--from 16`) and Chinese sessions ≥ 16 (`--zh-from 16`), run once.
  */
-const FACT_RULES_LOOKED_AT = ZH ? 16 : 8;
+const FACT_RULES_LOOKED_AT = SOURCE ? 0 : ZH ? 16 : 8;
 
-const FINAL_QUESTION = ZH
+const FINAL_QUESTION = CHINESE
   ? '结束之前请提醒我：我的经理是谁，我们的预算是多少，我们决定在哪里部署，工单号是多少，我为图表选了什么颜色？'
   : 'Before we finish, remind me: who is my manager, what is our budget, where did we decide to deploy, what is the ticket number, and which colour did I choose for the charts?';
 
@@ -226,13 +265,51 @@ function zhThreads(): Turn[][] {
 type Turn = { user: string; bot: string };
 
 /**
+ * `--source`: the set's dialogues as (user, bot) turns, in file order. KdConv (`data/<domain>/test.json`, film,
+ * music, travel): its messages alternate between the two speakers, the first asking; message 2k is the user turn,
+ * 2k + 1 the answer (an odd last message is dropped). Taskmaster-4 (`data/data_00.json`, coffee-ordering
+ * self-dialogs): utterances of `user` and `assistant`, consecutive ones of one speaker joined with a space, a
+ * user's turn paired with the assistant's that follows. Throws, naming the README, when the data is missing.
+ */
+function sourceThreads(): Turn[][] {
+  if (!SOURCE || !SOURCE_DIR) return [];
+  const { files } = SOURCES[SOURCE];
+  const missing = files.filter((f) => !existsSync(join(SOURCE_DIR, f)));
+  if (missing.length)
+    throw new Error(
+      `--source ${SOURCE} reads ${files.join(', ')} under ${SOURCE_DIR}; missing: ${missing.join(', ')}. ` +
+        'The data is not committed: bring it as bench/memory/heldout/README.md says (or give --dir).',
+    );
+  const pairs = (texts: string[]): Turn[] =>
+    Array.from({ length: Math.floor(texts.length / 2) }, (_, k) => ({ user: texts[2 * k], bot: texts[2 * k + 1] }));
+  const threads = files.flatMap((f): Turn[][] => {
+    const rows = JSON.parse(readFileSync(join(SOURCE_DIR, f), 'utf8')) as unknown[];
+    if (SOURCE === 'kdconv')
+      return (rows as Array<{ messages: Array<{ message: string }> }>).map((d) =>
+        pairs(d.messages.map((m) => m.message)),
+      );
+    return (rows as Array<{ utterances: Array<{ speaker: string; text: string }> }>).map((d) => {
+      const runs: Array<{ speaker: string; text: string }> = [];
+      for (const u of d.utterances) {
+        const last = runs.at(-1);
+        if (last && last.speaker === u.speaker) last.text = `${last.text} ${u.text}`;
+        else runs.push({ speaker: u.speaker, text: u.text });
+      }
+      const start = runs.findIndex((r) => r.speaker === 'user');
+      return start < 0 ? [] : pairs(runs.slice(start).map((r) => r.text));
+    });
+  });
+  return threads.map((t) => t.filter((x) => x.user.trim() && x.bot.trim())).filter((t) => t.length > 0);
+}
+
+/**
  * Session `s`: 30 (user, bot) turns, alternating one whole MT-Bench-101 dialogue (2–7 short turns,
  * from dialogue s × 12 on) with one arena-hard-en prompt and its long gpt-4-0314 answer (from prompt
  * s × 5 on), as the planning bench builds its session; the facts go into user turns 1–5.
  */
 function sessionTurns(dialogues: Array<{ history: Turn[] }>, arena: Turn[], s: number, zh: Turn[][]): Turn[] {
   const turns: Turn[] = [];
-  if (ZH) {
+  if (ZH || SOURCE) {
     // Session s: whole threads, in order, from where session s − 1 stopped (disjoint while they last).
     const start = zhStart(zh, s);
     for (let i = start; turns.length < TURNS; i++)
@@ -283,27 +360,29 @@ interface SessionResult {
 }
 
 async function main(): Promise<void> {
-  const zh = ZH ? zhThreads() : [];
-  const dialogues = ZH
-    ? []
-    : readFileSync(join(DATA, 'mt-bench-101', 'mtbench101.jsonl'), 'utf8')
-        .split('\n')
-        .filter((l) => l.trim())
-        .map((l) => JSON.parse(l) as { history: Array<{ user: string; bot: string }> });
-  const arena = ZH
-    ? []
-    : readFileSync(join(DATA, 'arena-hard-en', 'model_answer_gpt-4-0314_v0.1.jsonl'), 'utf8')
-        .split('\n')
-        .filter((l) => l.trim())
-        .map((l) => JSON.parse(l) as { messages: Array<{ role: string; content: string | { answer: string } }> })
-        .map((row): Turn => {
-          const bot = row.messages.find((x) => x.role === 'assistant')?.content ?? '';
-          return {
-            user: String(row.messages.find((x) => x.role === 'user')?.content ?? ''),
-            bot: typeof bot === 'string' ? bot : bot.answer,
-          };
-        })
-        .filter((t) => t.user.trim() && t.bot.trim());
+  const zh = ZH ? zhThreads() : sourceThreads();
+  const dialogues =
+    ZH || SOURCE
+      ? []
+      : readFileSync(join(DATA, 'mt-bench-101', 'mtbench101.jsonl'), 'utf8')
+          .split('\n')
+          .filter((l) => l.trim())
+          .map((l) => JSON.parse(l) as { history: Array<{ user: string; bot: string }> });
+  const arena =
+    ZH || SOURCE
+      ? []
+      : readFileSync(join(DATA, 'arena-hard-en', 'model_answer_gpt-4-0314_v0.1.jsonl'), 'utf8')
+          .split('\n')
+          .filter((l) => l.trim())
+          .map((l) => JSON.parse(l) as { messages: Array<{ role: string; content: string | { answer: string } }> })
+          .map((row): Turn => {
+            const bot = row.messages.find((x) => x.role === 'assistant')?.content ?? '';
+            return {
+              user: String(row.messages.find((x) => x.role === 'user')?.content ?? ''),
+              bot: typeof bot === 'string' ? bot : bot.answer,
+            };
+          })
+          .filter((t) => t.user.trim() && t.bot.trim());
   const models = Object.fromEntries(MODES.map((m) => [m, `memory-bench-${m}`]));
   // Each turn sets the fake's answer on these options (read by reference): the dialogue's own answer.
   const upstreamOptions: FakeUpstreamOptions = {
@@ -508,10 +587,12 @@ function report(results: SessionResult[]): void {
     .map((l) => l.toFixed(2))
     .join(' / ');
   const out = {
-    command: `ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts${KB ? ' --kb' : ''}${TURNS === 30 ? '' : ` --turns ${TURNS}`}${ZH ? ` --zh-sessions ${SESSIONS}` : SESSIONS === 8 ? '' : ` --sessions ${SESSIONS}`}${ZH_FROM ? ` --${ZH ? 'zh-' : ''}from ${ZH_FROM}` : ''}`,
-    data: ZH
-      ? '../shared/data/oasst1-zh/oaast_sft_zh.json'
-      : '../shared/data/mt-bench-101/mtbench101.jsonl + ../shared/data/arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl',
+    command: `ASK_SHARED_DATA=../shared/data node tools/run-ts.js bench/memory/memory.bench.ts${KB ? ' --kb' : ''}${TURNS === 30 ? '' : ` --turns ${TURNS}`}${SOURCE ? ` --source ${SOURCE}${DIR_ARG > 0 ? ` --dir ${repoRelative(SOURCE_DIR as string)}` : ''}` : ''}${ZH ? ` --zh-sessions ${SESSIONS}` : SESSIONS === 8 ? '' : ` --sessions ${SESSIONS}`}${ZH_FROM ? ` --${ZH ? 'zh-' : ''}from ${ZH_FROM}` : ''}`,
+    data: SOURCE
+      ? SOURCES[SOURCE].files.map((f) => join(repoRelative(SOURCE_DIR as string), f)).join(' + ')
+      : ZH
+        ? '../shared/data/oasst1-zh/oaast_sft_zh.json'
+        : '../shared/data/mt-bench-101/mtbench101.jsonl + ../shared/data/arena-hard-en/model_answer_gpt-4-0314_v0.1.jsonl',
     window: WINDOW,
     turns: TURNS,
     sessions: SESSIONS,
@@ -552,11 +633,13 @@ ${positions}`;
       `${SECTION}
 
 Written by \`${out.command}\` (commit ${out.commit}, ${out.machine.nproc} cores, load average ${load}; counts, not timings).
-${ZH ? 'Sessions' : 'The sessions of "Conversation memory: fact retention"'} (${SESSIONS} × ${TURNS} turns from session ${ZH_FROM}, five facts planted in turns 1–5 at the start, middle or end of the turn, asked at turn ${TURNS + 1}), with the PostgreSQL 15 manual attached as the project's knowledge (bench/retrieval's answering pages + 100 others; lexical \`local\` embedder, relevance floor per \`RELEVANCE_FLOORS\`): every turn carries the top ${KB_TOP_K} chunks the retrieval worker would send for its question (hybrid, default weights). Turns ${TURNS + 2}–${TURNS + 1 + KB_QUESTIONS} ask ${KB_QUESTIONS} questions of bench/retrieval/questions.jsonl (answerable question 3·(${KB_QUESTIONS}·s + k)); knowledge recall = those whose request carried a chunk of an answering page, of those whose top ${KB_TOP_K} held one (memory \`off\` is the seed's plan, items first, as every mode was before issue 32: the reference).
+${ZH || SOURCE ? 'Sessions' : 'The sessions of "Conversation memory: fact retention"'} (${SESSIONS} × ${TURNS} turns from session ${ZH_FROM}, five facts planted in turns 1–5 at the start, middle or end of the turn, asked at turn ${TURNS + 1}), with the PostgreSQL 15 manual attached as the project's knowledge (bench/retrieval's answering pages + 100 others; lexical \`local\` embedder, relevance floor per \`RELEVANCE_FLOORS\`): every turn carries the top ${KB_TOP_K} chunks the retrieval worker would send for its question (hybrid, default weights). Turns ${TURNS + 2}–${TURNS + 1 + KB_QUESTIONS} ask ${KB_QUESTIONS} questions of bench/retrieval/questions.jsonl (answerable question 3·(${KB_QUESTIONS}·s + k)); knowledge recall = those whose request carried a chunk of an answering page, of those whose top ${KB_TOP_K} held one (memory \`off\` is the seed's plan, items first, as every mode was before issue 32: the reference).
 ${
-  ZH
-    ? `Chinese sessions ${ZH_FROM}–${ZH_FROM + SESSIONS - 1}: whole oasst1-zh threads (\`${out.data}\`, one per conversation tree, its longest record) of the trees outside the committed excerpt fixtures/data/oasst1-zh, in file order, each session taking ${TURNS} turns from where the previous stopped (session s after the threads of sessions 0…s − 1: the slices share no thread); the five facts are Chinese sentences (经理 name, 预算 figure, 部署 city, 工单号 ticket id, 图表颜色 colour) planted in user turns 1–5 (at the start, middle or end of the turn, below), asked at turn ${TURNS + 1} in Chinese; the knowledge questions stay English. Sessions 0–7 were blind at their first run (commit 6b74733, 27/29 knowledge recall); the planner's memory share (\`MEMORY_SHARE\`, a third of the room) was chosen looking at that run's two knowledge misses, so sessions 0–7 are looked at; sessions 8–15 were blind at their first run (commit 1834dd6: 36/40 per-turn, 35/40 compaction) and the fact units of the summaries (a fact clause run into a longer sentence, \`?\`/\`!\` before CJK, a pair budget that holds the question's facts, the session summary taking the facts a pair's summary lost) were chosen looking at the facts sessions 0–15 missed, so they are looked at too; sessions ≥ ${FACT_RULES_LOOKED_AT} (\`--zh-from ${FACT_RULES_LOOKED_AT}\`, section "…, Chinese, sessions ${FACT_RULES_LOOKED_AT}–${FACT_RULES_LOOKED_AT + 7}") were first run after those choices: the blind Chinese figure.`
-    : `The planner's rules of issue 32 were chosen on the planner specs and the fixtures/data excerpts (its memory share, a third of the room, also looking at the Chinese sessions 0–7 and at English sessions 0–3 of the 120-turn run); its rule for the user's facts in summaries (facts first, oldest first; CJK sentence ends and words) was chosen looking at sessions 0–3 (offline: their per-pair and session summaries), and its fact units (issue 32 follow-up) looking at the Chinese sessions 0–15; English sessions 0–7 were run and their figures seen before, so the blind English figure is sessions ≥ ${FACT_RULES_LOOKED_AT} (\`--from 16\`: sessions 16–23, sharing no dialogue or prompt with sessions 0–7), first run after those choices. Sessions ≥ ${TUNED_ON} were also held out of issue 16's summary rules. English (MT-Bench-101 + arena-hard-en); the Chinese sessions are the section "…, Chinese".`
+  SOURCE
+    ? sourceNote(out.data)
+    : ZH
+      ? `Chinese sessions ${ZH_FROM}–${ZH_FROM + SESSIONS - 1}: whole oasst1-zh threads (\`${out.data}\`, one per conversation tree, its longest record) of the trees outside the committed excerpt fixtures/data/oasst1-zh, in file order, each session taking ${TURNS} turns from where the previous stopped (session s after the threads of sessions 0…s − 1: the slices share no thread); the five facts are Chinese sentences (经理 name, 预算 figure, 部署 city, 工单号 ticket id, 图表颜色 colour) planted in user turns 1–5 (at the start, middle or end of the turn, below), asked at turn ${TURNS + 1} in Chinese; the knowledge questions stay English. Sessions 0–7 were blind at their first run (commit 6b74733, 27/29 knowledge recall); the planner's memory share (\`MEMORY_SHARE\`, a third of the room) was chosen looking at that run's two knowledge misses, so sessions 0–7 are looked at; sessions 8–15 were blind at their first run (commit 1834dd6: 36/40 per-turn, 35/40 compaction) and the fact units of the summaries (a fact clause run into a longer sentence, \`?\`/\`!\` before CJK, a pair budget that holds the question's facts, the session summary taking the facts a pair's summary lost) were chosen looking at the facts sessions 0–15 missed, so they are looked at too; sessions ≥ ${FACT_RULES_LOOKED_AT} (\`--zh-from ${FACT_RULES_LOOKED_AT}\`, section "…, Chinese, sessions ${FACT_RULES_LOOKED_AT}–${FACT_RULES_LOOKED_AT + 7}") were first run after those choices: the blind Chinese figure.`
+      : `The planner's rules of issue 32 were chosen on the planner specs and the fixtures/data excerpts (its memory share, a third of the room, also looking at the Chinese sessions 0–7 and at English sessions 0–3 of the 120-turn run); its rule for the user's facts in summaries (facts first, oldest first; CJK sentence ends and words) was chosen looking at sessions 0–3 (offline: their per-pair and session summaries), and its fact units (issue 32 follow-up) looking at the Chinese sessions 0–15; English sessions 0–7 were run and their figures seen before, so the blind English figure is sessions ≥ ${FACT_RULES_LOOKED_AT} (\`--from 16\`: sessions 16–23, sharing no dialogue or prompt with sessions 0–7), first run after those choices. Sessions ≥ ${TUNED_ON} were also held out of issue 16's summary rules. English (MT-Bench-101 + arena-hard-en); the Chinese sessions are the section "…, Chinese".`
 }
 
 | memory | planted facts in the turn-${TURNS + 1} request | of which sessions ≥ ${FACT_RULES_LOOKED_AT} (blind) | of which sessions ≥ ${TUNED_ON} | knowledge recall (the last ${KB_QUESTIONS} turns) | items sent per turn | items left out below the floor per turn | turns the session summary rode | requests over the window | turns ended with an error |
@@ -604,6 +687,21 @@ Turns that ended with a typed error instead of an answer:
 ${rows.map((r) => `- ${r.mode}: ${r.errors.length ? r.errors.join('; ') : 'none'}`).join('\n')}
 `,
   );
+}
+
+/** `--source`: how the sessions were built and why they are blind. */
+function sourceNote(data: string): string {
+  if (!SOURCE) return '';
+  const { label, origin } = SOURCES[SOURCE];
+  const how =
+    SOURCE === 'kdconv'
+      ? 'KdConv test dialogues (film, then music, then travel; Chinese knowledge-grounded conversations between two crowd workers, the first speaker as the user, the second as the assistant)'
+      : 'Taskmaster-4 coffee-ordering self-dialogs (English, one crowd worker writing both the customer, as the user, and the agent, as the assistant; consecutive utterances of one speaker joined)';
+  const lang = CHINESE
+    ? 'the five facts are the Chinese sentences of the Chinese sessions (经理 name, 预算 figure, 部署 city, 工单号 ticket id, 图表颜色 colour), asked at turn ' +
+      `${TURNS + 1} in Chinese; the knowledge questions stay English`
+    : `the five facts are the English sentences of the English sessions (a name, a budget figure, a deployment city, a ticket id, a colour), asked at turn ${TURNS + 1}`;
+  return `${label} sessions ${ZH_FROM}–${ZH_FROM + SESSIONS - 1}, **blind by source**: ${how} (\`${data}\`; ${origin}; brought into the git-ignored tmp/ as bench/memory/heldout/README.md says, not committed). This data set was never used by the repository before this run: no memory rule (planner share, summary rules, fact units) was chosen looking at it, and the rules were frozen (no product code changed) when it was brought in. Each session takes whole dialogues in file order from where the previous stopped (the sessions share no dialogue), ${TURNS} real user/assistant turns; ${lang}; planted in user turns 1–5 at the start, middle or end of the turn, as every other session. Every session of this section is blind, so the "blind" column is the whole row.`;
 }
 
 function fmt(ranges: Array<[number, number]>): string {
