@@ -1,8 +1,8 @@
 import {
   calibrationOf,
+  classShortfall,
   type ClassMargins,
   fitScriptCalibration,
-  plannedFor,
   SCRIPT_CLASSES,
   type ScriptCalibration,
   type ScriptClass,
@@ -78,16 +78,7 @@ export function learnPlanningCalibration(
   const margins: ClassMargins = {};
   SCRIPT_CLASSES.forEach((cls, c) => {
     if (!fit.calibrated[c]) return;
-    let largest = 0;
-    let short = 0;
-    let usage = 0;
-    for (const o of fit.observations) {
-      if (o.overflow || !o.listed.includes(c)) continue;
-      usage += 1;
-      const planned = plannedFor(o, fit.calibrated, fit.fitted);
-      largest = Math.max(largest, planned);
-      short = Math.max(short, o.reported - planned);
-    }
+    const { largest, short, usage } = classShortfall(fit.observations, c, fit.calibrated, fit);
     if (usage < minRecords || !(largest > 0)) return;
     const spread = short / largest;
     const percent = Math.max(floorPercent, Math.ceil(100 * spreadMultiple * spread * 100 - 1e-9) / 100);
