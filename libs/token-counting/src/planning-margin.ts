@@ -51,8 +51,9 @@ export interface PlanningCalibration {
  *
  * - **Factors**: the least-squares fit of {@link learnScriptCalibration} (steps 1–2: attribution over
  *   mixed requests, the evidence rule), without step 3's raise to the worst record, so a typical
- *   request is planned at its expected size rather than at the worst ratio seen. A calibrated class
- *   without a margin of its own (below) keeps the bounded factor.
+ *   request is planned at its expected size rather than at the worst ratio seen, on each class's
+ *   basis (its floor, or its estimate where its records fit that better: step 4 there). A calibrated
+ *   class without a margin of its own (below) keeps the bounded factor.
  * - **Margin per class**: over the class's usage records (the ones that list it, the `recent` newest),
  *   the under-count of the fit, reported − planned, where the planner would count a request as
  *   {@link learnScriptCalibration}'s bound does; the spread is the largest under-count divided by the
