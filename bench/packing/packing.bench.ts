@@ -46,6 +46,7 @@ import {
   learnScriptCalibration,
   SCRIPT_CALIBRATION_DEFAULTS,
   PLANNING_MARGIN_DEFAULTS,
+  BASIS_SPREAD_GAIN,
   ScriptCalibratedCounter,
   type ScriptUsageRecord,
   usageRecordOf,
@@ -547,7 +548,7 @@ if (MODES.includes('margin')) {
 }
 md.push(
   '',
-  `Since the last run (5775551; looked at: oasst1-zh, emoji, the mixed-script sessions and the knowledge-base sessions, fit and held-out languages alike, so no figure here is blind): a class's evidence is its share of each usage record's estimate, not of its floor (the floor's Indic and emoji rates are a small fraction of the estimate's, so Bengali, Tamil, Thai and Hindi questions beside English chunks, and emoji beside English text, weighed little in each request and kept planning at the estimate, several times their true size: kb ben, tam, tha, hin 0.55–0.85 and emoji 0.816–0.850 at 8K in the run at 5775551), a record lists a class with 10% of its floor or of its estimate, and a class is calibrated at ${SCRIPT_CALIBRATION_DEFAULTS.minEvidence} requests' worth instead of 6 (two balanced classes, Cyrillic or Han text with Latin code, reached 6 in either only at ask 11–12 in that run); until a class has ${MIN_RECORDS} usage records it plans with the bounded factor and the seed's 15%, as before. Where a row misses now, its margin column says why: the project's own records spread widely around one factor per class (PostgreSQL chunks beside UDHR prose under Mistral in Latin, Tamil under Llama 3, traditional Chinese), and the margin is ${SPREAD_MULTIPLE} × that spread.`,
+  `Since the last run (7b424dd; looked at: the knowledge-base sessions, fit and held-out languages alike, so no figure here is blind): a calibrated class multiplies its estimate instead of its floor where the project's own records fit one factor of the estimate with a spread lower by more than ${BASIS_SPREAD_GAIN * 100}% of the class's largest request (\`learnScriptCalibration\` step 4: the fit and the bound run again with the class's estimate as its column, its factor at least the largest floor ÷ estimate of its records, so no record is under-counted and no text plans under its floor); the margin is sized from the spread on that basis. The floor's rates differ between kinds of text of one class more than the estimate's: in the run at 7b424dd the knowledge-base rows of traditional Chinese under Llama 3, Qwen 3 and Mistral, German and English under Mistral and Tamil under Llama 3 missed at 0.723–0.848 with median margins of 12.61–25.12% (PostgreSQL manual chunks beside UDHR prose), the only misses of 150 cells. A row shown "–" has no request where the budget binds at that window (every earlier pair fits).`,
   '',
   'Before item 3 the calibrated estimate planned with the 15% margin, which alone caps fill ÷ ceiling at about 0.89 at 8K, and its factor was the worst recent ratio of the class, so a typical request was over-counted by the spread of the records. The worker now plans with the least-squares factor and a margin of max(5%, multiple × spread), the spread being the largest under-count of the fit over the project\'s own records of the class as a share of its largest request (docs/ARCHITECTURE.md, "The margin follows the evidence"); a pair is still dropped whole.',
 );

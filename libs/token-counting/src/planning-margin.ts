@@ -1,8 +1,8 @@
 import {
   calibrationOf,
+  classShortfall,
   type ClassMargins,
   fitScriptCalibration,
-  plannedFor,
   SCRIPT_CLASSES,
   type ScriptCalibration,
   type ScriptClass,
@@ -51,8 +51,9 @@ export interface PlanningCalibration {
  *
  * - **Factors**: the least-squares fit of {@link learnScriptCalibration} (steps 1–2: attribution over
  *   mixed requests, the evidence rule), without step 3's raise to the worst record, so a typical
- *   request is planned at its expected size rather than at the worst ratio seen. A calibrated class
- *   without a margin of its own (below) keeps the bounded factor.
+ *   request is planned at its expected size rather than at the worst ratio seen, on each class's
+ *   basis (its floor, or its estimate where its records fit that better: step 4 there). A calibrated
+ *   class without a margin of its own (below) keeps the bounded factor.
  * - **Margin per class**: over the class's usage records (the ones that list it, the `recent` newest),
  *   the under-count of the fit, reported − planned, where the planner would count a request as
  *   {@link learnScriptCalibration}'s bound does; the spread is the largest under-count divided by the
@@ -78,16 +79,7 @@ export function learnPlanningCalibration(
   const margins: ClassMargins = {};
   SCRIPT_CLASSES.forEach((cls, c) => {
     if (!fit.calibrated[c]) return;
-    let largest = 0;
-    let short = 0;
-    let usage = 0;
-    for (const o of fit.observations) {
-      if (o.overflow || !o.listed.includes(c)) continue;
-      usage += 1;
-      const planned = plannedFor(o, fit.calibrated, fit.fitted);
-      largest = Math.max(largest, planned);
-      short = Math.max(short, o.reported - planned);
-    }
+    const { largest, short, usage } = classShortfall(fit.observations, c, fit.calibrated, fit);
     if (usage < minRecords || !(largest > 0)) return;
     const spread = short / largest;
     const percent = Math.max(floorPercent, Math.ceil(100 * spreadMultiple * spread * 100 - 1e-9) / 100);

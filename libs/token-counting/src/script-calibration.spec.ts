@@ -9,6 +9,7 @@ import {
   type ScriptUsageRecord,
   usageRecordOf,
 } from './script-calibration';
+import { learnPlanningCalibration } from './planning-margin';
 import { calibrationBaseCounter } from './script-aware-counter';
 import { approximateCounter } from './select-token-counter';
 
@@ -168,6 +169,82 @@ describe(learnScriptCalibration.name, () => {
   });
 });
 
+describe('learnScriptCalibration, basis', () => {
+  /**
+   * A pure Latin request of `floor` tokens whose estimate is `rate` × floor (PostgreSQL manual chunks
+   * at 1.5, UDHR prose at 1.2), 11 of framing, reported = 11 + `perEstimate` × estimate + `extra`.
+   */
+  const latin = (floor: number, rate: number, perEstimate: number, extra = 0): ScriptUsageRecord => ({
+    estimated: floor + 11,
+    reported: 11 + perEstimate * rate * floor + extra,
+    script: 'latin',
+    masses: { latin: [floor, rate * floor] },
+  });
+  const FLOORS = [4000, 3500, 3000, 2500, 2000, 1500, 1000, 500];
+
+  it.each([
+    [
+      // True ÷ floor 1.2 and 1.5 by turns: one factor of the floor leaves every other request short.
+      'calibrates on the estimate where the records fit one factor of it and not of the floor',
+      FLOORS.map((f, i) => latin(f, i % 2 ? 1.5 : 1.2, 1)),
+      { latin: { factor: 1, basis: 'estimate', samples: 8, evidence: 8 } },
+    ],
+    [
+      'keeps the floor where the records fit one factor of it (the estimate scatters)',
+      FLOORS.map((f, i) => ({ ...latin(f, i % 2 ? 1.5 : 1.2, 1), reported: 11 + 1.3 * f })),
+      { latin: { factor: 1.3, samples: 8, evidence: 8 } },
+    ],
+    [
+      'keeps the floor where both fit alike (the estimate a fixed multiple of the floor)',
+      FLOORS.map((f) => latin(f, 2, 0.6)),
+      { latin: { factor: 1.2, samples: 8, evidence: 8 } },
+    ],
+    [
+      // 0.95 × the estimate, and 60 tokens more at 4,000 (estimate 4,800): 0.95 + 60 ÷ 4,800.
+      'raises a factor of the estimate until no record is under-counted',
+      FLOORS.map((f, i) => latin(f, i % 2 ? 1.5 : 1.2, 0.95, f === 4000 ? 60 : 0)),
+      { latin: { factor: 0.9625, basis: 'estimate', samples: 8, evidence: 8 } },
+    ],
+    [
+      // Reported 0.5 × the estimate is under the floor (0.6 × the estimate): the factor stops at floor ÷ estimate.
+      'never takes a factor of the estimate under the floor',
+      FLOORS.map((f) => latin(f, 2, 0.5)),
+      { latin: { factor: 1, samples: 8, evidence: 8 } },
+    ],
+  ] as Array<[string, ScriptUsageRecord[], object]>)('%s', (_label, records, expected) => {
+    expect(learnScriptCalibration(records)).toEqual(expected);
+  });
+
+  it('sizes the margin from the spread on the chosen basis', () => {
+    const records = FLOORS.map((f, i) => latin(f, i % 2 ? 1.5 : 1.2, 0.95, f === 4000 ? 60 : 0));
+    const learned = learnPlanningCalibration(records);
+    // Least squares on the estimate: 0.953184; 4,000 planned 11 + 0.953184 × 4,800 = 4,586.3, reported 4,631: spread 0.0089.
+    expect(learned.calibration).toEqual({ latin: { factor: 0.953184, basis: 'estimate', samples: 8, evidence: 8 } });
+    expect(learned.margins).toEqual({ latin: { percent: 5, spread: 0.0089, records: 8 } });
+  });
+
+  it('plans a mixed record class by class on each class’s basis: Latin on its estimate, Hangul on its floor', () => {
+    // Latin code (estimate 1.2 or 1.5 × floor by turns) at 1 × its estimate beside Korean at 1.6 × its floor.
+    const records = [4000, 3500, 3000, 2500, 2000, 1500, 1000, 500].flatMap((f, i): ScriptUsageRecord[] => {
+      const rate = i % 2 ? 1.5 : 1.2;
+      return [
+        {
+          estimated: f + 11,
+          reported: 11 + rate * f * 0.5 + 1.6 * f * 0.5,
+          script: 'latin+hangul',
+          masses: { latin: [f / 2, (rate * f) / 2], hangul: [f / 2, f] },
+        },
+        latin(f, rate, 1),
+      ];
+    });
+    // Hangul's share of a mixed record's estimate: 1 ÷ 1.6 or 1 ÷ 1.75, 4 of each: 4.786 requests' worth.
+    expect(learnScriptCalibration(records)).toEqual({
+      latin: { factor: 1, basis: 'estimate', samples: 16, evidence: 11.214 },
+      hangul: { factor: 1.6, samples: 8, evidence: 4.786 },
+    });
+  });
+});
+
 describe(learnEstimatePrior.name, () => {
   it('keeps, per class, the largest reported ÷ estimate above 1 of the records listing it; records without masses teach nothing', () => {
     expect(
@@ -231,6 +308,16 @@ describe(ScriptCalibratedCounter.name, () => {
       expect(counter.countText(ENGLISH)).toBe(Math.ceil(calibrationBaseCounter().countText(ENGLISH) * 1.25));
       expect(counter.countText(CHINESE)).toBe(Math.ceil(calibrationBaseCounter().countText(CHINESE) * 1.5));
       expect(counter.maxApplied).toBe(1.5);
+    });
+
+    it('multiplies the estimate of a text whose class is calibrated on its estimate', () => {
+      const counter = new ScriptCalibratedCounter({ latin: { factor: 0.9, basis: 'estimate', samples: 8 } });
+      // ENGLISH: estimate 20, floor 14: ⌈20 × 0.9⌉ = 18, 18 ÷ 14 = 1.2857 tokens per floor token.
+      expect(approximateCounter().countText(ENGLISH)).toBe(20);
+      expect(counter.countText(ENGLISH)).toBe(18);
+      expect(counter.maxApplied).toBeCloseTo(1.285714, 6);
+      // MIXED (floor 14, estimate 84, Latin 35.5%): ⌈84 × 0.3554 × 0.9 + 84 × 0.6446⌉ = ⌈26.87 + 54.15⌉.
+      expect(counter.countText(MIXED)).toBe(82);
     });
 
     it('plans a text with any class that has no evidence with the uncalibrated estimate (a switch of script)', () => {

@@ -140,11 +140,17 @@ export function classesOf(mask: number): ScriptClass[] {
 /** One class's learned factor. */
 export interface ScriptFactor {
   /**
-   * Tokens per floor token of this class (≥ 1): the least-squares share of the reported prompt
-   * tokens, raised until no record the class appears in is under-counted (see
-   * {@link learnScriptCalibration}).
+   * Tokens per floor token of this class (≥ 1), or per estimate token with `basis: 'estimate'` (at
+   * least the class's floor ÷ estimate): the least-squares share of the reported prompt tokens,
+   * raised until no record the class appears in is under-counted (see {@link learnScriptCalibration}).
    */
   factor: number;
+  /**
+   * What the factor multiplies: the class's floor (absent, the default) or its uncalibrated estimate,
+   * where the project's records scatter less around one factor of the estimate (step 4 of
+   * {@link learnScriptCalibration}).
+   */
+  basis?: 'estimate';
   /** Records that list the class (≥ 10% of the request's floor or of its estimate). */
   samples: number;
   /** Σ of the class's share of each usage record's estimate: requests' worth of evidence (a pure request is 1). */
@@ -304,6 +310,15 @@ function nonNegativeLeastSquares(
  *    the calibrated class of that record with the least evidence (the least known) is raised until it
  *    is not. So a factor is at least what every observed request supports; with one class alone it is
  *    the largest ratio of its records, as before records carried masses.
+ * 4. **Basis.** A calibrated class multiplies its floor, unless its records fit one factor of its
+ *    estimate better: steps 1 and 3 are run with the class's estimate as its column (its factor
+ *    at least the largest floor ÷ estimate of its records, so it never plans under the floor), and the
+ *    estimate is kept when the spread of the least-squares fit over the class's usage records (the
+ *    largest under-count as a share of the largest planned request, {@link classSpread}) falls by
+ *    more than {@link BASIS_SPREAD_GAIN} and no other calibrated class's spread grows. The floor's
+ *    rates differ more between kinds of text than the estimate's: under Mistral, PostgreSQL manual
+ *    chunks beside UDHR prose counted 1.33–1.61 × their Latin floor but 0.94–1.04 × their estimate.
+ *    Classes are tried in `SCRIPT_CLASSES` order, each once.
  *
  * Deterministic; never throws. Records without masses (stored before records carried them) share their floor
  * evenly among their `script` classes.
@@ -331,6 +346,8 @@ export interface CalibrationFit {
   fitted: number[];
   /** The fitted factors raised until no record is under-counted (step 3 of {@link learnScriptCalibration}). */
   bounded: number[];
+  /** By class index: the factor multiplies the class's estimate, not its floor (step 4). */
+  onEstimate: boolean[];
 }
 
 /**
@@ -363,7 +380,56 @@ export function fitScriptCalibration(
     { length: k },
     (_, c) => taken[c] > 0 && (evidence[c] >= minEvidence - 1e-9 || overflowed.has(c)),
   );
-  // Fit g = factor − 1 ≥ 0 on y = reported − framing − Σ floor. A class short of evidence is fitted
+  const floorBasis = Array.from({ length: k }, () => false);
+  let best = fitOnBasis(observations, evidence, calibrated, floorBasis);
+  let spreads = SCRIPT_CLASSES.map((_, c) => (calibrated[c] ? classSpread(observations, c, calibrated, best) : 0));
+  for (let c = 0; c < k; c++) {
+    if (!calibrated[c] || !observations.some((o) => o.estimate[c] > 0 && o.estimate[c] !== o.floor[c])) continue;
+    const onEstimate = best.onEstimate.map((e, d) => e || d === c);
+    const trial = fitOnBasis(observations, evidence, calibrated, onEstimate);
+    const trialSpreads = SCRIPT_CLASSES.map((_, d) =>
+      calibrated[d] ? classSpread(observations, d, calibrated, trial) : 0,
+    );
+    if (
+      trialSpreads[c] < spreads[c] - BASIS_SPREAD_GAIN &&
+      trialSpreads.every((t, d) => d === c || t <= spreads[d] + 1e-9)
+    ) {
+      best = trial;
+      spreads = trialSpreads;
+    }
+  }
+  return { observations, taken, evidence, calibrated, ...best };
+}
+
+/**
+ * How much lower (as a share of the class's largest request) the spread of a class's records must
+ * be on its estimate before the class calibrates on it (step 4 of {@link learnScriptCalibration}):
+ * 0.1% of a request, so records that fit both ways alike (a class whose estimate is a fixed multiple
+ * of its floor) keep the floor.
+ */
+export const BASIS_SPREAD_GAIN = 0.001;
+
+/**
+ * Steps 1 and 3 of {@link learnScriptCalibration} with each class's column its floor, or its estimate
+ * where `onEstimate` says so (calibrated classes only).
+ */
+function fitOnBasis(
+  observations: readonly Observation[],
+  evidence: Float64Array,
+  calibrated: readonly boolean[],
+  onEstimate: readonly boolean[],
+): Pick<CalibrationFit, 'fitted' | 'bounded' | 'onEstimate'> {
+  const k = SCRIPT_CLASSES.length;
+  const column = (o: Observation, c: number) => (onEstimate[c] ? o.estimate[c] : o.floor[c]);
+  // The lowest factor: 1 on the floor (at or under every reference tokenizer); on the estimate, the
+  // largest floor ÷ estimate of the class's records, so no text plans under its floor.
+  const lower = Array.from({ length: k }, (_, c) => {
+    if (!onEstimate[c]) return 1;
+    let most = 0;
+    for (const o of observations) if (o.estimate[c] > 0) most = Math.max(most, o.floor[c] / o.estimate[c]);
+    return most;
+  });
+  // Fit g = factor − lower ≥ 0 on y = reported − framing − Σ lower × column. A class short of evidence is fitted
   // no higher than its estimate (Σ estimate ÷ Σ floor of its records), what its texts plan with: a
   // column free to take any factor becomes an intercept (an English system prompt of ~50 tokens in
   // every request of a Bengali session taking a factor of 20), which lowers the calibrated factors
@@ -379,35 +445,79 @@ export function fitScriptCalibration(
     return floor > 0 ? Math.max(0, estimate / floor - 1) : 0;
   });
   const g = nonNegativeLeastSquares(
-    observations.map((o) => o.floor),
-    observations.map((o) => o.reported - o.framing - o.total),
+    observations.map((o) => Float64Array.from({ length: k }, (_, c) => column(o, c))),
+    observations.map((o) => o.reported - o.framing - lower.reduce((sum, l, c) => sum + l * column(o, c), 0)),
     k,
     upper,
   );
-  const fitted = Array.from(g, (x) => 1 + x);
+  const fitted = Array.from(g, (x, c) => lower[c] + x);
   const factor = [...fitted];
+  const basis = { onEstimate: [...onEstimate] };
   for (const o of observations) {
-    const short = o.reported - plannedFor(o, calibrated, factor);
+    const short = o.reported - plannedFor(o, calibrated, { factor, onEstimate });
     if (!(short > 1e-9)) continue;
     let target = -1;
     for (let c = 0; c < k; c++) {
-      if (!calibrated[c] || !(o.floor[c] > 0)) continue;
+      if (!calibrated[c] || !(column(o, c) > 0)) continue;
       if (
         target < 0 ||
         evidence[c] < evidence[target] - 1e-9 ||
-        (Math.abs(evidence[c] - evidence[target]) <= 1e-9 && o.floor[c] > o.floor[target])
+        (Math.abs(evidence[c] - evidence[target]) <= 1e-9 && column(o, c) > column(o, target))
       )
         target = c;
     }
-    if (target >= 0) factor[target] += short / o.floor[target];
+    if (target >= 0) factor[target] += short / column(o, target);
   }
-  return { observations, taken, evidence, calibrated, fitted, bounded: factor };
+  return { fitted, bounded: factor, ...basis };
 }
 
-/** What the planner would count for an observed request: framing, calibrated classes' factor × floor, the others' estimate. @internal */
-export function plannedFor(o: Observation, calibrated: readonly boolean[], factor: readonly number[]): number {
+/**
+ * The spread of a fit over a class's usage records (those that list it): the largest under-count,
+ * reported − planned, as a share of the largest planned request (tokens overflow a window, so an
+ * early small request weighs as its tokens, not its percent). `fit.fitted` are the factors. @internal
+ */
+export function classSpread(
+  observations: readonly Observation[],
+  c: number,
+  calibrated: readonly boolean[],
+  fit: Pick<CalibrationFit, 'fitted' | 'onEstimate'>,
+): number {
+  const { largest, short } = classShortfall(observations, c, calibrated, fit);
+  return largest > 0 ? short / largest : 0;
+}
+
+/** The largest planned request, the largest under-count and the usage records of a class under a fit. @internal */
+export function classShortfall(
+  observations: readonly Observation[],
+  c: number,
+  calibrated: readonly boolean[],
+  fit: Pick<CalibrationFit, 'fitted' | 'onEstimate'>,
+): { largest: number; short: number; usage: number } {
+  let largest = 0;
+  let short = 0;
+  let usage = 0;
+  for (const o of observations) {
+    if (o.overflow || !o.listed.includes(c)) continue;
+    usage += 1;
+    const planned = plannedFor(o, calibrated, { factor: fit.fitted, onEstimate: fit.onEstimate });
+    largest = Math.max(largest, planned);
+    short = Math.max(short, o.reported - planned);
+  }
+  return { largest, short, usage };
+}
+
+/**
+ * What the planner would count for an observed request: framing, calibrated classes' factor × floor
+ * (× estimate where the class is on its estimate), the others' estimate. @internal
+ */
+export function plannedFor(
+  o: Observation,
+  calibrated: readonly boolean[],
+  { factor, onEstimate }: { factor: readonly number[]; onEstimate: readonly boolean[] },
+): number {
   let planned = o.framing;
-  for (let c = 0; c < SCRIPT_CLASSES.length; c++) planned += calibrated[c] ? factor[c] * o.floor[c] : o.estimate[c];
+  for (let c = 0; c < SCRIPT_CLASSES.length; c++)
+    planned += calibrated[c] ? factor[c] * (onEstimate[c] ? o.estimate[c] : o.floor[c]) : o.estimate[c];
   return planned;
 }
 
@@ -418,11 +528,17 @@ export function calibrationOf(fit: CalibrationFit, factor: readonly number[]): S
     if (!fit.calibrated[c]) continue;
     out[SCRIPT_CLASSES[c]] = {
       factor: Number(factor[c].toFixed(6)),
+      ...(fit.onEstimate[c] ? { basis: 'estimate' as const } : {}),
       samples: fit.taken[c],
       evidence: Number(fit.evidence[c].toFixed(3)),
     };
   }
   return out;
+}
+
+/** A text's estimate ÷ floor (1 for a text without floor tokens): turns a factor of the estimate into one of the floor. */
+function basisRatio(m: Pick<TextMeasure, 'floor' | 'estimate'> | undefined): number {
+  return m && m.floor > 0 ? m.estimate / m.floor : 1;
 }
 
 /** The seed's approximate margin (percent of the window), used for what calibration has no evidence for. */
@@ -615,15 +731,19 @@ export class ScriptCalibratedCounter implements TokenCounter {
     return m;
   }
 
-  /** The factor for a text of these classes: the largest of the project's, or undefined when one has none. */
-  factorFor(mask: number): number | undefined {
+  /**
+   * Tokens per floor token for a whole text of these classes: the largest over its classes of the
+   * class's factor (× the text's estimate ÷ floor for a class calibrated on its estimate); undefined
+   * when a class has no factor. `m` is the text's measure (its floor and estimate).
+   */
+  factorFor(mask: number, m?: Pick<TextMeasure, 'floor' | 'estimate'>): number | undefined {
     if (mask === 0) return 1;
     let factor = 0;
     for (let c = 0; c < SCRIPT_CLASSES.length; c++) {
       if ((mask & (1 << c)) === 0) continue;
       const learned = this.calibration[SCRIPT_CLASSES[c]];
       if (!learned) return undefined;
-      factor = Math.max(factor, learned.factor);
+      factor = Math.max(factor, learned.factor * (learned.basis === 'estimate' ? basisRatio(m) : 1));
     }
     return factor;
   }
@@ -643,7 +763,7 @@ export class ScriptCalibratedCounter implements TokenCounter {
       const byClass = this.countByShares(m, m.shares);
       if (byClass !== undefined) return byClass;
     }
-    const factor = this.factorFor(m.mask);
+    const factor = this.factorFor(m.mask, m);
     if (factor === undefined) {
       // No evidence of the project's own: the estimate, raised by the model-wide prior where it is above 1.
       let prior = 1;
@@ -673,9 +793,10 @@ export class ScriptCalibratedCounter implements TokenCounter {
       if (!(share > 0)) continue;
       const learned = this.calibration[cls];
       if (learned) {
-        calibrated += m.floor * share * learned.factor;
+        const onEstimate = learned.basis === 'estimate';
+        calibrated += (onEstimate ? m.estimate : m.floor) * share * learned.factor;
         applied |= 1 << c;
-        this.maxApplied = Math.max(this.maxApplied, learned.factor);
+        this.maxApplied = Math.max(this.maxApplied, learned.factor * (onEstimate ? basisRatio(m) : 1));
       } else {
         const part = m.estimate * share * Math.max(1, this.prior[cls] ?? 1);
         estimated += part;

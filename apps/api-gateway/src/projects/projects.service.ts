@@ -138,7 +138,8 @@ export interface LearnedPlanning {
   calibration: {
     model: string;
     base: string;
-    byScript: Record<string, { factor: number; samples: number } | undefined>;
+    /** `factor` per floor token of the class (`base`), or per estimate token with `basis: 'estimate'`. */
+    byScript: Record<string, { factor: number; basis?: 'estimate'; samples: number } | undefined>;
   } | null;
 }
 
