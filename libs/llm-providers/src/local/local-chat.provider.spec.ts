@@ -75,6 +75,40 @@ describe(LocalChatProvider.name, () => {
       );
     });
 
+    it("prefers the sentence of the page whose title names the question's keywords, then the one holding them as a phrase", () => {
+      // Real sentences of the PostgreSQL 15 manual (5.4 Constraints; 11.8 Partial Indexes; PostgreSQL
+      // Licence). Each holds "index" and one other keyword of the question; without the title and
+      // phrase rules the Constraints sentence wins on the rarer "good".
+      const content =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '5.4. Constraints',
+            score: 0.5,
+            text: 'Since a DELETE of a row from the referenced table will require a scan of the referencing table, it is often a good idea to index the referencing columns too.',
+          },
+          0,
+        ) +
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '11.8. Partial Indexes',
+            score: 0.4,
+            text: 'A partial index is an index built over a subset of a table. As a result, parameterized query clauses do not work with a partial index.',
+          },
+          1,
+        ) +
+        'How does a partial index work, and what is it good for?';
+      expect(composeAnswer([{ role: 'user', content }], 2)).toBe(
+        [
+          'From the retrieved context:',
+          '- A partial index is an index built over a subset of a table. [2: 11.8. Partial Indexes]',
+          '- As a result, parameterized query clauses do not work with a partial index. [2: 11.8. Partial Indexes]',
+          'Sources: [2] 11.8. Partial Indexes',
+        ].join('\n'),
+      );
+    });
+
     it("drops the passage's own list markers from a quoted sentence", () => {
       const content =
         renderContextItem(
