@@ -132,7 +132,7 @@ function askEval(url: string, projectId: string, file: string): EvalFigures[] {
 }
 
 async function main(): Promise<void> {
-  const command = `node tools/run-ts.js bench/retrieval/heldout.bench.ts${arg('corpora') ? ` --corpora ${arg('corpora')}` : ''}${arg('sets') ? ` --sets ${arg('sets')}` : ''}${ONLY ? ` --corpus ${ONLY}` : ''}${arg('runs') ? ` --runs ${arg('runs')}` : ''} --semantic-distractors ${SEMANTIC_DISTRACTORS}`;
+  const command = `node tools/run-ts.js bench/retrieval/heldout.bench.ts${arg('corpora') ? ` --corpora ${repoRelative(CORPORA)}` : ''}${arg('sets') ? ` --sets ${arg('sets')}` : ''}${ONLY ? ` --corpus ${ONLY}` : ''}${arg('runs') ? ` --runs ${arg('runs')}` : ''} --semantic-distractors ${SEMANTIC_DISTRACTORS}`;
   // Read before this run writes: a held-out corpus with a row in RESULTS.md was scored before.
   const resultsFile = join(BENCH_ROOT, 'bench', 'RESULTS.md');
   const before = existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8') : '';
