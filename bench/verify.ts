@@ -244,7 +244,8 @@ function isAncestor(commit: string, cwd = BENCH_ROOT): boolean {
 }
 
 /**
- * Check 1 over a RESULTS.md text: the failures, one line each (section heading and what is wrong).
+ * Check 1 over a RESULTS.md text: the failures, one line each (section heading and what is wrong): a
+ * section that names no command or no commit, a commit not in HEAD's history, or a machine's absolute path.
  * `isAncestorOf` answers whether a commit is in HEAD's history (git in the checkout by default).
  */
 export function checkSections(text: string, isAncestorOf: (commit: string) => boolean = isAncestor): string[] {
@@ -256,9 +257,14 @@ export function checkSections(text: string, isAncestorOf: (commit: string) => bo
     for (const commit of new Set(commits)) {
       if (!isAncestorOf(commit)) failures.push(`${heading}: commit ${commit} is not an ancestor of HEAD`);
     }
+    const path = MACHINE_PATH.exec(body);
+    if (path) failures.push(`${heading}: names a machine's absolute path (${path[0]}): name it relative to the repo`);
   }
   return failures;
 }
+
+/** An absolute path of some machine (a home, a workspace, a temporary folder), which no reader can re-run. */
+const MACHINE_PATH = /(?<![\w.])\/(?:work|home|Users|root|tmp|var\/folders|mnt)\/[^\s`'")]+/;
 
 /** A copy of the checkout at HEAD plus the working tree's changes; node_modules linked, not copied. */
 function makeCopy(): { root: string; remove: () => void } {
