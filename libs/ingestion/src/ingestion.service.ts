@@ -5,13 +5,7 @@ import { chunkDocument, type ChunkOptions } from './chunk-document';
 import { contentHash, type EmbedRetryOptions, INGESTION_VERSION } from './embed-with-retry';
 import type { InsightsFile } from './insights-file';
 import type { SourceDocument } from './load-documents';
-import {
-  type EmbeddingSpace,
-  INSIGHTS_STORE,
-  type InsightsStore,
-  KNOWLEDGE_STORE,
-  type KnowledgeStore,
-} from './ports';
+import { type EmbeddingSpace, INSIGHTS_STORE, type InsightsStore, KNOWLEDGE_STORE, type KnowledgeStore } from './ports';
 import { admitUpload, embeddingSpace } from './stages/admit';
 import { EmbeddingBatches } from './stages/embed-batches';
 import { ingestItems, type ItemsContext, ItemsProgress } from './stages/items';
