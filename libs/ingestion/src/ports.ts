@@ -150,9 +150,15 @@ export interface EmbeddingSpaceMismatch {
   incoming: EmbeddingSpace;
 }
 
-/** Whether `err` is the data layer's refusal of another embedding space (by its code). */
+/**
+ * Whether `err` is the data layer's refusal of another embedding space: by its name and code, and
+ * the spaces it names (an AskError 502 `embedding_dimensions_mismatch`, a provider's vector of the
+ * wrong length, shares the code but is not one).
+ */
 export function isEmbeddingSpaceMismatch(err: unknown): err is EmbeddingSpaceMismatch {
-  return err instanceof Error && (err as Partial<EmbeddingSpaceMismatch>).code === 'embedding_dimensions_mismatch';
+  if (!(err instanceof Error) || err.name !== 'EmbeddingSpaceMismatchError') return false;
+  const e = err as Partial<EmbeddingSpaceMismatch>;
+  return e.code === 'embedding_dimensions_mismatch' && Array.isArray(e.stored) && typeof e.incoming === 'object';
 }
 
 /** Injection tokens of the ports ({@link IngestionModule.forRoot} binds them). */
