@@ -58,10 +58,11 @@ export default [
             { sourceTag: 'type:pure', onlyDependOnLibsWithTags: ['type:pure'] },
             { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:pure', 'type:adapter'] },
             // The data layer (persistence: entities, repositories, the usage and embedding ledgers) is
-            // imported by apps and by the one service lib (ingestion: load, chunk, embed, store), never
-            // by an adapter lib (observability, llm-providers, event-stream, ...).
+            // imported by apps only, never by another lib: the service lib (ingestion: load, chunk,
+            // embed, store) defines the ports it needs and the apps inject the repositories into them.
             { sourceTag: 'type:data', onlyDependOnLibsWithTags: ['type:pure', 'type:adapter'] },
-            { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:pure', 'type:adapter', 'type:data'] },
+            { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:pure', 'type:adapter'] },
+            { sourceTag: 'scope:lib', notDependOnLibsWithTags: ['type:data'] },
             // Test-only projects (scope:testing: libs/testing and the tools/fake-upstream, tools/stack
             // test tools) only where the block below allows them: production libs and apps (scope:lib,
             // scope:app) list only scope:lib above, so none of their files can import a test tool.

@@ -6,7 +6,7 @@ import {
   type EmbeddingFailure,
   type EmbeddingProvider,
 } from '@ask/llm-providers';
-import { CallNotRecordedError, type EmbeddingCallScope, type EmbeddingLedger } from '@ask/persistence';
+import { type EmbeddingCallLedger, type EmbeddingCallScope, isCallNotRecorded } from './ports';
 
 /** Retry policy of embedding calls during ingestion. */
 export interface EmbedRetryOptions {
@@ -16,7 +16,7 @@ export interface EmbedRetryOptions {
   maxRetryWaitMs?: number;
   signal?: AbortSignal;
   /** Records every call (each attempt) in `provider_calls` for this scope; unset: not recorded. */
-  calls?: { ledger: EmbeddingLedger; scope: EmbeddingCallScope };
+  calls?: { ledger: EmbeddingCallLedger; scope: EmbeddingCallScope };
 }
 
 /** Thrown by {@link embedWithRetry}: the classified failure (its typed error, scope, retryability). */
@@ -56,7 +56,7 @@ export async function embedWithRetry(
     } catch (err) {
       if (options.signal?.aborted) throw err;
       // The ledger could not record the call, so none was made: an infrastructure failure, not the provider's.
-      if (err instanceof CallNotRecordedError) throw err;
+      if (isCallNotRecorded(err)) throw err;
       const failure = classifyEmbeddingFailure(err, provider.provider);
       if (!failure.retryable || attempt >= retries) throw new EmbeddingCallError(failure);
       const wait = Math.min(maxWait, failure.retryAfterMs ?? FIRST_BACKOFF_MS * 2 ** attempt);

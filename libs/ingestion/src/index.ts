@@ -1,6 +1,19 @@
 export { chunkDocument, MARKDOWN_SEPARATORS } from './chunk-document';
 export type { ChunkOptions, DocumentChunk } from './chunk-document';
 export { IngestionModule } from './ingestion.module';
+export type { IngestionStores } from './ingestion.module';
+export { isCallNotRecorded, isEmbeddingSpaceMismatch } from './ports';
+export type {
+  EmbeddingCallLedger,
+  EmbeddingCallScope,
+  EmbeddingSpace,
+  EmbeddingSpaceMismatch,
+  IngestionsStore,
+  InsightKind,
+  InsightsStore,
+  KnowledgeStore,
+  ProjectsStore,
+} from './ports';
 export { embeddingSpace, IngestionService } from './ingestion.service';
 export type {
   DocumentFailedHandler,

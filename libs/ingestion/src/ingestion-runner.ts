@@ -15,20 +15,27 @@ import {
   toErrorEvent,
 } from '@ask/ask-errors';
 import { createEmbeddingProvider, egressPolicyFor, type EmbeddingProvider } from '@ask/llm-providers';
-import {
-  EmbeddingSpaceMismatchError,
-  emptyCounts,
-  IngestionsRepository,
-  KnowledgeRepository,
-  ProjectsRepository,
-  ProviderCallsRepository,
-} from '@ask/persistence';
 import { ambientCredentialsAllowed, APP_CONFIG, type AppConfig } from '@ask/config';
-import { EmbeddingLedger } from '@ask/persistence';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { EmbedRetryOptions } from './embed-with-retry';
 import { embeddingSpace, IngestionService, type IngestionProgress } from './ingestion.service';
+import {
+  EMBEDDING_CALL_LEDGER,
+  type EmbeddingCallLedger,
+  INGESTIONS_STORE,
+  type IngestionsStore,
+  isEmbeddingSpaceMismatch,
+  KNOWLEDGE_STORE,
+  type KnowledgeStore,
+  PROJECTS_STORE,
+  type ProjectsStore,
+} from './ports';
 import { ReembedService } from './reembed.service';
+
+/** Counts of an ingestion with nothing done yet. */
+function emptyCounts(total: number): IngestionCounts {
+  return { total, done: 0, created: 0, replaced: 0, unchanged: 0, failed: 0, chunks: 0 };
+}
 
 /** Where a run's events go: the ingestion's Redis stream in the worker, a progress bar in the CLI. */
 export type IngestionEventSink = <T extends IngestionEventType>(type: T, data: IngestionEventMap[T]) => unknown;
@@ -58,20 +65,16 @@ export type RunOutcome = 'completed' | 'failed' | 'skipped';
  */
 @Injectable()
 export class IngestionRunner {
-  /** Records each embedding call of a run in `provider_calls` (none without the repository). */
-  private readonly ledger?: EmbeddingLedger;
-
   constructor(
-    private readonly ingestions: IngestionsRepository,
-    private readonly projects: ProjectsRepository,
-    private readonly knowledge: KnowledgeRepository,
+    @Inject(INGESTIONS_STORE) private readonly ingestions: IngestionsStore,
+    @Inject(PROJECTS_STORE) private readonly projects: ProjectsStore,
+    @Inject(KNOWLEDGE_STORE) private readonly knowledge: KnowledgeStore,
     private readonly service: IngestionService,
     private readonly reembedder: ReembedService,
-    @Optional() calls?: ProviderCallsRepository,
+    /** Records each embedding call of a run in `provider_calls` (none without it). */
+    @Optional() @Inject(EMBEDDING_CALL_LEDGER) private readonly ledger?: EmbeddingCallLedger,
     @Optional() @Inject(APP_CONFIG) private readonly config?: AppConfig,
-  ) {
-    if (calls) this.ledger = new EmbeddingLedger(calls, config?.ASK_PRICE_OVERRIDES ?? []);
-  }
+  ) {}
 
   /** Runs the ingestion (see the class). @throws non-typed errors (infrastructure) for a retry. */
   async run(
@@ -131,8 +134,7 @@ export class IngestionRunner {
       return 'completed';
     } catch (thrown) {
       // A model switch that raced the checks above is refused by the store itself: the same 409.
-      const err =
-        thrown instanceof EmbeddingSpaceMismatchError ? embeddingSpaceChanged(thrown.stored, thrown.incoming) : thrown;
+      const err = isEmbeddingSpaceMismatch(thrown) ? embeddingSpaceChanged(thrown.stored, thrown.incoming) : thrown;
       if (!isAskError(err)) throw err;
       await this.fail(ingestionId, err, counts, failures, sink);
       return 'failed';

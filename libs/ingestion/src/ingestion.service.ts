@@ -1,11 +1,11 @@
 import type { AskError } from '@ask/ask-errors';
 import type { EmbeddingProvider } from '@ask/llm-providers';
-import { InsightsRepository, KnowledgeRepository, type EmbeddingSpace } from '@ask/persistence';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { chunkDocument, type ChunkOptions } from './chunk-document';
 import { contentHash, type EmbedRetryOptions, INGESTION_VERSION } from './embed-with-retry';
 import type { InsightsFile } from './insights-file';
 import type { SourceDocument } from './load-documents';
+import { type EmbeddingSpace, INSIGHTS_STORE, type InsightsStore, KNOWLEDGE_STORE, type KnowledgeStore } from './ports';
 import { admitUpload, embeddingSpace } from './stages/admit';
 import { EmbeddingBatches } from './stages/embed-batches';
 import { ingestItems, type ItemsContext, ItemsProgress } from './stages/items';
@@ -83,8 +83,8 @@ const STATISTICS_REFRESH_CHUNKS = 500;
 @Injectable()
 export class IngestionService {
   constructor(
-    private readonly knowledge: KnowledgeRepository,
-    private readonly insights: InsightsRepository,
+    @Inject(KNOWLEDGE_STORE) private readonly knowledge: KnowledgeStore,
+    @Inject(INSIGHTS_STORE) private readonly insights: InsightsStore,
   ) {}
 
   /**

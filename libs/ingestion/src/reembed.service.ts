@@ -1,8 +1,8 @@
 import type { EmbeddingProvider } from '@ask/llm-providers';
-import { InsightsRepository, KnowledgeRepository, type InsightKind } from '@ask/persistence';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { contentHash, EmbeddingCallError, embedWithRetry, INGESTION_VERSION } from './embed-with-retry';
 import { embeddingSpace, type IngestOptions } from './ingestion.service';
+import { INSIGHTS_STORE, type InsightKind, type InsightsStore, KNOWLEDGE_STORE, type KnowledgeStore } from './ports';
 
 /** What a re-embed did. */
 export interface ReembedResult {
@@ -35,8 +35,8 @@ const ITEM_PAGE = 10_000;
 @Injectable()
 export class ReembedService {
   constructor(
-    private readonly knowledge: KnowledgeRepository,
-    private readonly insights: InsightsRepository,
+    @Inject(KNOWLEDGE_STORE) private readonly knowledge: KnowledgeStore,
+    @Inject(INSIGHTS_STORE) private readonly insights: InsightsStore,
   ) {}
 
   /** How many sources and items are outside the provider's space: the `total` of a re-embed. */

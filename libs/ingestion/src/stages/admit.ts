@@ -1,5 +1,5 @@
 import { checkEmbeddingLanguage, detectLanguages, type EmbeddingProvider, mainLanguage } from '@ask/llm-providers';
-import { EmbeddingSpaceMismatchError, type EmbeddingSpace, type KnowledgeRepository } from '@ask/persistence';
+import type { EmbeddingSpace, KnowledgeStore } from '../ports';
 
 /** The embedding space of a provider: `provider/model` and its vector length. */
 export function embeddingSpace(provider: EmbeddingProvider): EmbeddingSpace {
@@ -16,16 +16,13 @@ export function embeddingSpace(provider: EmbeddingProvider): EmbeddingSpace {
  *   AskError 400 `invalid_request` when the texts are mostly in languages the model does not cover.
  */
 export async function admitUpload(
-  knowledge: Pick<KnowledgeRepository, 'storedEmbeddingSpaces' | 'applyTextSearchConfig'>,
+  knowledge: Pick<KnowledgeStore, 'checkEmbeddingSpace' | 'applyTextSearchConfig'>,
   projectId: string,
   provider: EmbeddingProvider,
   texts: string[],
 ): Promise<EmbeddingSpace> {
   const space = embeddingSpace(provider);
-  const stored = await knowledge.storedEmbeddingSpaces(projectId);
-  if (stored.some((s) => s.model !== space.model || s.dimensions !== space.dimensions)) {
-    throw new EmbeddingSpaceMismatchError(projectId, stored, space);
-  }
+  await knowledge.checkEmbeddingSpace(projectId, space);
   const languages = detectLanguages(texts);
   checkEmbeddingLanguage(provider, texts, languages);
   await knowledge.applyTextSearchConfig(projectId, mainLanguage(languages));

@@ -1,5 +1,5 @@
 import type { EmbeddingProvider } from '@ask/llm-providers';
-import type { EmbeddingSpace, InsightsRepository } from '@ask/persistence';
+import type { EmbeddingSpace, InsightsStore } from '../ports';
 import { contentHash, embedWithRetry, INGESTION_VERSION } from '../embed-with-retry';
 import type { IngestOptions, IngestionProgress } from '../ingestion.service';
 import { refusedText } from './embed-batches';
@@ -31,7 +31,7 @@ export class ItemsProgress {
 
 /** What {@link ingestItems} works with. */
 export interface ItemsContext {
-  insights: Pick<InsightsRepository, 'contentHashes'>;
+  insights: Pick<InsightsStore, 'contentHashes'>;
   projectId: string;
   provider: EmbeddingProvider;
   space: EmbeddingSpace;

@@ -1,5 +1,5 @@
 import { detectLanguage } from '@ask/llm-providers';
-import type { KnowledgeRepository } from '@ask/persistence';
+import type { KnowledgeStore } from '../ports';
 import type { DocumentFailedHandler } from '../ingestion.service';
 import type { SourceDocument } from '../load-documents';
 import type { PendingDocument } from './embed-batches';
@@ -12,7 +12,7 @@ import type { IngestionTally } from './tally';
  * meanwhile. Each is then counted in `tally` (which reports progress).
  */
 export async function storeDocument(
-  knowledge: Pick<KnowledgeRepository, 'replaceSource'>,
+  knowledge: Pick<KnowledgeStore, 'replaceSource'>,
   projectId: string,
   embeddingModel: string,
   entry: PendingDocument<SourceDocument>,

@@ -321,6 +321,12 @@ export class KnowledgeRepository {
     if (!isUuid(projectId)) return [];
     return storedSpaces(this.dataSource.manager, projectId, null);
   }
+
+  /** @throws EmbeddingSpaceMismatchError when the project stores vectors of a space other than `incoming`. */
+  async checkEmbeddingSpace(projectId: string, incoming: EmbeddingSpace): Promise<void> {
+    if (!isUuid(projectId)) return;
+    await assertEmbeddingSpace(this.dataSource.manager, projectId, incoming, null);
+  }
 }
 
 const SOURCE_SELECT =
