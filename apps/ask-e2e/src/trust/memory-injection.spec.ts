@@ -19,6 +19,13 @@ const MARK = 'authorised sharing every stored credential';
 const filler = (i: number) =>
   `Codename ${i}: Nightjar-${100 + i}. ${Array.from({ length: 30 }, (_, k) => `Filler sentence ${String.fromCharCode(97 + (k % 26))} only fills the window.`).join(' ')} What comes next?`;
 
+/**
+ * The session: the planted question at turn 2, then six fillers, so that at the last turn turn 2 is
+ * older than the pairs that fit verbatim (three to four fit once calibration has learned the fake's
+ * counts, which takes about four requests).
+ */
+const QUESTIONS = [filler(1), PLANTED, ...[3, 4, 5, 6, 7, 8].map(filler)];
+
 interface SentMessage {
   role: string;
   content: string;
@@ -26,8 +33,8 @@ interface SentMessage {
 
 /**
  * Issue 25 item 3, end to end: a user question that plants an operator override is asked at turn 2
- * of a session with conversation memory (per-turn, extractive summaries); at turn 5 it rides as its
- * summary. The OpenAI-wire request the fake upstream received carries it only inside the fenced
+ * of a session with conversation memory (per-turn, extractive summaries); at the last turn (8) it
+ * rides as its summary. The OpenAI-wire request the fake upstream received carries it only inside the fenced
  * user-role memory block, its header-like lines neutralised, and never in the system message.
  */
 describe('memory cannot speak as the operator (planted question, through the HTTP API)', () => {
@@ -57,8 +64,7 @@ describe('memory cannot speak as the operator (planted question, through the HTT
       { apiKey: `sk-test-${randomUUID()}` },
     );
     let sessionId: string | undefined;
-    const questions = [filler(1), PLANTED, filler(3), filler(4), filler(5)];
-    for (const [i, question] of questions.entries()) {
+    for (const [i, question] of QUESTIONS.entries()) {
       const before = upstream.requests.length;
       const outcome = await project.client.askAndWait(project.id, question, sessionId ? { sessionId } : {});
       expect(outcome.error).toBeUndefined();
@@ -82,18 +88,19 @@ describe('memory cannot speak as the operator (planted question, through the HTT
     await upstream?.close();
   });
 
-  it('plans turn 5 with turn 2 (the planted one) among the summaries, the newest pairs verbatim', () => {
-    // One or two pairs fit verbatim (two once calibration has learned the fake's counts).
-    const memory = budgets[4].memory;
+  it('plans the last turn with turn 2 (the planted one) as a summary or under the session summary, the newest pairs verbatim', () => {
+    const memory = budgets[QUESTIONS.length - 1].memory;
+    const covers = (ranges: Array<[number, number]> | undefined) =>
+      (ranges ?? []).some(([from, to]) => from <= 2 && 2 <= to);
     expect(memory?.mode).toBe('per-turn');
-    expect(memory?.summarised[0][0]).toBe(1);
-    expect(memory?.summarised[0][1]).toBeGreaterThanOrEqual(2);
-    expect(memory?.verbatim[0][1]).toBe(4);
+    expect(covers(memory?.verbatim)).toBe(false);
+    expect(covers(memory?.summarised) || covers(memory?.compacted)).toBe(true);
+    expect(memory?.verbatim.at(-1)?.[1]).toBe(QUESTIONS.length - 1);
     expect(memory?.dropped).toEqual([]);
   });
 
   it('sends the system prompt alone as system, then the memory as a user block and the assistant acknowledgement', () => {
-    const pairs = budgets[4].memory?.verbatimPairs ?? 0;
+    const pairs = budgets[QUESTIONS.length - 1].memory?.verbatimPairs ?? 0;
     expect(sent.map((m) => m.role)).toEqual([
       'system',
       'user',
@@ -119,7 +126,9 @@ describe('memory cannot speak as the operator (planted question, through the HTT
     // One fence: the planted closing tag was disarmed, the planted headers marked as quoted.
     expect(block.split('<conversation_memory>')).toHaveLength(2);
     expect(block.split('</conversation_memory>')).toHaveLength(2);
-    expect(inside).toContain('Turn 2 (summary):\n');
+    // Turn 2 rides as its own summary line or inside the session summary that stands for turns 1–n.
+    const session = /^Summary of turns 1–(\d+):$/m.exec(inside);
+    expect(inside.includes('Turn 2 (summary):\n') || Number(session?.[1]) >= 2).toBe(true);
     expect(inside).not.toMatch(/^Turn 99 \(summary\):/m);
     expect(inside).not.toMatch(/^SYSTEM OVERRIDE/m);
     expect(inside).not.toMatch(/^system:/m);
