@@ -207,10 +207,14 @@ export function composeAnswer(
   const candidates: Candidate[] = [];
   for (const passage of passages)
     for (const c of quotable(passage)) candidates.push({ ...c, order: candidates.length });
-  const vocab = candidates.map((c) => ({
-    prose: keywords(c.sentence),
-    code: c.code ? keywords(c.code.lines.join(' ')) : new Set<string>(),
-  }));
+  const vocab = candidates.map((c) => {
+    const prose = keywordList(c.sentence);
+    return {
+      prose: new Set(prose),
+      pairs: adjacentPairs(prose),
+      code: c.code ? keywords(c.code.lines.join(' ')) : new Set<string>(),
+    };
+  });
   const weight = new Map(
     terms.map((t) => {
       const df = vocab.filter((v) => v.prose.has(t) || v.code.has(t)).length;
@@ -238,9 +242,9 @@ export function composeAnswer(
       score += vocab[i].prose.has(t) ? w : vocab[i].code.has(t) ? w / 2 : 0;
     }
     if (score > 0) {
-      const pairs = adjacentKeywordPairs(c.sentence);
       for (const [a, b] of questionPairs)
-        if (pairs.has(`${a} ${b}`)) score += (PHRASE_BONUS * ((weight.get(a) ?? 0) + (weight.get(b) ?? 0))) / 2;
+        if (vocab[i].pairs.has(`${a} ${b}`))
+          score += (PHRASE_BONUS * ((weight.get(a) ?? 0) + (weight.get(b) ?? 0))) / 2;
       score *= 1 + TITLE_WEIGHT * (titleShare.get(c.passage.index) ?? 0);
     }
     // Earlier (better-ranked) passages win ties.
@@ -354,9 +358,8 @@ function keywords(text: string): Set<string> {
   return new Set(keywordList(text));
 }
 
-/** Each pair of adjacent keywords of the text (stopwords skipped), as `"a b"`. */
-function adjacentKeywordPairs(text: string): Set<string> {
-  const list = keywordList(text);
+/** Each pair of adjacent keywords of a {@link keywordList} (stopwords already skipped), as `"a b"`. */
+function adjacentPairs(list: readonly string[]): Set<string> {
   return new Set(list.slice(1).map((b, j) => `${list[j]} ${b}`));
 }
 
