@@ -47,10 +47,15 @@ interface ContextPassage {
   text: string;
 }
 
-/** A quotable sentence of a passage, with the code block it introduces when one follows it. */
+/**
+ * A quotable sentence of a passage, with the code block or the list it introduces when one follows it,
+ * and the sentence right after it in the passage when that one explains it ("This means that …").
+ */
 interface Candidate {
   sentence: string;
   code?: { lang: string; lines: string[] };
+  list?: string[];
+  explained?: string;
   passage: ContextPassage;
   order: number;
 }
@@ -65,6 +70,25 @@ export const PHRASE_BONUS = 1;
 
 /** How much a passage whose title holds all of the question's keywords raises its sentences' scores (× 1 + this). */
 export const TITLE_WEIGHT = 2;
+
+/**
+ * Added score of a sentence that defines the question's subject ("A partial index is …": its words
+ * before a defining verb are mostly the question's keywords, the first of them one), as a share of
+ * those keywords' weights. Judged by hand on the demo's PostgreSQL session (bench/answers), not fitted.
+ */
+export const DEFINITION_BONUS = 1;
+
+/**
+ * Words past which a sentence's score is divided by √(words / this): a long sentence holds more of the
+ * question's keywords by chance. Judged by hand on the demo's PostgreSQL session, not fitted.
+ */
+export const LONG_SENTENCE_WORDS = 30;
+
+/**
+ * Share of the best sentence's score a sentence needs to be quoted with it, so an answer is its
+ * on-topic sentences and not a wall of loosely related ones. Judged by hand (bench/answers), not fitted.
+ */
+export const RELATIVE_FLOOR = 0.35;
 
 const STOPWORDS = new Set(
   'a an and are as at be by can do does for from how i in is it of on or that the this to what when where which who why with you your me my we our use using get set'.split(
@@ -212,17 +236,18 @@ export function composeAnswer(
     return {
       prose: new Set(prose),
       pairs: adjacentPairs(prose),
-      code: c.code ? keywords(c.code.lines.join(' ')) : new Set<string>(),
+      subject: definitionSubject(c.sentence),
+      words: c.sentence.split(' ').length,
+      // What rides with the sentence (its code, its list, the sentence explaining it) counts half.
+      extra: keywords([...(c.code?.lines ?? []), ...(c.list ?? []), c.explained ?? ''].join(' ')),
     };
   });
   const weight = new Map(
     terms.map((t) => {
-      const df = vocab.filter((v) => v.prose.has(t) || v.code.has(t)).length;
+      const df = vocab.filter((v) => v.prose.has(t) || v.extra.has(t)).length;
       return [t, Math.log(1 + candidates.length / (1 + df))] as const;
     }),
   );
-  const ordered = keywordList(question);
-  const questionPairs = ordered.slice(1).map((b, j) => [ordered[j], b] as const);
   const totalWeight = terms.reduce((sum, t) => sum + (weight.get(t) ?? 0), 0);
   const titleShare = new Map(
     passages.map((p) => {
@@ -231,31 +256,42 @@ export function composeAnswer(
       return [p.index, totalWeight > 0 ? held / totalWeight : 0] as const;
     }),
   );
-  const scored = candidates.map((c, i) => {
-    if (similarity) {
-      const cosine = similarity.get(c.sentence) ?? 0;
-      return { ...c, score: cosine > 0 ? cosine - c.passage.index * 1e-6 : 0 };
-    }
+  // A word that frames the question ("difference", "work", "happen") says little of what it is about.
+  const w = (t: string) => (weight.get(t) ?? 0) * (FRAMING.has(t) ? FRAMING_WEIGHT : 1);
+  /** Keyword score of candidate `i` for a question (or one part of it) with these keywords in order. */
+  const keywordScore = (i: number, ordered: readonly string[]): number => {
+    const v = vocab[i];
     let score = 0;
-    for (const t of terms) {
-      const w = weight.get(t) ?? 0;
-      score += vocab[i].prose.has(t) ? w : vocab[i].code.has(t) ? w / 2 : 0;
-    }
-    if (score > 0) {
-      for (const [a, b] of questionPairs)
-        if (vocab[i].pairs.has(`${a} ${b}`))
-          score += (PHRASE_BONUS * ((weight.get(a) ?? 0) + (weight.get(b) ?? 0))) / 2;
-      score *= 1 + TITLE_WEIGHT * (titleShare.get(c.passage.index) ?? 0);
-    }
+    for (const t of new Set(ordered)) score += v.prose.has(t) ? w(t) : v.extra.has(t) ? w(t) / 2 : 0;
+    if (score <= 0) return 0;
+    for (let j = 1; j < ordered.length; j++)
+      if (v.pairs.has(`${ordered[j - 1]} ${ordered[j]}`)) score += (PHRASE_BONUS * (w(ordered[j - 1]) + w(ordered[j]))) / 2;
+    // A sentence that says what the question's subject is ("A partial index is …") answers it first.
+    const asked = new Set(ordered);
+    const held = v.subject.filter((t) => asked.has(t));
+    if (held.length && asked.has(v.subject[0]) && held.length >= v.subject.length - 1)
+      score += DEFINITION_BONUS * held.reduce((sum, t) => sum + w(t), 0);
+    score *= 1 + TITLE_WEIGHT * (titleShare.get(candidates[i].passage.index) ?? 0);
+    // A long sentence holds more keywords by chance; one that opens on a connective ("As a result, …",
+    // "This …") leans on the sentence before it and reads worse alone.
+    score /= Math.sqrt(Math.max(1, v.words / LONG_SENTENCE_WORDS));
+    if (CONNECTIVE.test(candidates[i].sentence)) score *= CONNECTIVE_WEIGHT;
+    // A sentence that introduces a list (reasons, steps, options) carries the answer's substance with it.
+    if ((candidates[i].list?.length ?? 0) >= 2) score *= 1 + STRUCTURE_BONUS;
     // Earlier (better-ranked) passages win ties.
-    return { ...c, score: score > 0 ? score - c.passage.index * 1e-3 : 0 };
+    return score - candidates[i].passage.index * 1e-3;
+  };
+  const ordered = keywordList(question);
+  const score = candidates.map((c, i) => {
+    if (!similarity) return Math.max(0, keywordScore(i, ordered));
+    const cosine = similarity.get(c.sentence) ?? 0;
+    return cosine > 0 ? cosine - c.passage.index * 1e-6 : 0;
   });
-  scored.sort((a, b) => b.score - a.score || a.order - b.order);
-  const seen = new Set<string>();
-  const chosen = scored
-    .filter((s) => s.score > 0 && !seen.has(s.sentence) && seen.add(s.sentence))
-    .slice(0, maxPassages);
-  if (chosen.length === 0) {
+  const ranked = candidates
+    .map((_, i) => i)
+    .filter((i) => score[i] > 0)
+    .sort((a, b) => score[b] - score[a] || a - b);
+  if (ranked.length === 0) {
     if (passages.length === 0) {
       lines.push("The retrieved context is empty, so I cannot answer from this project's knowledge.");
       return lines.join('\n');
@@ -264,14 +300,101 @@ export function composeAnswer(
       similarity ? 'no retrieved sentence is close to it in meaning' : 'no retrieved passage shares a keyword with it',
     );
   }
+  const floor = RELATIVE_FLOOR * score[ranked[0]];
+  const picked = new Set<number>();
+  const shown = new Set<string>();
+  const pick = (i: number) => {
+    const c = candidates[i];
+    if (picked.has(i) || shown.has(c.sentence) || picked.size >= maxPassages) return;
+    picked.add(i);
+    shown.add(c.sentence);
+  };
+  // Each part of a question that asks two things gets its own best sentence, when it has one on point.
+  const parts = similarity ? [] : questionParts(question).map(keywordList);
+  if (parts.length > 1)
+    for (const part of parts) {
+      let best = -1;
+      for (const i of ranked) if (!shown.has(candidates[i].sentence) && (best < 0 || keywordScore(i, part) > keywordScore(best, part))) best = i;
+      if (best >= 0 && keywordScore(best, part) > 0 && score[best] >= floor) pick(best);
+    }
+  for (const i of ranked) if (score[i] >= floor) pick(i);
+
+  // The answer leads with the passage of its best sentence, quoting each passage's picks in document
+  // order; the passages follow by their best pick's score.
+  const groups = new Map<number, number[]>();
+  for (const i of [...picked].sort((a, b) => score[b] - score[a] || a - b)) {
+    const key = candidates[i].passage.index;
+    groups.set(key, [...(groups.get(key) ?? []), i]);
+  }
+  const chosen = [...groups.values()]
+    .sort((a, b) => score[b[0]] - score[a[0]])
+    .flatMap((g) => g.sort((a, b) => a - b))
+    .map((i) => candidates[i]);
   lines.push('From the retrieved context:');
-  for (const c of chosen.sort((a, b) => a.order - b.order)) {
-    lines.push(`- ${truncate(c.sentence, 400)} [${c.passage.index}: ${c.passage.title}]`);
+  for (const c of chosen) {
+    const explained = c.explained && !shown.has(c.explained) ? ` ${truncate(c.explained, 300)}` : '';
+    lines.push(`- ${truncate(c.sentence, 400)}${explained} [${c.passage.index}: ${c.passage.title}]`);
+    for (const item of c.list ?? []) lines.push(`  - ${item}`);
     if (c.code) lines.push(`  \`\`\`${c.code.lang}`, ...c.code.lines.map((l) => `  ${l}`), '  ```');
   }
   const cited = [...new Map(chosen.map((c) => [c.passage.index, c.passage])).values()];
   lines.push(`Sources: ${cited.map((p) => `[${p.index}] ${p.title}`).join('; ')}`);
   return lines.join('\n');
+}
+
+/**
+ * The parts of a question that asks two things ("How do I create an index, and which types are
+ * there?"): split before a second question word that follows a comma or an "and". One part otherwise.
+ */
+export function questionParts(question: string): string[] {
+  return question
+    .split(
+      /,\s*(?:and\s+|or\s+)?(?=(?:how|what|which|why|when|where|who|whether)\b)|\s+and\s+(?=(?:how|what|which|why|when|where|who|whether)\b)/i,
+    )
+    .map((p) => p.trim())
+    .filter((p) => keywordList(p).length > 0);
+}
+
+/**
+ * Words that frame a question rather than say what it is about ("What is the difference …", "How
+ * does … work"): their weight is × {@link FRAMING_WEIGHT}. Stemmed as {@link stem} stems them.
+ */
+const FRAMING = new Set(
+  'difference between way happen work good need mean explain example choose decide prefer possible best better purpose reason want know kind thing'
+    .split(' ')
+    .map((word) => stem(word)),
+);
+
+/** Weight of a framing word relative to a topic word. Judged by hand (bench/answers), not fitted. */
+export const FRAMING_WEIGHT = 0.5;
+
+/** A sentence opening on a connective or a pronoun that points at the sentence before it. */
+const CONNECTIVE =
+  /^(?:As a result|Thus|Therefore|Hence|However|Also|Finally|Furthermore|Moreover|In addition|Otherwise|Instead|Similarly|Likewise|This|These|That|Those|It|They|Such)\b/;
+
+/**
+ * How much a sentence introducing a list of two or more items raises its score (× 1 + this). Judged by
+ * hand (bench/answers), not fitted.
+ */
+export const STRUCTURE_BONUS = 0.5;
+
+/** Score factor of a sentence opening on a {@link CONNECTIVE}. Judged by hand (bench/answers), not fitted. */
+export const CONNECTIVE_WEIGHT = 0.75;
+
+/** Words a definition's subject is followed by: "X is …", "X allows …", "X provides …". */
+const DEFINING_VERB =
+  /^(.{2,80}?)\s+(?:is|are|allows|allow|provides|provide|lets|let|means|refers to|enables|enable|makes|contains|describes)\s/i;
+
+/**
+ * The keywords of a sentence's subject when it reads as a definition ("A partial index is an index
+ * built over …" → `partial index`): the words before its first defining verb within 80 characters,
+ * when they are at most four keywords and hold no comma. Empty otherwise.
+ */
+function definitionSubject(sentence: string): string[] {
+  const m = DEFINING_VERB.exec(sentence);
+  if (!m || m[1].includes(',') || /^(?:there|it|this|these|that|those|they|here)\b/i.test(m[1])) return [];
+  const subject = keywordList(m[1]);
+  return subject.length <= 4 ? subject : [];
 }
 
 /**
@@ -363,17 +486,29 @@ function adjacentPairs(list: readonly string[]): Set<string> {
   return new Set(list.slice(1).map((b, j) => `${list[j]} ${b}`));
 }
 
-/** A crude English stem, so `jobs` matches `job` and `migrations` matches `migration`. */
-function stem(word: string): string {
-  if (word.length > 4 && word.endsWith('ies')) return `${word.slice(0, -3)}y`;
-  if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) return word.slice(0, -1);
-  return word;
+/**
+ * A crude English stem, so `jobs` matches `job`, `indexes` matches `index` and `deciding` matches
+ * `decide`: plural `ies`/`es`/`s`, then `ing` or `ed`, then a final `e` are cut (never below three letters).
+ */
+export function stem(word: string): string {
+  let w = word;
+  if (w.length > 4 && w.endsWith('ies')) w = `${w.slice(0, -3)}y`;
+  else if (w.length > 4 && /(?:x|ch|sh|ss)es$/.test(w)) w = w.slice(0, -2);
+  else if (w.length > 3 && w.endsWith('s') && !w.endsWith('ss')) w = w.slice(0, -1);
+  if (w.length > 5 && w.endsWith('ing')) w = w.slice(0, -3);
+  else if (w.length > 4 && w.endsWith('ed') && !w.endsWith('eed')) w = w.slice(0, -2);
+  if (w.length > 3 && w.endsWith('e') && !w.endsWith('ee')) w = w.slice(0, -1);
+  return w;
 }
 
 /**
  * The passage's quotable sentences: prose split into sentences (one line each, without list markers
- * or heading hashes), each sentence that ends right before a fenced code block carrying that block.
- * A fence cut by the chunk boundary (an unmatched ```) is treated as code up to the passage's edge.
+ * or heading hashes), each sentence that ends right before a fenced code block carrying that block,
+ * and a sentence ending in a colon right before a list carrying the list's items (at most
+ * {@link MAX_LIST_ITEMS}; they are then not quoted on their own). A sentence that explains the one
+ * before it (it opens with "This means", "That is", "In other words", "i.e.") rides with it as
+ * `explained`. A fence cut by the chunk boundary (an unmatched ```) is treated as code up to the
+ * passage's edge.
  */
 function quotable(passage: ContextPassage): Array<Omit<Candidate, 'order'>> {
   const out: Array<Omit<Candidate, 'order'>> = [];
@@ -385,15 +520,61 @@ function quotable(passage: ContextPassage): Array<Omit<Candidate, 'order'>> {
   for (let i = 0; i < parts.length; i++) {
     const isCode = (i % 2 === 1) !== startsInCode;
     if (isCode) continue;
-    const sentences = proseSentences(parts[i]);
-    for (const [j, sentence] of sentences.entries()) {
+    const units = proseUnits(parts[i]);
+    for (const [j, unit] of units.entries()) {
       const next = parts[i + 1];
+      const { sentence } = unit;
       // A sentence ending in a colon, or a short caption ("Register the types for a client"), right
       // before a code block introduces it.
       const introducesCode =
-        j === sentences.length - 1 && next !== undefined && (/[:：]$/.test(sentence) || sentence.length <= 80);
-      out.push({ sentence, passage, ...(introducesCode ? { code: codeBlock(next) } : {}) });
+        j === units.length - 1 &&
+        !unit.list &&
+        next !== undefined &&
+        (/[:：]$/.test(sentence) || sentence.length <= 80);
+      const following = units[j + 1];
+      const explained = following && !unit.list && EXPLAINS.test(following.sentence) ? following.sentence : undefined;
+      out.push({
+        sentence,
+        passage,
+        ...(unit.list ? { list: unit.list } : {}),
+        ...(explained ? { explained } : {}),
+        ...(introducesCode ? { code: codeBlock(next) } : {}),
+      });
     }
+  }
+  return out;
+}
+
+/** A sentence that explains the sentence before it, so it is quoted with that one. */
+const EXPLAINS = /^(?:This|That) means\b|^That is\b|^In other words\b|^I\.e\.|^Put simply\b/;
+
+/** Items of a list quoted under the sentence that introduces it. */
+const MAX_LIST_ITEMS = 8;
+
+/** Characters of one quoted list item. */
+const MAX_LIST_ITEM_CHARS = 160;
+
+/**
+ * The quotable units of a prose part in order: its sentences ({@link proseSentences}), a sentence
+ * ending in a colon that is followed by list items (`- `, `* `, `+ `, `1. `) carrying them as `list`.
+ */
+function proseUnits(text: string): Array<{ sentence: string; list?: string[] }> {
+  const out: Array<{ sentence: string; list?: string[] }> = [];
+  // Paragraphs and list items, each a block: blank lines and a line opening a list item start a new one.
+  const blocks = text.split(/\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d+\.)[ \t])/);
+  let introducer: { sentence: string; list?: string[] } | null = null;
+  for (const block of blocks) {
+    const isItem = /^\s*(?:[-*+]|\d+\.)[ \t]/.test(block);
+    if (isItem && introducer) {
+      const item = truncate(readable(block), MAX_LIST_ITEM_CHARS);
+      if (item && (introducer.list ??= []).length < MAX_LIST_ITEMS) introducer.list.push(item);
+      continue;
+    }
+    introducer = null;
+    const sentences = proseSentences(block);
+    for (const sentence of sentences) out.push({ sentence });
+    const last = out[out.length - 1];
+    if (!isItem && sentences.length && /[:：]$/.test(last.sentence)) introducer = last;
   }
   return out;
 }
