@@ -1,6 +1,14 @@
 import { joinMemory, renderContextItem, renderSessionSummary, renderSummaryLine } from '@ask/context-budget';
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
-import { followUpLine, composeAnswer, letterShare, LocalChatProvider, parseUserMessage } from './local-chat.provider';
+import {
+  followUpLine,
+  composeAnswer,
+  letterShare,
+  LocalChatProvider,
+  parseUserMessage,
+  questionParts,
+  stem,
+} from './local-chat.provider';
 import { LocalSemanticEmbeddingProvider } from './local-semantic-embedding.provider';
 
 /** Counts one token per whitespace-separated word and 1 per message: enough to check the usage wiring. */
@@ -106,6 +114,94 @@ describe(LocalChatProvider.name, () => {
           '- As a result, parameterized query clauses do not work with a partial index. [2: 11.8. Partial Indexes]',
           'Sources: [2] 11.8. Partial Indexes',
         ].join('\n'),
+      );
+    });
+
+    it('carries the list a sentence introduces, and leads with the passage of the best sentence', () => {
+      // Real text of the PostgreSQL 15 manual (20.10 Automatic Vacuuming; 25.1.1 Vacuuming Basics).
+      const content =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '20.10. Automatic Vacuuming',
+            score: 0.22,
+            text: 'In each round the daemon examines the database and issues `VACUUM` and `ANALYZE` commands as needed for tables in that database.',
+          },
+          0,
+        ) +
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '25.1. Routine Vacuuming',
+            score: 0.21,
+            text: "### 25.1.1. Vacuuming Basics\n\nPostgreSQL's `VACUUM` command has to process each table on a regular basis for several reasons:\n\n- To recover or reuse disk space occupied by updated or deleted rows.\n\n- To update data statistics used by the PostgreSQL query planner.\n\nEach of these reasons dictates performing `VACUUM` operations of varying frequency and scope.",
+          },
+          1,
+        ) +
+        'What does the VACUUM command do and why is it needed?';
+      expect(composeAnswer([{ role: 'user', content }], 2)).toBe(
+        [
+          'From the retrieved context:',
+          "- PostgreSQL's `VACUUM` command has to process each table on a regular basis for several reasons: [2: 25.1. Routine Vacuuming]",
+          '  - To recover or reuse disk space occupied by updated or deleted rows.',
+          '  - To update data statistics used by the PostgreSQL query planner.',
+          '- In each round the daemon examines the database and issues `VACUUM` and `ANALYZE` commands as needed for tables in that database. [1: 20.10. Automatic Vacuuming]',
+          'Sources: [2] 25.1. Routine Vacuuming; [1] 20.10. Automatic Vacuuming',
+        ].join('\n'),
+      );
+    });
+
+    it("quotes the sentence explaining a quoted one with it, leaves out the weak ones, and prefers the definition of the question's subject", () => {
+      // Real sentences of the PostgreSQL 15 manual (13.1 Introduction; 73.7 Heap-Only Tuples; SET TRANSACTION).
+      const content =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: 'SET TRANSACTION',
+            score: 0.3,
+            text: 'See Chapter 13 for more information about transaction isolation and concurrency control.',
+          },
+          0,
+        ) +
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '13.1. Introduction',
+            score: 0.25,
+            text: 'Internally, data consistency is maintained by using a multiversion model (Multiversion Concurrency Control, MVCC). This means that each SQL statement sees a snapshot of data (a database version) as it was some time ago. Locks are acquired for some operations.',
+          },
+          1,
+        ) +
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '12.9. Preferred Index Types for Text Search',
+            score: 0.2,
+            text: 'GIN indexes are the preferred text search index type. Multicolumn GIN indexes are implemented by building a single B-tree over composite values (column number, key value).',
+          },
+          2,
+        ) +
+        'How does multiversion concurrency control (MVCC) provide transaction isolation?';
+      expect(composeAnswer([{ role: 'user', content }], 4)).toBe(
+        [
+          'From the retrieved context:',
+          '- See Chapter 13 for more information about transaction isolation and concurrency control. [1: SET TRANSACTION]',
+          '- Internally, data consistency is maintained by using a multiversion model (Multiversion Concurrency Control, MVCC). This means that each SQL statement sees a snapshot of data (a database version) as it was some time ago. [2: 13.1. Introduction]',
+          'Sources: [1] SET TRANSACTION; [2] 13.1. Introduction',
+        ].join('\n'),
+      );
+      const gin =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '12.9. Preferred Index Types for Text Search',
+            score: 0.2,
+            text: 'Multicolumn GIN indexes are implemented by building a single B-tree over composite values (column number, key value). GIN indexes are the preferred text search index type.',
+          },
+          0,
+        ) + 'What is a GIN index?';
+      expect(composeAnswer([{ role: 'user', content: gin }], 1).split('\n')[1]).toBe(
+        '- GIN indexes are the preferred text search index type. [1: 12.9. Preferred Index Types for Text Search]',
       );
     });
 
@@ -364,6 +460,35 @@ describe(LocalChatProvider.name, () => {
       await it.next();
       controller.abort();
       await expect(it.next()).rejects.toMatchObject({ name: 'AbortError' });
+    });
+  });
+
+  describe('questionParts', () => {
+    it.each([
+      [
+        'How do I create an index on a table, and which index types does PostgreSQL support?',
+        ['How do I create an index on a table', 'which index types does PostgreSQL support?'],
+      ],
+      ['What does the VACUUM command do and why is it needed?', ['What does the VACUUM command do', 'why is it needed?']],
+      ['How do I take a base backup and restore it?', ['How do I take a base backup and restore it?']],
+    ])('splits %j before its second question word', (question, parts) => {
+      expect(questionParts(question)).toEqual(parts);
+    });
+  });
+
+  describe('stem', () => {
+    it.each([
+      ['indexes', 'index'],
+      ['index', 'index'],
+      ['deciding', 'decid'],
+      ['decide', 'decid'],
+      ['queries', 'query'],
+      ['jobs', 'job'],
+      ['needed', 'need'],
+      ['process', 'process'],
+      ['free', 'free'],
+    ])('%s → %s', (word, stemmed) => {
+      expect(stem(word)).toBe(stemmed);
     });
   });
 
