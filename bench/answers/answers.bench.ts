@@ -41,11 +41,7 @@ import {
   RetrievalRepository,
 } from '@ask/persistence';
 import { createTestDatabase } from '@ask/persistence/testing';
-import {
-  demoProject,
-  NOT_DOCUMENTATION,
-  prepareDocument,
-} from '../../apps/ask-cli/src/commands/demo.command';
+import { demoProject, NOT_DOCUMENTATION, prepareDocument } from '../../apps/ask-cli/src/commands/demo.command';
 import { readQuestionFile } from '../../apps/ask-cli/src/commands/session.command';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -155,7 +151,9 @@ async function main(): Promise<void> {
       );
       const relevance = relevanceJudgement(items, embedder.model, settings.method);
       const prompt = `${items
-        .map((item, i) => renderContextItem({ kind: item.kind, title: item.title, score: item.score, text: item.text }, i))
+        .map((item, i) =>
+          renderContextItem({ kind: item.kind, title: item.title, score: item.score, text: item.text }, i),
+        )
         .join('')}${q.question}`;
       contexts.push({ question: q.question, prompt });
       const answer = composeAnswer([{ role: 'user', content: prompt }], MAX_PASSAGES, relevance);
@@ -211,7 +209,7 @@ async function main(): Promise<void> {
       `; ${documents.length} pages, ${chunks} chunks, embedder \`local-lexical-v1\`, the project's default retrieval, each question asked alone`,
     ),
     '',
-    '**Usefulness is judged by hand, not by this bench**: the figures below need no judgement (does the answer cite a page that answers the question, is its first quote from one, does that quote hold a term of the question\'s focus, how long is it), against expectations written once in bench/answers/expectations.jsonl. Read the answers in bench/answers/results.json to judge them.',
+    "**Usefulness is judged by hand, not by this bench**: the figures below need no judgement (does the answer cite a page that answers the question, is its first quote from one, does that quote hold a term of the question's focus, how long is it), against expectations written once in bench/answers/expectations.jsonl. Read the answers in bench/answers/results.json to judge them.",
     '',
     `Answerable questions: ${summary.answered}/${summary.questions} answered; cites an answering page ${summary.cites}/${summary.questions}; first quote from one ${summary.firstOnPage}/${summary.questions}; first quote holds a focus term ${summary.leadTerm}/${summary.questions}; median answer ${summary.medianChars} characters. Off-topic questions abstained: ${summary.uncoveredAbstained}/${summary.uncovered}.`,
     '',

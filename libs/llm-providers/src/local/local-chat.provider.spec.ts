@@ -469,7 +469,10 @@ describe(LocalChatProvider.name, () => {
         'How do I create an index on a table, and which index types does PostgreSQL support?',
         ['How do I create an index on a table', 'which index types does PostgreSQL support?'],
       ],
-      ['What does the VACUUM command do and why is it needed?', ['What does the VACUUM command do', 'why is it needed?']],
+      [
+        'What does the VACUUM command do and why is it needed?',
+        ['What does the VACUUM command do', 'why is it needed?'],
+      ],
       ['How do I take a base backup and restore it?', ['How do I take a base backup and restore it?']],
     ])('splits %j before its second question word', (question, parts) => {
       expect(questionParts(question)).toEqual(parts);

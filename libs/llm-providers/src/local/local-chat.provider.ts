@@ -265,11 +265,16 @@ export function composeAnswer(
     for (const t of new Set(ordered)) score += v.prose.has(t) ? w(t) : v.extra.has(t) ? w(t) / 2 : 0;
     if (score <= 0) return 0;
     for (let j = 1; j < ordered.length; j++)
-      if (v.pairs.has(`${ordered[j - 1]} ${ordered[j]}`)) score += (PHRASE_BONUS * (w(ordered[j - 1]) + w(ordered[j]))) / 2;
+      if (v.pairs.has(`${ordered[j - 1]} ${ordered[j]}`))
+        score += (PHRASE_BONUS * (w(ordered[j - 1]) + w(ordered[j]))) / 2;
     // A sentence that says what the question's subject is ("A partial index is …") answers it first.
     const asked = new Set(ordered);
     const held = v.subject.filter((t) => asked.has(t));
-    if (held.length && asked.has(v.subject[0]) && held.length >= v.subject.length - 1)
+    if (
+      held.length &&
+      (asked.has(v.subject[0]) || (v.subject.length === 2 && asked.has(v.subject[1]))) &&
+      held.length >= v.subject.length - 1
+    )
       score += DEFINITION_BONUS * held.reduce((sum, t) => sum + w(t), 0);
     score *= 1 + TITLE_WEIGHT * (titleShare.get(candidates[i].passage.index) ?? 0);
     // A long sentence holds more keywords by chance; one that opens on a connective ("As a result, …",
@@ -314,7 +319,9 @@ export function composeAnswer(
   if (parts.length > 1)
     for (const part of parts) {
       let best = -1;
-      for (const i of ranked) if (!shown.has(candidates[i].sentence) && (best < 0 || keywordScore(i, part) > keywordScore(best, part))) best = i;
+      for (const i of ranked)
+        if (!shown.has(candidates[i].sentence) && (best < 0 || keywordScore(i, part) > keywordScore(best, part)))
+          best = i;
       if (best >= 0 && keywordScore(best, part) > 0 && score[best] >= floor) pick(best);
     }
   for (const i of ranked) if (score[i] >= floor) pick(i);
@@ -383,12 +390,14 @@ export const CONNECTIVE_WEIGHT = 0.75;
 
 /** Words a definition's subject is followed by: "X is …", "X allows …", "X provides …". */
 const DEFINING_VERB =
-  /^(.{2,80}?)\s+(?:is|are|allows|allow|provides|provide|lets|let|means|refers to|enables|enable|makes|contains|describes)\s/i;
+  /^(.{2,80}?)\s+(?:is|are|allows|allow|provides|provide|means|refers to|enables|enable|contains|describes)\s/i;
 
 /**
  * The keywords of a sentence's subject when it reads as a definition ("A partial index is an index
  * built over …" → `partial index`): the words before its first defining verb within 80 characters,
- * when they are at most four keywords and hold no comma. Empty otherwise.
+ * when they are at most four keywords and hold no comma. Empty otherwise. It counts as a definition
+ * of the question's subject when all of its keywords but one are the question's, its first among
+ * them, or the second of two (the head noun: "Redis pipelining").
  */
 function definitionSubject(sentence: string): string[] {
   const m = DEFINING_VERB.exec(sentence);
