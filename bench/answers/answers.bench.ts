@@ -41,7 +41,12 @@ import {
   RetrievalRepository,
 } from '@ask/persistence';
 import { createTestDatabase } from '@ask/persistence/testing';
-import { demoProject, NOT_DOCUMENTATION, prepareDocument } from '../../apps/ask-cli/src/commands/demo.command';
+import {
+  type CorpusFolder,
+  demoProject,
+  NOT_DOCUMENTATION,
+  prepareDocument,
+} from '../../apps/ask-cli/src/commands/demo.command';
 import { readQuestionFile } from '../../apps/ask-cli/src/commands/session.command';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -102,7 +107,7 @@ async function main(): Promise<void> {
       .map((e) => [e.question, e]),
   );
   // The demo's corpus, loaded and prepared as the demo does (its licence file is not documentation).
-  const folder = { dir: MANUAL };
+  const folder: CorpusFolder = { dir: MANUAL };
   const documents = (
     await loadDocuments(MANUAL, { sourceName: folder.sourceName, skipFile: (p) => NOT_DOCUMENTATION.test(p) })
   ).map((doc) => prepareDocument(folder, doc));
