@@ -1,5 +1,6 @@
 /**
- * The local stand-in's answers to the demo's PostgreSQL session (issue 33 item 5), with the figures that
+ * The local stand-in's answers to the demo's PostgreSQL session, so that whether at least 12 of its 14
+ * answerable turns read as useful can be checked again after every change; with the figures that
  * need no judgement. Whether an answer is useful is judged by hand from the answers this bench writes;
  * the bench only makes that reading repeatable and shows what a change to the stand-in moved.
  *
