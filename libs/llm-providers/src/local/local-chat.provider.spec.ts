@@ -205,6 +205,63 @@ describe(LocalChatProvider.name, () => {
       );
     });
 
+    it("carries a table's rows under the sentence naming it, and skips headings and front matter", () => {
+      // Real text of the PostgreSQL 15 manual (13.2 Transaction Isolation), cut where its chunk ends.
+      const content =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '13.2. Transaction Isolation',
+            score: 0.3,
+            text: '---\ntitle: Isolation levels of transactions\n---\n### 13.2.1. Read Committed Isolation Level\n\nThe SQL standard and PostgreSQL-implemented transaction isolation levels are described in Table 13.1.\n\nTable 13.1. Transaction Isolation Levels\n\nIsolation Level  |  Dirty Read  |  Nonrepeatable Read\n\nRead uncommitted  |  Allowed, but not in PG  |  Possible\n\nRead committed  |  Not possible  |  Possible',
+          },
+          0,
+        ) + 'Which transaction isolation levels are there?';
+      expect(composeAnswer([{ role: 'user', content }], 4)).toBe(
+        [
+          'From the retrieved context:',
+          '- The SQL standard and PostgreSQL-implemented transaction isolation levels are described in Table 13.1. [1: 13.2. Transaction Isolation]',
+          '  - Isolation Level | Dirty Read | Nonrepeatable Read',
+          '  - Read uncommitted | Allowed, but not in PG | Possible',
+          '  - Read committed | Not possible | Possible',
+          'Sources: [1] 13.2. Transaction Isolation',
+        ].join('\n'),
+      );
+    });
+
+    it('reads a chunk cut inside code at both ends by which side is prose, and matches a word joining two of the question', () => {
+      // Bare fences (the manual writes no language): the chunk opens and ends inside code, so its fence
+      // count is even and only the prose tells which parts are code.
+      const content =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '14.1. Using EXPLAIN',
+            score: 0.3,
+            text: " Filter: (f1 @> '((0.5,2))'::polygon)\n Planning time: 0.040 ms\n```\nThe planner thinks (quite correctly) that this sample table is too small to bother with an index scan, so we have a plain sequential scan in which all the rows got rejected by the filter condition. But if we force an index scan to be used, we see:\n\n```\nSET enable_seqscan TO off;",
+          },
+          0,
+        ) +
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: 'pg_basebackup',
+            score: 0.2,
+            text: 'pg_basebackup is used to take a base backup of a running PostgreSQL database cluster.',
+          },
+          1,
+        ) +
+        'Why would the planner choose a sequential scan over an index scan, and how do I take a base backup?';
+      expect(composeAnswer([{ role: 'user', content }], 4)).toBe(
+        [
+          'From the retrieved context:',
+          '- pg_basebackup is used to take a base backup of a running PostgreSQL database cluster. [2: pg_basebackup]',
+          '- The planner thinks (quite correctly) that this sample table is too small to bother with an index scan, so we have a plain sequential scan in which all the rows got rejected by the filter condition. [1: 14.1. Using EXPLAIN]',
+          'Sources: [2] pg_basebackup; [1] 14.1. Using EXPLAIN',
+        ].join('\n'),
+      );
+    });
+
     it("drops the passage's own list markers from a quoted sentence", () => {
       const content =
         renderContextItem(

@@ -1,5 +1,18 @@
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
 import type { ChatChunk, ChatProvider, ChatRequest, EmbeddingProvider } from '../types';
+import {
+  adjacentPairs,
+  keywordList,
+  keywords,
+  questionCompounds,
+  questionParts,
+  stem,
+  type Compound,
+} from './local-chat.keywords';
+import { quotable, truncate, type Candidate, type ContextPassage } from './local-chat.sentences';
+
+export { letterShare, isHeading } from './local-chat.sentences';
+export { questionParts, stem } from './local-chat.keywords';
 
 /** Options of the local stand-in. */
 export interface LocalChatOptions {
@@ -39,27 +52,6 @@ export interface StandInRelevance {
 /** Most candidate sentences embedded for one answer (in passage order): bounds the work per ask (~15 ms each on one core). */
 export const MAX_SEMANTIC_SENTENCES = 96;
 
-/** One retrieved item as found in the prompt's context block. */
-interface ContextPassage {
-  index: number;
-  title: string;
-  score: number;
-  text: string;
-}
-
-/**
- * A quotable sentence of a passage, with the code block or the list it introduces when one follows it,
- * and the sentence right after it in the passage when that one explains it ("This means that …").
- */
-interface Candidate {
-  sentence: string;
-  code?: { lang: string; lines: string[] };
-  list?: string[];
-  explained?: string;
-  passage: ContextPassage;
-  order: number;
-}
-
 /**
  * Added score of a sentence holding two adjacent keywords of the question in the same order, as a
  * share of the pair's mean keyword weight. Chosen with {@link TITLE_WEIGHT} on the PostgreSQL
@@ -85,19 +77,16 @@ export const DEFINITION_BONUS = 1;
 export const LONG_SENTENCE_WORDS = 30;
 
 /**
+ * Score factor of the other sentences of the best sentence's passage, so the answer reads that
+ * section's on-topic sentences together. Judged by hand (bench/answers), not fitted.
+ */
+export const LEAD_PASSAGE_WEIGHT = 1.3;
+
+/**
  * Share of the best sentence's score a sentence needs to be quoted with it, so an answer is its
  * on-topic sentences and not a wall of loosely related ones. Judged by hand (bench/answers), not fitted.
  */
 export const RELATIVE_FLOOR = 0.35;
-
-const STOPWORDS = new Set(
-  'a an and are as at be by can do does for from how i in is it of on or that the this to what when where which who why with you your me my we our use using get set'.split(
-    ' ',
-  ),
-);
-
-/** Lines of a code block quoted under its sentence. */
-const MAX_CODE_LINES = 12;
 
 let standInCpuMicros = 0;
 
@@ -185,12 +174,21 @@ export function followUpLine(earlierUserMessages: readonly string[]): string | n
 /**
  * Builds the stand-in's answer text from the request (deterministic). Sentences are scored by the
  * question's keywords they contain, each weighted by its rarity among the retrieved sentences
- * (log(1 + N / (1 + df))), a keyword found only in the sentence's code counting half, plus
- * {@link PHRASE_BONUS} × the mean weight of each pair of the question's adjacent keywords the sentence
- * holds in the same order ("partial index", "VACUUM FULL"); a passage whose title holds the
- * question's keywords is about them, so its sentences' scores are multiplied by 1 + {@link TITLE_WEIGHT}
- * × the weighted share of the question's keywords in that title. Prose that is mostly links, badges
- * or markup is never quoted. When `relevance` says nothing relevant was found
+ * (log(1 + N / (1 + df))), a word that only frames the question × {@link FRAMING_WEIGHT}, a keyword
+ * found only in what rides with the sentence (its code, list or table rows, the sentence explaining
+ * it) counting half, plus {@link PHRASE_BONUS} × the mean weight of each pair of the question's
+ * adjacent keywords the sentence holds in the same order ("partial index", "VACUUM FULL"), plus
+ * {@link DEFINITION_BONUS} × its subject's weight when it defines the question's subject ("A partial
+ * index is …"); a passage whose title holds the question's keywords is about them, so its sentences'
+ * scores are multiplied by 1 + {@link TITLE_WEIGHT} × the weighted share of the question's keywords in
+ * that title; a word joining two adjacent question words (`pg_basebackup`) holds both. A long
+ * sentence (over {@link LONG_SENTENCE_WORDS} words), one opening on a connective and one not
+ * introducing a list of two or more items ({@link STRUCTURE_BONUS}) score less; the best sentence's
+ * passage's other sentences × {@link LEAD_PASSAGE_WEIGHT}. At most `maxPassages` sentences are quoted,
+ * each at least {@link RELATIVE_FLOOR} of the best's score, each part of a two-part question
+ * ({@link questionParts}) with its best one; passages in the order of their best sentence, each one's
+ * sentences in document order. Prose that is mostly links, badges or markup, headings, front matter
+ * and table rows (except under the sentence naming the table) is never quoted. When `relevance` says nothing relevant was found
  * (or nothing was retrieved), the answer says the knowledge base does not seem to
  * cover the question and lists the nearest sources with their scores. With `similarity` (sentence →
  * cosine similarity to the question, from a semantic embedder) sentences are ranked by it instead,
@@ -231,12 +229,13 @@ export function composeAnswer(
   const candidates: Candidate[] = [];
   for (const passage of passages)
     for (const c of quotable(passage)) candidates.push({ ...c, order: candidates.length });
+  const compounds = questionCompounds(question);
   const vocab = candidates.map((c) => {
-    const prose = keywordList(c.sentence);
+    const prose = keywordList(c.sentence, compounds);
     return {
       prose: new Set(prose),
       pairs: adjacentPairs(prose),
-      subject: definitionSubject(c.sentence),
+      subject: definitionSubject(c.sentence, compounds),
       words: c.sentence.split(' ').length,
       // What rides with the sentence (its code, its list, the sentence explaining it) counts half.
       extra: keywords([...(c.code?.lines ?? []), ...(c.list ?? []), c.explained ?? ''].join(' ')),
@@ -251,7 +250,7 @@ export function composeAnswer(
   const totalWeight = terms.reduce((sum, t) => sum + (weight.get(t) ?? 0), 0);
   const titleShare = new Map(
     passages.map((p) => {
-      const title = keywords(p.title);
+      const title = new Set(keywordList(p.title, compounds));
       const held = terms.reduce((sum, t) => sum + (title.has(t) ? (weight.get(t) ?? 0) : 0), 0);
       return [p.index, totalWeight > 0 ? held / totalWeight : 0] as const;
     }),
@@ -292,10 +291,17 @@ export function composeAnswer(
     const cosine = similarity.get(c.sentence) ?? 0;
     return cosine > 0 ? cosine - c.passage.index * 1e-6 : 0;
   });
+  const byScore = (a: number, b: number) => score[b] - score[a] || a - b;
   const ranked = candidates
     .map((_, i) => i)
     .filter((i) => score[i] > 0)
-    .sort((a, b) => score[b] - score[a] || a - b);
+    .sort(byScore);
+  // The passage of the best sentence is most likely the section about the question: its other
+  // on-topic sentences are read with it, so they weigh more than a stray sentence of another page.
+  const lead = ranked.length ? candidates[ranked[0]].passage.index : -1;
+  if (!similarity)
+    for (const i of ranked.slice(1)) if (candidates[i].passage.index === lead) score[i] *= LEAD_PASSAGE_WEIGHT;
+  ranked.sort(byScore);
   if (ranked.length === 0) {
     if (passages.length === 0) {
       lines.push("The retrieved context is empty, so I cannot answer from this project's knowledge.");
@@ -315,7 +321,7 @@ export function composeAnswer(
     shown.add(c.sentence);
   };
   // Each part of a question that asks two things gets its own best sentence, when it has one on point.
-  const parts = similarity ? [] : questionParts(question).map(keywordList);
+  const parts = similarity ? [] : questionParts(question).map((part) => keywordList(part));
   if (parts.length > 1)
     for (const part of parts) {
       let best = -1;
@@ -347,19 +353,6 @@ export function composeAnswer(
   const cited = [...new Map(chosen.map((c) => [c.passage.index, c.passage])).values()];
   lines.push(`Sources: ${cited.map((p) => `[${p.index}] ${p.title}`).join('; ')}`);
   return lines.join('\n');
-}
-
-/**
- * The parts of a question that asks two things ("How do I create an index, and which types are
- * there?"): split before a second question word that follows a comma or an "and". One part otherwise.
- */
-export function questionParts(question: string): string[] {
-  return question
-    .split(
-      /,\s*(?:and\s+|or\s+)?(?=(?:how|what|which|why|when|where|who|whether)\b)|\s+and\s+(?=(?:how|what|which|why|when|where|who|whether)\b)/i,
-    )
-    .map((p) => p.trim())
-    .filter((p) => keywordList(p).length > 0);
 }
 
 /**
@@ -399,10 +392,17 @@ const DEFINING_VERB =
  * of the question's subject when all of its keywords but one are the question's, its first among
  * them, or the second of two (the head noun: "Redis pipelining").
  */
-function definitionSubject(sentence: string): string[] {
+function definitionSubject(sentence: string, compounds: readonly Compound[]): string[] {
   const m = DEFINING_VERB.exec(sentence);
-  if (!m || m[1].includes(',') || /^(?:there|it|this|these|that|those|they|here)\b/i.test(m[1])) return [];
-  const subject = keywordList(m[1]);
+  if (
+    !m ||
+    m[1].includes(',') ||
+    /^(?:there|it|this|these|that|those|they|here|when|if|although|since|because|while|once|after|before|unless|whether|as)\b/i.test(
+      m[1],
+    )
+  )
+    return [];
+  const subject = keywordList(m[1], compounds, true);
   return subject.length <= 4 ? subject : [];
 }
 
@@ -474,176 +474,6 @@ export function parseUserMessage(content: string): { passages: ContextPassage[];
     text: content.slice(h.end, i + 1 < heads.length ? heads[i + 1].start : questionStart).trim(),
   }));
   return { passages, question: content.slice(questionStart).trim() };
-}
-
-/** The text's keywords in order (stemmed, without stopwords and one-letter words), repeats kept. */
-function keywordList(text: string): string[] {
-  return text
-    .toLowerCase()
-    .normalize('NFKC')
-    .split(/[^\p{L}\p{N}_]+/u)
-    .filter((w) => w.length > 1 && !STOPWORDS.has(w))
-    .map(stem);
-}
-
-function keywords(text: string): Set<string> {
-  return new Set(keywordList(text));
-}
-
-/** Each pair of adjacent keywords of a {@link keywordList} (stopwords already skipped), as `"a b"`. */
-function adjacentPairs(list: readonly string[]): Set<string> {
-  return new Set(list.slice(1).map((b, j) => `${list[j]} ${b}`));
-}
-
-/**
- * A crude English stem, so `jobs` matches `job`, `indexes` matches `index` and `deciding` matches
- * `decide`: plural `ies`/`es`/`s`, then `ing` or `ed`, then a final `e` are cut (never below three letters).
- */
-export function stem(word: string): string {
-  let w = word;
-  if (w.length > 4 && w.endsWith('ies')) w = `${w.slice(0, -3)}y`;
-  else if (w.length > 4 && /(?:x|ch|sh|ss)es$/.test(w)) w = w.slice(0, -2);
-  else if (w.length > 3 && w.endsWith('s') && !w.endsWith('ss')) w = w.slice(0, -1);
-  if (w.length > 5 && w.endsWith('ing')) w = w.slice(0, -3);
-  else if (w.length > 4 && w.endsWith('ed') && !w.endsWith('eed')) w = w.slice(0, -2);
-  if (w.length > 3 && w.endsWith('e') && !w.endsWith('ee')) w = w.slice(0, -1);
-  return w;
-}
-
-/**
- * The passage's quotable sentences: prose split into sentences (one line each, without list markers
- * or heading hashes), each sentence that ends right before a fenced code block carrying that block,
- * and a sentence ending in a colon right before a list carrying the list's items (at most
- * {@link MAX_LIST_ITEMS}; they are then not quoted on their own). A sentence that explains the one
- * before it (it opens with "This means", "That is", "In other words", "i.e.") rides with it as
- * `explained`. A fence cut by the chunk boundary (an unmatched ```) is treated as code up to the
- * passage's edge.
- */
-function quotable(passage: ContextPassage): Array<Omit<Candidate, 'order'>> {
-  const out: Array<Omit<Candidate, 'order'>> = [];
-  const parts = passage.text.split(/^[ \t]*```/m);
-  // Even parts are prose and odd parts code, unless the chunk starts inside a fence: an odd number of
-  // fence lines whose first is bare (a closing fence; an opening one usually names its language).
-  const fences = passage.text.match(/^[ \t]*```.*$/gm) ?? [];
-  const startsInCode = fences.length % 2 === 1 && /^[ \t]*```[ \t]*$/.test(fences[0] ?? '');
-  for (let i = 0; i < parts.length; i++) {
-    const isCode = (i % 2 === 1) !== startsInCode;
-    if (isCode) continue;
-    const units = proseUnits(parts[i]);
-    for (const [j, unit] of units.entries()) {
-      const next = parts[i + 1];
-      const { sentence } = unit;
-      // A sentence ending in a colon, or a short caption ("Register the types for a client"), right
-      // before a code block introduces it.
-      const introducesCode =
-        j === units.length - 1 &&
-        !unit.list &&
-        next !== undefined &&
-        (/[:：]$/.test(sentence) || sentence.length <= 80);
-      const following = units[j + 1];
-      const explained = following && !unit.list && EXPLAINS.test(following.sentence) ? following.sentence : undefined;
-      out.push({
-        sentence,
-        passage,
-        ...(unit.list ? { list: unit.list } : {}),
-        ...(explained ? { explained } : {}),
-        ...(introducesCode ? { code: codeBlock(next) } : {}),
-      });
-    }
-  }
-  return out;
-}
-
-/** A sentence that explains the sentence before it, so it is quoted with that one. */
-const EXPLAINS = /^(?:This|That) means\b|^That is\b|^In other words\b|^I\.e\.|^Put simply\b/;
-
-/** Items of a list quoted under the sentence that introduces it. */
-const MAX_LIST_ITEMS = 8;
-
-/** Characters of one quoted list item. */
-const MAX_LIST_ITEM_CHARS = 160;
-
-/**
- * The quotable units of a prose part in order: its sentences ({@link proseSentences}), a sentence
- * ending in a colon that is followed by list items (`- `, `* `, `+ `, `1. `) carrying them as `list`.
- */
-function proseUnits(text: string): Array<{ sentence: string; list?: string[] }> {
-  const out: Array<{ sentence: string; list?: string[] }> = [];
-  // Paragraphs and list items, each a block: blank lines and a line opening a list item start a new one.
-  const blocks = text.split(/\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d+\.)[ \t])/);
-  let introducer: { sentence: string; list?: string[] } | null = null;
-  for (const block of blocks) {
-    const isItem = /^\s*(?:[-*+]|\d+\.)[ \t]/.test(block);
-    if (isItem && introducer) {
-      const item = truncate(readable(block), MAX_LIST_ITEM_CHARS);
-      if (item && (introducer.list ??= []).length < MAX_LIST_ITEMS) introducer.list.push(item);
-      continue;
-    }
-    introducer = null;
-    const sentences = proseSentences(block);
-    for (const sentence of sentences) out.push({ sentence });
-    const last = out[out.length - 1];
-    if (!isItem && sentences.length && /[:：]$/.test(last.sentence)) introducer = last;
-  }
-  return out;
-}
-
-function codeBlock(raw: string): { lang: string; lines: string[] } {
-  const [first, ...rest] = raw.split('\n');
-  const lines = rest.join('\n').replace(/\s+$/, '').split('\n');
-  const kept = lines.slice(0, MAX_CODE_LINES);
-  if (lines.length > MAX_CODE_LINES) kept.push('// …');
-  return { lang: first.trim().split(/\s/)[0] ?? '', lines: kept };
-}
-
-/** Sentences of a prose part that read as prose: markup removed, at least four words, mostly letters. */
-function proseSentences(text: string): string[] {
-  return text
-    .split(/(?<=[.!?。！？])\s+|\n{2,}|\n(?=[ \t]*(?:[-*+]|#{1,6}|\d+\.)[ \t])/u)
-    .filter((s) => (s.match(/\]\(/g) ?? []).length < 3 && !/^\s*\|/.test(s))
-    .map((s) => readable(s))
-    .filter((s) => s.length >= 20 && s.split(' ').length >= 4 && letterShare(s) >= 0.7);
-}
-
-/** One line of text without Markdown/HTML markup: images dropped, links kept as their text. */
-function readable(text: string): string {
-  return (
-    text
-      .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
-      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-      .replace(/<[^>]*>/g, ' ')
-      .replace(/\s+/g, ' ')
-      .trim()
-      // The answer adds its own list markers.
-      .replace(/^(?:[-*+]|#{1,6}|\d+\.)\s+/, '')
-  );
-}
-
-const LETTER_OR_SPACE = /^[\p{L}\s]$/u;
-
-/**
- * Share of letters (and spaces) among the characters: code, stack traces and tables score low. The
- * code points of `[\p{L}\s]` over the UTF-16 length; ASCII decided by character code, the rest by the
- * regex (the same figure as matching the whole text with it, without building the array of matches).
- */
-export function letterShare(text: string): number {
-  let letters = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) {
-      if ((c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x20 || (c >= 0x09 && c <= 0x0d)) letters++;
-      continue;
-    }
-    const cp = text.codePointAt(i) ?? c;
-    if (cp > 0xffff) i++;
-    if (LETTER_OR_SPACE.test(String.fromCodePoint(cp))) letters++;
-  }
-  return letters / text.length;
-}
-
-function truncate(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }
 
 function abortError(signal: AbortSignal): Error {
