@@ -370,7 +370,7 @@ export const FRAMING_WEIGHT = 0.5;
 
 /** A sentence opening on a connective or a pronoun that points at the sentence before it. */
 const CONNECTIVE =
-  /^(?:As a result|Thus|Therefore|Hence|However|Also|Finally|Furthermore|Moreover|In addition|Otherwise|Instead|Similarly|Likewise|This|These|That|Those|It|They|Such)\b/;
+  /^(?:As a result|But|And|So|Yet|Still|Thus|Therefore|Hence|However|Also|Finally|Furthermore|Moreover|In addition|Otherwise|Instead|Similarly|Likewise|This|These|That|Those|It|They|Such)\b/;
 
 /**
  * How much a sentence introducing a list of two or more items raises its score (× 1 + this). Judged by
