@@ -117,7 +117,7 @@ describe(LocalChatProvider.name, () => {
       );
     });
 
-    it('carries the list a sentence introduces, and leads with the passage of the best sentence', () => {
+    it('carries the list a sentence introduces, its items not quoted on their own', () => {
       // Real text of the PostgreSQL 15 manual (20.10 Automatic Vacuuming; 25.1.1 Vacuuming Basics).
       const content =
         renderContextItem(
@@ -142,11 +142,11 @@ describe(LocalChatProvider.name, () => {
       expect(composeAnswer([{ role: 'user', content }], 2)).toBe(
         [
           'From the retrieved context:',
+          '- In each round the daemon examines the database and issues `VACUUM` and `ANALYZE` commands as needed for tables in that database. [1: 20.10. Automatic Vacuuming]',
           "- PostgreSQL's `VACUUM` command has to process each table on a regular basis for several reasons: [2: 25.1. Routine Vacuuming]",
           '  - To recover or reuse disk space occupied by updated or deleted rows.',
           '  - To update data statistics used by the PostgreSQL query planner.',
-          '- In each round the daemon examines the database and issues `VACUUM` and `ANALYZE` commands as needed for tables in that database. [1: 20.10. Automatic Vacuuming]',
-          'Sources: [2] 25.1. Routine Vacuuming; [1] 20.10. Automatic Vacuuming',
+          'Sources: [1] 20.10. Automatic Vacuuming; [2] 25.1. Routine Vacuuming',
         ].join('\n'),
       );
     });

@@ -182,8 +182,7 @@ export function followUpLine(earlierUserMessages: readonly string[]): string | n
  * index is …"); a passage whose title holds the question's keywords is about them, so its sentences'
  * scores are multiplied by 1 + {@link TITLE_WEIGHT} × the weighted share of the question's keywords in
  * that title; a word joining two adjacent question words (`pg_basebackup`) holds both. A long
- * sentence (over {@link LONG_SENTENCE_WORDS} words), one opening on a connective and one not
- * introducing a list of two or more items ({@link STRUCTURE_BONUS}) score less; the best sentence's
+ * sentence (over {@link LONG_SENTENCE_WORDS} words) and one opening on a connective score less; the best sentence's
  * passage's other sentences × {@link LEAD_PASSAGE_WEIGHT}. At most `maxPassages` sentences are quoted,
  * each at least {@link RELATIVE_FLOOR} of the best's score, each part of a two-part question
  * ({@link questionParts}) with its best one; passages in the order of their best sentence, each one's
@@ -280,8 +279,6 @@ export function composeAnswer(
     // "This …") leans on the sentence before it and reads worse alone.
     score /= Math.sqrt(Math.max(1, v.words / LONG_SENTENCE_WORDS));
     if (CONNECTIVE.test(candidates[i].sentence)) score *= CONNECTIVE_WEIGHT;
-    // A sentence that introduces a list (reasons, steps, options) carries the answer's substance with it.
-    if ((candidates[i].list?.length ?? 0) >= 2) score *= 1 + STRUCTURE_BONUS;
     // Earlier (better-ranked) passages win ties.
     return score - candidates[i].passage.index * 1e-3;
   };
@@ -370,13 +367,7 @@ export const FRAMING_WEIGHT = 0.5;
 
 /** A sentence opening on a connective or a pronoun that points at the sentence before it. */
 const CONNECTIVE =
-  /^(?:As a result|But|And|So|Yet|Still|Thus|Therefore|Hence|However|Also|Finally|Furthermore|Moreover|In addition|Otherwise|Instead|Similarly|Likewise|This|These|That|Those|It|They|Such)\b/;
-
-/**
- * How much a sentence introducing a list of two or more items raises its score (× 1 + this). Judged by
- * hand (bench/answers), not fitted.
- */
-export const STRUCTURE_BONUS = 0.5;
+  /^(?:As a result|But|And|So|Yet|Still|Thus|Therefore|Hence|However|Also|Finally|Furthermore|Moreover|In addition|Otherwise|Instead|Similarly|Likewise|This|These|Those|Such)\b/;
 
 /** Score factor of a sentence opening on a {@link CONNECTIVE}. Judged by hand (bench/answers), not fitted. */
 export const CONNECTIVE_WEIGHT = 0.75;
