@@ -96,6 +96,12 @@ export const BENCH_RUNS: readonly BenchRun[] = [
     sections: ['## Abstain threshold of the local stand-in'],
   },
   {
+    name: 'answers',
+    script: 'bench/answers/answers.bench.ts',
+    args: ['--data', FIXTURES],
+    sections: ["## The local stand-in's answers to the PostgreSQL session"],
+  },
+  {
     name: 'retrieval',
     script: 'bench/retrieval/retrieval.bench.ts',
     args: ['--distractors', '2', '--questions', '20', '--pieces', '16', '--data', FIXTURES],

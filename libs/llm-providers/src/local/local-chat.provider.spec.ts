@@ -1,6 +1,14 @@
 import { joinMemory, renderContextItem, renderSessionSummary, renderSummaryLine } from '@ask/context-budget';
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
-import { followUpLine, composeAnswer, letterShare, LocalChatProvider, parseUserMessage } from './local-chat.provider';
+import {
+  followUpLine,
+  composeAnswer,
+  letterShare,
+  LocalChatProvider,
+  parseUserMessage,
+  questionParts,
+  stem,
+} from './local-chat.provider';
 import { LocalSemanticEmbeddingProvider } from './local-semantic-embedding.provider';
 
 /** Counts one token per whitespace-separated word and 1 per message: enough to check the usage wiring. */
@@ -105,6 +113,151 @@ describe(LocalChatProvider.name, () => {
           '- A partial index is an index built over a subset of a table. [2: 11.8. Partial Indexes]',
           '- As a result, parameterized query clauses do not work with a partial index. [2: 11.8. Partial Indexes]',
           'Sources: [2] 11.8. Partial Indexes',
+        ].join('\n'),
+      );
+    });
+
+    it('carries the list a sentence introduces, its items not quoted on their own', () => {
+      // Real text of the PostgreSQL 15 manual (20.10 Automatic Vacuuming; 25.1.1 Vacuuming Basics).
+      const content =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '20.10. Automatic Vacuuming',
+            score: 0.22,
+            text: 'In each round the daemon examines the database and issues `VACUUM` and `ANALYZE` commands as needed for tables in that database.',
+          },
+          0,
+        ) +
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '25.1. Routine Vacuuming',
+            score: 0.21,
+            text: "### 25.1.1. Vacuuming Basics\n\nPostgreSQL's `VACUUM` command has to process each table on a regular basis for several reasons:\n\n- To recover or reuse disk space occupied by updated or deleted rows.\n\n- To update data statistics used by the PostgreSQL query planner.\n\nEach of these reasons dictates performing `VACUUM` operations of varying frequency and scope.",
+          },
+          1,
+        ) +
+        'What does the VACUUM command do and why is it needed?';
+      expect(composeAnswer([{ role: 'user', content }], 2)).toBe(
+        [
+          'From the retrieved context:',
+          '- In each round the daemon examines the database and issues `VACUUM` and `ANALYZE` commands as needed for tables in that database. [1: 20.10. Automatic Vacuuming]',
+          "- PostgreSQL's `VACUUM` command has to process each table on a regular basis for several reasons: [2: 25.1. Routine Vacuuming]",
+          '  - To recover or reuse disk space occupied by updated or deleted rows.',
+          '  - To update data statistics used by the PostgreSQL query planner.',
+          'Sources: [1] 20.10. Automatic Vacuuming; [2] 25.1. Routine Vacuuming',
+        ].join('\n'),
+      );
+    });
+
+    it("quotes the sentence explaining a quoted one with it, leaves out the weak ones, and prefers the definition of the question's subject", () => {
+      // Real sentences of the PostgreSQL 15 manual (13.1 Introduction; 73.7 Heap-Only Tuples; SET TRANSACTION).
+      const content =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: 'SET TRANSACTION',
+            score: 0.3,
+            text: 'See Chapter 13 for more information about transaction isolation and concurrency control.',
+          },
+          0,
+        ) +
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '13.1. Introduction',
+            score: 0.25,
+            text: 'Internally, data consistency is maintained by using a multiversion model (Multiversion Concurrency Control, MVCC). This means that each SQL statement sees a snapshot of data (a database version) as it was some time ago. Locks are acquired for some operations.',
+          },
+          1,
+        ) +
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '12.9. Preferred Index Types for Text Search',
+            score: 0.2,
+            text: 'GIN indexes are the preferred text search index type. Multicolumn GIN indexes are implemented by building a single B-tree over composite values (column number, key value).',
+          },
+          2,
+        ) +
+        'How does multiversion concurrency control (MVCC) provide transaction isolation?';
+      expect(composeAnswer([{ role: 'user', content }], 4)).toBe(
+        [
+          'From the retrieved context:',
+          '- See Chapter 13 for more information about transaction isolation and concurrency control. [1: SET TRANSACTION]',
+          '- Internally, data consistency is maintained by using a multiversion model (Multiversion Concurrency Control, MVCC). This means that each SQL statement sees a snapshot of data (a database version) as it was some time ago. [2: 13.1. Introduction]',
+          'Sources: [1] SET TRANSACTION; [2] 13.1. Introduction',
+        ].join('\n'),
+      );
+      const gin =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '12.9. Preferred Index Types for Text Search',
+            score: 0.2,
+            text: 'Multicolumn GIN indexes are implemented by building a single B-tree over composite values (column number, key value). GIN indexes are the preferred text search index type.',
+          },
+          0,
+        ) + 'What is a GIN index?';
+      expect(composeAnswer([{ role: 'user', content: gin }], 1).split('\n')[1]).toBe(
+        '- GIN indexes are the preferred text search index type. [1: 12.9. Preferred Index Types for Text Search]',
+      );
+    });
+
+    it("carries a table's rows under the sentence naming it, and skips headings and front matter", () => {
+      // Real text of the PostgreSQL 15 manual (13.2 Transaction Isolation), cut where its chunk ends.
+      const content =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '13.2. Transaction Isolation',
+            score: 0.3,
+            text: '---\ntitle: Isolation levels of transactions\n---\n### 13.2.1. Read Committed Isolation Level\n\nThe SQL standard and PostgreSQL-implemented transaction isolation levels are described in Table 13.1.\n\nTable 13.1. Transaction Isolation Levels\n\nIsolation Level  |  Dirty Read  |  Nonrepeatable Read\n\nRead uncommitted  |  Allowed, but not in PG  |  Possible\n\nRead committed  |  Not possible  |  Possible',
+          },
+          0,
+        ) + 'Which transaction isolation levels are there?';
+      expect(composeAnswer([{ role: 'user', content }], 4)).toBe(
+        [
+          'From the retrieved context:',
+          '- The SQL standard and PostgreSQL-implemented transaction isolation levels are described in Table 13.1. [1: 13.2. Transaction Isolation]',
+          '  - Isolation Level | Dirty Read | Nonrepeatable Read',
+          '  - Read uncommitted | Allowed, but not in PG | Possible',
+          '  - Read committed | Not possible | Possible',
+          'Sources: [1] 13.2. Transaction Isolation',
+        ].join('\n'),
+      );
+    });
+
+    it('reads a chunk cut inside code at both ends by which side is prose, and matches a word joining two of the question', () => {
+      // Bare fences (the manual writes no language): the chunk opens and ends inside code, so its fence
+      // count is even and only the prose tells which parts are code.
+      const content =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '14.1. Using EXPLAIN',
+            score: 0.3,
+            text: " Filter: (f1 @> '((0.5,2))'::polygon)\n Planning time: 0.040 ms\n```\nThe planner thinks (quite correctly) that this sample table is too small to bother with an index scan, so we have a plain sequential scan in which all the rows got rejected by the filter condition. But if we force an index scan to be used, we see:\n\n```\nSET enable_seqscan TO off;",
+          },
+          0,
+        ) +
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: 'pg_basebackup',
+            score: 0.2,
+            text: 'pg_basebackup is used to take a base backup of a running PostgreSQL database cluster.',
+          },
+          1,
+        ) +
+        'Why would the planner choose a sequential scan over an index scan, and how do I take a base backup?';
+      expect(composeAnswer([{ role: 'user', content }], 4)).toBe(
+        [
+          'From the retrieved context:',
+          '- pg_basebackup is used to take a base backup of a running PostgreSQL database cluster. [2: pg_basebackup]',
+          '- The planner thinks (quite correctly) that this sample table is too small to bother with an index scan, so we have a plain sequential scan in which all the rows got rejected by the filter condition. [1: 14.1. Using EXPLAIN]',
+          'Sources: [2] pg_basebackup; [1] 14.1. Using EXPLAIN',
         ].join('\n'),
       );
     });
@@ -364,6 +517,38 @@ describe(LocalChatProvider.name, () => {
       await it.next();
       controller.abort();
       await expect(it.next()).rejects.toMatchObject({ name: 'AbortError' });
+    });
+  });
+
+  describe('questionParts', () => {
+    it.each([
+      [
+        'How do I create an index on a table, and which index types does PostgreSQL support?',
+        ['How do I create an index on a table', 'which index types does PostgreSQL support?'],
+      ],
+      [
+        'What does the VACUUM command do and why is it needed?',
+        ['What does the VACUUM command do', 'why is it needed?'],
+      ],
+      ['How do I take a base backup and restore it?', ['How do I take a base backup and restore it?']],
+    ])('splits %j before its second question word', (question, parts) => {
+      expect(questionParts(question)).toEqual(parts);
+    });
+  });
+
+  describe('stem', () => {
+    it.each([
+      ['indexes', 'index'],
+      ['index', 'index'],
+      ['deciding', 'decid'],
+      ['decide', 'decid'],
+      ['queries', 'query'],
+      ['jobs', 'job'],
+      ['needed', 'need'],
+      ['process', 'process'],
+      ['free', 'free'],
+    ])('%s → %s', (word, stemmed) => {
+      expect(stem(word)).toBe(stemmed);
     });
   });
 

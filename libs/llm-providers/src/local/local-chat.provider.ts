@@ -1,5 +1,18 @@
 import type { ChatMessage, TokenCounter } from '@ask/token-counting';
 import type { ChatChunk, ChatProvider, ChatRequest, EmbeddingProvider } from '../types';
+import {
+  adjacentPairs,
+  keywordList,
+  keywords,
+  questionCompounds,
+  questionParts,
+  stem,
+  type Compound,
+} from './local-chat.keywords';
+import { quotable, truncate, type Candidate, type ContextPassage } from './local-chat.sentences';
+
+export { letterShare, isHeading } from './local-chat.sentences';
+export { questionParts, stem } from './local-chat.keywords';
 
 /** Options of the local stand-in. */
 export interface LocalChatOptions {
@@ -39,22 +52,6 @@ export interface StandInRelevance {
 /** Most candidate sentences embedded for one answer (in passage order): bounds the work per ask (~15 ms each on one core). */
 export const MAX_SEMANTIC_SENTENCES = 96;
 
-/** One retrieved item as found in the prompt's context block. */
-interface ContextPassage {
-  index: number;
-  title: string;
-  score: number;
-  text: string;
-}
-
-/** A quotable sentence of a passage, with the code block it introduces when one follows it. */
-interface Candidate {
-  sentence: string;
-  code?: { lang: string; lines: string[] };
-  passage: ContextPassage;
-  order: number;
-}
-
 /**
  * Added score of a sentence holding two adjacent keywords of the question in the same order, as a
  * share of the pair's mean keyword weight. Chosen with {@link TITLE_WEIGHT} on the PostgreSQL
@@ -66,14 +63,30 @@ export const PHRASE_BONUS = 1;
 /** How much a passage whose title holds all of the question's keywords raises its sentences' scores (× 1 + this). */
 export const TITLE_WEIGHT = 2;
 
-const STOPWORDS = new Set(
-  'a an and are as at be by can do does for from how i in is it of on or that the this to what when where which who why with you your me my we our use using get set'.split(
-    ' ',
-  ),
-);
+/**
+ * Added score of a sentence that defines the question's subject ("A partial index is …": its words
+ * before a defining verb are mostly the question's keywords, the first of them one), as a share of
+ * those keywords' weights. Judged by hand on the demo's PostgreSQL session (bench/answers), not fitted.
+ */
+export const DEFINITION_BONUS = 1;
 
-/** Lines of a code block quoted under its sentence. */
-const MAX_CODE_LINES = 12;
+/**
+ * Words past which a sentence's score is divided by √(words / this): a long sentence holds more of the
+ * question's keywords by chance. Judged by hand on the demo's PostgreSQL session, not fitted.
+ */
+export const LONG_SENTENCE_WORDS = 30;
+
+/**
+ * Score factor of the other sentences of the best sentence's passage, so the answer reads that
+ * section's on-topic sentences together. Judged by hand (bench/answers), not fitted.
+ */
+export const LEAD_PASSAGE_WEIGHT = 1.3;
+
+/**
+ * Share of the best sentence's score a sentence needs to be quoted with it, so an answer is its
+ * on-topic sentences and not a wall of loosely related ones. Judged by hand (bench/answers), not fitted.
+ */
+export const RELATIVE_FLOOR = 0.35;
 
 let standInCpuMicros = 0;
 
@@ -161,12 +174,20 @@ export function followUpLine(earlierUserMessages: readonly string[]): string | n
 /**
  * Builds the stand-in's answer text from the request (deterministic). Sentences are scored by the
  * question's keywords they contain, each weighted by its rarity among the retrieved sentences
- * (log(1 + N / (1 + df))), a keyword found only in the sentence's code counting half, plus
- * {@link PHRASE_BONUS} × the mean weight of each pair of the question's adjacent keywords the sentence
- * holds in the same order ("partial index", "VACUUM FULL"); a passage whose title holds the
- * question's keywords is about them, so its sentences' scores are multiplied by 1 + {@link TITLE_WEIGHT}
- * × the weighted share of the question's keywords in that title. Prose that is mostly links, badges
- * or markup is never quoted. When `relevance` says nothing relevant was found
+ * (log(1 + N / (1 + df))), a word that only frames the question × {@link FRAMING_WEIGHT}, a keyword
+ * found only in what rides with the sentence (its code, list or table rows, the sentence explaining
+ * it) counting half, plus {@link PHRASE_BONUS} × the mean weight of each pair of the question's
+ * adjacent keywords the sentence holds in the same order ("partial index", "VACUUM FULL"), plus
+ * {@link DEFINITION_BONUS} × its subject's weight when it defines the question's subject ("A partial
+ * index is …"); a passage whose title holds the question's keywords is about them, so its sentences'
+ * scores are multiplied by 1 + {@link TITLE_WEIGHT} × the weighted share of the question's keywords in
+ * that title; a word joining two adjacent question words (`pg_basebackup`) holds both. A long
+ * sentence (over {@link LONG_SENTENCE_WORDS} words) and one opening on a connective score less; the best sentence's
+ * passage's other sentences × {@link LEAD_PASSAGE_WEIGHT}. At most `maxPassages` sentences are quoted,
+ * each at least {@link RELATIVE_FLOOR} of the best's score, each part of a two-part question
+ * ({@link questionParts}) with its best one; passages in the order of their best sentence, each one's
+ * sentences in document order. Prose that is mostly links, badges or markup, headings, front matter
+ * and table rows (except under the sentence naming the table) is never quoted. When `relevance` says nothing relevant was found
  * (or nothing was retrieved), the answer says the knowledge base does not seem to
  * cover the question and lists the nearest sources with their scores. With `similarity` (sentence →
  * cosine similarity to the question, from a semantic embedder) sentences are ranked by it instead,
@@ -207,55 +228,78 @@ export function composeAnswer(
   const candidates: Candidate[] = [];
   for (const passage of passages)
     for (const c of quotable(passage)) candidates.push({ ...c, order: candidates.length });
+  const compounds = questionCompounds(question);
   const vocab = candidates.map((c) => {
-    const prose = keywordList(c.sentence);
+    const prose = keywordList(c.sentence, compounds);
     return {
       prose: new Set(prose),
       pairs: adjacentPairs(prose),
-      code: c.code ? keywords(c.code.lines.join(' ')) : new Set<string>(),
+      subject: definitionSubject(c.sentence, compounds),
+      words: c.sentence.split(' ').length,
+      // What rides with the sentence (its code, its list, the sentence explaining it) counts half.
+      extra: keywords([...(c.code?.lines ?? []), ...(c.list ?? []), c.explained ?? ''].join(' ')),
     };
   });
   const weight = new Map(
     terms.map((t) => {
-      const df = vocab.filter((v) => v.prose.has(t) || v.code.has(t)).length;
+      const df = vocab.filter((v) => v.prose.has(t) || v.extra.has(t)).length;
       return [t, Math.log(1 + candidates.length / (1 + df))] as const;
     }),
   );
-  const ordered = keywordList(question);
-  const questionPairs = ordered.slice(1).map((b, j) => [ordered[j], b] as const);
   const totalWeight = terms.reduce((sum, t) => sum + (weight.get(t) ?? 0), 0);
   const titleShare = new Map(
     passages.map((p) => {
-      const title = keywords(p.title);
+      const title = new Set(keywordList(p.title, compounds));
       const held = terms.reduce((sum, t) => sum + (title.has(t) ? (weight.get(t) ?? 0) : 0), 0);
       return [p.index, totalWeight > 0 ? held / totalWeight : 0] as const;
     }),
   );
-  const scored = candidates.map((c, i) => {
-    if (similarity) {
-      const cosine = similarity.get(c.sentence) ?? 0;
-      return { ...c, score: cosine > 0 ? cosine - c.passage.index * 1e-6 : 0 };
-    }
+  // A word that frames the question ("difference", "work", "happen") says little of what it is about.
+  const w = (t: string) => (weight.get(t) ?? 0) * (FRAMING.has(t) ? FRAMING_WEIGHT : 1);
+  /** Keyword score of candidate `i` for a question (or one part of it) with these keywords in order. */
+  const keywordScore = (i: number, ordered: readonly string[]): number => {
+    const v = vocab[i];
     let score = 0;
-    for (const t of terms) {
-      const w = weight.get(t) ?? 0;
-      score += vocab[i].prose.has(t) ? w : vocab[i].code.has(t) ? w / 2 : 0;
-    }
-    if (score > 0) {
-      for (const [a, b] of questionPairs)
-        if (vocab[i].pairs.has(`${a} ${b}`))
-          score += (PHRASE_BONUS * ((weight.get(a) ?? 0) + (weight.get(b) ?? 0))) / 2;
-      score *= 1 + TITLE_WEIGHT * (titleShare.get(c.passage.index) ?? 0);
-    }
+    for (const t of new Set(ordered)) score += v.prose.has(t) ? w(t) : v.extra.has(t) ? w(t) / 2 : 0;
+    if (score <= 0) return 0;
+    for (let j = 1; j < ordered.length; j++)
+      if (v.pairs.has(`${ordered[j - 1]} ${ordered[j]}`))
+        score += (PHRASE_BONUS * (w(ordered[j - 1]) + w(ordered[j]))) / 2;
+    // A sentence that says what the question's subject is ("A partial index is …") answers it first.
+    const asked = new Set(ordered);
+    const held = v.subject.filter((t) => asked.has(t));
+    if (
+      held.length &&
+      (asked.has(v.subject[0]) || (v.subject.length === 2 && asked.has(v.subject[1]))) &&
+      held.length >= v.subject.length - 1
+    )
+      score += DEFINITION_BONUS * held.reduce((sum, t) => sum + w(t), 0);
+    score *= 1 + TITLE_WEIGHT * (titleShare.get(candidates[i].passage.index) ?? 0);
+    // A long sentence holds more keywords by chance; one that opens on a connective ("As a result, …",
+    // "This …") leans on the sentence before it and reads worse alone.
+    score /= Math.sqrt(Math.max(1, v.words / LONG_SENTENCE_WORDS));
+    if (CONNECTIVE.test(candidates[i].sentence)) score *= CONNECTIVE_WEIGHT;
     // Earlier (better-ranked) passages win ties.
-    return { ...c, score: score > 0 ? score - c.passage.index * 1e-3 : 0 };
+    return score - candidates[i].passage.index * 1e-3;
+  };
+  const ordered = keywordList(question);
+  const score = candidates.map((c, i) => {
+    if (!similarity) return Math.max(0, keywordScore(i, ordered));
+    const cosine = similarity.get(c.sentence) ?? 0;
+    return cosine > 0 ? cosine - c.passage.index * 1e-6 : 0;
   });
-  scored.sort((a, b) => b.score - a.score || a.order - b.order);
-  const seen = new Set<string>();
-  const chosen = scored
-    .filter((s) => s.score > 0 && !seen.has(s.sentence) && seen.add(s.sentence))
-    .slice(0, maxPassages);
-  if (chosen.length === 0) {
+  const byScore = (a: number, b: number) => score[b] - score[a] || a - b;
+  const ranked = candidates
+    .map((_, i) => i)
+    .filter((i) => score[i] > 0)
+    .sort(byScore);
+  // The passage of the best sentence is most likely the section about the question: its other
+  // on-topic sentences are read with it, so they weigh more than a stray sentence of another page.
+  const lead = ranked.length ? candidates[ranked[0]].passage.index : -1;
+  if (!similarity)
+    for (const i of ranked.slice(1)) if (candidates[i].passage.index === lead) score[i] *= LEAD_PASSAGE_WEIGHT;
+  ranked.sort(byScore);
+  if (ranked.length === 0) {
     if (passages.length === 0) {
       lines.push("The retrieved context is empty, so I cannot answer from this project's knowledge.");
       return lines.join('\n');
@@ -264,14 +308,93 @@ export function composeAnswer(
       similarity ? 'no retrieved sentence is close to it in meaning' : 'no retrieved passage shares a keyword with it',
     );
   }
+  const floor = RELATIVE_FLOOR * score[ranked[0]];
+  const picked = new Set<number>();
+  const shown = new Set<string>();
+  const pick = (i: number) => {
+    const c = candidates[i];
+    if (picked.has(i) || shown.has(c.sentence) || picked.size >= maxPassages) return;
+    picked.add(i);
+    shown.add(c.sentence);
+  };
+  // Each part of a question that asks two things gets its own best sentence, when it has one on point.
+  const parts = similarity ? [] : questionParts(question).map((part) => keywordList(part));
+  if (parts.length > 1)
+    for (const part of parts) {
+      let best = -1;
+      for (const i of ranked)
+        if (!shown.has(candidates[i].sentence) && (best < 0 || keywordScore(i, part) > keywordScore(best, part)))
+          best = i;
+      if (best >= 0 && keywordScore(best, part) > 0 && score[best] >= floor) pick(best);
+    }
+  for (const i of ranked) if (score[i] >= floor) pick(i);
+
+  // The answer leads with the passage of its best sentence, quoting each passage's picks in document
+  // order; the passages follow by their best pick's score.
+  const groups = new Map<number, number[]>();
+  for (const i of [...picked].sort((a, b) => score[b] - score[a] || a - b)) {
+    const key = candidates[i].passage.index;
+    groups.set(key, [...(groups.get(key) ?? []), i]);
+  }
+  const chosen = [...groups.values()]
+    .sort((a, b) => score[b[0]] - score[a[0]])
+    .flatMap((g) => g.sort((a, b) => a - b))
+    .map((i) => candidates[i]);
   lines.push('From the retrieved context:');
-  for (const c of chosen.sort((a, b) => a.order - b.order)) {
-    lines.push(`- ${truncate(c.sentence, 400)} [${c.passage.index}: ${c.passage.title}]`);
+  for (const c of chosen) {
+    const explained = c.explained && !shown.has(c.explained) ? ` ${truncate(c.explained, 300)}` : '';
+    lines.push(`- ${truncate(c.sentence, 400)}${explained} [${c.passage.index}: ${c.passage.title}]`);
+    for (const item of c.list ?? []) lines.push(`  - ${item}`);
     if (c.code) lines.push(`  \`\`\`${c.code.lang}`, ...c.code.lines.map((l) => `  ${l}`), '  ```');
   }
   const cited = [...new Map(chosen.map((c) => [c.passage.index, c.passage])).values()];
   lines.push(`Sources: ${cited.map((p) => `[${p.index}] ${p.title}`).join('; ')}`);
   return lines.join('\n');
+}
+
+/**
+ * Words that frame a question rather than say what it is about ("What is the difference …", "How
+ * does … work"): their weight is × {@link FRAMING_WEIGHT}. Stemmed as {@link stem} stems them.
+ */
+const FRAMING = new Set(
+  'difference between way happen work good need mean explain example choose decide prefer possible best better purpose reason want know kind thing'
+    .split(' ')
+    .map((word) => stem(word)),
+);
+
+/** Weight of a framing word relative to a topic word. Judged by hand (bench/answers), not fitted. */
+export const FRAMING_WEIGHT = 0.5;
+
+/** A sentence opening on a connective or a pronoun that points at the sentence before it. */
+const CONNECTIVE =
+  /^(?:As a result|But|And|So|Yet|Still|Thus|Therefore|Hence|However|Also|Finally|Furthermore|Moreover|In addition|Otherwise|Instead|Similarly|Likewise|This|These|Those|Such)\b/;
+
+/** Score factor of a sentence opening on a {@link CONNECTIVE}. Judged by hand (bench/answers), not fitted. */
+export const CONNECTIVE_WEIGHT = 0.75;
+
+/** Words a definition's subject is followed by: "X is …", "X allows …", "X provides …". */
+const DEFINING_VERB =
+  /^(.{2,80}?)\s+(?:is|are|allows|allow|provides|provide|means|refers to|enables|enable|contains|describes)\s/i;
+
+/**
+ * The keywords of a sentence's subject when it reads as a definition ("A partial index is an index
+ * built over …" → `partial index`): the words before its first defining verb within 80 characters,
+ * when they are at most four keywords and hold no comma. Empty otherwise. It counts as a definition
+ * of the question's subject when all of its keywords but one are the question's, its first among
+ * them, or the second of two (the head noun: "Redis pipelining").
+ */
+function definitionSubject(sentence: string, compounds: readonly Compound[]): string[] {
+  const m = DEFINING_VERB.exec(sentence);
+  if (
+    !m ||
+    m[1].includes(',') ||
+    /^(?:there|it|this|these|that|those|they|here|when|if|although|since|because|while|once|after|before|unless|whether|as)\b/i.test(
+      m[1],
+    )
+  )
+    return [];
+  const subject = keywordList(m[1], compounds, true);
+  return subject.length <= 4 ? subject : [];
 }
 
 /**
@@ -342,118 +465,6 @@ export function parseUserMessage(content: string): { passages: ContextPassage[];
     text: content.slice(h.end, i + 1 < heads.length ? heads[i + 1].start : questionStart).trim(),
   }));
   return { passages, question: content.slice(questionStart).trim() };
-}
-
-/** The text's keywords in order (stemmed, without stopwords and one-letter words), repeats kept. */
-function keywordList(text: string): string[] {
-  return text
-    .toLowerCase()
-    .normalize('NFKC')
-    .split(/[^\p{L}\p{N}_]+/u)
-    .filter((w) => w.length > 1 && !STOPWORDS.has(w))
-    .map(stem);
-}
-
-function keywords(text: string): Set<string> {
-  return new Set(keywordList(text));
-}
-
-/** Each pair of adjacent keywords of a {@link keywordList} (stopwords already skipped), as `"a b"`. */
-function adjacentPairs(list: readonly string[]): Set<string> {
-  return new Set(list.slice(1).map((b, j) => `${list[j]} ${b}`));
-}
-
-/** A crude English stem, so `jobs` matches `job` and `migrations` matches `migration`. */
-function stem(word: string): string {
-  if (word.length > 4 && word.endsWith('ies')) return `${word.slice(0, -3)}y`;
-  if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) return word.slice(0, -1);
-  return word;
-}
-
-/**
- * The passage's quotable sentences: prose split into sentences (one line each, without list markers
- * or heading hashes), each sentence that ends right before a fenced code block carrying that block.
- * A fence cut by the chunk boundary (an unmatched ```) is treated as code up to the passage's edge.
- */
-function quotable(passage: ContextPassage): Array<Omit<Candidate, 'order'>> {
-  const out: Array<Omit<Candidate, 'order'>> = [];
-  const parts = passage.text.split(/^[ \t]*```/m);
-  // Even parts are prose and odd parts code, unless the chunk starts inside a fence: an odd number of
-  // fence lines whose first is bare (a closing fence; an opening one usually names its language).
-  const fences = passage.text.match(/^[ \t]*```.*$/gm) ?? [];
-  const startsInCode = fences.length % 2 === 1 && /^[ \t]*```[ \t]*$/.test(fences[0] ?? '');
-  for (let i = 0; i < parts.length; i++) {
-    const isCode = (i % 2 === 1) !== startsInCode;
-    if (isCode) continue;
-    const sentences = proseSentences(parts[i]);
-    for (const [j, sentence] of sentences.entries()) {
-      const next = parts[i + 1];
-      // A sentence ending in a colon, or a short caption ("Register the types for a client"), right
-      // before a code block introduces it.
-      const introducesCode =
-        j === sentences.length - 1 && next !== undefined && (/[:：]$/.test(sentence) || sentence.length <= 80);
-      out.push({ sentence, passage, ...(introducesCode ? { code: codeBlock(next) } : {}) });
-    }
-  }
-  return out;
-}
-
-function codeBlock(raw: string): { lang: string; lines: string[] } {
-  const [first, ...rest] = raw.split('\n');
-  const lines = rest.join('\n').replace(/\s+$/, '').split('\n');
-  const kept = lines.slice(0, MAX_CODE_LINES);
-  if (lines.length > MAX_CODE_LINES) kept.push('// …');
-  return { lang: first.trim().split(/\s/)[0] ?? '', lines: kept };
-}
-
-/** Sentences of a prose part that read as prose: markup removed, at least four words, mostly letters. */
-function proseSentences(text: string): string[] {
-  return text
-    .split(/(?<=[.!?。！？])\s+|\n{2,}|\n(?=[ \t]*(?:[-*+]|#{1,6}|\d+\.)[ \t])/u)
-    .filter((s) => (s.match(/\]\(/g) ?? []).length < 3 && !/^\s*\|/.test(s))
-    .map((s) => readable(s))
-    .filter((s) => s.length >= 20 && s.split(' ').length >= 4 && letterShare(s) >= 0.7);
-}
-
-/** One line of text without Markdown/HTML markup: images dropped, links kept as their text. */
-function readable(text: string): string {
-  return (
-    text
-      .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
-      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-      .replace(/<[^>]*>/g, ' ')
-      .replace(/\s+/g, ' ')
-      .trim()
-      // The answer adds its own list markers.
-      .replace(/^(?:[-*+]|#{1,6}|\d+\.)\s+/, '')
-  );
-}
-
-const LETTER_OR_SPACE = /^[\p{L}\s]$/u;
-
-/**
- * Share of letters (and spaces) among the characters: code, stack traces and tables score low. The
- * code points of `[\p{L}\s]` over the UTF-16 length; ASCII decided by character code, the rest by the
- * regex (the same figure as matching the whole text with it, without building the array of matches).
- */
-export function letterShare(text: string): number {
-  let letters = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) {
-      if ((c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x20 || (c >= 0x09 && c <= 0x0d)) letters++;
-      continue;
-    }
-    const cp = text.codePointAt(i) ?? c;
-    if (cp > 0xffff) i++;
-    if (LETTER_OR_SPACE.test(String.fromCodePoint(cp))) letters++;
-  }
-  return letters / text.length;
-}
-
-function truncate(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }
 
 function abortError(signal: AbortSignal): Error {
