@@ -241,6 +241,12 @@ export interface EvalFigures {
    * it: see `ABSTAIN_RULES`), or null: the embedder has no rule (never abstains).
    */
   abstainBelow: number | null;
+  /**
+   * With `--per-question`: each question in file order, whether it is answerable, the rank of its
+   * first expected source among the sources (null: absent), its relevance evidence (null: nothing
+   * retrieved, or the vector method's +Infinity) and whether it was abstained on.
+   */
+  questions?: Array<{ answerable: boolean; rank: number | null; evidence: number | null; abstained: boolean }>;
 }
 
 /**

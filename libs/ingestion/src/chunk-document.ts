@@ -20,7 +20,7 @@ export interface DocumentChunk {
    * by " > " (`Storage > Configuring retention`), at most 300 characters; null under no heading
    * (`chunkSectionPaths`).
    */
-  section: string | null;
+  section?: string | null;
 }
 
 /**

@@ -2,7 +2,8 @@ import { chunkSectionPaths, markdownHeadings, MAX_SECTION_CHARS, sectionPathAt }
 
 describe('markdownHeadings', () => {
   it('finds ATX headings outside fenced code, with their line offsets, levels and clean text', () => {
-    const text = '# Storage\nintro\n```\n# not a heading\n```\n## Configuring `retention`\n### [Flags](flags.md) ##\n####\n';
+    const text =
+      '# Storage\nintro\n```\n# not a heading\n```\n## Configuring `retention`\n### [Flags](flags.md) ##\n####\n';
     expect(markdownHeadings(text)).toEqual([
       { offset: 0, level: 1, text: 'Storage' },
       { offset: 40, level: 2, text: 'Configuring retention' },
@@ -45,7 +46,12 @@ describe('chunkSectionPaths', () => {
   it('gives each chunk the trail of headings where it starts, overlapping chunks included', () => {
     const text = '# Storage\n\nBlocks.\n\n## Configuring retention\n\nKeep blocks 15 days.\n\nMore.';
     expect(
-      chunkSectionPaths(text, ['# Storage\n\nBlocks.', 'Blocks.\n\n## Configuring retention', '## Configuring retention\n\nKeep', 'More.']),
+      chunkSectionPaths(text, [
+        '# Storage\n\nBlocks.',
+        'Blocks.\n\n## Configuring retention',
+        '## Configuring retention\n\nKeep',
+        'More.',
+      ]),
     ).toEqual(['Storage', 'Storage', 'Storage > Configuring retention', 'Storage > Configuring retention']);
     expect(chunkSectionPaths('plain text', ['plain text', 'missing'])).toEqual([null, null]);
   });

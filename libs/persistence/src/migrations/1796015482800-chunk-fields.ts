@@ -36,9 +36,7 @@ export class ChunkFields1796015482800 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE knowledge_chunks ADD COLUMN title text, ADD COLUMN section text`);
     // Title only: tsv is still the text's, so the statistics triggers see no change.
-    await q.query(
-      `UPDATE knowledge_chunks k SET title = s.title FROM knowledge_sources s WHERE s.id = k.source_id`,
-    );
+    await q.query(`UPDATE knowledge_chunks k SET title = s.title FROM knowledge_sources s WHERE s.id = k.source_id`);
     await this.regenerate(q, CHUNK_TSV_EXPRESSION);
   }
 

@@ -299,7 +299,12 @@ describe(RetrievalRepository.name, () => {
         project,
         { uri: 'storage.md', title: 'Storage', contentHash: 'h' },
         [
-          { text: 'blocks expire after a while', tokenCount: 5, section: 'Storage > Configuring retention', embedding: [1, 0, 0] },
+          {
+            text: 'blocks expire after a while',
+            tokenCount: 5,
+            section: 'Storage > Configuring retention',
+            embedding: [1, 0, 0],
+          },
           { text: 'retention of storage blocks', tokenCount: 4, section: null, embedding: [0, 1, 0] },
         ],
         MODEL,

@@ -415,7 +415,8 @@ export function searchSql(dimensions: number, mode: 'index' | 'exact' = 'index')
 
 function assertFieldWeights(w: FieldWeights): void {
   for (const [field, value] of Object.entries(w)) {
-    if (!Number.isFinite(value) || value < 0) throw new RangeError(`${field} field weight must be finite and ≥ 0, got ${value}`);
+    if (!Number.isFinite(value) || value < 0)
+      throw new RangeError(`${field} field weight must be finite and ≥ 0, got ${value}`);
   }
 }
 

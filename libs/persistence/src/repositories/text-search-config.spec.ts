@@ -58,7 +58,14 @@ describe('the text search configuration in force (applyTextSearchConfig)', () =>
     await knowledge.replaceSource(
       project,
       { uri: 'Storing Blocks', title: 'Storing Blocks', contentHash: 'h', language: 'en' },
-      [{ text: 'Blocks are kept', tokenCount: 3, section: 'Configuring the retention', embedding: randomUnitVectors(1, 3)[0] }],
+      [
+        {
+          text: 'Blocks are kept',
+          tokenCount: 3,
+          section: 'Configuring the retention',
+          embedding: randomUnitVectors(1, 3)[0],
+        },
+      ],
       MODEL,
     );
     const tsv = async () =>
