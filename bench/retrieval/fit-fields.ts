@@ -8,7 +8,7 @@
  * Fit corpora: the PostgreSQL manual (bench/retrieval/questions.jsonl, its answering pages + 100 others by
  * hash, as bench/retrieval/retrieval.bench.ts takes them) and redis-doc, rust-book, prometheus-docs,
  * curl-docs (bench/retrieval/heldout/*.jsonl; every page for `local`, the answering pages + 20 others by
- * hash for `local-semantic`, as bench/retrieval/heldout.bench.ts). Each is ingested once per embedder
+ * hash for `local-semantic`, as the held-out corpora bench takes them). Each is ingested once per embedder
  * into a project with no retrieval settings; then, for every field-weight pair of `--grid`
  * (title:section) and both documented hybrid weightings (0.5 / 1 and 1 / 1), `evaluateProject` (what
  * `ask eval --json --per-question --field-weights` runs) gives each question's rank and relevance
@@ -16,8 +16,9 @@
  * bench/retrieval/fit-fields-evidence.json; `--from FILE` refits from such a file without ingesting.
  *
  * The choice, written to bench/RESULTS.md "BM25F field weights and the abstain rule":
- * - field weights: the grid pair with the best mean MRR over the fit corpora under each embedder's
- *   default weighting (mean over the embedders run);
+ * - field weights: the grid pair whose fitted threshold (below) abstains on the largest worst-corpus
+ *   share of unanswerable questions, then the best mean MRR over the fit corpora under each embedder's
+ *   default weighting (means over the embedders run);
  * - per embedder, the threshold (0.30..0.70 by 0.01) with the largest worst-corpus share of
  *   unanswerable questions abstained, over corpora × both weightings, among those abstaining on at
  *   most 7 % of the answerable questions of each (headroom under the 10 % target); ties to the
@@ -76,7 +77,7 @@ const WEIGHTINGS = [
 ] as const;
 const SECTION = '## BM25F field weights and the abstain rule';
 const EVIDENCE_FILE = join(__dirname, 'fit-fields-evidence.json');
-/** Licence and notes files of a fetched corpus: not pages (as heldout.bench.ts). */
+/** Licence and notes files of a fetched corpus: not pages (as the held-out corpora bench skips them). */
 const NOT_A_PAGE = /(^|\/)(SOURCE|LICENSE[^/]*|COPYRIGHT|COPYING|NOTICE)(\.txt)?$/i;
 const HELDOUT_SETS = ['redis-doc', 'rust-book', 'prometheus-docs', 'curl-docs'];
 
@@ -254,33 +255,43 @@ function report(
     'Fit corpora: the PostgreSQL manual (bench/retrieval/questions.jsonl over its answering pages + 100 others), redis-doc, rust-book,',
     'prometheus-docs and curl-docs (bench/retrieval/heldout/*.jsonl; every page for `local`, answering pages + 20 others for',
     '`local-semantic`). Each question through `ask eval` (evaluateProject, per-question evidence, hybrid), under both documented',
-    'weightings. Field weights: the grid pair with the best mean MRR under the default weighting; threshold: the largest',
+    'weightings. Field weights: the grid pair whose fitted threshold abstains on the largest worst-corpus share of unanswerable',
+    'questions, then the best mean MRR under the default weighting; threshold: the largest',
     `worst-corpus share of unanswerable abstained with at most ${pct(HEADROOM)} of the answerable wrongly abstained on every corpus and weighting.`,
     '',
     '| embedder | field weights (title:section) | ' +
       sets.map((s) => `${s} recall@5 / MRR`).join(' | ') +
-      ' | mean MRR |',
-    '| --- | --- | ' + sets.map(() => '---').join(' | ') + ' | --- |',
+      ' | mean MRR | fitted threshold: worst unanswerable / answerable abstained |',
+    '| --- | --- | ' + sets.map(() => '---').join(' | ') + ' | --- | --- |',
   ];
-  const score = new Map<string, number>();
+  // Per grid point: the worst-corpus unanswerable share at its own fitted threshold (mean over the
+  // embedders run), then the mean MRR, decide.
+  const score = new Map<string, { worstU: number; mrr: number }>();
   for (const fw of GRID) {
-    const perEmbedder = embedders.map((emb) => mean(at(emb, fw, defaultWeighting(emb)).map((e) => e.mrr)));
-    score.set(fwName(fw), mean(perEmbedder));
+    const worst: number[] = [];
+    const mrrs: number[] = [];
     for (const emb of embedders) {
       const rows = at(emb, fw, defaultWeighting(emb));
+      const fit = fitThreshold(at(emb, fw));
+      worst.push(fit?.worstU ?? 0);
+      mrrs.push(mean(rows.map((r) => r.mrr)));
+      const cells = sets.map((s) => {
+        const e = rows.find((r) => r.set === s);
+        return e ? `${e.recallAt5.toFixed(3)} / ${e.mrr.toFixed(3)}` : '–';
+      });
+      const threshold = fit ? `${fit.below.toFixed(2)}: ${pct(fit.worstU)} / ${pct(fit.worstA)}` : 'none';
       lines.push(
-        `| ${emb} (${defaultWeighting(emb)}) | ${fwName(fw)} | ` +
-          sets
-            .map((s) => {
-              const e = rows.find((r) => r.set === s);
-              return e ? `${e.recallAt5.toFixed(3)} / ${e.mrr.toFixed(3)}` : '–';
-            })
-            .join(' | ') +
-          ` | ${mean(rows.map((r) => r.mrr)).toFixed(3)} |`,
+        `| ${emb} (${defaultWeighting(emb)}) | ${fwName(fw)} | ${cells.join(' | ')} | ${mean(rows.map((r) => r.mrr)).toFixed(3)} | ${threshold} |`,
       );
     }
+    score.set(fwName(fw), { worstU: mean(worst), mrr: mean(mrrs) });
   }
-  const chosen = GRID.reduce((a, b) => ((score.get(fwName(b)) ?? 0) > (score.get(fwName(a)) ?? 0) ? b : a));
+  const better = (a: FieldWeights, b: FieldWeights) => {
+    const x = score.get(fwName(a)) ?? { worstU: 0, mrr: 0 };
+    const y = score.get(fwName(b)) ?? { worstU: 0, mrr: 0 };
+    return y.worstU > x.worstU || (y.worstU === x.worstU && y.mrr > x.mrr) ? b : a;
+  };
+  const chosen = GRID.reduce(better);
   lines.push(
     '',
     `Chosen field weights: **title ${chosen.title}, section ${chosen.section}** (in force: title ${BM25F_FIELD_WEIGHTS.title}, section ${BM25F_FIELD_WEIGHTS.section}).`,
@@ -332,6 +343,9 @@ function report(
 
 async function main(): Promise<void> {
   const from = arg('from');
+  // The code that runs is the checkout's at start (files edited during a long run do not count).
+  const startCommit = gitCommit();
+  const started = new Date().toISOString();
   const evaluations: Evaluation[] = from
     ? (JSON.parse(readFileSync(resolve(BENCH_ROOT, from), 'utf8')) as { evaluations: Evaluation[] }).evaluations
     : await collect();
@@ -346,7 +360,7 @@ async function main(): Promise<void> {
     : undefined;
   const command =
     saved?.command ?? `node tools/run-ts.js bench/retrieval/fit-fields.ts ${process.argv.slice(2).join(' ')}`.trim();
-  const run = saved ?? { commit: gitCommit(), date: new Date().toISOString(), machine: machine() };
+  const run = saved ?? { commit: startCommit, date: started, machine: machine() };
   if (!from) writeFileSync(EVIDENCE_FILE, `${JSON.stringify({ ...run, command, evaluations })}\n`);
   const markdown = report(evaluations, command, run);
   console.log(markdown);

@@ -197,8 +197,11 @@ export const BM25_B = 0.75;
  * BM25F field weights of the full-text leg: a knowledge chunk's `tsv` holds its page title (weight
  * A), its section path (weight B) and its text (weight D, counted 1), and a position of the question's
  * lexeme counts `title` times in the title, `section` times in the section path (migration
- * ChunkFields1796015482800). Insights and recommendations hold text only. Chosen on the fit corpora
- * (bench/retrieval/fit-fields.ts; bench/RESULTS.md, "BM25F field weights and the abstain rule").
+ * ChunkFields1796015482800). Insights and recommendations hold text only. Chosen by
+ * bench/retrieval/fit-fields.ts on the fit corpora (the PostgreSQL manual, redis-doc, rust-book,
+ * prometheus-docs, curl-docs) from the grid 1:1, 2:1, 2:2, 3:1, 3:2 (title:section): every pair fits the
+ * same abstain threshold, and 3:1 has the best mean MRR under the lexical default weighting, 0.685
+ * (bench/RESULTS.md, "BM25F field weights and the abstain rule").
  */
 export interface FieldWeights {
   title: number;
@@ -206,7 +209,7 @@ export interface FieldWeights {
 }
 
 /** The field weights in force ({@link FieldWeights}). */
-export const BM25F_FIELD_WEIGHTS: Readonly<FieldWeights> = { title: 2, section: 2 };
+export const BM25F_FIELD_WEIGHTS: Readonly<FieldWeights> = { title: 3, section: 1 };
 
 /**
  * The question's distinct lower-cased words (runs of letters, marks and digits of any script), at
