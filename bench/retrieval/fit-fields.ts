@@ -234,6 +234,7 @@ function report(
   evaluations: readonly Evaluation[],
   command: string,
   run: { commit: string; date: string; machine: { nproc: number; node: string } },
+  refit?: { command: string; commit: string },
 ): string {
   const embedders = [...new Set(evaluations.map((e) => e.embedder))];
   const sets = [...new Set(evaluations.map((e) => e.set))];
@@ -251,6 +252,7 @@ function report(
     SECTION,
     '',
     commandLine(command, run),
+    ...(refit ? ['', `Refitted from that evidence by \`${refit.command}\` (commit ${refit.commit}).`] : []),
     '',
     'Fit corpora: the PostgreSQL manual (bench/retrieval/questions.jsonl over its answering pages + 100 others), redis-doc, rust-book,',
     'prometheus-docs and curl-docs (bench/retrieval/heldout/*.jsonl; every page for `local`, answering pages + 20 others for',
@@ -362,7 +364,13 @@ async function main(): Promise<void> {
     saved?.command ?? `node tools/run-ts.js bench/retrieval/fit-fields.ts ${process.argv.slice(2).join(' ')}`.trim();
   const run = saved ?? { commit: startCommit, date: started, machine: machine() };
   if (!from) writeFileSync(EVIDENCE_FILE, `${JSON.stringify({ ...run, command, evaluations })}\n`);
-  const markdown = report(evaluations, command, run);
+  const refit = from
+    ? {
+        command: `node tools/run-ts.js bench/retrieval/fit-fields.ts ${process.argv.slice(2).join(' ')}`,
+        commit: startCommit,
+      }
+    : undefined;
+  const markdown = report(evaluations, command, run, refit);
   console.log(markdown);
   writeResultsSection(SECTION, markdown);
 }
