@@ -3,7 +3,8 @@
  * relevance judgement on the fit corpora, from `ask eval`'s per-question evidence.
  *
  *   node tools/run-ts.js bench/retrieval/fit-fields.ts [--corpora DIR] [--embedders local,local-semantic]
- *     [--grid 1:1,2:1,2:2,3:1,3:2] [--distractors 100] [--semantic-distractors 20] [--from FILE]
+ *     [--grid 1:1,2:1,2:2,3:1,3:2] [--distractors 100] [--semantic-distractors 20] [--out FILE]
+ *     [--from FILE[,FILE…]]
  *
  * Fit corpora: the PostgreSQL manual (bench/retrieval/questions.jsonl, its answering pages + 100 others by
  * hash, as bench/retrieval/retrieval.bench.ts takes them) and redis-doc, rust-book, prometheus-docs,
@@ -12,13 +13,14 @@
  * into a project with no retrieval settings; then, for every field-weight pair of `--grid`
  * (title:section) and both documented hybrid weightings (0.5 / 1 and 1 / 1), `evaluateProject` (what
  * `ask eval --json --per-question --field-weights` runs) gives each question's rank and relevance
- * evidence (the best item's idf-weighted coverage). The evidence goes to
- * bench/retrieval/fit-fields-evidence.json; `--from FILE` refits from such a file without ingesting.
+ * evidence (the best item's idf-weighted coverage). The evidence goes to `--out` (default
+ * bench/retrieval/fit-fields-evidence.json); `--from FILE,…` refits from such files (merged) without ingesting.
  *
  * The choice, written to bench/RESULTS.md "BM25F field weights and the abstain rule":
  * - field weights: the grid pair whose fitted threshold (below) abstains on the largest worst-corpus
  *   share of unanswerable questions, then the best mean MRR over the fit corpora under each embedder's
- *   default weighting (means over the embedders run);
+ *   default weighting (means over the embedders evaluated at every grid pair; an embedder run at fewer
+ *   pairs only gets its threshold fitted at the chosen one);
  * - per embedder, the threshold (0.30..0.70 by 0.01) with the largest worst-corpus share of
  *   unanswerable questions abstained, over corpora × both weightings, among those abstaining on at
  *   most 7 % of the answerable questions of each (headroom under the 10 % target); ties to the
@@ -76,7 +78,8 @@ const WEIGHTINGS = [
   { vectorWeight: 1, fulltextWeight: 1 },
 ] as const;
 const SECTION = '## BM25F field weights and the abstain rule';
-const EVIDENCE_FILE = join(__dirname, 'fit-fields-evidence.json');
+/** `--out FILE`: where a collecting run writes its evidence (default bench/retrieval/fit-fields-evidence.json). */
+const EVIDENCE_FILE = resolve(BENCH_ROOT, arg('out') ?? 'bench/retrieval/fit-fields-evidence.json');
 /** Licence and notes files of a fetched corpus: not pages (as the held-out corpora bench skips them). */
 const NOT_A_PAGE = /(^|\/)(SOURCE|LICENSE[^/]*|COPYRIGHT|COPYING|NOTICE)(\.txt)?$/i;
 const HELDOUT_SETS = ['redis-doc', 'rust-book', 'prometheus-docs', 'curl-docs'];
@@ -232,11 +235,17 @@ function fitThreshold(evaluations: readonly Evaluation[]): { below: number; wors
 
 function report(
   evaluations: readonly Evaluation[],
-  command: string,
-  run: { commit: string; date: string; machine: { nproc: number; node: string } },
+  sources: ReadonlyArray<{
+    command: string;
+    run: { commit: string; date: string; machine: { nproc: number; node: string } };
+  }>,
   refit?: { command: string; commit: string },
 ): string {
   const embedders = [...new Set(evaluations.map((e) => e.embedder))];
+  const grid = [...new Map(evaluations.map((e) => [fwName(e.fieldWeights), e.fieldWeights])).values()];
+  const fullGrid = embedders.filter((emb) =>
+    grid.every((fw) => evaluations.some((e) => e.embedder === emb && fwName(e.fieldWeights) === fwName(fw))),
+  );
   const sets = [...new Set(evaluations.map((e) => e.set))];
   const defaultWeighting = (embedder: string) => {
     const w = defaultFusionWeights(embedder);
@@ -251,7 +260,7 @@ function report(
   const lines: string[] = [
     SECTION,
     '',
-    commandLine(command, run),
+    ...sources.map((x) => commandLine(x.command, x.run)),
     ...(refit ? ['', `Refitted from that evidence by \`${refit.command}\` (commit ${refit.commit}).`] : []),
     '',
     'Fit corpora: the PostgreSQL manual (bench/retrieval/questions.jsonl over its answering pages + 100 others), redis-doc, rust-book,',
@@ -269,14 +278,17 @@ function report(
   // Per grid point: the worst-corpus unanswerable share at its own fitted threshold (mean over the
   // embedders run), then the mean MRR, decide.
   const score = new Map<string, { worstU: number; mrr: number }>();
-  for (const fw of GRID) {
+  for (const fw of grid) {
     const worst: number[] = [];
     const mrrs: number[] = [];
     for (const emb of embedders) {
       const rows = at(emb, fw, defaultWeighting(emb));
+      if (rows.length === 0) continue;
       const fit = fitThreshold(at(emb, fw));
-      worst.push(fit?.worstU ?? 0);
-      mrrs.push(mean(rows.map((r) => r.mrr)));
+      if (fullGrid.includes(emb)) {
+        worst.push(fit?.worstU ?? 0);
+        mrrs.push(mean(rows.map((r) => r.mrr)));
+      }
       const cells = sets.map((s) => {
         const e = rows.find((r) => r.set === s);
         return e ? `${e.recallAt5.toFixed(3)} / ${e.mrr.toFixed(3)}` : '–';
@@ -293,7 +305,7 @@ function report(
     const y = score.get(fwName(b)) ?? { worstU: 0, mrr: 0 };
     return y.worstU > x.worstU || (y.worstU === x.worstU && y.mrr > x.mrr) ? b : a;
   };
-  const chosen = GRID.reduce(better);
+  const chosen = grid.reduce(better);
   lines.push(
     '',
     `Chosen field weights: **title ${chosen.title}, section ${chosen.section}** (in force: title ${BM25F_FIELD_WEIGHTS.title}, section ${BM25F_FIELD_WEIGHTS.section}).`,
@@ -348,29 +360,27 @@ async function main(): Promise<void> {
   // The code that runs is the checkout's at start (files edited during a long run do not count).
   const startCommit = gitCommit();
   const started = new Date().toISOString();
-  const evaluations: Evaluation[] = from
-    ? (JSON.parse(readFileSync(resolve(BENCH_ROOT, from), 'utf8')) as { evaluations: Evaluation[] }).evaluations
-    : await collect();
-  if (from) console.log(`refitting from ${from}`);
-  const saved = from
-    ? (JSON.parse(readFileSync(resolve(BENCH_ROOT, from), 'utf8')) as {
+  const files = (from ?? '').split(',').filter((f) => f !== '');
+  const saved = files.map(
+    (f) =>
+      JSON.parse(readFileSync(resolve(BENCH_ROOT, f), 'utf8')) as {
         commit: string;
         date: string;
         command: string;
         machine: { nproc: number; node: string };
-      })
-    : undefined;
-  const command =
-    saved?.command ?? `node tools/run-ts.js bench/retrieval/fit-fields.ts ${process.argv.slice(2).join(' ')}`.trim();
-  const run = saved ?? { commit: startCommit, date: started, machine: machine() };
+        evaluations: Evaluation[];
+      },
+  );
+  const evaluations: Evaluation[] = from ? saved.flatMap((f) => f.evaluations) : await collect();
+  if (from) console.log(`refitting from ${from}`);
+  const thisCommand = `node tools/run-ts.js bench/retrieval/fit-fields.ts ${process.argv.slice(2).join(' ')}`.trim();
+  const sources = from
+    ? saved.map((f) => ({ command: f.command, run: f }))
+    : [{ command: thisCommand, run: { commit: startCommit, date: started, machine: machine() } }];
+  const [{ command, run }] = sources;
   if (!from) writeFileSync(EVIDENCE_FILE, `${JSON.stringify({ ...run, command, evaluations })}\n`);
-  const refit = from
-    ? {
-        command: `node tools/run-ts.js bench/retrieval/fit-fields.ts ${process.argv.slice(2).join(' ')}`,
-        commit: startCommit,
-      }
-    : undefined;
-  const markdown = report(evaluations, command, run, refit);
+  const refit = from ? { command: thisCommand, commit: startCommit } : undefined;
+  const markdown = report(evaluations, sources, refit);
   console.log(markdown);
   writeResultsSection(SECTION, markdown);
 }
