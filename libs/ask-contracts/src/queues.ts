@@ -43,6 +43,11 @@ export interface RetrievedItem {
   score: number;
   /** Where it came from, for citations (knowledge source path/URI), when known. */
   source?: string;
+  /**
+   * Knowledge chunks: the trail of headings above the chunk in its page (`Storage > Configuring
+   * retention`), when it has one (chunks ingested before section paths were stored have none).
+   */
+  section?: string;
   /** Which retrieval legs found it and how it ranked there (absent for vector-only retrieval). */
   legs?: RetrievalLegs;
   /**

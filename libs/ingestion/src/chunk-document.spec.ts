@@ -37,13 +37,28 @@ describe('chunk-document', () => {
       for (const c of chunks) expect(c.tokenCount).toBeLessThanOrEqual(100);
     });
 
+    it('gives each chunk of the pgvector README the trail of headings it starts under', async () => {
+      const sections = (await chunkDocument(readme)).map((c) => c.section);
+      expect(sections.slice(0, 8)).toEqual([
+        'pgvector',
+        'pgvector > Installation',
+        'pgvector > Getting Started',
+        'pgvector > Storing',
+        'pgvector > Querying',
+        'pgvector > Indexing',
+        'pgvector > HNSW',
+        'pgvector > HNSW > Index Options',
+      ]);
+      expect(new Set(sections).size).toBe(39);
+    });
+
     it('gives the same chunks for the same text', async () => {
       expect(await chunkDocument(changelog)).toEqual(await chunkDocument(changelog));
     });
 
     it('returns no chunks for whitespace-only text and one for a short text', async () => {
       expect(await chunkDocument(' \n\t ')).toEqual([]);
-      expect(await chunkDocument('Short note.')).toEqual([{ text: 'Short note.', tokenCount: 3 }]);
+      expect(await chunkDocument('Short note.')).toEqual([{ text: 'Short note.', tokenCount: 3, section: null }]);
     });
 
     it('rejects an overlap not smaller than the chunk', async () => {

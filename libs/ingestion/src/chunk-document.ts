@@ -1,4 +1,5 @@
 import { RecursiveCharacterTextSplitter } from '@langchain/textsplitters';
+import { chunkSectionPaths } from './section-path';
 import { countTokens } from './token-length';
 
 /** Options of {@link chunkDocument}; both in o200k_base tokens. */
@@ -14,6 +15,12 @@ export interface DocumentChunk {
   text: string;
   /** Tokens of `text` under o200k_base. */
   tokenCount: number;
+  /**
+   * The trail of Markdown headings (H1…Hn) in force where the chunk starts, outermost first, joined
+   * by " > " (`Storage > Configuring retention`), at most 300 characters; null under no heading
+   * (`chunkSectionPaths`).
+   */
+  section?: string | null;
 }
 
 /**
@@ -81,7 +88,8 @@ export function documentSections(text: string): string[] {
  *
  * A chunk can exceed `chunkTokens` by a few tokens: the splitter sums its pieces' counts and adds
  * separators by character length, and tokens do not add exactly across a join. `tokenCount` is the
- * exact count of each chunk's own text. Whitespace-only text gives no chunks. A document longer than
+ * exact count of each chunk's own text, and `section` the trail of headings above it
+ * ({@link chunkSectionPaths}). Whitespace-only text gives no chunks. A document longer than
  * {@link SECTION_CHARS} is split section by section ({@link documentSections}; no chunk spans two
  * sections and no overlap crosses a cut), yielding to the event loop between sections and every
  * 4,096 characters or 1,024 pieces measured, so no step holds the loop for more than a bounded slice of work.
@@ -122,7 +130,7 @@ export async function chunkDocument(text: string, options: ChunkOptions = {}): P
     // LangChain awaits every call of the length function, so it may answer a number or a promise.
     lengthFunction: lengthFunction as (text: string) => number,
   });
-  const chunks: DocumentChunk[] = [];
+  const chunks: Array<Omit<DocumentChunk, 'section'>> = [];
   const sections = documentSections(text);
   for (const [i, section] of sections.entries()) {
     if (i > 0) {
@@ -133,5 +141,9 @@ export async function chunkDocument(text: string, options: ChunkOptions = {}): P
       chunks.push({ text: piece, tokenCount: await lengthFunction(piece) });
     }
   }
-  return chunks;
+  const paths = chunkSectionPaths(
+    text,
+    chunks.map((c) => c.text),
+  );
+  return chunks.map((c, i) => ({ ...c, section: paths[i] }));
 }

@@ -77,7 +77,7 @@ function unquote(value: string): string {
 }
 
 /** Heading text without markup: images dropped, links kept as their text, tags and marks removed. */
-function cleanHeading(raw: string): string {
+export function cleanHeading(raw: string): string {
   return raw
     .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
     .replace(/!\[[^\]]*\]\[[^\]]*\]/g, '')

@@ -34,7 +34,7 @@ export interface KnowledgeStore {
   replaceSource(
     projectId: string,
     source: { uri: string; title: string; contentHash: string; language?: string | null },
-    chunks: ReadonlyArray<{ text: string; tokenCount: number; embedding: readonly number[] }>,
+    chunks: ReadonlyArray<{ text: string; tokenCount: number; section?: string | null; embedding: readonly number[] }>,
     embeddingModel: string,
   ): Promise<{ sourceId: string; status: 'created' | 'replaced' | 'unchanged'; chunkCount: number }>;
   countSourcesOutsideSpace(projectId: string, space: EmbeddingSpace): Promise<number>;

@@ -5,7 +5,14 @@ import { IngestionService, loadDocuments } from '@ask/ingestion';
 import { LocalEmbeddingProvider } from '@ask/llm-providers';
 import { CredentialsCipher, InsightsRepository, KnowledgeRepository, ProjectsRepository } from '@ask/persistence';
 import { createTestDatabase, type TestDatabase } from '@ask/persistence/testing';
-import { evalFigures, evaluateProject, formatEval, matchesSource, parseQuestionFile } from './eval.command';
+import {
+  evalFigures,
+  evaluateProject,
+  formatEval,
+  matchesSource,
+  parseFieldWeights,
+  parseQuestionFile,
+} from './eval.command';
 
 describe('eval figures', () => {
   it('scores recall@1/@5, MRR and abstention from ranked sources (hand-computed)', () => {
@@ -49,6 +56,33 @@ describe('eval figures', () => {
       'method  recall@1  recall@5    MRR  unanswerable abstained  answerable wrongly abstained',
       'hybrid     0.250     0.500  0.375                     1/2                           2/4',
     ]);
+  });
+
+  it("lists each question's rank, evidence and abstention with perQuestion, and parses --field-weights", () => {
+    const questions = parseQuestionFile('{"question": "a", "sources": ["p1"]}\n{"question": "b", "sources": []}');
+    const figures = evalFigures(
+      'hybrid',
+      questions,
+      [
+        {
+          sources: [
+            { id: 'x', source: 'docs/p2.md' },
+            { id: 'y', source: 'docs/p1.md' },
+          ],
+          best: 0.5,
+        },
+        { sources: [], best: null },
+      ],
+      0.46,
+      true,
+    );
+    expect(figures.questions).toEqual([
+      { answerable: true, rank: 2, evidence: 0.5, abstained: false },
+      { answerable: false, rank: null, evidence: null, abstained: true },
+    ]);
+    expect(parseFieldWeights('2, 1.5')).toEqual({ title: 2, section: 1.5 });
+    expect(() => parseFieldWeights('2')).toThrow('--field-weights');
+    expect(() => parseFieldWeights('-1,1')).toThrow('--field-weights');
   });
 
   it('matches a source id by uri, file name or page id, and names the bad line of a question file', () => {
@@ -142,7 +176,7 @@ describe(evaluateProject.name, () => {
       ['fulltext', 0.75, 0.75, 0.75, 1, 0],
       ['hybrid', 0.75, 1, 0.875, 1, 0],
     ]);
-    expect(figures.map((f) => f.abstainBelow)).toEqual([null, 0.46, 0.46]);
+    expect(figures.map((f) => f.abstainBelow)).toEqual([null, 0.4, 0.4]);
     expect(figures[0]).toMatchObject({ answerable: 4, unanswerable: 1 });
     expect(drawn).toContain('15/15 searches');
   });
@@ -186,8 +220,8 @@ describe('the README example of ask eval', () => {
     expect(printed.trimEnd()).toBe((shown ?? '').trimEnd());
     expect(printed.split('\n').slice(1, 4)).toEqual([
       'vector       0.250     0.583  0.375                     0/4                          0/12',
-      'fulltext     0.667     0.917  0.771                     4/4                          2/12',
-      'hybrid       0.667     1.000  0.781                     4/4                          2/12',
+      'fulltext     0.667     1.000  0.785                     4/4                          0/12',
+      'hybrid       0.667     1.000  0.806                     4/4                          0/12',
     ]);
   });
 });

@@ -14,7 +14,7 @@ import {
 } from '@ask/ask-contracts';
 import { ambientCredentialsAllowed, loadConfig } from '@ask/config';
 import { createEmbeddingProvider, egressPolicyFor } from '@ask/llm-providers';
-import { type ProjectsRepository, RetrievalRepository } from '@ask/persistence';
+import { type FieldWeights, type ProjectsRepository, RetrievalRepository } from '@ask/persistence';
 import type { DataSource } from 'typeorm';
 import { withDatabase } from './db';
 
@@ -76,7 +76,9 @@ export function evalFigures(
   questions: readonly EvalQuestion[],
   ranked: ReadonlyArray<{ sources: ReadonlyArray<{ id: string; source?: string }>; best: number | null }>,
   abstainBelow: number | null,
+  perQuestion = false,
 ): EvalFigures {
+  const evidence: NonNullable<EvalFigures['questions']> = [];
   let answerable = 0;
   let at1 = 0;
   let at5 = 0;
@@ -86,13 +88,21 @@ export function evalFigures(
   questions.forEach((q, i) => {
     const { sources, best } = ranked[i];
     const abstains = abstainBelow !== null && (best === null || best < abstainBelow);
+    const rank = sources.findIndex((s) => q.sources.some((e) => matchesSource(s, e))) + 1;
+    if (perQuestion) {
+      evidence.push({
+        answerable: q.sources.length > 0,
+        rank: rank >= 1 ? rank : null,
+        evidence: best === null || Number.isFinite(best) ? best : null,
+        abstained: abstains,
+      });
+    }
     if (q.sources.length === 0) {
       if (abstains) unanswerableAbstained++;
       return;
     }
     answerable++;
     if (abstains) answerableAbstained++;
-    const rank = sources.findIndex((s) => q.sources.some((e) => matchesSource(s, e))) + 1;
     if (rank === 1) at1++;
     if (rank >= 1 && rank <= 5) at5++;
     if (rank >= 1) rr += 1 / rank;
@@ -108,6 +118,7 @@ export function evalFigures(
     unanswerableAbstained,
     answerableAbstained,
     abstainBelow,
+    ...(perQuestion ? { questions: evidence } : {}),
   };
 }
 
@@ -118,6 +129,10 @@ export interface EvaluateOptions {
   /** Draw a progress bar (questions done of questions × methods) on `stream` (default stderr). */
   progress?: boolean;
   stream?: Writable;
+  /** Each question's evidence in the figures (`EvalFigures.questions`, `--per-question`); default off. */
+  perQuestion?: boolean;
+  /** BM25F title and section weights of the full-text leg (`--field-weights`); default the service's. */
+  fieldWeights?: FieldWeights;
 }
 
 /**
@@ -181,19 +196,25 @@ export async function evaluateProject(
         const v = vectors[i];
         let items: RetrievedItem[];
         if (method === 'vector') items = await retrieval.search(projectId, v, topK, model);
-        else if (method === 'fulltext') items = await retrieval.searchFullText(projectId, question, v, topK, model);
+        else if (method === 'fulltext')
+          items = await retrieval.searchFullText(projectId, question, v, topK, model, options.fieldWeights);
         else
-          items = await retrieval.searchHybrid(projectId, question, v, topK, model, {
-            vector: settings.vectorWeight,
-            fulltext: settings.fulltextWeight,
-          });
+          items = await retrieval.searchHybrid(
+            projectId,
+            question,
+            v,
+            topK,
+            model,
+            { vector: settings.vectorWeight, fulltext: settings.fulltextWeight },
+            options.fieldWeights,
+          );
         ranked.push({
           sources: citedSources(items),
           best: relevanceEvidence(items, rule ?? { cosineWeight: 0 }),
         });
         bar?.increment(1, { method });
       }
-      out.push(evalFigures(method, questions, ranked, rule?.below ?? null));
+      out.push(evalFigures(method, questions, ranked, rule?.below ?? null, options.perQuestion));
     }
     return out;
   } finally {
@@ -223,7 +244,10 @@ export function formatEval(figures: readonly EvalFigures[]): string {
   return `${lines.join('\n')}\n${note}\n`;
 }
 
-/** `ask eval --project ID --questions FILE [--methods vector,fulltext,hybrid] [--top-k N] [--json]`, in-process. */
+/**
+ * `ask eval --project ID --questions FILE [--methods vector,fulltext,hybrid] [--top-k N] [--json]
+ * [--per-question] [--field-weights TITLE,SECTION]`, in-process.
+ */
 export function registerEvalCommand(program: Command): void {
   program
     .command('eval')
@@ -239,6 +263,11 @@ export function registerEvalCommand(program: Command): void {
     .option('--top-k <n>', "items retrieved per question (default: the project's top-K)")
     .option('--json', 'print the figures as JSON')
     .option('--progress', 'draw the progress bar on stderr even when it is not a terminal')
+    .option('--per-question', "with --json: each question's rank, relevance evidence and abstention, in file order")
+    .option(
+      '--field-weights <title,section>',
+      "BM25F weights of the page title and section path (what-if; default the service's)",
+    )
     .action(
       async (flags: {
         project: string;
@@ -247,20 +276,36 @@ export function registerEvalCommand(program: Command): void {
         topK?: string;
         json?: boolean;
         progress?: boolean;
+        perQuestion?: boolean;
+        fieldWeights?: string;
       }) => {
         const methods = flags.methods.split(',').map((m) => m.trim()) as RetrievalMethod[];
         const unknown = methods.filter((m) => !RETRIEVAL_METHODS.includes(m));
         if (unknown.length)
           throw new Error(`unknown method(s) ${unknown.join(', ')}: use ${RETRIEVAL_METHODS.join(', ')}`);
         const questions = parseQuestionFile(readFileSync(flags.questions, 'utf8'));
+        const fieldWeights = flags.fieldWeights === undefined ? undefined : parseFieldWeights(flags.fieldWeights);
         const figures = await withDatabase((ds, projects) =>
           evaluateProject(ds, projects, flags.project, questions, methods, {
             topK: flags.topK === undefined ? undefined : Number(flags.topK),
             progress: flags.progress || process.stderr.isTTY,
             stream: flags.progress && !process.stderr.isTTY ? process.stderr : undefined,
+            perQuestion: flags.perQuestion,
+            fieldWeights,
           }),
         );
         process.stdout.write(flags.json ? `${JSON.stringify(figures, null, 2)}\n` : formatEval(figures));
       },
     );
+}
+
+/**
+ * `--field-weights`: `TITLE,SECTION`, two finite numbers ≥ 0 (`2,1.5`).
+ * @throws Error for anything else.
+ */
+export function parseFieldWeights(text: string): FieldWeights {
+  const parts = text.split(',').map((x) => Number(x.trim()));
+  if (parts.length !== 2 || parts.some((x) => !Number.isFinite(x) || x < 0))
+    throw new Error(`--field-weights: expected TITLE,SECTION (two numbers ≥ 0), got ${text}`);
+  return { title: parts[0], section: parts[1] };
 }

@@ -28,7 +28,12 @@ export async function storeDocument(
   const stored = await knowledge.replaceSource(
     projectId,
     { uri: doc.uri, title: doc.title, contentHash: entry.hash, language: detectLanguage(doc.text) },
-    entry.chunks.map((c, i) => ({ text: c.text, tokenCount: c.tokenCount, embedding: entry.embeddings[i] })),
+    entry.chunks.map((c, i) => ({
+      text: c.text,
+      tokenCount: c.tokenCount,
+      section: c.section,
+      embedding: entry.embeddings[i],
+    })),
     embeddingModel,
   );
   if (stored.status === 'unchanged') return tally.finished(doc.uri, 'unchanged');

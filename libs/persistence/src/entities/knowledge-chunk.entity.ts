@@ -31,6 +31,17 @@ export class KnowledgeChunkEntity {
   @Column({ name: 'token_count', type: 'int' })
   tokenCount: number;
 
+  /** Its page's title (copied from the source at insert), indexed by the full-text leg with weight A. */
+  @Column({ type: 'text', nullable: true })
+  title: string | null;
+
+  /**
+   * The trail of Markdown headings above it (`Storage > Configuring retention`), indexed with weight
+   * B; null under no heading and for chunks written before migration ChunkFields1796015482800.
+   */
+  @Column({ type: 'text', nullable: true })
+  section: string | null;
+
   @Column({ type: 'vector', select: false, transformer: vectorTransformer })
   embedding: number[];
 

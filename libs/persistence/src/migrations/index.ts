@@ -12,6 +12,7 @@ import { KnowledgeLanguage1796015481515 } from './1796015481515-knowledge-langua
 import { EmbeddingsInline1796015481600 } from './1796015481600-embeddings-inline';
 import { ProjectCalibration1796015482600 } from './1796015482600-project-calibration';
 import { FullTextTermStatistics1796015482700 } from './1796015482700-full-text-term-statistics';
+import { ChunkFields1796015482800 } from './1796015482800-chunk-fields';
 
 /** Every migration, oldest first. Listed as classes (not a glob) so they load under SWC and jest. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   EmbeddingsInline1796015481600,
   ProjectCalibration1796015482600,
   FullTextTermStatistics1796015482700,
+  ChunkFields1796015482800,
 ];

@@ -57,6 +57,7 @@ describe('migrations', () => {
       'EmbeddingsInline1796015481600',
       'ProjectCalibration1796015482600',
       'FullTextTermStatistics1796015482700',
+      'ChunkFields1796015482800',
     ]);
   });
 
@@ -140,8 +141,8 @@ describe('migrations', () => {
       return n;
     };
     expect(await storage()).toEqual(['insights m', 'knowledge_chunks m', 'recommendations m']);
-    // This one and the migrations after it (ProjectCalibration, FullTextTermStatistics).
-    expect(await revertMigrations(db.url, 3)).toBe(3);
+    // This one and the migrations after it (ProjectCalibration, FullTextTermStatistics, ChunkFields).
+    expect(await revertMigrations(db.url, 4)).toBe(4);
     expect(await storage()).toEqual(['insights e', 'knowledge_chunks e', 'recommendations e']);
     // A row written with EXTERNAL: its 600-dimension embedding (2,404 bytes) goes out of line.
     const embedding = `[${Array.from({ length: 600 }, (_, i) => (i % 7) / 7).join(',')}]`;
@@ -161,6 +162,7 @@ describe('migrations', () => {
       'EmbeddingsInline1796015481600',
       'ProjectCalibration1796015482600',
       'FullTextTermStatistics1796015482700',
+      'ChunkFields1796015482800',
     ]);
     expect(await storage()).toEqual(['insights m', 'knowledge_chunks m', 'recommendations m']);
     expect(await outOfLine()).toBe(0);
@@ -181,7 +183,7 @@ describe('migrations', () => {
     expect(await db.dataSource.query(`SELECT project_id, masses FROM token_usage_records WHERE model = 'm'`)).toEqual([
       { project_id: null, masses: null },
     ]);
-    expect(await revertMigrations(db.url, 2)).toBe(2);
+    expect(await revertMigrations(db.url, 3)).toBe(3);
     const columns = await db.dataSource.query(
       `SELECT column_name FROM information_schema.columns WHERE table_name = 'token_usage_records' AND column_name IN ('project_id', 'masses')`,
     );
@@ -189,19 +191,23 @@ describe('migrations', () => {
     expect((await runMigrations(db.url)).map((m) => m.name)).toEqual([
       'ProjectCalibration1796015482600',
       'FullTextTermStatistics1796015482700',
+      'ChunkFields1796015482800',
     ]);
   });
 
   it("up: backfills each project's term statistics from its rows, dropped with the project", async () => {
     const [{ id: project }] = await db.dataSource.query(`INSERT INTO projects (name) VALUES ('bm25') RETURNING id`);
-    expect(await revertMigrations(db.url, 1)).toBe(1);
+    expect(await revertMigrations(db.url, 2)).toBe(2);
     await db.dataSource.query(
       `INSERT INTO insights (project_id, external_id, name, description, content_hash, embedding, embedding_dims, embedding_model)
        VALUES ($1, 'a', 'Vacuum', 'vacuum reclaims storage', 'h', '[1,0,0]', 3, 'm/x'),
               ($1, 'b', 'Index', 'an index speeds reads', 'h', '[0,1,0]', 3, 'm/x')`,
       [project],
     );
-    expect((await runMigrations(db.url)).map((m) => m.name)).toEqual(['FullTextTermStatistics1796015482700']);
+    expect((await runMigrations(db.url)).map((m) => m.name)).toEqual([
+      'FullTextTermStatistics1796015482700',
+      'ChunkFields1796015482800',
+    ]);
     // simple configuration: 'vacuum' twice in the first row counts once; 'an' is a lexeme of `simple`.
     expect(
       await db.dataSource.query(`SELECT lexeme, df FROM text_term_stats WHERE project_id = $1 ORDER BY lexeme`, [
@@ -225,5 +231,58 @@ describe('migrations', () => {
     expect(
       await db.dataSource.query(`SELECT count(*)::int AS n FROM text_term_stats WHERE project_id = $1`, [project]),
     ).toEqual([{ n: 0 }]);
+  });
+
+  it("up: a chunk's tsv holds its page title (weight A), section path (B) and text (D); existing rows get their page's title and no section, and the statistics count them", async () => {
+    const [{ id: project }] = await db.dataSource.query(`INSERT INTO projects (name) VALUES ('fields') RETURNING id`);
+    const [{ id: source }] = await db.dataSource.query(
+      `INSERT INTO knowledge_sources (project_id, uri, title, content_hash, chunk_count, embedding_dims, embedding_model)
+       VALUES ($1, 'storage.md', 'Storage', 'h', 2, 3, 'm/x') RETURNING id`,
+      [project],
+    );
+    expect(await revertMigrations(db.url, 1)).toBe(1);
+    await db.dataSource.query(
+      `INSERT INTO knowledge_chunks (source_id, project_id, ordinal, text, token_count, embedding, embedding_dims, embedding_model)
+       VALUES ($1, $2, 0, 'keep blocks', 2, '[1,0,0]', 3, 'm/x')`,
+      [source, project],
+    );
+    expect((await runMigrations(db.url)).map((m) => m.name)).toEqual(['ChunkFields1796015482800']);
+    await db.dataSource.query(
+      `INSERT INTO knowledge_chunks (source_id, project_id, ordinal, text, token_count, embedding, embedding_dims,
+                                     embedding_model, title, section)
+       VALUES ($1, $2, 1, 'blocks expire', 2, '[0,1,0]', 3, 'm/x', 'Storage', 'Storage > Configuring retention')`,
+      [source, project],
+    );
+    expect(
+      await db.dataSource.query(
+        `SELECT title, section, tsv::text AS tsv FROM knowledge_chunks WHERE source_id = $1 ORDER BY ordinal`,
+        [source],
+      ),
+    ).toEqual([
+      { title: 'Storage', section: null, tsv: "'blocks':3 'keep':2 'storage':1A" },
+      {
+        title: 'Storage',
+        section: 'Storage > Configuring retention',
+        tsv: "'blocks':5 'configuring':3B 'expire':6 'retention':4B 'storage':1A,2B",
+      },
+    ]);
+    expect(
+      await db.dataSource.query(`SELECT lexeme, df FROM text_term_stats WHERE project_id = $1 ORDER BY lexeme`, [
+        project,
+      ]),
+    ).toEqual([
+      { lexeme: 'blocks', df: 2 },
+      { lexeme: 'configuring', df: 1 },
+      { lexeme: 'expire', df: 1 },
+      { lexeme: 'keep', df: 1 },
+      { lexeme: 'retention', df: 1 },
+      { lexeme: 'storage', df: 2 },
+    ]);
+    expect(
+      await db.dataSource.query(`SELECT documents, total_length FROM text_corpus_stats WHERE project_id = $1`, [
+        project,
+      ]),
+    ).toEqual([{ documents: 2, total_length: '8' }]);
+    await db.dataSource.query(`DELETE FROM projects WHERE id = $1`, [project]);
   });
 });

@@ -22,6 +22,11 @@ export interface KnowledgeChunkInput {
   text: string;
   /** Tokens of `text` under the chunker's counter (o200k_base). */
   tokenCount: number;
+  /**
+   * The trail of headings above the chunk in its page (`Storage > Configuring retention`), null or
+   * absent under none; indexed by the full-text leg with weight B (the page title with A).
+   */
+  section?: string | null;
   /** Its embedding; every chunk of a call has the same length. */
   embedding: readonly number[];
 }
@@ -129,9 +134,11 @@ export class KnowledgeRepository {
       for (let start = 0; start < chunks.length; start += CHUNK_INSERT_BATCH) {
         const batch = chunks.slice(start, start + CHUNK_INSERT_BATCH);
         await manager.query(
-          `INSERT INTO knowledge_chunks (source_id, project_id, ordinal, text, token_count, embedding, embedding_dims, embedding_model)
-           SELECT $1, $2, c.ordinal, c.text, c.token_count, c.embedding::vector, $3, $8
-             FROM unnest($4::int[], $5::text[], $6::int[], $7::text[]) AS c(ordinal, text, token_count, embedding)`,
+          `INSERT INTO knowledge_chunks (source_id, project_id, ordinal, text, token_count, embedding, embedding_dims,
+                                         embedding_model, title, section)
+           SELECT $1, $2, c.ordinal, c.text, c.token_count, c.embedding::vector, $3, $8, $9, c.section
+             FROM unnest($4::int[], $5::text[], $6::int[], $7::text[], $10::text[])
+               AS c(ordinal, text, token_count, embedding, section)`,
           [
             sourceId,
             projectId,
@@ -141,6 +148,8 @@ export class KnowledgeRepository {
             batch.map((c) => c.tokenCount),
             batch.map((c) => vectorParam(c.embedding)),
             embeddingModel,
+            source.title,
+            batch.map((c) => c.section ?? null),
           ],
         );
       }

@@ -7,6 +7,7 @@ import { KnowledgeRepository } from './knowledge.repository';
 import { ProjectsRepository } from './projects.repository';
 import {
   BM25_B,
+  BM25F_FIELD_WEIGHTS,
   BM25_K1,
   fullTextQuery,
   fullTextSql,
@@ -267,15 +268,15 @@ describe(RetrievalRepository.name, () => {
         texts.map((text) => ({ text, tokenCount: 3, embedding: [1, 0, 0] })),
         MODEL,
       );
-      // Independent of the SQL: N = 4 rows, distinct lexemes 2 + 2 + 1 + 3 = 8 (avgdl 2); df vacuum 2,
-      // index 3, storage 2, plan 1; 'photosynthesis' is in no row (df 0).
+      // Independent of the SQL: N = 4 rows, distinct lexemes 2 + 2 + 1 + 3 = 8 plus the page title's
+      // 'b' in each (12, avgdl 3); df vacuum 2, index 3, storage 2, plan 1; 'photosynthesis' is in no row (df 0).
       const idf = (df: number) => Math.log(1 + (4 - df + 0.5) / (df + 0.5));
-      const part = (tf: number, dl: number) => (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * dl) / 2));
+      const part = (tf: number, dl: number) => (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * dl) / 3));
       const question = 'vacuum index photosynthesis';
       const terms = await questionTerms(db.dataSource, project, question);
       expect(terms.lexemes).toEqual(['index', 'photosynthesis', 'vacuum']);
       expect(terms.idf.map((x) => x.toFixed(6))).toEqual([idf(3), idf(0), idf(2)].map((x) => x.toFixed(6)));
-      expect(terms.averageLength).toBe(2);
+      expect(terms.averageLength).toBe(3);
       const items = await retrieval.searchFullText(project, question, [1, 0, 0], 10, MODEL);
       const total = idf(3) + idf(0) + idf(2);
       expect(
@@ -283,13 +284,57 @@ describe(RetrievalRepository.name, () => {
       ).toEqual([
         [
           'vacuum index index index index',
-          (idf(2) * part(1, 2) + idf(3) * part(4, 2)).toFixed(6),
+          (idf(2) * part(1, 3) + idf(3) * part(4, 3)).toFixed(6),
           ((idf(2) + idf(3)) / total).toFixed(6),
         ],
-        ['vacuum vacuum storage', (idf(2) * part(2, 2)).toFixed(6), (idf(2) / total).toFixed(6)],
-        ['index', (idf(3) * part(1, 1)).toFixed(6), (idf(3) / total).toFixed(6)],
-        ['storage index plan', (idf(3) * part(1, 3)).toFixed(6), (idf(3) / total).toFixed(6)],
+        ['vacuum vacuum storage', (idf(2) * part(2, 3)).toFixed(6), (idf(2) / total).toFixed(6)],
+        ['index', (idf(3) * part(1, 2)).toFixed(6), (idf(3) / total).toFixed(6)],
+        ['storage index plan', (idf(3) * part(1, 4)).toFixed(6), (idf(3) / total).toFixed(6)],
       ]);
+    });
+
+    it("scores BM25F: a position counts its field's weight (page title, section path, text), a lexeme in any field covers the question", async () => {
+      const project = (await projects.create({ name: 'BM25F' })).id;
+      await knowledge.replaceSource(
+        project,
+        { uri: 'storage.md', title: 'Storage', contentHash: 'h' },
+        [
+          {
+            text: 'blocks expire after a while',
+            tokenCount: 5,
+            section: 'Storage > Configuring retention',
+            embedding: [1, 0, 0],
+          },
+          { text: 'retention of storage blocks', tokenCount: 4, section: null, embedding: [0, 1, 0] },
+        ],
+        MODEL,
+      );
+      // simple configuration. Row 1: storage (title A, section B), configuring and retention (B),
+      // blocks, expire, after, a, while (D): 8 lexemes. Row 2: storage (A, D), retention, of, blocks (D):
+      // 4 lexemes. avgdl 6; df storage 2, retention 2.
+      const idf = Math.log(1 + (2 - 2 + 0.5) / (2 + 0.5));
+      const part = (tf: number, dl: number) => (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * dl) / 6));
+      const score = (w: { title: number; section: number }) => [
+        idf * part(w.title + w.section, 8) + idf * part(w.section, 8),
+        idf * part(w.title + 1, 4) + idf * part(1, 4),
+      ];
+      for (const weights of [BM25F_FIELD_WEIGHTS, { title: 3, section: 1.5 }, { title: 1, section: 1 }]) {
+        const items = await retrieval.searchFullText(project, 'storage retention', [1, 0, 0], 5, MODEL, weights);
+        const [first, second] = score(weights);
+        const expected = [
+          ['blocks expire after a while', first.toFixed(6), '1.000000'],
+          ['retention of storage blocks', second.toFixed(6), '1.000000'],
+        ].sort((a, b) => Number(b[1]) - Number(a[1]));
+        expect(
+          items.map((i) => [i.text, i.legs?.fulltext?.score.toFixed(6), i.legs?.fulltext?.coverage?.toFixed(6)]),
+        ).toEqual(expected);
+      }
+      expect(
+        (await retrieval.searchFullText(project, 'configuring', [1, 0, 0], 5, MODEL)).map((i) => [i.text, i.section]),
+      ).toEqual([['blocks expire after a while', 'Storage > Configuring retention']]);
+      await expect(
+        retrieval.searchFullText(project, 'storage', [1, 0, 0], 5, MODEL, { title: -1, section: 1 }),
+      ).rejects.toThrow(RangeError);
     });
 
     it('keeps the term statistics with every write: insert, replace and delete of a document, and a project dropped', async () => {
@@ -312,31 +357,37 @@ describe(RetrievalRepository.name, () => {
         MODEL,
       );
       await knowledge.replaceSource(project, { uri: 'b', title: 'B', contentHash: '1' }, [chunk('blue fox')], MODEL);
+      // Each chunk holds its page's title too ('a' or 'b').
       expect(await stats()).toEqual({
         terms: [
+          { lexeme: 'a', df: 2 },
+          { lexeme: 'b', df: 1 },
           { lexeme: 'blue', df: 1 },
           { lexeme: 'fox', df: 2 },
           { lexeme: 'red', df: 2 },
         ],
-        corpus: [{ documents: 3, total_length: 5 }],
+        corpus: [{ documents: 3, total_length: 8 }],
       });
       await knowledge.replaceSource(project, { uri: 'a', title: 'A', contentHash: '2' }, [chunk('green owl')], MODEL);
       expect(await stats()).toEqual({
         terms: [
+          { lexeme: 'a', df: 1 },
+          { lexeme: 'b', df: 1 },
           { lexeme: 'blue', df: 1 },
           { lexeme: 'fox', df: 1 },
           { lexeme: 'green', df: 1 },
           { lexeme: 'owl', df: 1 },
         ],
-        corpus: [{ documents: 2, total_length: 4 }],
+        corpus: [{ documents: 2, total_length: 6 }],
       });
       expect(await knowledge.deleteSource(project, 'b')).toBe(true);
       expect(await stats()).toEqual({
         terms: [
+          { lexeme: 'a', df: 1 },
           { lexeme: 'green', df: 1 },
           { lexeme: 'owl', df: 1 },
         ],
-        corpus: [{ documents: 1, total_length: 2 }],
+        corpus: [{ documents: 1, total_length: 3 }],
       });
       await db.dataSource.query('DELETE FROM projects WHERE id = $1', [project]);
       expect(await stats()).toEqual({ terms: [], corpus: [] });
@@ -434,6 +485,8 @@ describe(RetrievalRepository.name, () => {
           terms.idf,
           terms.averageLength,
           terms.idf.reduce((a, b) => a + b, 0),
+          BM25F_FIELD_WEIGHTS.title,
+          BM25F_FIELD_WEIGHTS.section,
         ],
       );
       const text = plan.map((r) => r['QUERY PLAN']).join('\n');
@@ -451,9 +504,10 @@ describe(RetrievalRepository.name, () => {
       const project = (await projects.create({ name: 'Hybrid' })).id;
       // Ten chunks match the question's one content word (one strongly, nine once) and point away
       // from the question's vector; one chunk shares no word with it but is its nearest neighbour.
+      // An empty page title, so the rows' lengths are their text's.
       await knowledge.replaceSource(
         project,
-        { uri: 'vacuum.md', title: 'Vacuum', contentHash: 'h' },
+        { uri: 'vacuum.md', title: '', contentHash: 'h' },
         [
           { text: Array.from({ length: 8 }, () => 'vacuum').join(' '), tokenCount: 8, embedding: [0, 1, 0] },
           ...Array.from({ length: 9 }, (_, i) => ({ text: `vacuum note ${i}`, tokenCount: 3, embedding: [0, 1, 0] })),

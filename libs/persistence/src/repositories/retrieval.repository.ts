@@ -15,6 +15,8 @@ interface ItemRow {
   title: string;
   text: string;
   source: string | null;
+  /** Knowledge chunks only: the trail of headings above the chunk, null under none. */
+  section: string | null;
   /** Knowledge chunks only: o200k_base tokens counted at ingestion. */
   token_count: number | null;
   distance: number;
@@ -110,8 +112,9 @@ export class RetrievalRepository {
    * (1 = best), its BM25 score and `coverage` (the idf-weighted share of the question's lexemes it
    * holds, in [0, 1]); `score` is its cosine similarity to `embedding`. Two statements: the question's
    * term statistics by primary key, then the ranking. A question with no word, or none left after the
-   * configuration's stop words, matches nothing: the leg abstains.
-   * @throws RangeError for a bad top-K.
+   * configuration's stop words, matches nothing: the leg abstains. A chunk's title and section path
+   * count as BM25F fields ({@link FieldWeights}; default {@link BM25F_FIELD_WEIGHTS}).
+   * @throws RangeError for a bad top-K or a field weight that is not finite and ≥ 0.
    */
   async searchFullText(
     projectId: string,
@@ -119,8 +122,10 @@ export class RetrievalRepository {
     embedding: readonly number[],
     topK: number,
     embeddingModel: string,
+    fieldWeights: FieldWeights = BM25F_FIELD_WEIGHTS,
   ): Promise<RetrievedItem[]> {
     assertTopK(topK);
+    assertFieldWeights(fieldWeights);
     if (!isUuid(projectId)) return [];
     const terms = await questionTerms(this.dataSource, projectId, question);
     if (terms.lexemes.length === 0) return [];
@@ -137,6 +142,8 @@ export class RetrievalRepository {
         terms.idf,
         terms.averageLength,
         terms.idf.reduce((sum, x) => sum + x, 0),
+        fieldWeights.title,
+        fieldWeights.section,
       ],
     );
     return rows.map((r, i) => ({
@@ -148,8 +155,9 @@ export class RetrievalRepository {
   /**
    * Both legs for one question, fused by a weighted convex combination of their normalised scores
    * (`fuseRankings`): the `topK` best of the vector leg's and the full-text leg's `fusionDepth(topK)`
-   * candidates each (3 × top-K, 30..200), both under the same embedding-model filter.
-   * @throws RangeError for a bad top-K or embedding length.
+   * candidates each (3 × top-K, 30..200), both under the same embedding-model filter; `fieldWeights`
+   * as in {@link searchFullText}.
+   * @throws RangeError for a bad top-K, embedding length or field weight.
    */
   async searchHybrid(
     projectId: string,
@@ -158,12 +166,14 @@ export class RetrievalRepository {
     topK: number,
     embeddingModel: string,
     weights: FusionWeights,
+    fieldWeights: FieldWeights = BM25F_FIELD_WEIGHTS,
   ): Promise<RetrievedItem[]> {
     assertTopK(topK);
+    assertFieldWeights(fieldWeights);
     const depth = fusionDepth(topK);
     const [byVector, byText] = await Promise.all([
       this.search(projectId, embedding, depth, embeddingModel),
-      this.searchFullText(projectId, question, embedding, depth, embeddingModel),
+      this.searchFullText(projectId, question, embedding, depth, embeddingModel, fieldWeights),
     ]);
     return fuseRankings(byVector, byText, weights, topK);
   }
@@ -182,6 +192,24 @@ const MAX_TERM_CHARACTERS = 50;
  */
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
+
+/**
+ * BM25F field weights of the full-text leg: a knowledge chunk's `tsv` holds its page title (weight
+ * A), its section path (weight B) and its text (weight D, counted 1), and a position of the question's
+ * lexeme counts `title` times in the title, `section` times in the section path (migration
+ * ChunkFields1796015482800). Insights and recommendations hold text only. Chosen by
+ * bench/retrieval/fit-fields.ts on the fit corpora (the PostgreSQL manual, redis-doc, rust-book,
+ * prometheus-docs, curl-docs) from the grid 1:1, 2:1, 2:2, 3:1, 3:2 (title:section): every pair fits the
+ * same abstain threshold, and 3:1 has the best mean MRR under the lexical default weighting, 0.685
+ * (bench/RESULTS.md, "BM25F field weights and the abstain rule").
+ */
+export interface FieldWeights {
+  title: number;
+  section: number;
+}
+
+/** The field weights in force ({@link FieldWeights}). */
+export const BM25F_FIELD_WEIGHTS: Readonly<FieldWeights> = { title: 3, section: 1 };
 
 /**
  * The question's distinct lower-cased words (runs of letters, marks and digits of any script), at
@@ -267,9 +295,10 @@ const KNOWLEDGE_TIE_BREAK = {
  * The BM25-scored rows of one table matching the question, as a FROM item of ids and scores only
  * (text and distance are read for the top-K afterwards): `alias` rows of the project and embedding
  * space whose `tsv` matches $4 (the GIN index on (project_id, tsv)), with `bm25` and `coverage`.
- * A lexeme's term frequency is its number of positions in `tsv`, read for the question's lexemes
- * only (`setweight` marks them, `ts_filter` keeps them); `length(tsv)` is the row's length, as the
- * statistics count it.
+ * A lexeme's term frequency (BM25F) is the sum over its positions in `tsv` of their field's weight:
+ * $10 for a title position (weight A), $11 for a section path's (B), 1 for the text's (D), read for
+ * the question's lexemes only; a lexeme in any field counts for `coverage`. `length(tsv)` (distinct
+ * lexemes of every field) is the row's length, as the statistics count it.
  */
 function bm25Rows(
   table: string,
@@ -283,8 +312,10 @@ function bm25Rows(
           SELECT coalesce(sum(($7::float8[])[array_position($6::text[], u.lexeme)] * u.tf * ${BM25_K1 + 1}
                               / (u.tf + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * length(${alias}.tsv) / $8::float8))), 0) AS bm25,
                  coalesce(sum(($7::float8[])[array_position($6::text[], u.lexeme)]), 0) / $9::float8 AS coverage
-            FROM (SELECT f.lexeme, coalesce(array_length(f.positions, 1), 1) AS tf
-                    FROM unnest(ts_filter(setweight(${alias}.tsv, 'A', $6::text[]), '{a}')) f) u) s
+            FROM (SELECT f.lexeme,
+                         (SELECT coalesce(sum(CASE w WHEN 'A' THEN $10::float8 WHEN 'B' THEN $11::float8 ELSE 1 END), 1)
+                            FROM unnest(f.weights) w) AS tf
+                    FROM unnest(${alias}.tsv) f WHERE f.lexeme = ANY ($6::text[])) u) s
         WHERE ${alias}.project_id = $1 AND ${alias}.embedding_dims = ${dimensions} AND ${alias}.embedding_model = $5
           AND ${alias}.tsv @@ (SELECT $4::tsquery)
         ORDER BY s.bm25 DESC, ${tieBreak.order} LIMIT $3)`;
@@ -294,7 +325,8 @@ function bm25Rows(
  * The full-text SQL over rows of embedding length `dimensions` ($1 project id, $2 query vector,
  * $3 top-K, $4 the tsquery of the question's lexemes, $5 the embedding model `provider/model`,
  * $6 the lexemes `text[]`, $7 their idf `float8[]`, $8 the project's mean row length, $9 the sum of
- * the idf: {@link questionTerms}). Rows are ranked by Okapi BM25,
+ * the idf: {@link questionTerms}; $10 and $11 the title and section field weights, {@link FieldWeights}).
+ * Rows are ranked by Okapi BM25 (BM25F: tf weighted by field),
  * Σ idf · tf · (k1 + 1) / (tf + k1 · (1 − b + b · dl / avgdl)) with Lucene's non-negative idf, best
  * first, top-K per table then overall, and carry `coverage`: the idf-weighted share of the question's
  * lexemes the row holds (a lexeme no row holds counts with df = 0), in [0, 1], and their cosine
@@ -307,16 +339,16 @@ export function fullTextSql(dimensions: number): string {
   return `
     SELECT * FROM (
       (SELECT i.id, 'insight' AS kind, i.name AS title, i.name || E'\\n' || i.description AS text,
-              NULL::text AS source, NULL::int AS token_count, b.bm25, b.coverage, ${e('i')} <=> ${q} AS distance,
-              NULL::int AS ordinal
+              NULL::text AS source, NULL::text AS section, NULL::int AS token_count, b.bm25, b.coverage,
+              ${e('i')} <=> ${q} AS distance, NULL::int AS ordinal
          FROM ${bm25Rows('insights', 'i', dimensions)} b JOIN insights i ON i.id = b.id)
       UNION ALL
-      (SELECT r.id, 'recommendation', r.title, r.title || E'\\n' || r.body, NULL::text, NULL::int,
+      (SELECT r.id, 'recommendation', r.title, r.title || E'\\n' || r.body, NULL::text, NULL::text, NULL::int,
               b.bm25, b.coverage, ${e('r')} <=> ${q}, NULL::int
          FROM ${bm25Rows('recommendations', 'r', dimensions)} b JOIN recommendations r ON r.id = b.id)
       UNION ALL
-      (SELECT k.id, 'knowledge', s.title, k.text, s.uri, k.token_count, b.bm25, b.coverage, ${e('k')} <=> ${q},
-              k.ordinal
+      (SELECT k.id, 'knowledge', s.title, k.text, s.uri, k.section, k.token_count, b.bm25, b.coverage,
+              ${e('k')} <=> ${q}, k.ordinal
          FROM ${bm25Rows('knowledge_chunks', 'k', dimensions, KNOWLEDGE_TIE_BREAK)} b
          JOIN knowledge_chunks k ON k.id = b.id
          JOIN knowledge_sources s ON s.id = k.source_id)
@@ -351,15 +383,15 @@ export function searchSql(dimensions: number, mode: 'index' | 'exact' = 'index')
   // An exact scan sorts every row of the project: it carries the chunk's id, not its text, which is
   // read for the top-K only.
   const knowledge = exact
-    ? `(SELECT c.id, 'knowledge', s.title, t.text, s.uri, c.token_count, c.distance
+    ? `(SELECT c.id, 'knowledge', s.title, t.text, s.uri, t.section, c.token_count, c.distance
          FROM (SELECT k.id, k.source_id, k.token_count, ${e('k')} <=> ${q} AS distance
                  FROM knowledge_chunks k
                 WHERE k.project_id = $1 AND k.embedding_dims = ${dimensions} AND k.embedding_model = $4${small}
                 ORDER BY ${e('k')} <=> ${q} LIMIT $3) c
          JOIN knowledge_chunks t ON t.id = c.id
          JOIN knowledge_sources s ON s.id = c.source_id)`
-    : `(SELECT c.id, 'knowledge', s.title, c.text, s.uri, c.token_count, c.distance
-         FROM (SELECT k.id, k.source_id, k.text, k.token_count, ${e('k')} <=> ${q} AS distance
+    : `(SELECT c.id, 'knowledge', s.title, c.text, s.uri, c.section, c.token_count, c.distance
+         FROM (SELECT k.id, k.source_id, k.text, k.section, k.token_count, ${e('k')} <=> ${q} AS distance
                  FROM knowledge_chunks k
                 WHERE k.project_id = $1 AND k.embedding_dims = ${dimensions} AND k.embedding_model = $4
                 ORDER BY ${e('k')} <=> ${q} LIMIT $3) c
@@ -367,12 +399,12 @@ export function searchSql(dimensions: number, mode: 'index' | 'exact' = 'index')
   return `${withSmall}
     SELECT * FROM (
       (SELECT i.id, 'insight' AS kind, i.name AS title, i.name || E'\\n' || i.description AS text,
-              NULL::text AS source, NULL::int AS token_count, ${e('i')} <=> ${q} AS distance
+              NULL::text AS source, NULL::text AS section, NULL::int AS token_count, ${e('i')} <=> ${q} AS distance
          FROM insights i
         WHERE i.project_id = $1 AND i.embedding_dims = ${dimensions} AND i.embedding_model = $4${small}
         ORDER BY ${e('i')} <=> ${q} LIMIT $3)
       UNION ALL
-      (SELECT r.id, 'recommendation', r.title, r.title || E'\\n' || r.body, NULL::text, NULL::int,
+      (SELECT r.id, 'recommendation', r.title, r.title || E'\\n' || r.body, NULL::text, NULL::text, NULL::int,
               ${e('r')} <=> ${q}
          FROM recommendations r
         WHERE r.project_id = $1 AND r.embedding_dims = ${dimensions} AND r.embedding_model = $4${small}
@@ -384,6 +416,13 @@ export function searchSql(dimensions: number, mode: 'index' | 'exact' = 'index')
     LIMIT $3`;
 }
 
+function assertFieldWeights(w: FieldWeights): void {
+  for (const [field, value] of Object.entries(w)) {
+    if (!Number.isFinite(value) || value < 0)
+      throw new RangeError(`${field} field weight must be finite and ≥ 0, got ${value}`);
+  }
+}
+
 function assertTopK(topK: number): void {
   if (!Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K) {
     throw new RangeError(`topK must be an integer in 1..${MAX_TOP_K}, got ${topK}`);
@@ -393,6 +432,7 @@ function assertTopK(topK: number): void {
 function toItem(r: ItemRow): RetrievedItem {
   const item: RetrievedItem = { id: r.id, kind: r.kind, title: r.title, text: r.text, score: 1 - Number(r.distance) };
   if (r.source !== null) item.source = r.source;
+  if (r.section !== null && r.section !== undefined) item.section = r.section;
   if (r.token_count !== null) item.tokenCounts = { [CHUNK_TOKEN_COUNTER_ID]: Number(r.token_count) };
   return item;
 }

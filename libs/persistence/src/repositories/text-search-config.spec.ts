@@ -4,7 +4,14 @@ import { createTestDatabase, type TestDatabase } from '../testing';
 import { vectorParam } from '../vector';
 import { KnowledgeRepository } from './knowledge.repository';
 import { ProjectsRepository } from './projects.repository';
-import { fullTextSql, questionTerms, RetrievalRepository, searchSql, tsqueryOf } from './retrieval.repository';
+import {
+  BM25F_FIELD_WEIGHTS,
+  fullTextSql,
+  questionTerms,
+  RetrievalRepository,
+  searchSql,
+  tsqueryOf,
+} from './retrieval.repository';
 
 const MODEL = 'test/random-256';
 
@@ -45,6 +52,28 @@ describe('the text search configuration in force (applyTextSearchConfig)', () =>
     retrieval = new RetrievalRepository(db.dataSource);
   });
   afterAll(() => db.drop());
+
+  it("indexes a chunk's page title and section path with the configuration in force, and re-indexes them when it changes", async () => {
+    const project = (await projects.create({ name: 'fields' })).id;
+    await knowledge.replaceSource(
+      project,
+      { uri: 'Storing Blocks', title: 'Storing Blocks', contentHash: 'h', language: 'en' },
+      [
+        {
+          text: 'Blocks are kept',
+          tokenCount: 3,
+          section: 'Configuring the retention',
+          embedding: randomUnitVectors(1, 3)[0],
+        },
+      ],
+      MODEL,
+    );
+    const tsv = async () =>
+      (await db.dataSource.query('SELECT tsv::text AS t FROM knowledge_chunks WHERE project_id = $1', [project]))[0].t;
+    expect(await tsv()).toBe("'are':7 'blocks':2A,6 'configuring':3B 'kept':8 'retention':5B 'storing':1A 'the':4B");
+    expect(await knowledge.applyTextSearchConfig(project)).toBe('english');
+    expect(await tsv()).toBe("'block':2A,6 'configur':3B 'kept':8 'retent':5B 'store':1A");
+  });
 
   it.each([
     ['en', 'english'],
@@ -125,6 +154,8 @@ describe('the text search configuration in force (applyTextSearchConfig)', () =>
         terms.idf,
         terms.averageLength,
         terms.idf.reduce((a, b) => a + b, 0),
+        BM25F_FIELD_WEIGHTS.title,
+        BM25F_FIELD_WEIGHTS.section,
       ],
     );
     const fullTextPlan = fullText.map((r) => r['QUERY PLAN']).join('\n');

@@ -1,0 +1,391 @@
+/**
+ * Fits the BM25F field weights of the full-text leg and the abstain threshold of each embedder's
+ * relevance judgement on the fit corpora, from `ask eval`'s per-question evidence.
+ *
+ *   node tools/run-ts.js bench/retrieval/fit-fields.ts [--corpora DIR] [--embedders local,local-semantic]
+ *     [--grid 1:1,2:1,2:2,3:1,3:2] [--distractors 100] [--semantic-distractors 20] [--out FILE]
+ *     [--from FILE[,FILE…]]
+ *
+ * Fit corpora: the PostgreSQL manual (bench/retrieval/questions.jsonl, its answering pages + 100 others by
+ * hash, as bench/retrieval/retrieval.bench.ts takes them) and redis-doc, rust-book, prometheus-docs,
+ * curl-docs (bench/retrieval/heldout/*.jsonl; every page for `local`, the answering pages + 20 others by
+ * hash for `local-semantic`, as the held-out corpora bench takes them). Each is ingested once per embedder
+ * into a project with no retrieval settings; then, for every field-weight pair of `--grid`
+ * (title:section) and both documented hybrid weightings (0.5 / 1 and 1 / 1), `evaluateProject` (what
+ * `ask eval --json --per-question --field-weights` runs) gives each question's rank and relevance
+ * evidence (the best item's idf-weighted coverage). The evidence goes to `--out` (default
+ * bench/retrieval/fit-fields-evidence.json); `--from FILE,…` refits from such files (merged) without ingesting.
+ *
+ * The choice, written to bench/RESULTS.md "BM25F field weights and the abstain rule":
+ * - field weights: the grid pair whose fitted threshold (below) abstains on the largest worst-corpus
+ *   share of unanswerable questions, then the best mean MRR over the fit corpora under each embedder's
+ *   default weighting (means over the embedders evaluated at every grid pair; an embedder run at fewer
+ *   pairs only gets its threshold fitted at the chosen one);
+ * - per embedder, the threshold (0.30..0.70 by 0.01) with the largest worst-corpus share of
+ *   unanswerable questions abstained, over corpora × both weightings, among those abstaining on at
+ *   most 7 % of the answerable questions of each (headroom under the 10 % target); ties to the
+ *   smaller worst answerable share, then the smaller threshold;
+ * - leave-one-corpus-out: the same rule fitted on four corpora, scored on the fifth.
+ * @throws Error when a corpus folder or question file is missing.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import {
+  BENCH_ROOT,
+  commandLine,
+  gitCommit,
+  machine,
+  numberArg,
+  repoRelative,
+  sharedDataDir,
+  writeResultsSection,
+} from '../common';
+import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
+import {
+  closeSemanticEmbeddingPools,
+  type EmbeddingProvider,
+  LocalEmbeddingProvider,
+  LocalSemanticEmbeddingProvider,
+} from '@ask/llm-providers';
+import {
+  BM25F_FIELD_WEIGHTS,
+  CredentialsCipher,
+  type FieldWeights,
+  InsightsRepository,
+  KnowledgeRepository,
+  ProjectsRepository,
+} from '@ask/persistence';
+import { createTestDatabase } from '@ask/persistence/testing';
+import { ABSTAIN_RULES, defaultFusionWeights } from '@ask/ask-contracts';
+import { evaluateProject, type EvalQuestion } from '../../apps/ask-cli/src/commands/eval.command';
+
+const arg = (name: string): string | undefined => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+};
+const CORPORA = resolve(BENCH_ROOT, arg('corpora') ?? 'tmp/corpora');
+const EMBEDDERS = (arg('embedders') ?? 'local').split(',');
+const GRID: FieldWeights[] = (arg('grid') ?? '1:1,2:1,2:2,3:1,3:2').split(',').map((p) => {
+  const [title, section] = p.split(':').map(Number);
+  return { title, section };
+});
+const DISTRACTORS = numberArg('distractors', 100, 0);
+const SEMANTIC_DISTRACTORS = numberArg('semantic-distractors', 20, 0);
+const HEADROOM = 0.07;
+const WEIGHTINGS = [
+  { vectorWeight: 0.5, fulltextWeight: 1 },
+  { vectorWeight: 1, fulltextWeight: 1 },
+] as const;
+const SECTION = '## BM25F field weights and the abstain rule';
+/** `--out FILE`: where a collecting run writes its evidence (default bench/retrieval/fit-fields-evidence.json). */
+const EVIDENCE_FILE = resolve(BENCH_ROOT, arg('out') ?? 'bench/retrieval/fit-fields-evidence.json');
+/** Licence and notes files of a fetched corpus: not pages (as the held-out corpora bench skips them). */
+const NOT_A_PAGE = /(^|\/)(SOURCE|LICENSE[^/]*|COPYRIGHT|COPYING|NOTICE)(\.txt)?$/i;
+const HELDOUT_SETS = ['redis-doc', 'rust-book', 'prometheus-docs', 'curl-docs'];
+
+/** One evaluation: a corpus, embedder, field weights and weighting, with each question's evidence. */
+interface Evaluation {
+  set: string;
+  embedder: string;
+  model: string;
+  pages: number;
+  chunks: number;
+  fieldWeights: FieldWeights;
+  weighting: string;
+  recallAt5: number;
+  mrr: number;
+  questions: Array<{ answerable: boolean; rank: number | null; evidence: number | null }>;
+}
+
+const hash = (s: string) => createHash('sha256').update(s).digest('hex');
+const weightingName = (w: { vectorWeight: number; fulltextWeight: number }) =>
+  `${w.vectorWeight} / ${w.fulltextWeight}`;
+const fwName = (w: FieldWeights) => `${w.title}:${w.section}`;
+const pct = (x: number) => `${Math.round(x * 100)} %`;
+
+/** The fit sets: questions in `ask eval` form and the pages per embedder. */
+async function fitSets(): Promise<
+  Array<{ name: string; questions: EvalQuestion[]; pages: (embedder: string) => SourceDocument[] }>
+> {
+  const out = [];
+  const pgDir = sharedDataDir(['kb-postgresql-15-docs']);
+  const pg = readFileSync(join(__dirname, 'questions.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as { question: string; pages: string[] });
+  const all = await loadDocuments(join(pgDir, 'kb-postgresql-15-docs'), { sourceName: 'postgresql-15' });
+  const idOf = (doc: SourceDocument) => doc.uri.replace(/^.*\//, '').replace(/\.html$/, '');
+  const needed = new Set(pg.flatMap((q) => q.pages));
+  const others = all.filter((d) => !needed.has(idOf(d))).sort((a, b) => (hash(idOf(a)) < hash(idOf(b)) ? -1 : 1));
+  const pgPages = [...all.filter((d) => needed.has(idOf(d))), ...others.slice(0, DISTRACTORS)];
+  out.push({
+    name: 'postgresql-manual',
+    questions: pg.map((q) => ({ question: q.question, sources: q.pages })),
+    pages: () => pgPages,
+  });
+  for (const name of HELDOUT_SETS) {
+    const dir = join(CORPORA, name);
+    const file = join(__dirname, 'heldout', `${name}.jsonl`);
+    if (!existsSync(dir))
+      throw new Error(`missing ${repoRelative(dir)}: bring the corpus as bench/retrieval/heldout/README.md says`);
+    const questions = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as EvalQuestion)
+      .map((q) => ({ question: q.question, sources: q.sources }));
+    const docs = await loadDocuments(dir, { sourceName: name, skipFile: (p) => NOT_A_PAGE.test(p) });
+    const answers = (doc: SourceDocument, e: string) => {
+      const last = doc.uri.replace(/#.*$/, '').replace(/^.*\//, '');
+      return doc.uri === e || last === e || last.replace(/\.[^.]*$/, '') === e;
+    };
+    const expected = questions.flatMap((q) => q.sources);
+    const answering = docs.filter((d) => expected.some((e) => answers(d, e)));
+    const rest = docs.filter((d) => !answering.includes(d)).sort((a, b) => (hash(a.uri) < hash(b.uri) ? -1 : 1));
+    const subset = [...answering, ...rest.slice(0, SEMANTIC_DISTRACTORS)];
+    out.push({ name, questions, pages: (embedder: string) => (embedder === 'local' ? docs : subset) });
+  }
+  return out;
+}
+
+/** Ingests every fit set per embedder and evaluates it under every grid point and weighting. */
+async function collect(): Promise<Evaluation[]> {
+  const sets = await fitSets();
+  const db = await createTestDatabase();
+  const evaluations: Evaluation[] = [];
+  try {
+    const ds = db.dataSource;
+    const projects = new ProjectsRepository(ds, new CredentialsCipher(undefined));
+    const ingestion = new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds));
+    for (const name of EMBEDDERS) {
+      const embedder: EmbeddingProvider =
+        name === 'local' ? new LocalEmbeddingProvider() : new LocalSemanticEmbeddingProvider({ threads: 2 });
+      for (const set of sets) {
+        const docs = set.pages(name);
+        const project = await projects.create({
+          name: `fit ${set.name} ${name}`,
+          embeddingSettings: { provider: embedder.provider, model: embedder.model, dimensions: embedder.dimensions },
+        });
+        const ingested = await ingestion.ingest(project.id, docs, embedder);
+        await new KnowledgeRepository(ds).refreshStatistics();
+        console.log(`${set.name} ${name}: ${docs.length} pages, ${ingested.chunks} chunks`);
+        for (const weighting of WEIGHTINGS) {
+          await projects.updateSettings(project.id, { retrievalSettings: { ...weighting } });
+          for (const fieldWeights of GRID) {
+            const [f] = await evaluateProject(ds, projects, project.id, set.questions, ['hybrid'], {
+              perQuestion: true,
+              fieldWeights,
+            });
+            evaluations.push({
+              set: set.name,
+              embedder: name,
+              model: embedder.model,
+              pages: docs.length,
+              chunks: ingested.chunks,
+              fieldWeights,
+              weighting: weightingName(weighting),
+              recallAt5: f.recallAt5,
+              mrr: f.mrr,
+              questions: (f.questions ?? []).map(({ answerable, rank, evidence }) => ({ answerable, rank, evidence })),
+            });
+            console.log(
+              `  ${weightingName(weighting)} fields ${fwName(fieldWeights)}: recall@5 ${f.recallAt5} MRR ${f.mrr}`,
+            );
+          }
+        }
+      }
+    }
+  } finally {
+    await db.drop();
+    await closeSemanticEmbeddingPools();
+  }
+  return evaluations;
+}
+
+/** Shares abstained at `below`: unanswerable abstained and answerable wrongly abstained. */
+function shares(e: Evaluation, below: number): { unanswerable: number; answerable: number; u: string; a: string } {
+  const abstains = (x: number | null) => x === null || x < below;
+  const ua = e.questions.filter((q) => !q.answerable);
+  const aa = e.questions.filter((q) => q.answerable);
+  const nu = ua.filter((q) => abstains(q.evidence)).length;
+  const na = aa.filter((q) => abstains(q.evidence)).length;
+  return {
+    unanswerable: ua.length ? nu / ua.length : 1,
+    answerable: aa.length ? na / aa.length : 0,
+    u: `${nu}/${ua.length}`,
+    a: `${na}/${aa.length}`,
+  };
+}
+
+const THRESHOLDS = Array.from({ length: 41 }, (_, i) => Math.round((0.3 + i * 0.01) * 100) / 100);
+
+/** The fitting rule over `evaluations` (corpora × weightings of one embedder and field weights). */
+function fitThreshold(evaluations: readonly Evaluation[]): { below: number; worstU: number; worstA: number } | null {
+  let best: { below: number; worstU: number; worstA: number } | null = null;
+  for (const below of THRESHOLDS) {
+    const s = evaluations.map((e) => shares(e, below));
+    const worstU = Math.min(...s.map((x) => x.unanswerable));
+    const worstA = Math.max(...s.map((x) => x.answerable));
+    if (worstA > HEADROOM) continue;
+    if (!best || worstU > best.worstU || (worstU === best.worstU && worstA < best.worstA))
+      best = { below, worstU, worstA };
+  }
+  return best;
+}
+
+function report(
+  evaluations: readonly Evaluation[],
+  sources: ReadonlyArray<{
+    command: string;
+    run: { commit: string; date: string; machine: { nproc: number; node: string } };
+  }>,
+  refit?: { command: string; commit: string },
+): string {
+  const embedders = [...new Set(evaluations.map((e) => e.embedder))];
+  const grid = [...new Map(evaluations.map((e) => [fwName(e.fieldWeights), e.fieldWeights])).values()];
+  const fullGrid = embedders.filter((emb) =>
+    grid.every((fw) => evaluations.some((e) => e.embedder === emb && fwName(e.fieldWeights) === fwName(fw))),
+  );
+  const sets = [...new Set(evaluations.map((e) => e.set))];
+  const defaultWeighting = (embedder: string) => {
+    const w = defaultFusionWeights(embedder);
+    return weightingName({ vectorWeight: w.vectorWeight, fulltextWeight: w.fulltextWeight });
+  };
+  const at = (embedder: string, fw: FieldWeights, weighting?: string) =>
+    evaluations.filter(
+      (e) =>
+        e.embedder === embedder && fwName(e.fieldWeights) === fwName(fw) && (!weighting || e.weighting === weighting),
+    );
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  const lines: string[] = [
+    SECTION,
+    '',
+    ...sources.map((x) => commandLine(x.command, x.run)),
+    ...(refit ? ['', `Refitted from that evidence by \`${refit.command}\` (commit ${refit.commit}).`] : []),
+    '',
+    'Fit corpora: the PostgreSQL manual (bench/retrieval/questions.jsonl over its answering pages + 100 others), redis-doc, rust-book,',
+    'prometheus-docs and curl-docs (bench/retrieval/heldout/*.jsonl; every page for `local`, answering pages + 20 others for',
+    '`local-semantic`). Each question through `ask eval` (evaluateProject, per-question evidence, hybrid), under both documented',
+    'weightings. Field weights: the grid pair whose fitted threshold abstains on the largest worst-corpus share of unanswerable',
+    'questions, then the best mean MRR under the default weighting; threshold: the largest',
+    `worst-corpus share of unanswerable abstained with at most ${pct(HEADROOM)} of the answerable wrongly abstained on every corpus and weighting.`,
+    '',
+    '| embedder | field weights (title:section) | ' +
+      sets.map((s) => `${s} recall@5 / MRR`).join(' | ') +
+      ' | mean MRR | fitted threshold: worst unanswerable / answerable abstained |',
+    '| --- | --- | ' + sets.map(() => '---').join(' | ') + ' | --- | --- |',
+  ];
+  // Per grid point: the worst-corpus unanswerable share at its own fitted threshold (mean over the
+  // embedders run), then the mean MRR, decide.
+  const score = new Map<string, { worstU: number; mrr: number }>();
+  for (const fw of grid) {
+    const worst: number[] = [];
+    const mrrs: number[] = [];
+    for (const emb of embedders) {
+      const rows = at(emb, fw, defaultWeighting(emb));
+      if (rows.length === 0) continue;
+      const fit = fitThreshold(at(emb, fw));
+      if (fullGrid.includes(emb)) {
+        worst.push(fit?.worstU ?? 0);
+        mrrs.push(mean(rows.map((r) => r.mrr)));
+      }
+      const cells = sets.map((s) => {
+        const e = rows.find((r) => r.set === s);
+        return e ? `${e.recallAt5.toFixed(3)} / ${e.mrr.toFixed(3)}` : '–';
+      });
+      const threshold = fit ? `${fit.below.toFixed(2)}: ${pct(fit.worstU)} / ${pct(fit.worstA)}` : 'none';
+      lines.push(
+        `| ${emb} (${defaultWeighting(emb)}) | ${fwName(fw)} | ${cells.join(' | ')} | ${mean(rows.map((r) => r.mrr)).toFixed(3)} | ${threshold} |`,
+      );
+    }
+    score.set(fwName(fw), { worstU: mean(worst), mrr: mean(mrrs) });
+  }
+  const better = (a: FieldWeights, b: FieldWeights) => {
+    const x = score.get(fwName(a)) ?? { worstU: 0, mrr: 0 };
+    const y = score.get(fwName(b)) ?? { worstU: 0, mrr: 0 };
+    return y.worstU > x.worstU || (y.worstU === x.worstU && y.mrr > x.mrr) ? b : a;
+  };
+  const chosen = grid.reduce(better);
+  lines.push(
+    '',
+    `Chosen field weights: **title ${chosen.title}, section ${chosen.section}** (in force: title ${BM25F_FIELD_WEIGHTS.title}, section ${BM25F_FIELD_WEIGHTS.section}).`,
+    '',
+  );
+  for (const emb of embedders) {
+    const evs = at(emb, chosen);
+    const fit = fitThreshold(evs);
+    const model = evs[0]?.model ?? emb;
+    const inForce = ABSTAIN_RULES[model]?.below;
+    lines.push(
+      `**${emb}** (\`${model}\`): fitted threshold **${fit ? fit.below.toFixed(2) : 'none'}**` +
+        (fit
+          ? ` (worst unanswerable abstained ${pct(fit.worstU)}, worst answerable wrongly abstained ${pct(fit.worstA)})`
+          : ' (no threshold keeps every corpus within the headroom)') +
+        `; in force: ${inForce ?? 'none'}.`,
+      '',
+      '| corpus | weighting | unanswerable abstained | answerable wrongly abstained |',
+      '| --- | --- | --- | --- |',
+    );
+    if (fit) {
+      for (const e of evs) {
+        const s = shares(e, fit.below);
+        lines.push(`| ${e.set} | ${e.weighting} | ${s.u} (${pct(s.unanswerable)}) | ${s.a} (${pct(s.answerable)}) |`);
+      }
+    }
+    lines.push('', 'Leave one corpus out (threshold fitted on the other corpora, scored on the one left out):', '');
+    lines.push(
+      '| left out | threshold | weighting | unanswerable abstained | answerable wrongly abstained |',
+      '| --- | --- | --- | --- | --- |',
+    );
+    for (const s of sets) {
+      const loco = fitThreshold(evs.filter((e) => e.set !== s));
+      for (const e of evs.filter((x) => x.set === s)) {
+        if (!loco) {
+          lines.push(`| ${s} | none | ${e.weighting} | – | – |`);
+          continue;
+        }
+        const x = shares(e, loco.below);
+        lines.push(
+          `| ${s} | ${loco.below.toFixed(2)} | ${e.weighting} | ${x.u} (${pct(x.unanswerable)}) | ${x.a} (${pct(x.answerable)}) |`,
+        );
+      }
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const from = arg('from');
+  // The code that runs is the checkout's at start (files edited during a long run do not count).
+  const startCommit = gitCommit();
+  const started = new Date().toISOString();
+  const files = (from ?? '').split(',').filter((f) => f !== '');
+  const saved = files.map(
+    (f) =>
+      JSON.parse(readFileSync(resolve(BENCH_ROOT, f), 'utf8')) as {
+        commit: string;
+        date: string;
+        command: string;
+        machine: { nproc: number; node: string };
+        evaluations: Evaluation[];
+      },
+  );
+  const evaluations: Evaluation[] = from ? saved.flatMap((f) => f.evaluations) : await collect();
+  if (from) console.log(`refitting from ${from}`);
+  const thisCommand = `node tools/run-ts.js bench/retrieval/fit-fields.ts ${process.argv.slice(2).join(' ')}`.trim();
+  const sources = from
+    ? saved.map((f) => ({ command: f.command, run: f }))
+    : [{ command: thisCommand, run: { commit: startCommit, date: started, machine: machine() } }];
+  const [{ command, run }] = sources;
+  if (!from) writeFileSync(EVIDENCE_FILE, `${JSON.stringify({ ...run, command, evaluations })}\n`);
+  const refit = from ? { command: thisCommand, commit: startCommit } : undefined;
+  const markdown = report(evaluations, sources, refit);
+  console.log(markdown);
+  writeResultsSection(SECTION, markdown);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
