@@ -258,6 +258,11 @@ export interface EvalFigures {
 export interface AbstainRule {
   cosineWeight: number;
   below: number;
+  /**
+   * How many times a question lexeme no row of the project holds (df = 0) counts in the denominator of
+   * the full-text `coverage` (1: as any lexeme), ≥ 1; applied in SQL by the full-text leg.
+   */
+  absentWeight: number;
 }
 
 /**
@@ -280,8 +285,8 @@ export interface AbstainRule {
  * ({@link relevanceRule}); an embedder without a rule never abstains.
  */
 export const ABSTAIN_RULES: Readonly<Record<string, AbstainRule>> = {
-  'local-lexical-v1': { cosineWeight: 0, below: 0.4 },
-  'use-lite-512': { cosineWeight: 0, below: 0.32 },
+  'local-lexical-v1': { cosineWeight: 0, below: 0.4, absentWeight: 1 },
+  'use-lite-512': { cosineWeight: 0, below: 0.32, absentWeight: 1 },
 };
 
 /** The abstain rule of an embedding model (`ABSTAIN_RULES`), or undefined: never abstain. */

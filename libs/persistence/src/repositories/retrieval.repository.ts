@@ -243,6 +243,8 @@ export interface QuestionTerms {
   lexemes: string[];
   /** idf of each lexeme, same order: ln(1 + (N − df + 0.5) / (df + 0.5)); df = 0 for one no row holds. */
   idf: number[];
+  /** Same order: true for a lexeme no row of the project holds (df = 0, the largest idf). */
+  absent: boolean[];
   /** Mean `length(tsv)` (distinct lexemes) of the project's full-text rows, at least 1. */
   averageLength: number;
 }
@@ -257,7 +259,7 @@ export interface QuestionTerms {
  */
 export async function questionTerms(ds: DataSource, projectId: string, question: string): Promise<QuestionTerms> {
   const words = fullTextTerms(question);
-  if (words.length === 0) return { lexemes: [], idf: [], averageLength: 1 };
+  if (words.length === 0) return { lexemes: [], idf: [], absent: [], averageLength: 1 };
   const rows = await pgQuery<{ lexeme: string; df: number; documents: number; total_length: string }>(
     ds,
     `SELECT l.lexeme, coalesce(t.df, 0) AS df, coalesce(c.documents, 0) AS documents,
@@ -276,6 +278,7 @@ export async function questionTerms(ds: DataSource, projectId: string, question:
   return {
     lexemes: rows.map((r) => r.lexeme),
     idf: rows.map((r) => Math.log(1 + (documents - Number(r.df) + 0.5) / (Number(r.df) + 0.5))),
+    absent: rows.map((r) => Number(r.df) === 0),
     averageLength: Math.max(1, documents > 0 ? total / documents : 1),
   };
 }
