@@ -386,9 +386,12 @@ function report(
     const evs = at(emb, chosen);
     const fit = fitThreshold(evs);
     const model = evs[0]?.model ?? emb;
-    const inForce = ABSTAIN_RULES[model]?.below;
+    const rule = ABSTAIN_RULES[model];
+    const inForce = rule
+      ? `absent weight ${rule.absentWeight}, below ${rule.below} ("Absent lexemes" below)`
+      : undefined;
     lines.push(
-      `**${emb}** (\`${model}\`): fitted threshold **${fit ? fit.below.toFixed(2) : 'none'}**` +
+      `**${emb}** (\`${model}\`), coverage alone (absent weight 1): fitted threshold **${fit ? fit.below.toFixed(2) : 'none'}**` +
         (fit
           ? ` (worst unanswerable abstained ${pct(fit.worstU)}, worst answerable wrongly abstained ${pct(fit.worstA)})`
           : ' (no threshold keeps every corpus within the headroom)') +
