@@ -4,7 +4,7 @@
  *
  *   node tools/run-ts.js bench/retrieval/fit-fields.ts [--corpora DIR] [--embedders local,local-semantic]
  *     [--grid 1:1,2:1,2:2,3:1,3:2] [--distractors 100] [--semantic-distractors 20] [--out FILE]
- *     [--from FILE[,FILE…]]
+ *     [--from FILE[,FILE…]] [--terms FILE]
  *
  * Fit corpora: the PostgreSQL manual (bench/retrieval/questions.jsonl, its answering pages + 100 others by
  * hash, as bench/retrieval/retrieval.bench.ts takes them) and redis-doc, rust-book, prometheus-docs,
@@ -25,7 +25,14 @@
  *   unanswerable questions abstained, over corpora × both weightings, among those abstaining on at
  *   most 7 % of the answerable questions of each (headroom under the 10 % target); ties to the
  *   smaller worst answerable share, then the smaller threshold;
- * - leave-one-corpus-out: the same rule fitted on four corpora, scored on the fifth.
+ * - leave-one-corpus-out: the same rule fitted on four corpora, scored on the fifth;
+ * - "Absent lexemes": each question's absent share (the idf share of its lexemes no row of the project
+ *   holds, `questionTerms`) gives its evidence under an absent weight w (coverage = Σ held idf /
+ *   (Σ idf + (w − 1) · Σ absent idf), what the full-text leg computes); the same rule over w ∈ 1, 1.5, 2,
+ *   3, 4, 6, 8 × the thresholds fits the pair per embedder (ties: smaller w), reported beside coverage alone,
+ *   both under leave-one-corpus-out. A collecting run records the shares; evidence saved without them
+ *   gets them from the same pages ingested again (`--terms FILE`, default
+ *   bench/retrieval/fit-fields-terms.json, written on the first such run).
  * @throws Error when a corpus folder or question file is missing.
  */
 import { createHash } from 'node:crypto';
