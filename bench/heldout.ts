@@ -125,7 +125,7 @@ export const TUNED_FIGURES: readonly TunedFigure[] = [
   {
     id: 'relevance-judgement',
     figure:
-      "the one relevance judgement per embedder (item evidence = idf-weighted coverage of the question in any field; no item reaching 0.40 lexical, 0.32 semantic: nothing relevant, so the stand-in abstains, ask eval counts an abstention and the planner's floor takes every item for low-relevance)",
+      "the one relevance judgement per embedder (item evidence = idf-weighted coverage of the question in any field, a lexeme no row of the project holds counting absent weight 2 times in the denominator; no item reaching 0.34 lexical, 0.35 semantic: nothing relevant, so the stand-in abstains, ask eval counts an abstention and the planner's floor takes every item for low-relevance)",
     code: 'libs/ask-contracts/src/retrieval.ts (ABSTAIN_RULES, relevanceRule), read by libs/context-budget/src/relevance.ts and the synthesis load stage',
     fitBy: ['bench/retrieval/fit-fields.ts'],
     fit: [

@@ -25,7 +25,7 @@ import { gitCommit, machine, writeResultsSection } from '../common';
 import { renderContextItem } from '@ask/context-budget';
 import { IngestionService, loadDocuments, type SourceDocument } from '@ask/ingestion';
 import { composeAnswer, LocalEmbeddingProvider, type StandInRelevance } from '@ask/llm-providers';
-import { effectiveRetrieval, relevanceJudgement } from '@ask/ask-contracts';
+import { ABSTAIN_RULES, effectiveRetrieval, relevanceJudgement } from '@ask/ask-contracts';
 import {
   CredentialsCipher,
   InsightsRepository,
@@ -183,7 +183,7 @@ async function main(): Promise<void> {
     '',
     `Command: \`node tools/run-ts.js bench/abstain/abstain.bench.ts\` · commit ${gitCommit()} · ${machine().nproc} cores · embedder \`local-lexical-v1\`, hybrid (project default), top-K ${TOP_K}.`,
     '',
-    `The one relevance judgement (ask-contracts \`ABSTAIN_RULES\`: **nothing relevant when no item's idf-weighted coverage of the question reaches ${threshold}**), fitted on the fit corpora of bench/retrieval (the PostgreSQL manual's questions.jsonl, redis-doc, rust-book), not on these files; nothing is fitted here.`,
+    `The one relevance judgement (ask-contracts \`ABSTAIN_RULES\`: **nothing relevant when no item's idf-weighted coverage of the question reaches ${threshold}**, a question lexeme no row of the project holds counting ${ABSTAIN_RULES['local-lexical-v1'].absentWeight} times in the coverage's denominator), fitted on the fit corpora of bench/retrieval (the PostgreSQL manual's questions.jsonl, redis-doc, rust-book, prometheus-docs, curl-docs), not on these files; nothing is fitted here.`,
     'fallback-session.txt over the fallback corpus (package READMEs, a source no choice was made on); postgresql-session.txt over the PostgreSQL 15 manual (a fit corpus, another question file).',
     '',
     '| question file | median best evidence, covered | median, not covered | judgement alone: covered · not covered | the stand-in (judgement, or no retrieved sentence shares a keyword): covered · not covered |',

@@ -4,7 +4,7 @@
  *
  *   node tools/run-ts.js bench/retrieval/fit-fields.ts [--corpora DIR] [--embedders local,local-semantic]
  *     [--grid 1:1,2:1,2:2,3:1,3:2] [--distractors 100] [--semantic-distractors 20] [--out FILE]
- *     [--from FILE[,FILE…]]
+ *     [--from FILE[,FILE…]] [--terms FILE]
  *
  * Fit corpora: the PostgreSQL manual (bench/retrieval/questions.jsonl, its answering pages + 100 others by
  * hash, as bench/retrieval/retrieval.bench.ts takes them) and redis-doc, rust-book, prometheus-docs,
@@ -25,7 +25,14 @@
  *   unanswerable questions abstained, over corpora × both weightings, among those abstaining on at
  *   most 7 % of the answerable questions of each (headroom under the 10 % target); ties to the
  *   smaller worst answerable share, then the smaller threshold;
- * - leave-one-corpus-out: the same rule fitted on four corpora, scored on the fifth.
+ * - leave-one-corpus-out: the same rule fitted on four corpora, scored on the fifth;
+ * - "Absent lexemes": each question's absent share (the idf share of its lexemes no row of the project
+ *   holds, `questionTerms`) gives its evidence under an absent weight w (coverage = Σ held idf /
+ *   (Σ idf + (w − 1) · Σ absent idf), what the full-text leg computes); the same rule over w ∈ 1, 1.5, 2,
+ *   3, 4, 6, 8 × the thresholds fits the pair per embedder (ties: smaller w), reported beside coverage alone,
+ *   both under leave-one-corpus-out. A collecting run records the shares; evidence saved without them
+ *   gets them from the same pages ingested again (`--terms FILE`, default
+ *   bench/retrieval/fit-fields-terms.json, written on the first such run).
  * @throws Error when a corpus folder or question file is missing.
  */
 import { createHash } from 'node:crypto';
@@ -55,9 +62,11 @@ import {
   InsightsRepository,
   KnowledgeRepository,
   ProjectsRepository,
+  questionTerms,
 } from '@ask/persistence';
 import { createTestDatabase } from '@ask/persistence/testing';
 import { ABSTAIN_RULES, defaultFusionWeights } from '@ask/ask-contracts';
+import type { DataSource } from 'typeorm';
 import { evaluateProject, type EvalQuestion } from '../../apps/ask-cli/src/commands/eval.command';
 
 const arg = (name: string): string | undefined => {
@@ -95,7 +104,36 @@ interface Evaluation {
   weighting: string;
   recallAt5: number;
   mrr: number;
-  questions: Array<{ answerable: boolean; rank: number | null; evidence: number | null }>;
+  /** `absentWeight` of the embedder's rule in force when the evidence was gathered (1 when not recorded). */
+  absentWeight?: number;
+  /**
+   * Per question: `evidence` (the best item's coverage under `absentWeight`) and `absentShare`, the
+   * idf-weighted share of the question's lexemes no row of the project holds (df = 0), in [0, 1].
+   */
+  questions: Array<{ answerable: boolean; rank: number | null; evidence: number | null; absentShare?: number }>;
+}
+
+/** Σ idf of the question's lexemes no row of the project holds / Σ idf of all its lexemes (0: none). */
+async function absentShares(ds: DataSource, projectId: string, questions: readonly EvalQuestion[]): Promise<number[]> {
+  const out: number[] = [];
+  for (const q of questions) {
+    const t = await questionTerms(ds, projectId, q.question);
+    const total = t.idf.reduce((a, b) => a + b, 0);
+    const absent = t.idf.reduce((a, x, i) => a + (t.absent[i] ? x : 0), 0);
+    out.push(total > 0 ? absent / total : 0);
+  }
+  return out;
+}
+
+/**
+ * A question's evidence under absent weight `w`: coverage = Σ held idf / (Σ idf + (w − 1) · Σ absent idf),
+ * so with h = the held share, evidence(w) = h / (1 + (w − 1) · absentShare), h recovered from the
+ * evidence gathered under `w0`. The best item stays the best (one factor per question).
+ */
+function underWeight(q: { evidence: number | null; absentShare?: number }, w: number, w0: number): number | null {
+  if (q.evidence === null) return null;
+  const a = q.absentShare ?? 0;
+  return (q.evidence * (1 + (w0 - 1) * a)) / (1 + (w - 1) * a);
 }
 
 const hash = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -169,6 +207,8 @@ async function collect(): Promise<Evaluation[]> {
         const ingested = await ingestion.ingest(project.id, docs, embedder);
         await new KnowledgeRepository(ds).refreshStatistics();
         console.log(`${set.name} ${name}: ${docs.length} pages, ${ingested.chunks} chunks`);
+        const absent = await absentShares(ds, project.id, set.questions);
+        const absentWeight = ABSTAIN_RULES[embedder.model]?.absentWeight ?? 1;
         for (const weighting of WEIGHTINGS) {
           await projects.updateSettings(project.id, { retrievalSettings: { ...weighting } });
           for (const fieldWeights of GRID) {
@@ -186,7 +226,13 @@ async function collect(): Promise<Evaluation[]> {
               weighting: weightingName(weighting),
               recallAt5: f.recallAt5,
               mrr: f.mrr,
-              questions: (f.questions ?? []).map(({ answerable, rank, evidence }) => ({ answerable, rank, evidence })),
+              absentWeight,
+              questions: (f.questions ?? []).map(({ answerable, rank, evidence }, i) => ({
+                answerable,
+                rank,
+                evidence,
+                absentShare: absent[i],
+              })),
             });
             console.log(
               `  ${weightingName(weighting)} fields ${fwName(fieldWeights)}: recall@5 ${f.recallAt5} MRR ${f.mrr}`,
@@ -202,13 +248,18 @@ async function collect(): Promise<Evaluation[]> {
   return evaluations;
 }
 
-/** Shares abstained at `below`: unanswerable abstained and answerable wrongly abstained. */
-function shares(e: Evaluation, below: number): { unanswerable: number; answerable: number; u: string; a: string } {
+/** Shares abstained at `below` under absent weight `w`: unanswerable abstained and answerable wrongly abstained. */
+function shares(
+  e: Evaluation,
+  below: number,
+  w = 1,
+): { unanswerable: number; answerable: number; u: string; a: string } {
   const abstains = (x: number | null) => x === null || x < below;
+  const ev = (q: Evaluation['questions'][number]) => underWeight(q, w, e.absentWeight ?? 1);
   const ua = e.questions.filter((q) => !q.answerable);
   const aa = e.questions.filter((q) => q.answerable);
-  const nu = ua.filter((q) => abstains(q.evidence)).length;
-  const na = aa.filter((q) => abstains(q.evidence)).length;
+  const nu = ua.filter((q) => abstains(ev(q))).length;
+  const na = aa.filter((q) => abstains(ev(q))).length;
   return {
     unanswerable: ua.length ? nu / ua.length : 1,
     answerable: aa.length ? na / aa.length : 0,
@@ -218,6 +269,31 @@ function shares(e: Evaluation, below: number): { unanswerable: number; answerabl
 }
 
 const THRESHOLDS = Array.from({ length: 41 }, (_, i) => Math.round((0.3 + i * 0.01) * 100) / 100);
+
+/** Absent weights tried with every threshold (1: coverage alone); bounded, none read from a corpus. */
+const ABSENT_WEIGHTS = [1, 1.5, 2, 3, 4, 6, 8];
+
+/**
+ * The same rule over (absent weight, threshold) pairs: the largest worst-corpus unanswerable share with
+ * at most {@link HEADROOM} answerable wrongly abstained on each corpus and weighting; ties to the smaller
+ * worst answerable share, then the smaller absent weight, then the smaller threshold.
+ */
+function fitPair(
+  evaluations: readonly Evaluation[],
+): { w: number; below: number; worstU: number; worstA: number } | null {
+  let best: { w: number; below: number; worstU: number; worstA: number } | null = null;
+  for (const w of ABSENT_WEIGHTS) {
+    for (const below of THRESHOLDS) {
+      const s = evaluations.map((e) => shares(e, below, w));
+      const worstU = Math.min(...s.map((x) => x.unanswerable));
+      const worstA = Math.max(...s.map((x) => x.answerable));
+      if (worstA > HEADROOM) continue;
+      if (!best || worstU > best.worstU || (worstU === best.worstU && worstA < best.worstA))
+        best = { w, below, worstU, worstA };
+    }
+  }
+  return best;
+}
 
 /** The fitting rule over `evaluations` (corpora × weightings of one embedder and field weights). */
 function fitThreshold(evaluations: readonly Evaluation[]): { below: number; worstU: number; worstA: number } | null {
@@ -240,6 +316,7 @@ function report(
     run: { commit: string; date: string; machine: { nproc: number; node: string } };
   }>,
   refit?: { command: string; commit: string },
+  termsSource?: string,
 ): string {
   const embedders = [...new Set(evaluations.map((e) => e.embedder))];
   const grid = [...new Map(evaluations.map((e) => [fwName(e.fieldWeights), e.fieldWeights])).values()];
@@ -262,6 +339,7 @@ function report(
     '',
     ...sources.map((x) => commandLine(x.command, x.run)),
     ...(refit ? ['', `Refitted from that evidence by \`${refit.command}\` (commit ${refit.commit}).`] : []),
+    ...(termsSource ? ['', termsSource] : []),
     '',
     'Fit corpora: the PostgreSQL manual (bench/retrieval/questions.jsonl over its answering pages + 100 others), redis-doc, rust-book,',
     'prometheus-docs and curl-docs (bench/retrieval/heldout/*.jsonl; every page for `local`, answering pages + 20 others for',
@@ -315,9 +393,12 @@ function report(
     const evs = at(emb, chosen);
     const fit = fitThreshold(evs);
     const model = evs[0]?.model ?? emb;
-    const inForce = ABSTAIN_RULES[model]?.below;
+    const rule = ABSTAIN_RULES[model];
+    const inForce = rule
+      ? `absent weight ${rule.absentWeight}, below ${rule.below} ("Absent lexemes" below)`
+      : undefined;
     lines.push(
-      `**${emb}** (\`${model}\`): fitted threshold **${fit ? fit.below.toFixed(2) : 'none'}**` +
+      `**${emb}** (\`${model}\`), coverage alone (absent weight 1): fitted threshold **${fit ? fit.below.toFixed(2) : 'none'}**` +
         (fit
           ? ` (worst unanswerable abstained ${pct(fit.worstU)}, worst answerable wrongly abstained ${pct(fit.worstA)})`
           : ' (no threshold keeps every corpus within the headroom)') +
@@ -352,7 +433,154 @@ function report(
     }
     lines.push('');
   }
+  lines.push(...absentReport(embedders.map((emb) => ({ emb, evs: at(emb, chosen) }))));
   return lines.join('\n');
+}
+
+/**
+ * The second piece of evidence: question lexemes no row of the project holds count `absentWeight`
+ * times in the coverage's denominator. Per embedder (at the chosen field weights), the pair fitted by
+ * {@link fitPair} beside coverage alone (absent weight 1), per corpus and weighting, and both under
+ * leave-one-corpus-out; adopted only when its worst left-out unanswerable share is larger with every
+ * left-out answerable share ≤ 10 %.
+ */
+function absentReport(per: ReadonlyArray<{ emb: string; evs: Evaluation[] }>): string[] {
+  const lines: string[] = [
+    '### Absent lexemes: a second piece of evidence',
+    '',
+    'A question lexeme no row of the project holds (df = 0) counts `absentWeight` times in the denominator of the coverage:',
+    "coverage = Σ held idf / (Σ idf + (absentWeight − 1) · Σ absent idf) (`questionTerms`, the full-text leg's SQL). Fitted with the",
+    `threshold by the same rule over absent weights ${ABSENT_WEIGHTS.join(', ')} × thresholds 0.30..0.70 (ties: smaller worst answerable`,
+    'share, then smaller absent weight, then smaller threshold). Adopted only if, left one corpus out, its worst unanswerable share',
+    "abstained is larger than coverage alone's with every left-out answerable share at most 10 %.",
+    '',
+  ];
+  const a = (x: { worstU: number; worstA: number }) => `${pct(x.worstU)} / ${pct(x.worstA)}`;
+  for (const { emb, evs } of per) {
+    if (evs.some((e) => e.questions.some((q) => q.absentShare === undefined))) {
+      lines.push(`**${emb}**: no absent shares in the evidence.`, '');
+      continue;
+    }
+    const model = evs[0]?.model ?? emb;
+    const one = fitThreshold(evs);
+    const two = fitPair(evs);
+    const rule = ABSTAIN_RULES[model];
+    lines.push(
+      `**${emb}** (\`${model}\`): coverage alone ${one ? `below ${one.below.toFixed(2)}: ${a(one)}` : 'none'};` +
+        ` fitted pair ${two ? `absent weight **${two.w}**, below **${two.below.toFixed(2)}**: ${a(two)}` : 'none'}` +
+        ` (worst unanswerable / answerable abstained); in force: absent weight ${rule?.absentWeight ?? 'none'}, below ${rule?.below ?? 'none'}.`,
+      '',
+      '| corpus | weighting | coverage alone: unanswerable / answerable abstained | with absent weight: unanswerable / answerable abstained |',
+      '| --- | --- | --- | --- |',
+    );
+    for (const e of evs) {
+      const x = one ? shares(e, one.below, 1) : undefined;
+      const y = two ? shares(e, two.below, two.w) : undefined;
+      lines.push(
+        `| ${e.set} | ${e.weighting} | ${x ? `${x.u} (${pct(x.unanswerable)}) / ${x.a} (${pct(x.answerable)})` : '–'} | ${y ? `${y.u} (${pct(y.unanswerable)}) / ${y.a} (${pct(y.answerable)})` : '–'} |`,
+      );
+    }
+    lines.push(
+      '',
+      'Leave one corpus out (each fitted on the other corpora, scored on the one left out):',
+      '',
+      '| left out | weighting | coverage alone: threshold, unanswerable / answerable | absent weight, threshold, unanswerable / answerable |',
+      '| --- | --- | --- | --- |',
+    );
+    const loco = { one: [] as Array<{ u: number; a: number }>, two: [] as Array<{ u: number; a: number }> };
+    for (const set of [...new Set(evs.map((e) => e.set))]) {
+      const rest = evs.filter((e) => e.set !== set);
+      const f1 = fitThreshold(rest);
+      const f2 = fitPair(rest);
+      for (const e of evs.filter((x) => x.set === set)) {
+        const x = f1 ? shares(e, f1.below, 1) : undefined;
+        const y = f2 ? shares(e, f2.below, f2.w) : undefined;
+        if (x) loco.one.push({ u: x.unanswerable, a: x.answerable });
+        if (y) loco.two.push({ u: y.unanswerable, a: y.answerable });
+        lines.push(
+          `| ${set} | ${e.weighting} | ${f1 && x ? `${f1.below.toFixed(2)}: ${x.u} / ${x.a}` : 'none'} | ${f2 && y ? `${f2.w}, ${f2.below.toFixed(2)}: ${y.u} / ${y.a}` : 'none'} |`,
+        );
+      }
+    }
+    const worst = (xs: Array<{ u: number; a: number }>) => ({
+      worstU: xs.length ? Math.min(...xs.map((x) => x.u)) : 0,
+      worstA: xs.length ? Math.max(...xs.map((x) => x.a)) : 1,
+    });
+    const w1 = worst(loco.one);
+    const w2 = worst(loco.two);
+    const beats = w2.worstU > w1.worstU && w2.worstA <= 0.1;
+    lines.push(
+      '',
+      `Left out, worst unanswerable / answerable abstained: coverage alone ${a(w1)}, with the absent weight ${a(w2)}: ` +
+        (beats ? '**the absent weight beats coverage alone**.' : '**no gain over coverage alone**.'),
+      '',
+    );
+  }
+  return lines;
+}
+
+/** `--terms FILE`: absent shares of evidence gathered without them (default bench/retrieval/fit-fields-terms.json). */
+const TERMS_FILE = resolve(BENCH_ROOT, arg('terms') ?? 'bench/retrieval/fit-fields-terms.json');
+
+/**
+ * Evidence saved before the absent shares were recorded: each question's share comes from the same
+ * pages ingested again (term statistics are the embedder's chunks' words: the local embedder's ingest of
+ * the same pages gives the same chunks, checked by their count) through `questionTerms`. Read from
+ * `--terms FILE` when it exists, else computed and written there. Returns the line naming its source.
+ * @throws Error when a re-ingest gives another chunk count than the evaluation's.
+ */
+async function fillAbsentShares(evaluations: Evaluation[]): Promise<string | undefined> {
+  const missing = evaluations.filter((e) => e.questions.some((q) => q.absentShare === undefined));
+  if (missing.length === 0) return undefined;
+  const key = (e: { set: string; embedder: string }) => `${e.set} ${e.embedder}`;
+  let saved: {
+    command: string;
+    commit: string;
+    date: string;
+    shares: Record<string, { chunks: number; shares: number[] }>;
+  };
+  if (existsSync(TERMS_FILE)) {
+    saved = JSON.parse(readFileSync(TERMS_FILE, 'utf8'));
+  } else {
+    const sets = await fitSets();
+    const db = await createTestDatabase();
+    const shares: Record<string, { chunks: number; shares: number[] }> = {};
+    try {
+      const ds = db.dataSource;
+      const projects = new ProjectsRepository(ds, new CredentialsCipher(undefined));
+      const ingestion = new IngestionService(new KnowledgeRepository(ds), new InsightsRepository(ds));
+      const embedder = new LocalEmbeddingProvider();
+      for (const k of [...new Set(missing.map(key))]) {
+        const e = missing.find((x) => key(x) === k) as Evaluation;
+        const set = sets.find((x) => x.name === e.set);
+        if (!set) throw new Error(`no fit set ${e.set}`);
+        const project = await projects.create({
+          name: `terms ${k}`,
+          embeddingSettings: { provider: embedder.provider, model: embedder.model, dimensions: embedder.dimensions },
+        });
+        const ingested = await ingestion.ingest(project.id, set.pages(e.embedder), embedder);
+        await new KnowledgeRepository(ds).refreshStatistics();
+        shares[k] = { chunks: ingested.chunks, shares: await absentShares(ds, project.id, set.questions) };
+        console.log(`${k}: ${ingested.chunks} chunks (evaluated: ${e.chunks})`);
+      }
+    } finally {
+      await db.drop();
+    }
+    saved = {
+      command: `node tools/run-ts.js bench/retrieval/fit-fields.ts ${process.argv.slice(2).join(' ')}`.trim(),
+      commit: gitCommit(),
+      date: new Date().toISOString(),
+      shares,
+    };
+    writeFileSync(TERMS_FILE, `${JSON.stringify(saved)}\n`);
+  }
+  for (const e of missing) {
+    const s = saved.shares[key(e)];
+    if (!s || s.chunks !== e.chunks || s.shares.length !== e.questions.length)
+      throw new Error(`absent shares of ${key(e)}: ${s?.chunks} chunks, evaluated on ${e.chunks}`);
+    e.questions.forEach((q, i) => (q.absentShare = s.shares[i]));
+  }
+  return `Absent shares of that evidence: the same pages ingested again (same chunk counts) through \`questionTerms\`, by \`${saved.command}\` (commit ${saved.commit}; ${repoRelative(TERMS_FILE)}).`;
 }
 
 async function main(): Promise<void> {
@@ -373,6 +601,7 @@ async function main(): Promise<void> {
   );
   const evaluations: Evaluation[] = from ? saved.flatMap((f) => f.evaluations) : await collect();
   if (from) console.log(`refitting from ${from}`);
+  const termsSource = from ? await fillAbsentShares(evaluations) : undefined;
   const thisCommand = `node tools/run-ts.js bench/retrieval/fit-fields.ts ${process.argv.slice(2).join(' ')}`.trim();
   const sources = from
     ? saved.map((f) => ({ command: f.command, run: f }))
@@ -380,7 +609,7 @@ async function main(): Promise<void> {
   const [{ command, run }] = sources;
   if (!from) writeFileSync(EVIDENCE_FILE, `${JSON.stringify({ ...run, command, evaluations })}\n`);
   const refit = from ? { command: thisCommand, commit: startCommit } : undefined;
-  const markdown = report(evaluations, sources, refit);
+  const markdown = report(evaluations, sources, refit, termsSource);
   console.log(markdown);
   writeResultsSection(SECTION, markdown);
 }

@@ -1,4 +1,12 @@
-import { citedSources, defaultFusionWeights, effectiveRetrieval, textSearchConfigForLanguage } from './retrieval';
+import {
+  ABSTAIN_RULES,
+  abstainsOn,
+  citedSources,
+  defaultFusionWeights,
+  effectiveRetrieval,
+  relevanceJudgement,
+  textSearchConfigForLanguage,
+} from './retrieval';
 
 describe('retrieval defaults', () => {
   it.each([
@@ -56,5 +64,30 @@ describe('citedSources', () => {
         chunk('c6'),
       ]).map((s) => s.id),
     ).toEqual(['c1', 'i1', 'c3', 'c4', 'c6']);
+  });
+});
+
+describe('the one relevance judgement', () => {
+  it('is the fitted pair per embedder: absent lexemes count twice, below 0.34 lexical and 0.35 semantic', () => {
+    expect(ABSTAIN_RULES).toEqual({
+      'local-lexical-v1': { cosineWeight: 0, below: 0.34, absentWeight: 2 },
+      'use-lite-512': { cosineWeight: 0, below: 0.35, absentWeight: 2 },
+    });
+  });
+
+  it('abstains when no item covers the threshold (coverage as the full-text leg computed it)', () => {
+    const item = (coverage: number) => ({ score: 0.9, legs: { fulltext: { rank: 1, score: 1, coverage } } });
+    // A question of idf 3 + 3 + 4 whose 4 no row holds: a chunk holding both others covers
+    // 6 / (10 + (2 − 1) · 4) = 0.4286 under absent weight 2 (0.6 on coverage alone).
+    expect(abstainsOn([item(6 / 14)], ABSTAIN_RULES['local-lexical-v1'])).toBe(false);
+    // Holding one of them: 3 / 14 = 0.2143 (0.3 on coverage alone): abstain under both embedders' rules.
+    expect(relevanceJudgement([item(3 / 14)], 'local-lexical-v1', 'hybrid')).toEqual({
+      evidence: 3 / 14,
+      below: 0.34,
+      nothingRelevant: true,
+    });
+    expect(relevanceJudgement([item(3 / 14)], 'use-lite-512', 'fulltext')?.nothingRelevant).toBe(true);
+    expect(relevanceJudgement([item(3 / 14)], 'use-lite-512', 'vector')).toBeUndefined();
+    expect(abstainsOn([], ABSTAIN_RULES['use-lite-512'])).toBe(true);
   });
 });

@@ -178,7 +178,8 @@ export interface RetrievalLegs {
   vector?: { rank: number; score: number };
   /**
    * Rank and Okapi BM25 score in the full-text leg, when it found the item, and `coverage`: the
-   * idf-weighted share of the question's lexemes the item holds, in [0, 1].
+   * idf-weighted share of the question's lexemes the item holds, in [0, 1] (a lexeme no row of the
+   * project holds counts its embedder's `absentWeight` times in the denominator: `ABSTAIN_RULES`).
    */
   fulltext?: { rank: number; score: number; coverage?: number };
   /** Fused score in [0, 1]: weighted convex combination of the legs' normalised scores (hybrid only). */
@@ -258,30 +259,42 @@ export interface EvalFigures {
 export interface AbstainRule {
   cosineWeight: number;
   below: number;
+  /**
+   * How many times a question lexeme no row of the project holds (df = 0) counts in the denominator of
+   * the full-text `coverage` (1: as any lexeme), ≥ 1; applied in SQL by the full-text leg.
+   */
+  absentWeight: number;
 }
 
 /**
  * The one relevance judgement per embedding model (calibrated, not a constant), used by `ask eval`, the local
- * stand-in's abstain and the planner's relevance floor alike. Fitted by bench/retrieval/fit-fields.ts (from
- * `ask eval`'s per-question evidence) on the fit corpora — the PostgreSQL manual's bench/retrieval/questions.jsonl,
- * and redis-doc, rust-book, prometheus-docs and curl-docs with bench/retrieval/heldout/*.jsonl (the last two fit
- * since the BM25F fields; they had been scored once, blind, at 0.46) — under both documented hybrid weightings
- * (0.5 / 1 and 1 / 1): the threshold that abstains on the largest share of unanswerable questions on the worst
- * corpus and weighting while abstaining on at most 7% of the answerable ones on each (headroom under the 10%
- * target). The cosine weight is 0 (the best cosine added nothing when it was fitted with text-only chunks), so
- * the evidence is the idf-weighted coverage of the question (a lexeme in the page title, section path or text
- * counts). `local-lexical-v1`, coverage below 0.40: unanswerable abstained 70% / 64% / 86% / 93% / 93% (PG /
- * redis-doc / rust-book / prometheus-docs / curl-docs, 0.5 / 1), answerable 1% / 0% / 0% / 5% / 5% (7% on
- * prometheus-docs under 1 / 1, the binding corpus); leave-one-corpus-out thresholds 0.40–0.44
- * (bench/RESULTS.md, "BM25F field weights and the abstain rule"). `use-lite-512` (answering pages + 20 others of
- * the four documentation corpora, the PostgreSQL manual's 274 pages), coverage below 0.32: unanswerable abstained
- * 53% / 50% / 50% / 87% / 71%, answerable 1% / 0% / 0% / 2% / 0% under both weightings (at 0.40 prometheus-docs
- * wrongly abstains on 5/60 under 1 / 1, past the 7% headroom). The vector method alone gathers no full-text evidence and is never judged
- * ({@link relevanceRule}); an embedder without a rule never abstains.
+ * stand-in's abstain and the planner's relevance floor alike. The evidence is the best item's idf-weighted
+ * coverage of the question (a lexeme in the page title, section path or text counts; the cosine weight is 0,
+ * the best cosine added nothing when it was fitted with text-only chunks), where a question lexeme no row of
+ * the project holds (df = 0) counts `absentWeight` times in the denominator: coverage = Σ held idf /
+ * (Σ idf + (absentWeight − 1) · Σ absent idf), computed by the full-text leg's SQL (persistence
+ * `coverageDenominator`). A question that shares most words with the corpus but names what it never holds
+ * ("back up a MongoDB replica set" on redis-doc) scores lower than on coverage alone.
+ * Fitted by bench/retrieval/fit-fields.ts (from `ask eval`'s per-question evidence and `questionTerms`' absent
+ * lexemes) on the fit corpora — the PostgreSQL manual's bench/retrieval/questions.jsonl, and redis-doc,
+ * rust-book, prometheus-docs and curl-docs with bench/retrieval/heldout/*.jsonl — under both documented hybrid
+ * weightings (0.5 / 1 and 1 / 1): over absent weights 1, 1.5, 2, 3, 4, 6, 8 × thresholds 0.30..0.70, the pair
+ * that abstains on the largest share of unanswerable questions on the worst corpus and weighting while
+ * abstaining on at most 7% of the answerable ones on each (headroom under the 10% target).
+ * `local-lexical-v1`: absent weight 2, below 0.34: unanswerable abstained 87% / 86% / 86% / 87% / 100% (PG /
+ * redis-doc / rust-book / prometheus-docs / curl-docs), answerable 3% / 2% / 0–2% / 5–7% / 2% (coverage alone,
+ * below 0.40: 70% / 64% / 86% / 93% / 93%); leave one corpus out, worst unanswerable abstained 83% (coverage
+ * alone 64%), worst answerable 10% (10%). `use-lite-512` (answering pages + 20 others of the four documentation
+ * corpora, the PostgreSQL manual's 274 pages): absent weight 2, below 0.35: unanswerable abstained 87% / 86% /
+ * 86% / 87% / 100%, answerable 4% / 2% / 0% / 5% / 3% (coverage alone, below 0.32: 53% / 50% / 50% / 87% /
+ * 71%); leave one corpus out, worst unanswerable 79% (coverage alone 47%), worst answerable 7% (8%)
+ * (bench/RESULTS.md, "BM25F field weights and the abstain rule", "Absent lexemes"). The vector method alone
+ * gathers no full-text evidence and is never judged ({@link relevanceRule}); an embedder without a rule never
+ * abstains (and its coverage counts an absent lexeme once).
  */
 export const ABSTAIN_RULES: Readonly<Record<string, AbstainRule>> = {
-  'local-lexical-v1': { cosineWeight: 0, below: 0.4 },
-  'use-lite-512': { cosineWeight: 0, below: 0.32 },
+  'local-lexical-v1': { cosineWeight: 0, below: 0.34, absentWeight: 2 },
+  'use-lite-512': { cosineWeight: 0, below: 0.35, absentWeight: 2 },
 };
 
 /** The abstain rule of an embedding model (`ABSTAIN_RULES`), or undefined: never abstain. */

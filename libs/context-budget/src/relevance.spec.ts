@@ -3,10 +3,10 @@ import { relevanceFloor } from './relevance';
 
 describe(relevanceFloor.name, () => {
   it.each([
-    ['local-lexical-v1', 'fulltext', { floor: 0.4, cosineWeight: 0 }],
-    ['local-lexical-v1', 'hybrid', { floor: 0.4, cosineWeight: 0 }],
-    ['use-lite-512', 'hybrid', { floor: 0.32, cosineWeight: 0 }],
-    ['use-lite-512', 'fulltext', { floor: 0.32, cosineWeight: 0 }],
+    ['local-lexical-v1', 'fulltext', { floor: 0.34, cosineWeight: 0 }],
+    ['local-lexical-v1', 'hybrid', { floor: 0.34, cosineWeight: 0 }],
+    ['use-lite-512', 'hybrid', { floor: 0.35, cosineWeight: 0 }],
+    ['use-lite-512', 'fulltext', { floor: 0.35, cosineWeight: 0 }],
     ['local-lexical-v1', 'vector', undefined],
     ['use-lite-512', 'vector', undefined],
     ['text-embedding-3-small', 'hybrid', undefined],

@@ -176,7 +176,7 @@ describe(evaluateProject.name, () => {
       ['fulltext', 0.75, 0.75, 0.75, 1, 0],
       ['hybrid', 0.75, 1, 0.875, 1, 0],
     ]);
-    expect(figures.map((f) => f.abstainBelow)).toEqual([null, 0.4, 0.4]);
+    expect(figures.map((f) => f.abstainBelow)).toEqual([null, 0.34, 0.34]);
     expect(figures[0]).toMatchObject({ answerable: 4, unanswerable: 1 });
     expect(drawn).toContain('15/15 searches');
   });
@@ -220,8 +220,8 @@ describe('the README example of ask eval', () => {
     expect(printed.trimEnd()).toBe((shown ?? '').trimEnd());
     expect(printed.split('\n').slice(1, 4)).toEqual([
       'vector       0.250     0.583  0.375                     0/4                          0/12',
-      'fulltext     0.667     1.000  0.785                     4/4                          0/12',
-      'hybrid       0.667     1.000  0.806                     4/4                          0/12',
+      'fulltext     0.667     1.000  0.785                     4/4                          1/12',
+      'hybrid       0.667     1.000  0.806                     4/4                          1/12',
     ]);
   });
 });

@@ -4,8 +4,8 @@ describe(relevancePolicy.name, () => {
   const lexical = { provider: 'local', model: 'local-lexical-v1', dimensions: 256 } as const;
 
   it.each([
-    ['the default method (hybrid) and policy', null, { floor: 0.4, cosineWeight: 0, below: 'spare-room' }],
-    ['`never`', { method: 'fulltext', lowRelevance: 'never' }, { floor: 0.4, cosineWeight: 0, below: 'never' }],
+    ['the default method (hybrid) and policy', null, { floor: 0.34, cosineWeight: 0, below: 'spare-room' }],
+    ['`never`', { method: 'fulltext', lowRelevance: 'never' }, { floor: 0.34, cosineWeight: 0, below: 'never' }],
   ] as const)('takes the lexical embedder’s judgement under %s', (_label, retrievalSettings, expected) => {
     expect(relevancePolicy({ embeddingSettings: lexical, retrievalSettings } as never)).toEqual(expected);
   });
@@ -37,15 +37,15 @@ describe(standInRelevance.name, () => {
     },
   });
 
-  it('says nothing relevant when no item covers 0.4 of the question, whatever the cosine (hybrid default)', () => {
+  it('says nothing relevant when no item covers 0.34 of the question, whatever the cosine (hybrid default)', () => {
     const project = { embeddingSettings: lexical, retrievalSettings: null } as never;
     expect(standInRelevance(project, [item(0.9, 0.3), item(0.8)])).toEqual({
       evidence: 0.3,
-      below: 0.4,
+      below: 0.34,
       nothingRelevant: true,
     });
-    expect(standInRelevance(project, [item(0.1, 0.5)])).toEqual({ evidence: 0.5, below: 0.4, nothingRelevant: false });
-    expect(standInRelevance(project, [])).toEqual({ evidence: null, below: 0.4, nothingRelevant: true });
+    expect(standInRelevance(project, [item(0.1, 0.5)])).toEqual({ evidence: 0.5, below: 0.34, nothingRelevant: false });
+    expect(standInRelevance(project, [])).toEqual({ evidence: null, below: 0.34, nothingRelevant: true });
   });
 
   it('judges nothing under vector retrieval alone or for an embedder without a rule', () => {

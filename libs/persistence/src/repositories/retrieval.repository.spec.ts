@@ -9,6 +9,8 @@ import {
   BM25_B,
   BM25F_FIELD_WEIGHTS,
   BM25_K1,
+  absentWeightOf,
+  coverageDenominator,
   fullTextQuery,
   fullTextSql,
   hnswSettings,
@@ -290,6 +292,39 @@ describe(RetrievalRepository.name, () => {
         ['vacuum vacuum storage', (idf(2) * part(2, 3)).toFixed(6), (idf(2) / total).toFixed(6)],
         ['index', (idf(3) * part(1, 2)).toFixed(6), (idf(3) / total).toFixed(6)],
         ['storage index plan', (idf(3) * part(1, 4)).toFixed(6), (idf(3) / total).toFixed(6)],
+      ]);
+    });
+
+    it("counts a question lexeme no row holds its embedder's absent weight times in the coverage's denominator", async () => {
+      const project = (await projects.create({ name: 'absent' })).id;
+      const lexical = 'local/local-lexical-v1';
+      await knowledge.replaceSource(
+        project,
+        { uri: 'b.md', title: 'B', contentHash: 'h' },
+        ['vacuum vacuum storage', 'vacuum index index index index', 'index', 'storage index plan'].map((text) => ({
+          text,
+          tokenCount: 3,
+          embedding: [1, 0, 0],
+        })),
+        lexical,
+      );
+      // As above: df index 3, photosynthesis 0 (no row), vacuum 2 of N = 4 rows.
+      const idf = (df: number) => Math.log(1 + (4 - df + 0.5) / (df + 0.5));
+      const question = 'vacuum index photosynthesis';
+      const terms = await questionTerms(db.dataSource, project, question);
+      expect(terms.absent).toEqual([false, true, false]);
+      expect(absentWeightOf(lexical)).toBe(2);
+      expect(absentWeightOf('local/use-lite-512')).toBe(2);
+      expect(absentWeightOf(MODEL)).toBe(1);
+      expect(coverageDenominator(terms, 2).toFixed(6)).toBe((idf(3) + 2 * idf(0) + idf(2)).toFixed(6));
+      expect(() => coverageDenominator(terms, 0.5)).toThrow(RangeError);
+      const items = await retrieval.searchFullText(project, question, [1, 0, 0], 10, lexical);
+      const denominator = idf(3) + 2 * idf(0) + idf(2);
+      expect(items.map((i) => [i.text, i.legs?.fulltext?.coverage?.toFixed(6)])).toEqual([
+        ['vacuum index index index index', ((idf(2) + idf(3)) / denominator).toFixed(6)],
+        ['vacuum vacuum storage', (idf(2) / denominator).toFixed(6)],
+        ['index', (idf(3) / denominator).toFixed(6)],
+        ['storage index plan', (idf(3) / denominator).toFixed(6)],
       ]);
     });
 

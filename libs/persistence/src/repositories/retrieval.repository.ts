@@ -1,4 +1,4 @@
-import { CHUNK_TOKEN_COUNTER_ID, type RetrievedItem, type RetrievedKind } from '@ask/ask-contracts';
+import { abstainRule, CHUNK_TOKEN_COUNTER_ID, type RetrievedItem, type RetrievedKind } from '@ask/ask-contracts';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { isUuid } from '../ids';
@@ -110,7 +110,8 @@ export class RetrievalRepository {
    * ({@link questionTerms}, {@link fullTextSql}), among rows of the same embedding space as
    * `embedding` (its length and `embeddingModel`). Each item's `legs.fulltext` holds its rank
    * (1 = best), its BM25 score and `coverage` (the idf-weighted share of the question's lexemes it
-   * holds, in [0, 1]); `score` is its cosine similarity to `embedding`. Two statements: the question's
+   * holds, in [0, 1]; a lexeme no row of the project holds counts its embedder's `absentWeight` times in
+   * the share's denominator, {@link coverageDenominator}); `score` is its cosine similarity to `embedding`. Two statements: the question's
    * term statistics by primary key, then the ranking. A question with no word, or none left after the
    * configuration's stop words, matches nothing: the leg abstains. A chunk's title and section path
    * count as BM25F fields ({@link FieldWeights}; default {@link BM25F_FIELD_WEIGHTS}).
@@ -141,7 +142,7 @@ export class RetrievalRepository {
         terms.lexemes,
         terms.idf,
         terms.averageLength,
-        terms.idf.reduce((sum, x) => sum + x, 0),
+        coverageDenominator(terms, absentWeightOf(embeddingModel)),
         fieldWeights.title,
         fieldWeights.section,
       ],
@@ -243,6 +244,8 @@ export interface QuestionTerms {
   lexemes: string[];
   /** idf of each lexeme, same order: ln(1 + (N − df + 0.5) / (df + 0.5)); df = 0 for one no row holds. */
   idf: number[];
+  /** Same order: true for a lexeme no row of the project holds (df = 0, the largest idf). */
+  absent: boolean[];
   /** Mean `length(tsv)` (distinct lexemes) of the project's full-text rows, at least 1. */
   averageLength: number;
 }
@@ -257,7 +260,7 @@ export interface QuestionTerms {
  */
 export async function questionTerms(ds: DataSource, projectId: string, question: string): Promise<QuestionTerms> {
   const words = fullTextTerms(question);
-  if (words.length === 0) return { lexemes: [], idf: [], averageLength: 1 };
+  if (words.length === 0) return { lexemes: [], idf: [], absent: [], averageLength: 1 };
   const rows = await pgQuery<{ lexeme: string; df: number; documents: number; total_length: string }>(
     ds,
     `SELECT l.lexeme, coalesce(t.df, 0) AS df, coalesce(c.documents, 0) AS documents,
@@ -276,8 +279,29 @@ export async function questionTerms(ds: DataSource, projectId: string, question:
   return {
     lexemes: rows.map((r) => r.lexeme),
     idf: rows.map((r) => Math.log(1 + (documents - Number(r.df) + 0.5) / (Number(r.df) + 0.5))),
+    absent: rows.map((r) => Number(r.df) === 0),
     averageLength: Math.max(1, documents > 0 ? total / documents : 1),
   };
+}
+
+/**
+ * The absent weight of the embedder that embedded the question (`provider/model`): its
+ * `ABSTAIN_RULES` entry's `absentWeight`, 1 for a model without a rule.
+ */
+export function absentWeightOf(embeddingModel: string): number {
+  return abstainRule(embeddingModel.slice(embeddingModel.indexOf('/') + 1))?.absentWeight ?? 1;
+}
+
+/**
+ * The denominator of the full-text `coverage`: Σ idf + (absentWeight − 1) · Σ idf of the lexemes no row
+ * of the project holds, so coverage = Σ held idf / (Σ idf + (absentWeight − 1) · Σ absent idf), in
+ * [0, 1] for absentWeight ≥ 1 (a question naming what the project never holds scores lower).
+ * @throws RangeError for an absent weight that is not finite and ≥ 1.
+ */
+export function coverageDenominator(terms: Pick<QuestionTerms, 'idf' | 'absent'>, absentWeight: number): number {
+  if (!Number.isFinite(absentWeight) || absentWeight < 1)
+    throw new RangeError(`absent weight must be finite and >= 1, got ${absentWeight}`);
+  return terms.idf.reduce((sum, x, i) => sum + x * (terms.absent[i] ? absentWeight : 1), 0);
 }
 
 /** A tsquery OR-ing lexemes as they are (`'vacuum' | 'tabl'`), quoted for the tsquery parser. */
@@ -324,12 +348,12 @@ function bm25Rows(
 /**
  * The full-text SQL over rows of embedding length `dimensions` ($1 project id, $2 query vector,
  * $3 top-K, $4 the tsquery of the question's lexemes, $5 the embedding model `provider/model`,
- * $6 the lexemes `text[]`, $7 their idf `float8[]`, $8 the project's mean row length, $9 the sum of
- * the idf: {@link questionTerms}; $10 and $11 the title and section field weights, {@link FieldWeights}).
+ * $6 the lexemes `text[]`, $7 their idf `float8[]`, $8 the project's mean row length, $9 the coverage's
+ * denominator ({@link coverageDenominator}): {@link questionTerms}; $10 and $11 the title and section field weights, {@link FieldWeights}).
  * Rows are ranked by Okapi BM25 (BM25F: tf weighted by field),
  * Σ idf · tf · (k1 + 1) / (tf + k1 · (1 − b + b · dl / avgdl)) with Lucene's non-negative idf, best
  * first, top-K per table then overall, and carry `coverage`: the idf-weighted share of the question's
- * lexemes the row holds (a lexeme no row holds counts with df = 0), in [0, 1], and their cosine
+ * lexemes the row holds (a lexeme no row holds counts with df = 0, weighted by $9), in [0, 1], and their cosine
  * distance to $2, so every item carries the same `score` as in the vector leg. A chunk's text and
  * distance are read for the top-K only. Exported so a test can EXPLAIN it and see the GIN indexes used.
  */
