@@ -262,6 +262,30 @@ describe(LocalChatProvider.name, () => {
       );
     });
 
+    it('never reads a fence naming a language as a closing one', () => {
+      // Real text of the bullmq README ("The gist"), cut inside its last code block: seven fences, the
+      // first bare (an opening one that names no language), so the fence count alone reads it wrongly.
+      const text =
+        "# The gist\n\nInstall:\n\n```\n$ yarn add bullmq\n```\n\nAdd jobs to the queue:\n\n```ts\nimport { Queue } from 'bullmq';\n\nconst queue = new Queue('Paint');\n\nqueue.add('cars', { color: 'blue' });\n```\n\nProcess the jobs in your workers:\n\n```ts\nimport { Worker } from 'bullmq';\n\nconst worker = new Worker('Paint', async job => {\n  if (job.name === 'cars') {\n    await paintCar(job.data.color);\n  }\n});\n```\n\nListen to jobs for completion:\n\n```ts\nimport { QueueEvents } from 'bullmq';\n\nconst queueEvents = new QueueEvents('Paint');";
+      const content =
+        renderContextItem({ kind: 'knowledge', title: 'bullmq README', score: 0.3, text }, 0) +
+        'How do I add jobs to the queue?';
+      expect(composeAnswer([{ role: 'user', content }], 1)).toBe(
+        [
+          'From the retrieved context:',
+          '- Add jobs to the queue: [1: bullmq README]',
+          '  ```ts',
+          "  import { Queue } from 'bullmq';",
+          '  ',
+          "  const queue = new Queue('Paint');",
+          '  ',
+          "  queue.add('cars', { color: 'blue' });",
+          '  ```',
+          'Sources: [1] bullmq README',
+        ].join('\n'),
+      );
+    });
+
     it("drops the passage's own list markers from a quoted sentence", () => {
       const content =
         renderContextItem(

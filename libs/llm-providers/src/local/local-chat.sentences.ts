@@ -75,13 +75,19 @@ export function quotable(passage: ContextPassage): Array<Omit<Candidate, 'order'
 /**
  * Whether a chunk starts inside a fenced code block, so that its odd parts (split on fence lines) are
  * prose and its even parts code. By the fences: an odd number of fence lines whose first is bare (a
- * closing fence; an opening one usually names its language). A chunk cut inside code at both ends
+ * closing fence; an opening one usually names its language), unless the other reading is the only one
+ * in which no closing fence names a language (a closing fence cannot). A chunk cut inside code at both ends
  * has an even number, and documentation whose fences are all bare gives no sign either; so the reading
  * that yields more prose sentences ({@link proseSentences}) wins over the fences' when it yields more.
  */
 function startsInsideFence(text: string, parts: readonly string[]): boolean {
   const fences = text.match(/^[ \t]*```.*$/gm) ?? [];
   if (fences.length === 0) return false;
+  // A closing fence carries no info string (CommonMark 0.31, "Fenced code blocks"): a reading that
+  // would close a block on a fence naming a language is impossible.
+  const named = (fence: string) => !/^[ \t]*```[ \t]*$/.test(fence);
+  const closesNamed = (inside: boolean) => fences.some((f, i) => (i % 2 === (inside ? 0 : 1)) && named(f));
+  if (closesNamed(true) !== closesNamed(false)) return closesNamed(false);
   const byFences = fences.length % 2 === 1 && /^[ \t]*```[ \t]*$/.test(fences[0] ?? '');
   const prose = (inside: boolean) =>
     parts.reduce((n, part, i) => ((i % 2 === 1) !== inside ? n : n + proseSentences(part).length), 0);
