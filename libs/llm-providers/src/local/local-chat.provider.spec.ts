@@ -262,6 +262,67 @@ describe(LocalChatProvider.name, () => {
       );
     });
 
+    it("completes a table cut by a chunk boundary from the page's next retrieved chunk", () => {
+      // Real text of the PostgreSQL 15 manual (13.2 Transaction Isolation): its chunk ends after two rows
+      // of Table 13.1, the next chunk opens with the rows they share (overlap) and the other two.
+      const cut =
+        'The SQL standard and PostgreSQL-implemented transaction isolation levels are described in Table 13.1.\n\nTable 13.1. Transaction Isolation Levels\n\nIsolation Level  |  Dirty Read  |  Serialization Anomaly\n\nRead uncommitted  |  Allowed, but not in PG  |  Possible\n\nRead committed  |  Not possible  |  Possible\n\n';
+      const next =
+        "Read committed  |  Not possible  |  Possible\n\nRepeatable read  |  Not possible  |  Possible\n\nSerializable  |  Not possible  |  Not possible\n\nIn PostgreSQL, you can request any of the four standard transaction isolation levels, but internally only three distinct isolation levels are implemented, i.e., PostgreSQL's Read Uncommitted mode behaves like Read Committed.";
+      const title = '13.2. Transaction Isolation';
+      const content =
+        renderContextItem({ kind: 'knowledge', title, score: 0.3, text: next }, 0) +
+        renderContextItem({ kind: 'knowledge', title, score: 0.2, text: cut }, 1) +
+        'Which transaction isolation levels does PostgreSQL offer?';
+      expect(composeAnswer([{ role: 'user', content }], 1)).toBe(
+        [
+          'From the retrieved context:',
+          '- The SQL standard and PostgreSQL-implemented transaction isolation levels are described in Table 13.1. [2: 13.2. Transaction Isolation]',
+          '  - Isolation Level | Dirty Read | Serialization Anomaly',
+          '  - Read uncommitted | Allowed, but not in PG | Possible',
+          '  - Read committed | Not possible | Possible',
+          '  - Repeatable read | Not possible | Possible',
+          '  - Serializable | Not possible | Not possible',
+          'Sources: [2] 13.2. Transaction Isolation',
+        ].join('\n'),
+      );
+    });
+
+    it('shows the code of a how-to step, answers a how-to question in its order, and reads "Table 9.46" as no topic word', () => {
+      // Real sentences of the PostgreSQL 15 manual (11.2 Index Types, 8.14 JSON Types, pg_basebackup).
+      const content =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '8.14. JSON Types',
+            score: 0.3,
+            text: '(For details of the semantics that these operators implement, see Table 9.46.) An example of creating an index with this operator class is:\n\n```\nCREATE INDEX idxgin ON api USING GIN (jdoc);\n```',
+          },
+          0,
+        ) +
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '11.2. Index Types',
+            score: 0.3,
+            text: 'PostgreSQL provides several index types: B-tree, Hash, GiST, SP-GiST, GIN, BRIN, and the extension bloom. For example, to create a Hash index:\n\n```\nCREATE INDEX name ON table USING HASH (column);\n```',
+          },
+          1,
+        ) +
+        'How do I create an index on a table and list the index types PostgreSQL supports?';
+      expect(composeAnswer([{ role: 'user', content }], 2)).toBe(
+        [
+          'From the retrieved context:',
+          '- PostgreSQL provides several index types: B-tree, Hash, GiST, SP-GiST, GIN, BRIN, and the extension bloom. [2: 11.2. Index Types]',
+          '- For example, to create a Hash index: [2: 11.2. Index Types]',
+          '  ```',
+          '  CREATE INDEX name ON table USING HASH (column);',
+          '  ```',
+          'Sources: [2] 11.2. Index Types',
+        ].join('\n'),
+      );
+    });
+
     it('never reads a fence naming a language as a closing one', () => {
       // Real text of the bullmq README ("The gist"), cut inside its last code block: seven fences, the
       // first bare (an opening one that names no language), so the fence count alone reads it wrongly.
@@ -555,7 +616,15 @@ describe(LocalChatProvider.name, () => {
         ['What does the VACUUM command do', 'why is it needed?'],
       ],
       ['How do I take a base backup and restore it?', ['How do I take a base backup and restore it?']],
-    ])('splits %j before its second question word', (question, parts) => {
+      [
+        'How do I take a base backup and restore it with point-in-time recovery?',
+        ['How do I take a base backup', 'restore it with point-in-time recovery?'],
+      ],
+      [
+        'How do I connect to Redis with ioredis, giving a host, port and password?',
+        ['How do I connect to Redis with ioredis, giving a host, port and password?'],
+      ],
+    ])('splits %j before its second question word, or a how-to question between its two steps', (question, parts) => {
       expect(questionParts(question)).toEqual(parts);
     });
   });

@@ -2,6 +2,7 @@ import type { ChatMessage, TokenCounter } from '@ask/token-counting';
 import type { ChatChunk, ChatProvider, ChatRequest, EmbeddingProvider } from '../types';
 import {
   adjacentPairs,
+  HOW_TO,
   keywordList,
   keywords,
   questionCompounds,
@@ -9,7 +10,7 @@ import {
   stem,
   type Compound,
 } from './local-chat.keywords';
-import { quotable, truncate, type Candidate, type ContextPassage } from './local-chat.sentences';
+import { continueTables, quotable, truncate, type Candidate, type ContextPassage } from './local-chat.sentences';
 
 export { letterShare, isHeading } from './local-chat.sentences';
 export { questionParts, stem } from './local-chat.keywords';
@@ -226,7 +227,7 @@ export function composeAnswer(
 
   const terms = [...keywords(question)];
   const candidates: Candidate[] = [];
-  for (const passage of passages)
+  for (const passage of continueTables(passages))
     for (const c of quotable(passage)) candidates.push({ ...c, order: candidates.length });
   const compounds = questionCompounds(question);
   const vocab = candidates.map((c) => {
@@ -257,7 +258,7 @@ export function composeAnswer(
   // A word that frames the question ("difference", "work", "happen") says little of what it is about.
   const w = (t: string) => (weight.get(t) ?? 0) * (FRAMING.has(t) ? FRAMING_WEIGHT : 1);
   /** Keyword score of candidate `i` for a question (or one part of it) with these keywords in order. */
-  const keywordScore = (i: number, ordered: readonly string[]): number => {
+  const keywordScore = (i: number, ordered: readonly string[], howTo = false): number => {
     const v = vocab[i];
     let score = 0;
     for (const t of new Set(ordered)) score += v.prose.has(t) ? w(t) : v.extra.has(t) ? w(t) / 2 : 0;
@@ -279,6 +280,8 @@ export function composeAnswer(
     // "This …") leans on the sentence before it and reads worse alone.
     score /= Math.sqrt(Math.max(1, v.words / LONG_SENTENCE_WORDS));
     if (CONNECTIVE.test(candidates[i].sentence)) score *= CONNECTIVE_WEIGHT;
+    // "How do I …?" asks for steps: a sentence that introduces the code to run shows them.
+    if (howTo && candidates[i].code) score *= 1 + HOW_TO_CODE_BONUS;
     // Earlier (better-ranked) passages win ties.
     return score - candidates[i].passage.index * 1e-3;
   };
@@ -318,26 +321,39 @@ export function composeAnswer(
     shown.add(c.sentence);
   };
   // Each part of a question that asks two things gets its own best sentence, when it has one on point.
-  const parts = similarity ? [] : questionParts(question).map((part) => keywordList(part));
+  /** The pick answering each how-to part of a two-part question ("How do I …"), in the question's order. */
+  const answers: number[] = [];
+  const parts = similarity
+    ? []
+    : questionParts(question).map((part) => ({ words: keywordList(part), howTo: HOW_TO.test(part) }));
   if (parts.length > 1)
     for (const part of parts) {
+      const partScore = (i: number) =>
+        keywordScore(i, part.words, part.howTo) * (candidates[i].passage.index === lead ? LEAD_PASSAGE_WEIGHT : 1);
       let best = -1;
       for (const i of ranked)
-        if (!shown.has(candidates[i].sentence) && (best < 0 || keywordScore(i, part) > keywordScore(best, part)))
-          best = i;
-      if (best >= 0 && keywordScore(best, part) > 0 && score[best] >= floor) pick(best);
+        if (!shown.has(candidates[i].sentence) && (best < 0 || partScore(i) > partScore(best))) best = i;
+      if (best >= 0 && partScore(best) > 0 && score[best] >= floor) {
+        pick(best);
+        if (picked.has(best) && part.howTo) answers.push(best);
+      }
     }
   for (const i of ranked) if (score[i] >= floor) pick(i);
 
   // The answer leads with the passage of its best sentence, quoting each passage's picks in document
-  // order; the passages follow by their best pick's score.
+  // order; the passages follow by their best pick's score. A question asking how to do two things is
+  // answered in its order, as steps: the passages answering its how-to parts come first, in order.
   const groups = new Map<number, number[]>();
   for (const i of [...picked].sort((a, b) => score[b] - score[a] || a - b)) {
     const key = candidates[i].passage.index;
     groups.set(key, [...(groups.get(key) ?? []), i]);
   }
+  const partOf = (g: number[]) => {
+    const at = answers.findIndex((i) => g.includes(i));
+    return at < 0 ? answers.length : at;
+  };
   const chosen = [...groups.values()]
-    .sort((a, b) => score[b[0]] - score[a[0]])
+    .sort((a, b) => partOf(a) - partOf(b) || score[b[0]] - score[a[0]])
     .flatMap((g) => g.sort((a, b) => a - b))
     .map((i) => candidates[i]);
   lines.push('From the retrieved context:');
@@ -361,6 +377,12 @@ const FRAMING = new Set(
     .split(' ')
     .map((word) => stem(word)),
 );
+
+/**
+ * Score factor (1 + this) of a sentence introducing a code block when the question asks how to do
+ * something ({@link HOW_TO}). Judged by hand (bench/answers, the fallback session), not fitted.
+ */
+export const HOW_TO_CODE_BONUS = 0.5;
 
 /** Weight of a framing word relative to a topic word. Judged by hand (bench/answers), not fitted. */
 export const FRAMING_WEIGHT = 0.5;

@@ -94,6 +94,40 @@ function startsInsideFence(text: string, parts: readonly string[]): boolean {
   return prose(!byFences) > prose(byFences) ? !byFences : byFences;
 }
 
+/** A paragraph that is a table row: cells split by ` | ` (two or more). */
+const isTableRow = (block: string) => (block.match(/ \| /g) ?? []).length >= 2;
+
+/**
+ * The passages with each table cut by a chunk boundary made whole again from the page's next chunk,
+ * when both were retrieved: a passage that ends in table rows gets the rows that another passage of
+ * the same title opens with after the ones they share (consecutive chunks overlap), so the sentence
+ * naming the table carries all of its rows. Other passages are returned as they are. Linear in the
+ * passages' text for each pair of passages with one title.
+ */
+export function continueTables(passages: readonly ContextPassage[]): ContextPassage[] {
+  const blocks = (text: string) => text.trim().split(/\n[ \t]*\n/).map((b) => b.trim());
+  return passages.map((passage) => {
+    const own = blocks(passage.text);
+    let tail = own.length;
+    while (tail > 0 && isTableRow(own[tail - 1])) tail--;
+    if (tail === own.length) return passage;
+    const rows = own.slice(tail);
+    for (const other of passages) {
+      if (other === passage || other.title !== passage.title) continue;
+      const next = blocks(other.text);
+      let lead = 0;
+      while (lead < next.length && isTableRow(next[lead])) lead++;
+      // The other chunk opens with rows, the first of them one of this chunk's last rows.
+      const shared = rows.indexOf(next[0]);
+      if (lead === 0 || shared < 0) continue;
+      const overlap = rows.length - shared;
+      if (next.slice(0, overlap).some((row, i) => row !== rows[shared + i]) || lead <= overlap) continue;
+      return { ...passage, text: [passage.text.trimEnd(), ...next.slice(overlap, lead)].join('\n\n') };
+    }
+    return passage;
+  });
+}
+
 /**
  * A line that reads as a heading ("Setting up a Partial Index to Exclude Common Values", "The Rules of
  * References"): no closing punctuation, at most 100 characters, and most of its words of four letters
