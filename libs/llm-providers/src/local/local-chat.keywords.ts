@@ -89,8 +89,7 @@ export const HOW_TO = /^(?:[^,:?]{0,40}[:,]\s*)?how (?:do|can|should|would|could
  * The parts of a question that asks two things ("How do I create an index, and which types are
  * there?"): split before a second question word that follows a comma or an "and"; and a part asking
  * how to do two things ({@link HOW_TO}: "How do I take a base backup and restore it with
- * point-in-time recovery?") split at an "and" with at least two keywords on each side (so "a host,
- * port and password" stays one). One part otherwise.
+ * point-in-time recovery?") split at an "and" ({@link splitSteps}). One part otherwise.
  */
 export function questionParts(question: string): string[] {
   return question
@@ -102,13 +101,16 @@ export function questionParts(question: string): string[] {
     .filter((p) => keywordList(p).length > 0);
 }
 
-/** A how-to part cut at its first " and " that leaves at least two keywords on each side; else the part. */
+/**
+ * A how-to part cut at its first " and " that leaves at least two keywords before it and three after
+ * it (so "development and release builds" and "a host, port and password" stay one); else the part.
+ */
 function splitSteps(part: string): string[] {
   const words = (text: string) => keywordList(text.replace(HOW_TO, '')).length;
   for (const m of part.matchAll(/\s+and\s+/gi)) {
     const left = part.slice(0, m.index);
     const right = part.slice((m.index ?? 0) + m[0].length);
-    if (words(left) >= 2 && words(right) >= 2) return [left.trim(), right.trim()];
+    if (words(left) >= 2 && words(right) >= 3) return [left.trim(), right.trim()];
   }
   return [part];
 }

@@ -288,7 +288,7 @@ describe(LocalChatProvider.name, () => {
       );
     });
 
-    it('shows the code of a how-to step, answers a how-to question in its order, and reads "Table 9.46" as no topic word', () => {
+    it('answers a how-to part with the sentence introducing its code, and reads "Table 9.46" as no topic word', () => {
       // Real sentences of the PostgreSQL 15 manual (11.2 Index Types, 8.14 JSON Types, pg_basebackup).
       const content =
         renderContextItem(
@@ -319,6 +319,40 @@ describe(LocalChatProvider.name, () => {
           '  CREATE INDEX name ON table USING HASH (column);',
           '  ```',
           'Sources: [2] 11.2. Index Types',
+        ].join('\n'),
+      );
+    });
+
+    it('answers "why" with the sentence giving the reasons', () => {
+      // Real text of the PostgreSQL 15 manual (20.10 Automatic Vacuuming, 25.1 Routine Vacuuming).
+      const content =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '20.10. Automatic Vacuuming',
+            score: 0.3,
+            text: 'In each round the daemon examines the database and issues `VACUUM` and `ANALYZE` commands as needed for tables in that database.',
+          },
+          0,
+        ) +
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '25.1. Routine Vacuuming',
+            score: 0.3,
+            text: "PostgreSQL's `VACUUM` command has to process each table on a regular basis for several reasons:\n\n1. To recover or reuse disk space occupied by updated or deleted rows.\n2. To update data statistics used by the PostgreSQL query planner.",
+          },
+          1,
+        ) +
+        'What does the VACUUM command do and why is it needed?';
+      expect(composeAnswer([{ role: 'user', content }], 4)).toBe(
+        [
+          'From the retrieved context:',
+          "- PostgreSQL's `VACUUM` command has to process each table on a regular basis for several reasons: [2: 25.1. Routine Vacuuming]",
+          '  - To recover or reuse disk space occupied by updated or deleted rows.',
+          '  - To update data statistics used by the PostgreSQL query planner.',
+          '- In each round the daemon examines the database and issues `VACUUM` and `ANALYZE` commands as needed for tables in that database. [1: 20.10. Automatic Vacuuming]',
+          'Sources: [2] 25.1. Routine Vacuuming; [1] 20.10. Automatic Vacuuming',
         ].join('\n'),
       );
     });

@@ -182,7 +182,10 @@ export function followUpLine(earlierUserMessages: readonly string[]): string | n
  * {@link DEFINITION_BONUS} × its subject's weight when it defines the question's subject ("A partial
  * index is …"); a passage whose title holds the question's keywords is about them, so its sentences'
  * scores are multiplied by 1 + {@link TITLE_WEIGHT} × the weighted share of the question's keywords in
- * that title; a word joining two adjacent question words (`pg_basebackup`) holds both. A long
+ * that title; a word joining two adjacent question words (`pg_basebackup`) holds both; a question (or
+ * part) asking "why" also has the keyword "reason"; a how-to part ({@link HOW_TO}) scores a sentence
+ * introducing code × (1 + {@link HOW_TO_CODE_BONUS}); a table cut by a chunk boundary is completed
+ * from the page's next retrieved chunk ({@link continueTables}). A long
  * sentence (over {@link LONG_SENTENCE_WORDS} words) and one opening on a connective score less; the best sentence's
  * passage's other sentences × {@link LEAD_PASSAGE_WEIGHT}. At most `maxPassages` sentences are quoted,
  * each at least {@link RELATIVE_FLOOR} of the best's score, each part of a two-part question
@@ -225,7 +228,9 @@ export function composeAnswer(
       );
   }
 
-  const terms = [...keywords(question)];
+  // "Why …?" asks for a reason: the word the answer's sentence says it with ("for several reasons").
+  const why = (text: string) => (/\bwhy\b/i.test(text) ? `${text} reason` : text);
+  const terms = [...keywords(why(question))];
   const candidates: Candidate[] = [];
   for (const passage of continueTables(passages))
     for (const c of quotable(passage)) candidates.push({ ...c, order: candidates.length });
@@ -285,7 +290,7 @@ export function composeAnswer(
     // Earlier (better-ranked) passages win ties.
     return score - candidates[i].passage.index * 1e-3;
   };
-  const ordered = keywordList(question);
+  const ordered = keywordList(why(question));
   const score = candidates.map((c, i) => {
     if (!similarity) return Math.max(0, keywordScore(i, ordered));
     const cosine = similarity.get(c.sentence) ?? 0;
@@ -321,11 +326,9 @@ export function composeAnswer(
     shown.add(c.sentence);
   };
   // Each part of a question that asks two things gets its own best sentence, when it has one on point.
-  /** The pick answering each how-to part of a two-part question ("How do I …"), in the question's order. */
-  const answers: number[] = [];
   const parts = similarity
     ? []
-    : questionParts(question).map((part) => ({ words: keywordList(part), howTo: HOW_TO.test(part) }));
+    : questionParts(question).map((part) => ({ words: keywordList(why(part)), howTo: HOW_TO.test(part) }));
   if (parts.length > 1)
     for (const part of parts) {
       const partScore = (i: number) =>
@@ -333,27 +336,19 @@ export function composeAnswer(
       let best = -1;
       for (const i of ranked)
         if (!shown.has(candidates[i].sentence) && (best < 0 || partScore(i) > partScore(best))) best = i;
-      if (best >= 0 && partScore(best) > 0 && score[best] >= floor) {
-        pick(best);
-        if (picked.has(best) && part.howTo) answers.push(best);
-      }
+      if (best >= 0 && partScore(best) > 0 && score[best] >= floor) pick(best);
     }
   for (const i of ranked) if (score[i] >= floor) pick(i);
 
   // The answer leads with the passage of its best sentence, quoting each passage's picks in document
-  // order; the passages follow by their best pick's score. A question asking how to do two things is
-  // answered in its order, as steps: the passages answering its how-to parts come first, in order.
+  // order; the passages follow by their best pick's score.
   const groups = new Map<number, number[]>();
   for (const i of [...picked].sort((a, b) => score[b] - score[a] || a - b)) {
     const key = candidates[i].passage.index;
     groups.set(key, [...(groups.get(key) ?? []), i]);
   }
-  const partOf = (g: number[]) => {
-    const at = answers.findIndex((i) => g.includes(i));
-    return at < 0 ? answers.length : at;
-  };
   const chosen = [...groups.values()]
-    .sort((a, b) => partOf(a) - partOf(b) || score[b[0]] - score[a[0]])
+    .sort((a, b) => score[b[0]] - score[a[0]])
     .flatMap((g) => g.sort((a, b) => a - b))
     .map((i) => candidates[i]);
   lines.push('From the retrieved context:');
@@ -379,8 +374,10 @@ const FRAMING = new Set(
 );
 
 /**
- * Score factor (1 + this) of a sentence introducing a code block when the question asks how to do
- * something ({@link HOW_TO}). Judged by hand (bench/answers, the fallback session), not fitted.
+ * Score factor (1 + this) of a sentence introducing a code block when a part of a two-part question
+ * asks how to do something ({@link HOW_TO}), as that part's answer. Judged by hand on the demo's
+ * PostgreSQL session (bench/answers: "How do I create an index on a table, and which index types …"),
+ * not fitted; applied to the whole question it moved the fallback session's answers both ways.
  */
 export const HOW_TO_CODE_BONUS = 0.5;
 

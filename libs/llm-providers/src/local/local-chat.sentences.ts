@@ -86,7 +86,7 @@ function startsInsideFence(text: string, parts: readonly string[]): boolean {
   // A closing fence carries no info string (CommonMark 0.31, "Fenced code blocks"): a reading that
   // would close a block on a fence naming a language is impossible.
   const named = (fence: string) => !/^[ \t]*```[ \t]*$/.test(fence);
-  const closesNamed = (inside: boolean) => fences.some((f, i) => (i % 2 === (inside ? 0 : 1)) && named(f));
+  const closesNamed = (inside: boolean) => fences.some((f, i) => i % 2 === (inside ? 0 : 1) && named(f));
   if (closesNamed(true) !== closesNamed(false)) return closesNamed(false);
   const byFences = fences.length % 2 === 1 && /^[ \t]*```[ \t]*$/.test(fences[0] ?? '');
   const prose = (inside: boolean) =>
@@ -105,7 +105,11 @@ const isTableRow = (block: string) => (block.match(/ \| /g) ?? []).length >= 2;
  * passages' text for each pair of passages with one title.
  */
 export function continueTables(passages: readonly ContextPassage[]): ContextPassage[] {
-  const blocks = (text: string) => text.trim().split(/\n[ \t]*\n/).map((b) => b.trim());
+  const blocks = (text: string) =>
+    text
+      .trim()
+      .split(/\n[ \t]*\n/)
+      .map((b) => b.trim());
   return passages.map((passage) => {
     const own = blocks(passage.text);
     let tail = own.length;
