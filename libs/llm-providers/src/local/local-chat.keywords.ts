@@ -6,9 +6,16 @@ const STOPWORDS = new Set(
   ),
 );
 
-/** The text's words in order, lower-cased, without stopwords and one-letter words, not stemmed. */
+/**
+ * A numbered reference to a part of the document ("Table 13.1", "Section 27.2.8", "Chapter 8"): it
+ * points elsewhere and says nothing of the sentence's topic ("see Table 9.46" is not about tables).
+ */
+const REFERENCE = /\b(?:table|figure|section|chapter|example|appendix|part)\s+[A-Z]?\d+(?:\.\d+)*\b/gi;
+
+/** The text's words in order, lower-cased, without stopwords, one-letter words and numbered references ({@link REFERENCE}), not stemmed. */
 function wordList(text: string): string[] {
   return text
+    .replace(REFERENCE, ' ')
     .toLowerCase()
     .normalize('NFKC')
     .split(/[^\p{L}\p{N}_]+/u)
@@ -73,8 +80,16 @@ export function stem(word: string): string {
 }
 
 /**
+ * A question (or part) asking how to do something: "How do I …", "How can we …", "BullMQ: how do I
+ * …", "how to …".
+ */
+export const HOW_TO = /^(?:[^,:?]{0,40}[:,]\s*)?how (?:do|can|should|would|could|to)\b(?: (?:i|you|we|one)\b)?/i;
+
+/**
  * The parts of a question that asks two things ("How do I create an index, and which types are
- * there?"): split before a second question word that follows a comma or an "and". One part otherwise.
+ * there?"): split before a second question word that follows a comma or an "and"; and a part asking
+ * how to do two things ({@link HOW_TO}: "How do I take a base backup and restore it with
+ * point-in-time recovery?") split at an "and" ({@link splitSteps}). One part otherwise.
  */
 export function questionParts(question: string): string[] {
   return question
@@ -82,5 +97,20 @@ export function questionParts(question: string): string[] {
       /,\s*(?:and\s+|or\s+)?(?=(?:how|what|which|why|when|where|who|whether)\b)|\s+and\s+(?=(?:how|what|which|why|when|where|who|whether)\b)/i,
     )
     .map((p) => p.trim())
+    .flatMap((p) => (HOW_TO.test(p) ? splitSteps(p) : [p]))
     .filter((p) => keywordList(p).length > 0);
+}
+
+/**
+ * A how-to part cut at its first " and " that leaves at least two keywords before it and three after
+ * it (so "development and release builds" and "a host, port and password" stay one); else the part.
+ */
+function splitSteps(part: string): string[] {
+  const words = (text: string) => keywordList(text.replace(HOW_TO, '')).length;
+  for (const m of part.matchAll(/\s+and\s+/gi)) {
+    const left = part.slice(0, m.index);
+    const right = part.slice((m.index ?? 0) + m[0].length);
+    if (words(left) >= 2 && words(right) >= 3) return [left.trim(), right.trim()];
+  }
+  return [part];
 }

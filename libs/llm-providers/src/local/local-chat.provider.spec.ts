@@ -262,6 +262,125 @@ describe(LocalChatProvider.name, () => {
       );
     });
 
+    it("completes a table cut by a chunk boundary from the page's next retrieved chunk", () => {
+      // Real text of the PostgreSQL 15 manual (13.2 Transaction Isolation): its chunk ends after two rows
+      // of Table 13.1, the next chunk opens with the rows they share (overlap) and the other two.
+      const cut =
+        'The SQL standard and PostgreSQL-implemented transaction isolation levels are described in Table 13.1.\n\nTable 13.1. Transaction Isolation Levels\n\nIsolation Level  |  Dirty Read  |  Serialization Anomaly\n\nRead uncommitted  |  Allowed, but not in PG  |  Possible\n\nRead committed  |  Not possible  |  Possible\n\n';
+      const next =
+        "Read committed  |  Not possible  |  Possible\n\nRepeatable read  |  Not possible  |  Possible\n\nSerializable  |  Not possible  |  Not possible\n\nIn PostgreSQL, you can request any of the four standard transaction isolation levels, but internally only three distinct isolation levels are implemented, i.e., PostgreSQL's Read Uncommitted mode behaves like Read Committed.";
+      const title = '13.2. Transaction Isolation';
+      const content =
+        renderContextItem({ kind: 'knowledge', title, score: 0.3, text: next }, 0) +
+        renderContextItem({ kind: 'knowledge', title, score: 0.2, text: cut }, 1) +
+        'Which transaction isolation levels does PostgreSQL offer?';
+      expect(composeAnswer([{ role: 'user', content }], 1)).toBe(
+        [
+          'From the retrieved context:',
+          '- The SQL standard and PostgreSQL-implemented transaction isolation levels are described in Table 13.1. [2: 13.2. Transaction Isolation]',
+          '  - Isolation Level | Dirty Read | Serialization Anomaly',
+          '  - Read uncommitted | Allowed, but not in PG | Possible',
+          '  - Read committed | Not possible | Possible',
+          '  - Repeatable read | Not possible | Possible',
+          '  - Serializable | Not possible | Not possible',
+          'Sources: [2] 13.2. Transaction Isolation',
+        ].join('\n'),
+      );
+    });
+
+    it('answers a how-to part with the sentence introducing its code, and reads "Table 9.46" as no topic word', () => {
+      // Real sentences of the PostgreSQL 15 manual (11.2 Index Types, 8.14 JSON Types, pg_basebackup).
+      const content =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '8.14. JSON Types',
+            score: 0.3,
+            text: '(For details of the semantics that these operators implement, see Table 9.46.) An example of creating an index with this operator class is:\n\n```\nCREATE INDEX idxgin ON api USING GIN (jdoc);\n```',
+          },
+          0,
+        ) +
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '11.2. Index Types',
+            score: 0.3,
+            text: 'PostgreSQL provides several index types: B-tree, Hash, GiST, SP-GiST, GIN, BRIN, and the extension bloom. For example, to create a Hash index:\n\n```\nCREATE INDEX name ON table USING HASH (column);\n```',
+          },
+          1,
+        ) +
+        'How do I create an index on a table and list the index types PostgreSQL supports?';
+      expect(composeAnswer([{ role: 'user', content }], 2)).toBe(
+        [
+          'From the retrieved context:',
+          '- PostgreSQL provides several index types: B-tree, Hash, GiST, SP-GiST, GIN, BRIN, and the extension bloom. [2: 11.2. Index Types]',
+          '- For example, to create a Hash index: [2: 11.2. Index Types]',
+          '  ```',
+          '  CREATE INDEX name ON table USING HASH (column);',
+          '  ```',
+          'Sources: [2] 11.2. Index Types',
+        ].join('\n'),
+      );
+    });
+
+    it('answers "why" with the sentence giving the reasons', () => {
+      // Real text of the PostgreSQL 15 manual (20.10 Automatic Vacuuming, 25.1 Routine Vacuuming).
+      const content =
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '20.10. Automatic Vacuuming',
+            score: 0.3,
+            text: 'In each round the daemon examines the database and issues `VACUUM` and `ANALYZE` commands as needed for tables in that database.',
+          },
+          0,
+        ) +
+        renderContextItem(
+          {
+            kind: 'knowledge',
+            title: '25.1. Routine Vacuuming',
+            score: 0.3,
+            text: "PostgreSQL's `VACUUM` command has to process each table on a regular basis for several reasons:\n\n1. To recover or reuse disk space occupied by updated or deleted rows.\n2. To update data statistics used by the PostgreSQL query planner.",
+          },
+          1,
+        ) +
+        'What does the VACUUM command do and why is it needed?';
+      expect(composeAnswer([{ role: 'user', content }], 4)).toBe(
+        [
+          'From the retrieved context:',
+          "- PostgreSQL's `VACUUM` command has to process each table on a regular basis for several reasons: [2: 25.1. Routine Vacuuming]",
+          '  - To recover or reuse disk space occupied by updated or deleted rows.',
+          '  - To update data statistics used by the PostgreSQL query planner.',
+          '- In each round the daemon examines the database and issues `VACUUM` and `ANALYZE` commands as needed for tables in that database. [1: 20.10. Automatic Vacuuming]',
+          'Sources: [2] 25.1. Routine Vacuuming; [1] 20.10. Automatic Vacuuming',
+        ].join('\n'),
+      );
+    });
+
+    it('never reads a fence naming a language as a closing one', () => {
+      // Real text of the bullmq README ("The gist"), cut inside its last code block: seven fences, the
+      // first bare (an opening one that names no language), so the fence count alone reads it wrongly.
+      const text =
+        "# The gist\n\nInstall:\n\n```\n$ yarn add bullmq\n```\n\nAdd jobs to the queue:\n\n```ts\nimport { Queue } from 'bullmq';\n\nconst queue = new Queue('Paint');\n\nqueue.add('cars', { color: 'blue' });\n```\n\nProcess the jobs in your workers:\n\n```ts\nimport { Worker } from 'bullmq';\n\nconst worker = new Worker('Paint', async job => {\n  if (job.name === 'cars') {\n    await paintCar(job.data.color);\n  }\n});\n```\n\nListen to jobs for completion:\n\n```ts\nimport { QueueEvents } from 'bullmq';\n\nconst queueEvents = new QueueEvents('Paint');";
+      const content =
+        renderContextItem({ kind: 'knowledge', title: 'bullmq README', score: 0.3, text }, 0) +
+        'How do I add jobs to the queue?';
+      expect(composeAnswer([{ role: 'user', content }], 1)).toBe(
+        [
+          'From the retrieved context:',
+          '- Add jobs to the queue: [1: bullmq README]',
+          '  ```ts',
+          "  import { Queue } from 'bullmq';",
+          '  ',
+          "  const queue = new Queue('Paint');",
+          '  ',
+          "  queue.add('cars', { color: 'blue' });",
+          '  ```',
+          'Sources: [1] bullmq README',
+        ].join('\n'),
+      );
+    });
+
     it("drops the passage's own list markers from a quoted sentence", () => {
       const content =
         renderContextItem(
@@ -531,7 +650,15 @@ describe(LocalChatProvider.name, () => {
         ['What does the VACUUM command do', 'why is it needed?'],
       ],
       ['How do I take a base backup and restore it?', ['How do I take a base backup and restore it?']],
-    ])('splits %j before its second question word', (question, parts) => {
+      [
+        'How do I take a base backup and restore it with point-in-time recovery?',
+        ['How do I take a base backup', 'restore it with point-in-time recovery?'],
+      ],
+      [
+        'How do I connect to Redis with ioredis, giving a host, port and password?',
+        ['How do I connect to Redis with ioredis, giving a host, port and password?'],
+      ],
+    ])('splits %j before its second question word, or a how-to question between its two steps', (question, parts) => {
       expect(questionParts(question)).toEqual(parts);
     });
   });

@@ -2,6 +2,7 @@ import type { ChatMessage, TokenCounter } from '@ask/token-counting';
 import type { ChatChunk, ChatProvider, ChatRequest, EmbeddingProvider } from '../types';
 import {
   adjacentPairs,
+  HOW_TO,
   keywordList,
   keywords,
   questionCompounds,
@@ -9,7 +10,7 @@ import {
   stem,
   type Compound,
 } from './local-chat.keywords';
-import { quotable, truncate, type Candidate, type ContextPassage } from './local-chat.sentences';
+import { continueTables, quotable, truncate, type Candidate, type ContextPassage } from './local-chat.sentences';
 
 export { letterShare, isHeading } from './local-chat.sentences';
 export { questionParts, stem } from './local-chat.keywords';
@@ -181,7 +182,10 @@ export function followUpLine(earlierUserMessages: readonly string[]): string | n
  * {@link DEFINITION_BONUS} × its subject's weight when it defines the question's subject ("A partial
  * index is …"); a passage whose title holds the question's keywords is about them, so its sentences'
  * scores are multiplied by 1 + {@link TITLE_WEIGHT} × the weighted share of the question's keywords in
- * that title; a word joining two adjacent question words (`pg_basebackup`) holds both. A long
+ * that title; a word joining two adjacent question words (`pg_basebackup`) holds both; a question (or
+ * part) asking "why" also has the keyword "reason"; a how-to part ({@link HOW_TO}) scores a sentence
+ * introducing code × (1 + {@link HOW_TO_CODE_BONUS}); a table cut by a chunk boundary is completed
+ * from the page's next retrieved chunk ({@link continueTables}). A long
  * sentence (over {@link LONG_SENTENCE_WORDS} words) and one opening on a connective score less; the best sentence's
  * passage's other sentences × {@link LEAD_PASSAGE_WEIGHT}. At most `maxPassages` sentences are quoted,
  * each at least {@link RELATIVE_FLOOR} of the best's score, each part of a two-part question
@@ -224,9 +228,11 @@ export function composeAnswer(
       );
   }
 
-  const terms = [...keywords(question)];
+  // "Why …?" asks for a reason: the word the answer's sentence says it with ("for several reasons").
+  const why = (text: string) => (/\bwhy\b/i.test(text) ? `${text} reason` : text);
+  const terms = [...keywords(why(question))];
   const candidates: Candidate[] = [];
-  for (const passage of passages)
+  for (const passage of continueTables(passages))
     for (const c of quotable(passage)) candidates.push({ ...c, order: candidates.length });
   const compounds = questionCompounds(question);
   const vocab = candidates.map((c) => {
@@ -257,7 +263,7 @@ export function composeAnswer(
   // A word that frames the question ("difference", "work", "happen") says little of what it is about.
   const w = (t: string) => (weight.get(t) ?? 0) * (FRAMING.has(t) ? FRAMING_WEIGHT : 1);
   /** Keyword score of candidate `i` for a question (or one part of it) with these keywords in order. */
-  const keywordScore = (i: number, ordered: readonly string[]): number => {
+  const keywordScore = (i: number, ordered: readonly string[], howTo = false): number => {
     const v = vocab[i];
     let score = 0;
     for (const t of new Set(ordered)) score += v.prose.has(t) ? w(t) : v.extra.has(t) ? w(t) / 2 : 0;
@@ -279,10 +285,12 @@ export function composeAnswer(
     // "This …") leans on the sentence before it and reads worse alone.
     score /= Math.sqrt(Math.max(1, v.words / LONG_SENTENCE_WORDS));
     if (CONNECTIVE.test(candidates[i].sentence)) score *= CONNECTIVE_WEIGHT;
+    // "How do I …?" asks for steps: a sentence that introduces the code to run shows them.
+    if (howTo && candidates[i].code) score *= 1 + HOW_TO_CODE_BONUS;
     // Earlier (better-ranked) passages win ties.
     return score - candidates[i].passage.index * 1e-3;
   };
-  const ordered = keywordList(question);
+  const ordered = keywordList(why(question));
   const score = candidates.map((c, i) => {
     if (!similarity) return Math.max(0, keywordScore(i, ordered));
     const cosine = similarity.get(c.sentence) ?? 0;
@@ -318,14 +326,17 @@ export function composeAnswer(
     shown.add(c.sentence);
   };
   // Each part of a question that asks two things gets its own best sentence, when it has one on point.
-  const parts = similarity ? [] : questionParts(question).map((part) => keywordList(part));
+  const parts = similarity
+    ? []
+    : questionParts(question).map((part) => ({ words: keywordList(why(part)), howTo: HOW_TO.test(part) }));
   if (parts.length > 1)
     for (const part of parts) {
+      const partScore = (i: number) =>
+        keywordScore(i, part.words, part.howTo) * (candidates[i].passage.index === lead ? LEAD_PASSAGE_WEIGHT : 1);
       let best = -1;
       for (const i of ranked)
-        if (!shown.has(candidates[i].sentence) && (best < 0 || keywordScore(i, part) > keywordScore(best, part)))
-          best = i;
-      if (best >= 0 && keywordScore(best, part) > 0 && score[best] >= floor) pick(best);
+        if (!shown.has(candidates[i].sentence) && (best < 0 || partScore(i) > partScore(best))) best = i;
+      if (best >= 0 && partScore(best) > 0 && score[best] >= floor) pick(best);
     }
   for (const i of ranked) if (score[i] >= floor) pick(i);
 
@@ -361,6 +372,14 @@ const FRAMING = new Set(
     .split(' ')
     .map((word) => stem(word)),
 );
+
+/**
+ * Score factor (1 + this) of a sentence introducing a code block when a part of a two-part question
+ * asks how to do something ({@link HOW_TO}), as that part's answer. Judged by hand on the demo's
+ * PostgreSQL session (bench/answers: "How do I create an index on a table, and which index types …"),
+ * not fitted; applied to the whole question it moved the fallback session's answers both ways.
+ */
+export const HOW_TO_CODE_BONUS = 0.5;
 
 /** Weight of a framing word relative to a topic word. Judged by hand (bench/answers), not fitted. */
 export const FRAMING_WEIGHT = 0.5;

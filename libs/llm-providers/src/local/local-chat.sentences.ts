@@ -75,17 +75,61 @@ export function quotable(passage: ContextPassage): Array<Omit<Candidate, 'order'
 /**
  * Whether a chunk starts inside a fenced code block, so that its odd parts (split on fence lines) are
  * prose and its even parts code. By the fences: an odd number of fence lines whose first is bare (a
- * closing fence; an opening one usually names its language). A chunk cut inside code at both ends
+ * closing fence; an opening one usually names its language), unless the other reading is the only one
+ * in which no closing fence names a language (a closing fence cannot). A chunk cut inside code at both ends
  * has an even number, and documentation whose fences are all bare gives no sign either; so the reading
  * that yields more prose sentences ({@link proseSentences}) wins over the fences' when it yields more.
  */
 function startsInsideFence(text: string, parts: readonly string[]): boolean {
   const fences = text.match(/^[ \t]*```.*$/gm) ?? [];
   if (fences.length === 0) return false;
+  // A closing fence carries no info string (CommonMark 0.31, "Fenced code blocks"): a reading that
+  // would close a block on a fence naming a language is impossible.
+  const named = (fence: string) => !/^[ \t]*```[ \t]*$/.test(fence);
+  const closesNamed = (inside: boolean) => fences.some((f, i) => i % 2 === (inside ? 0 : 1) && named(f));
+  if (closesNamed(true) !== closesNamed(false)) return closesNamed(false);
   const byFences = fences.length % 2 === 1 && /^[ \t]*```[ \t]*$/.test(fences[0] ?? '');
   const prose = (inside: boolean) =>
     parts.reduce((n, part, i) => ((i % 2 === 1) !== inside ? n : n + proseSentences(part).length), 0);
   return prose(!byFences) > prose(byFences) ? !byFences : byFences;
+}
+
+/** A paragraph that is a table row: cells split by ` | ` (two or more). */
+const isTableRow = (block: string) => (block.match(/ \| /g) ?? []).length >= 2;
+
+/**
+ * The passages with each table cut by a chunk boundary made whole again from the page's next chunk,
+ * when both were retrieved: a passage that ends in table rows gets the rows that another passage of
+ * the same title opens with after the ones they share (consecutive chunks overlap), so the sentence
+ * naming the table carries all of its rows. Other passages are returned as they are. Linear in the
+ * passages' text for each pair of passages with one title.
+ */
+export function continueTables(passages: readonly ContextPassage[]): ContextPassage[] {
+  const blocks = (text: string) =>
+    text
+      .trim()
+      .split(/\n[ \t]*\n/)
+      .map((b) => b.trim());
+  return passages.map((passage) => {
+    const own = blocks(passage.text);
+    let tail = own.length;
+    while (tail > 0 && isTableRow(own[tail - 1])) tail--;
+    if (tail === own.length) return passage;
+    const rows = own.slice(tail);
+    for (const other of passages) {
+      if (other === passage || other.title !== passage.title) continue;
+      const next = blocks(other.text);
+      let lead = 0;
+      while (lead < next.length && isTableRow(next[lead])) lead++;
+      // The other chunk opens with rows, the first of them one of this chunk's last rows.
+      const shared = rows.indexOf(next[0]);
+      if (lead === 0 || shared < 0) continue;
+      const overlap = rows.length - shared;
+      if (next.slice(0, overlap).some((row, i) => row !== rows[shared + i]) || lead <= overlap) continue;
+      return { ...passage, text: [passage.text.trimEnd(), ...next.slice(overlap, lead)].join('\n\n') };
+    }
+    return passage;
+  });
 }
 
 /**
