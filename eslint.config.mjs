@@ -121,6 +121,7 @@ export default [
             '^../../apps/synthesis-worker/src/testing/synthesis-harness$',
             '^../../apps/ask-cli/src/commands/demo.command$',
             '^../../apps/ask-cli/src/commands/session.command$',
+            '^../../apps/ask-cli/src/commands/eval.command$',
           ],
           depConstraints: [{ sourceTag: 'scope:bench', onlyDependOnLibsWithTags: ['scope:lib', 'scope:testing'] }],
         },
