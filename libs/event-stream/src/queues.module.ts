@@ -31,6 +31,48 @@ export class QueueMetrics implements OnModuleDestroy {
   }
 }
 
+/** How often one distinct queue error is logged at most, ms (a lost connection errors at each reconnect). */
+export const QUEUE_ERROR_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * Listens to the `error` events of the module's queues (the `Queue` clients that add and read jobs, in
+ * the gateway and in both workers). A Node EventEmitter whose `error` has no listener throws it: a queue
+ * whose Redis connection drops, or is closed while it is still connecting (an app closing right after
+ * boot), would otherwise end the process with an unhandled error. Each distinct message (digits folded)
+ * is logged at most once per {@link QUEUE_ERROR_LOG_INTERVAL_MS} as `queue <name>: <message>`, with how
+ * many came since its last line; the message only, never the connection options.
+ */
+export class QueueErrorLog {
+  private readonly loggedAt = new Map<string, { at: number; since: number }>();
+
+  /**
+   * @param queues the queues to listen to (anything with `name` and `on('error')`).
+   * @param log where the lines go (the app's logger).
+   * @param now the clock, ms.
+   */
+  constructor(
+    queues: ReadonlyArray<{ name: string; on(event: 'error', listener: (err: Error) => void): unknown }>,
+    private readonly log: (line: string) => void,
+    private readonly now: () => number = Date.now,
+  ) {
+    for (const queue of queues) queue.on('error', (err) => this.record(queue.name, err));
+  }
+
+  private record(queue: string, err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    const key = `${queue}\u0000${message.replace(/\d+/g, '#')}`;
+    const at = this.now();
+    const seen = this.loggedAt.get(key);
+    if (seen && at - seen.at < QUEUE_ERROR_LOG_INTERVAL_MS) {
+      seen.since += 1;
+      return;
+    }
+    const more = seen && seen.since > 0 ? ` (${seen.since} more since the last line)` : '';
+    this.log(`queue ${queue}: ${message}${more}`);
+    this.loggedAt.set(key, { at, since: 0 });
+  }
+}
+
 /**
  * Follows the `error` events of every BullMQ worker of the app (each `WorkerHost` processor's) in the
  * process's {@link QueueLoopHealth}, which the worker's `/health` checks (`bootWorker`): a worker
@@ -89,6 +131,14 @@ export class AskQueuesModule {
           provide: QueueMetrics,
           inject: queues.map((name) => getQueueToken(name)),
           useFactory: (...qs: Queue[]) => new QueueMetrics(qs),
+        },
+        {
+          provide: QueueErrorLog,
+          inject: queues.map((name) => getQueueToken(name)),
+          useFactory: (...qs: Queue[]) => {
+            const logger = new Logger('Queue');
+            return new QueueErrorLog(qs, (line) => logger.warn(line));
+          },
         },
         {
           provide: QueueLoopHealth,
